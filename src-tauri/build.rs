@@ -1,0 +1,20 @@
+fn main() {
+    // Every command the window may call must be listed here and granted in
+    // src-tauri/capabilities/ (least privilege: the app's own commands are not allowed by default).
+    let commands = &[
+        "app_info",
+        "get_settings",
+        "save_settings",
+        "list_models",
+        "list_conversations",
+        "load_conversation",
+        "send_message",
+        "stop_turn",
+        "mcp_servers",
+        "render_markdown",
+    ];
+    let attrs = tauri_build::Attributes::new()
+        .capabilities_path_pattern("src-tauri/capabilities/**/*")
+        .app_manifest(tauri_build::AppManifest::new().commands(commands));
+    tauri_build::try_build(attrs).expect("tauri-build failed");
+}

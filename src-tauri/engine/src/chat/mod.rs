@@ -1,0 +1,378 @@
+//! The chat loop: messages → LLM (with tools) → tool calls routed to MCP → results appended →
+//! repeat until a reply has no tool calls or the iteration limit is reached. Every step is stored
+//! as it happens and reported as a [`ChatEvent`].
+
+pub mod view;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::{ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec};
+use crate::mcp::{McpHost, ToolOutcome};
+use crate::markdown;
+use crate::store::{status, Store, StoreError};
+
+/// How often partial text is written to the store while it streams.
+const FLUSH_EVERY: Duration = Duration::from_millis(400);
+/// How often the streaming Markdown is re-rendered for the UI.
+const RENDER_EVERY: Duration = Duration::from_millis(80);
+
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant in Switchboard, a desktop chat app. \
+You can call tools when they help; use them for arithmetic and file work instead of guessing. \
+After using tools, answer the user plainly.";
+
+/// What the loop needs from a tool host (the MCP host, or a test double).
+#[async_trait]
+pub trait ToolHost: Send + Sync {
+    fn tool_specs(&self) -> Vec<ToolSpec>;
+    /// (server, tool) behind an exposed name.
+    fn route(&self, name: &str) -> Option<(String, String)>;
+    async fn call_tool(&self, name: &str, arguments: Map<String, Value>, cancel: &CancellationToken) -> ToolOutcome;
+}
+
+#[async_trait]
+impl ToolHost for McpHost {
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        McpHost::tool_specs(self)
+    }
+    fn route(&self, name: &str) -> Option<(String, String)> {
+        McpHost::route(self, name)
+    }
+    async fn call_tool(&self, name: &str, arguments: Map<String, Value>, cancel: &CancellationToken) -> ToolOutcome {
+        McpHost::call_tool(self, name, arguments, cancel).await
+    }
+}
+
+/// Everything a UI needs to show a turn as it happens. Serialized with a `type` tag.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ChatEvent {
+    #[serde(rename_all = "camelCase")]
+    TurnStarted { conversation_id: i64, user_message_id: i64, title: String, model: String },
+    #[serde(rename_all = "camelCase")]
+    AssistantStarted { message_id: i64 },
+    /// `html` is the whole reply so far, rendered; sent at most every 80 ms.
+    #[serde(rename_all = "camelCase")]
+    TextDelta { message_id: i64, text: String, html: Option<String> },
+    #[serde(rename_all = "camelCase")]
+    ThinkingDelta { message_id: i64, text: String },
+    #[serde(rename_all = "camelCase")]
+    AssistantDone { message_id: i64, status: String, content: String, html: String },
+    #[serde(rename_all = "camelCase")]
+    ToolCallStarted { id: i64, message_id: i64, name: String, server: String, tool: String, arguments: Value },
+    #[serde(rename_all = "camelCase")]
+    ToolCallFinished { id: i64, result: String, is_error: bool, duration_ms: i64 },
+    #[serde(rename_all = "camelCase")]
+    Notice { message_id: i64, text: String },
+    #[serde(rename_all = "camelCase")]
+    Error { message: String, kind: String, url: Option<String> },
+    #[serde(rename_all = "camelCase")]
+    Done { conversation_id: i64, stopped: bool, limit_reached: bool },
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatOptions {
+    pub max_iterations: usize,
+    pub system_prompt: String,
+}
+
+impl Default for ChatOptions {
+    fn default() -> Self {
+        ChatOptions { max_iterations: 5, system_prompt: DEFAULT_SYSTEM_PROMPT.into() }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub struct TurnRequest {
+    /// `None` starts a new conversation.
+    pub conversation_id: Option<i64>,
+    pub model: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSummary {
+    pub conversation_id: i64,
+    pub stopped: bool,
+    pub limit_reached: bool,
+    pub llm_error: Option<String>,
+}
+
+pub struct ChatEngine {
+    pub llm: Arc<dyn LlmClient>,
+    pub tools: Arc<dyn ToolHost>,
+    pub store: Store,
+    pub options: ChatOptions,
+}
+
+fn title_from(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("New chat");
+    let mut t: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        t.push('…');
+    }
+    t
+}
+
+/// Turns the model's arguments into an object, or says why it cannot.
+fn arguments_object(call: &ToolCall) -> Result<Map<String, Value>, String> {
+    match &call.arguments {
+        Value::Object(m) => Ok(m.clone()),
+        Value::Null => Ok(Map::new()),
+        Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(other) => Err(format!("The arguments must be a JSON object, got: {other}")),
+            Err(e) => Err(format!("The arguments are not valid JSON ({e}): {s}")),
+        },
+        other => Err(format!("The arguments must be a JSON object, got: {other}")),
+    }
+}
+
+impl ChatEngine {
+    /// Runs one user turn to its end. LLM and tool failures are reported as events (and in the
+    /// summary), not as errors; only the store failing is an error.
+    pub async fn run_turn(
+        &self,
+        req: TurnRequest,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+        cancel: CancellationToken,
+    ) -> Result<TurnSummary, ChatError> {
+        let (conversation_id, history, title) = match req.conversation_id {
+            Some(id) => {
+                let conv = self.store.conversation(id).await?;
+                let history: Vec<Message> = conv
+                    .messages
+                    .iter()
+                    .filter(|m| m.status != status::NOTICE && !(m.status == status::ERROR && m.content.is_empty()))
+                    .map(|m| m.to_llm())
+                    .collect();
+                (id, history, conv.summary.title)
+            }
+            None => {
+                let title = title_from(&req.text);
+                (self.store.create_conversation(&title, &req.model).await?, vec![], title)
+            }
+        };
+        let user = Message::new(Role::User, req.text.clone());
+        let user_id = self.store.append_message(conversation_id, &user, status::COMPLETE).await?;
+        emit(ChatEvent::TurnStarted { conversation_id, user_message_id: user_id, title, model: req.model.clone() });
+
+        let mut messages = Vec::with_capacity(history.len() + 2);
+        if !self.options.system_prompt.trim().is_empty() {
+            messages.push(Message::new(Role::System, self.options.system_prompt.clone()));
+        }
+        messages.extend(history);
+        messages.push(user);
+
+        let mut summary = TurnSummary { conversation_id, stopped: false, limit_reached: false, llm_error: None };
+        let max = self.options.max_iterations.max(1);
+        for iteration in 1..=max {
+            let request = ChatRequest { model: req.model.clone(), messages: messages.clone(), tools: self.tools.tool_specs() };
+            let (reply, message_id) = match self.stream_reply(conversation_id, &request, emit, &cancel).await? {
+                Ok(v) => v,
+                Err(e) => {
+                    summary.llm_error = Some(e.to_string());
+                    let url = matches!(e, LlmError::Unreachable { .. }).then(|| self.llm.base_url().to_string());
+                    emit(ChatEvent::Error { message: e.to_string(), kind: e.kind().into(), url });
+                    break;
+                }
+            };
+            if reply.stopped {
+                summary.stopped = true;
+                break;
+            }
+            let mut assistant = Message::new(Role::Assistant, reply.content.clone());
+            assistant.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
+            assistant.tool_calls = reply.tool_calls.clone();
+            messages.push(assistant);
+            if reply.tool_calls.is_empty() {
+                break;
+            }
+            for call in &reply.tool_calls {
+                let tool_msg = self.run_tool_call(conversation_id, message_id, call, emit, &cancel).await?;
+                messages.push(tool_msg);
+            }
+            if cancel.is_cancelled() {
+                summary.stopped = true;
+                break;
+            }
+            if iteration == max {
+                summary.limit_reached = true;
+                let text = format!(
+                    "Stopped after {max} rounds of tool calls: that is the limit for one turn (Settings → Max tool rounds). \
+                     The model had not finished. Send \"continue\" to let it go on, or raise the limit."
+                );
+                let mut m = Message::new(Role::Assistant, text.clone());
+                m.tool_name = None;
+                let id = self.store.append_message(conversation_id, &m, status::NOTICE).await?;
+                emit(ChatEvent::Notice { message_id: id, text });
+            }
+        }
+        emit(ChatEvent::Done { conversation_id, stopped: summary.stopped, limit_reached: summary.limit_reached });
+        Ok(summary)
+    }
+
+    /// Streams one reply into a stored assistant message. The outer error is the store's; the
+    /// inner one the LLM's.
+    async fn stream_reply(
+        &self,
+        conversation_id: i64,
+        request: &ChatRequest,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<Result<(ChatReply, i64), LlmError>, ChatError> {
+        let mut partial = Message::new(Role::Assistant, "");
+        let message_id = self.store.append_message(conversation_id, &partial, status::STREAMING).await?;
+        emit(ChatEvent::AssistantStarted { message_id });
+
+        let (tx, mut rx) = mpsc::unbounded_channel::<Delta>();
+        let llm = self.llm.clone();
+        let chat = async move {
+            let mut on_delta = move |d: Delta| {
+                let _ = tx.send(d);
+            };
+            llm.chat(request, &mut on_delta, cancel).await
+        };
+        let store = &self.store;
+        let consume = async {
+            let mut last_flush = Instant::now();
+            let mut last_render = Instant::now() - RENDER_EVERY;
+            let mut thinking = String::new();
+            while let Some(d) = rx.recv().await {
+                match d {
+                    Delta::Text(t) => {
+                        partial.content.push_str(&t);
+                        let html = (last_render.elapsed() >= RENDER_EVERY).then(|| {
+                            last_render = Instant::now();
+                            markdown::render(&partial.content)
+                        });
+                        emit(ChatEvent::TextDelta { message_id, text: t, html });
+                    }
+                    Delta::Thinking(t) => {
+                        thinking.push_str(&t);
+                        partial.thinking = Some(thinking.clone());
+                        emit(ChatEvent::ThinkingDelta { message_id, text: t });
+                    }
+                    Delta::ToolCall(c) => partial.tool_calls.push(c),
+                }
+                if last_flush.elapsed() >= FLUSH_EVERY {
+                    last_flush = Instant::now();
+                    if let Err(e) = store.update_message(message_id, &partial, status::STREAMING).await {
+                        tracing::warn!("could not save partial reply: {e}");
+                    }
+                }
+            }
+            partial
+        };
+        let (result, partial) = tokio::join!(chat, consume);
+        match result {
+            Ok(reply) => {
+                let mut m = Message::new(Role::Assistant, reply.content.clone());
+                m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
+                m.tool_calls = reply.tool_calls.clone();
+                let st = if reply.stopped { status::STOPPED } else { status::COMPLETE };
+                self.store.update_message(message_id, &m, st).await?;
+                emit(ChatEvent::AssistantDone {
+                    message_id,
+                    status: st.into(),
+                    content: reply.content.clone(),
+                    html: markdown::render(&reply.content),
+                });
+                Ok(Ok((reply, message_id)))
+            }
+            Err(e) => {
+                if partial.content.is_empty() && partial.tool_calls.is_empty() {
+                    self.store.delete_message(message_id).await?;
+                } else {
+                    self.store.update_message(message_id, &partial, status::ERROR).await?;
+                    emit(ChatEvent::AssistantDone {
+                        message_id,
+                        status: status::ERROR.into(),
+                        content: partial.content.clone(),
+                        html: markdown::render(&partial.content),
+                    });
+                }
+                Ok(Err(e))
+            }
+        }
+    }
+
+    /// Runs one call and stores it; returns the `tool` message for the model.
+    async fn run_tool_call(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        call: &ToolCall,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<Message, ChatError> {
+        let (server, tool) = self.tools.route(&call.name).unwrap_or_default();
+        let id = self
+            .store
+            .start_tool_call(conversation_id, message_id, call.id.as_deref(), &call.name, &server, &tool, &call.arguments)
+            .await?;
+        emit(ChatEvent::ToolCallStarted {
+            id,
+            message_id,
+            name: call.name.clone(),
+            server: server.clone(),
+            tool: tool.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let started = Instant::now();
+        let outcome = if cancel.is_cancelled() {
+            ToolOutcome { server, tool, text: "The call was cancelled by the user.".into(), is_error: true, raw: None }
+        } else {
+            match arguments_object(call) {
+                Ok(args) => self.tools.call_tool(&call.name, args, cancel).await,
+                Err(why) => ToolOutcome { server, tool, text: why, is_error: true, raw: None },
+            }
+        };
+        let duration_ms = started.elapsed().as_millis() as i64;
+        let content = if outcome.is_error && !outcome.text.starts_with("Error") {
+            format!("Error: {}", outcome.text)
+        } else {
+            outcome.text.clone()
+        };
+        let mut msg = Message::new(Role::Tool, content);
+        msg.tool_name = Some(call.name.clone());
+        msg.tool_call_id = call.id.clone();
+        let result_message_id = self.store.append_message(conversation_id, &msg, status::COMPLETE).await?;
+        self.store
+            .finish_tool_call(id, &outcome.text, outcome.raw.as_ref(), outcome.is_error, duration_ms, Some(result_message_id))
+            .await?;
+        emit(ChatEvent::ToolCallFinished { id, result: outcome.text, is_error: outcome.is_error, duration_ms });
+        Ok(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn titles_and_argument_parsing() {
+        assert_eq!(title_from("\n  what is 2+40?\nmore"), "what is 2+40?");
+        assert_eq!(title_from(&"x".repeat(70)).chars().count(), 61);
+        let c = |a: Value| ToolCall { id: None, name: "t".into(), arguments: a };
+        assert_eq!(arguments_object(&c(json!({"a": 1}))).unwrap()["a"], 1);
+        assert_eq!(arguments_object(&c(json!("{\"a\": 2}"))).unwrap()["a"], 2);
+        assert!(arguments_object(&c(json!("{broken"))).unwrap_err().contains("not valid JSON"));
+        assert!(arguments_object(&c(json!([1]))).unwrap_err().contains("JSON object"));
+        assert!(arguments_object(&c(Value::Null)).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,89 @@
+//! View models: what a UI shows of a stored conversation. Tool results are shown on their
+//! tool-call cards, so `tool` messages are not items of their own.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::llm::Role;
+use crate::markdown;
+use crate::store::{status, Conversation, ConversationSummary, StoredToolCall};
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Item {
+    #[serde(rename_all = "camelCase")]
+    Message { id: i64, role: Role, status: String, content: String, html: Option<String>, thinking: Option<String> },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        id: i64,
+        message_id: i64,
+        name: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+        result: Option<String>,
+        is_error: bool,
+        status: String,
+        duration_ms: Option<i64>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Notice { id: i64, text: String },
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationView {
+    pub summary: ConversationSummary,
+    pub items: Vec<Item>,
+}
+
+fn card(t: &StoredToolCall) -> Item {
+    Item::ToolCall {
+        id: t.id,
+        message_id: t.message_id,
+        name: t.name.clone(),
+        server: t.server.clone(),
+        tool: t.tool.clone(),
+        arguments: t.arguments.clone(),
+        result: t.result.clone(),
+        is_error: t.is_error,
+        status: t.status.clone(),
+        duration_ms: t.duration_ms,
+    }
+}
+
+pub fn conversation_view(c: &Conversation) -> ConversationView {
+    let mut items = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
+    for m in &c.messages {
+        if m.status == status::NOTICE {
+            items.push(Item::Notice { id: m.id, text: m.content.clone() });
+            continue;
+        }
+        match m.role {
+            Role::Tool | Role::System => continue,
+            Role::User => items.push(Item::Message {
+                id: m.id,
+                role: m.role,
+                status: m.status.clone(),
+                content: m.content.clone(),
+                html: None,
+                thinking: None,
+            }),
+            Role::Assistant => {
+                // a reply that only asked for tools has no bubble, just its cards
+                if !m.content.is_empty() || m.tool_calls.is_empty() {
+                    items.push(Item::Message {
+                        id: m.id,
+                        role: m.role,
+                        status: m.status.clone(),
+                        content: m.content.clone(),
+                        html: Some(markdown::render(&m.content)),
+                        thinking: m.thinking.clone().filter(|t| !t.is_empty()),
+                    });
+                }
+                items.extend(c.tool_calls.iter().filter(|t| t.message_id == m.id).map(card));
+            }
+        }
+    }
+    ConversationView { summary: c.summary.clone(), items }
+}

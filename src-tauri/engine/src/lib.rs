@@ -1,0 +1,59 @@
+//! Switchboard's engine: everything but the window. No Tauri here: the desktop app and the
+//! headless CLI both drive this crate.
+
+pub mod chat;
+pub mod llm;
+pub mod markdown;
+pub mod mcp;
+pub mod paths;
+pub mod servers;
+pub mod settings;
+pub mod store;
+
+pub use chat::{ChatEngine, ChatEvent, ChatOptions, TurnRequest, TurnSummary};
+pub use settings::Settings;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything a front end (the window or the CLI) needs, set up the same way for both.
+pub struct Runtime {
+    pub host: Arc<mcp::McpHost>,
+    pub store: store::Store,
+    pub settings: Settings,
+    /// Set when `mcp.json` could not be read: the app runs with no servers and says why.
+    pub mcp_config_error: Option<String>,
+    pub mcp_config: mcp::McpConfig,
+}
+
+impl Runtime {
+    /// Opens the store and reads the settings and MCP config (creating the defaults on first
+    /// run). Servers are not started yet: see [`Runtime::start_servers`].
+    pub async fn open(self_exe: PathBuf) -> Result<Runtime, store::StoreError> {
+        let settings = Settings::load(&paths::settings_file());
+        let store = store::Store::open(&paths::database_file()).await?;
+        let mut opts = mcp::HostOptions::new(self_exe);
+        opts.call_timeout = Duration::from_secs(settings.tool_timeout_secs);
+        let host = mcp::McpHost::new(opts);
+        let (mcp_config, mcp_config_error) = match mcp::McpConfig::load_or_init(&paths::mcp_config_file()) {
+            Ok(c) => (c, None),
+            Err(e) => (mcp::McpConfig::default(), Some(e.to_string())),
+        };
+        Ok(Runtime { host, store, settings, mcp_config_error, mcp_config })
+    }
+
+    pub async fn start_servers(&self) {
+        self.host.start_all(&self.mcp_config).await;
+    }
+
+    /// A chat engine on this runtime's servers and store, with `settings` (the window's live ones).
+    pub fn chat_engine(&self, settings: &Settings) -> ChatEngine {
+        ChatEngine {
+            llm: Arc::new(llm::OllamaClient::new(settings.llm_url())),
+            tools: self.host.clone(),
+            store: self.store.clone(),
+            options: ChatOptions { max_iterations: settings.max_iterations, ..ChatOptions::default() },
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! LLM clients. The chat loop talks to [`LlmClient`]; the Ollama native API is the first provider.
+
+mod ndjson;
+pub mod ollama;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use ndjson::NdjsonSplitter;
+pub use ollama::OllamaClient;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "system" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return None,
+        })
+    }
+}
+
+/// A tool call as the model asked for it. `arguments` is whatever the model sent: normally a JSON
+/// object; a string is kept as is so the loop can report invalid JSON to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    pub arguments: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// On `tool` messages: the (namespaced) name of the tool that produced this result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// On `tool` messages: the id of the call this answers, when the call had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: content.into(),
+            thinking: None,
+            tool_calls: vec![],
+            tool_name: None,
+            tool_call_id: None,
+        }
+    }
+}
+
+/// A tool offered to the model (function calling).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments: the MCP tool's `inputSchema`.
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Pieces of a reply as they stream in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    Text(String),
+    Thinking(String),
+    ToolCall(ToolCall),
+}
+
+/// A whole reply. `stopped` is true when the caller cancelled the stream: the text is partial.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatReply {
+    pub content: String,
+    pub thinking: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub done_reason: Option<String>,
+    pub stopped: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    #[serde(default)]
+    pub size: u64,
+    #[serde(default)]
+    pub parameter_size: Option<String>,
+    #[serde(default)]
+    pub family: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// Nothing answered at the URL (connection refused, DNS, timeout on connect).
+    #[error("cannot reach the LLM server at {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    /// The server answered with an HTTP error; `message` is the server's own `error` text when it sent one.
+    #[error("the LLM server answered {status}: {message}")]
+    Http { status: u16, message: String },
+    /// The server reported an error in the middle of a stream (an `{"error": …}` line).
+    #[error("the model failed mid-reply: {0}")]
+    Stream(String),
+    #[error("the LLM server sent something that is not valid: {0}")]
+    Protocol(String),
+}
+
+impl LlmError {
+    /// A short machine-readable kind, used by the UI to choose how to show it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Unreachable { .. } => "unreachable",
+            LlmError::Http { status: 404, .. } => "not_found",
+            LlmError::Http { .. } => "http",
+            LlmError::Stream(_) => "stream",
+            LlmError::Protocol(_) => "protocol",
+        }
+    }
+}
+
+#[async_trait]
+pub trait LlmClient: Send + Sync {
+    /// The base URL, shown in errors.
+    fn base_url(&self) -> &str;
+    /// Streams one reply. `on_delta` sees each piece as it arrives. When `cancel` fires, returns
+    /// the partial reply with `stopped: true`.
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ChatReply, LlmError>;
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
+    /// The model's capabilities (`completion`, `tools`, `thinking`, `vision`, …).
+    async fn capabilities(&self, model: &str) -> Result<Vec<String>, LlmError>;
+    async fn version(&self) -> Result<String, LlmError>;
+}

@@ -1,0 +1,75 @@
+//! Splits a byte stream into lines at the byte level, so a UTF-8 character split across network
+//! chunks is reassembled before it is decoded.
+
+#[derive(Default)]
+pub struct NdjsonSplitter {
+    buf: Vec<u8>,
+}
+
+impl NdjsonSplitter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds a chunk; returns every complete, non-blank line (without the newline).
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<Vec<u8>> {
+        self.buf.extend_from_slice(chunk);
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while let Some(pos) = self.buf[start..].iter().position(|&b| b == b'\n') {
+            let line = trim(&self.buf[start..start + pos]);
+            if !line.is_empty() {
+                lines.push(line.to_vec());
+            }
+            start += pos + 1;
+        }
+        self.buf.drain(..start);
+        lines
+    }
+
+    /// The last line, if the stream ended without a newline.
+    pub fn finish(&mut self) -> Option<Vec<u8>> {
+        let rest = std::mem::take(&mut self.buf);
+        let line = trim(&rest);
+        (!line.is_empty()).then(|| line.to_vec())
+    }
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let mut s = b;
+    while let [rest @ .., b'\r' | b' ' | b'\t'] = s {
+        s = rest;
+    }
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reassembles_a_utf8_character_split_across_chunks() {
+        let line = "{\"c\":\"caf\u{e9} \u{1F600}\"}\n".as_bytes();
+        // split inside the 2-byte é and inside the 4-byte emoji
+        let e = line.iter().position(|&b| b == 0xC3).unwrap() + 1;
+        let f = line.iter().position(|&b| b == 0xF0).unwrap() + 2;
+        let mut s = NdjsonSplitter::new();
+        assert!(s.push(&line[..e]).is_empty());
+        assert!(s.push(&line[e..f]).is_empty());
+        let out = s.push(&line[f..]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(String::from_utf8(out[0].clone()).unwrap(), "{\"c\":\"caf\u{e9} \u{1F600}\"}");
+    }
+
+    #[test]
+    fn several_lines_in_one_chunk_blank_lines_and_a_tail() {
+        let mut s = NdjsonSplitter::new();
+        let out = s.push(b"a\r\n\nb\nc");
+        assert_eq!(out, vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(s.finish(), Some(b"c".to_vec()));
+        assert_eq!(s.finish(), None);
+    }
+}

@@ -1,0 +1,349 @@
+//! The Ollama native API (`/api/chat` NDJSON streaming, `/api/tags`, `/api/show`, `/api/version`).
+//! Wire facts: shared/reference/ollama_api.md.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, NdjsonSplitter, Role,
+    ToolCall,
+};
+
+pub const DEFAULT_URL: &str = "http://127.0.0.1:11434";
+
+pub struct OllamaClient {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// The base URL to use: the one from settings when set, else `OLLAMA_HOST`, else the default.
+pub fn resolve_base_url(from_settings: Option<&str>, ollama_host: Option<&str>) -> String {
+    if let Some(u) = from_settings.map(str::trim).filter(|u| !u.is_empty()) {
+        return u.trim_end_matches('/').to_string();
+    }
+    match ollama_host.map(str::trim).filter(|h| !h.is_empty()) {
+        Some(h) => normalize_ollama_host(h),
+        None => DEFAULT_URL.to_string(),
+    }
+}
+
+/// `OLLAMA_HOST` may be `host`, `host:port`, `:port`, `0.0.0.0`, or a full URL.
+fn normalize_ollama_host(h: &str) -> String {
+    let (scheme, rest) = match h.split_once("://") {
+        Some((s, r)) => (s.to_string(), r),
+        None => ("http".to_string(), h),
+    };
+    let rest = rest.trim_end_matches('/');
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || rest.starts_with('[') => {
+            (host.to_string(), port.to_string())
+        }
+        _ => (rest.to_string(), "11434".to_string()),
+    };
+    let host = match host.as_str() {
+        "" | "0.0.0.0" => "127.0.0.1".to_string(),
+        _ => host,
+    };
+    format!("{scheme}://{host}:{port}")
+}
+
+impl OllamaClient {
+    pub fn new(base_url: impl Into<String>) -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            // a model may take minutes to load, but silence longer than this is a dead server
+            .read_timeout(Duration::from_secs(600))
+            .build()
+            .expect("reqwest client");
+        OllamaClient { base: base_url.into().trim_end_matches('/').to_string(), http }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    fn map_send_error(&self, e: reqwest::Error) -> LlmError {
+        if e.is_connect() || e.is_timeout() || e.is_request() {
+            LlmError::Unreachable { url: self.base.clone(), detail: root_cause(&e) }
+        } else {
+            LlmError::Protocol(root_cause(&e))
+        }
+    }
+
+    async fn check(&self, resp: reqwest::Response) -> Result<reqwest::Response, LlmError> {
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let body = resp.text().await.unwrap_or_default();
+        let message = serde_json::from_str::<Value>(&body)
+            .ok()
+            .and_then(|v| match v.get("error") {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Object(o)) => o.get("message").and_then(Value::as_str).map(String::from),
+                _ => None,
+            })
+            .unwrap_or_else(|| {
+                let b = body.trim();
+                if b.is_empty() {
+                    status.canonical_reason().unwrap_or("error").to_string()
+                } else {
+                    b.chars().take(300).collect()
+                }
+            });
+        Err(LlmError::Http { status: status.as_u16(), message })
+    }
+
+    async fn get_json(&self, path: &str) -> Result<Value, LlmError> {
+        let resp = self.http.get(self.url(path)).send().await.map_err(|e| self.map_send_error(e))?;
+        let resp = self.check(resp).await?;
+        resp.json::<Value>().await.map_err(|e| LlmError::Protocol(e.to_string()))
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The wire form of one message.
+pub fn message_to_wire(m: &Message) -> Value {
+    let mut o = json!({ "role": m.role.as_str(), "content": m.content });
+    if let Some(t) = m.thinking.as_ref().filter(|t| !t.is_empty()) {
+        o["thinking"] = json!(t);
+    }
+    if !m.tool_calls.is_empty() {
+        let calls: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                // Ollama wants an object; arguments the model sent as a string are re-parsed,
+                // and ones that never were valid JSON go back as an empty object.
+                let args = match &c.arguments {
+                    Value::Object(_) => c.arguments.clone(),
+                    Value::String(s) => serde_json::from_str::<Value>(s)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({})),
+                    _ => json!({}),
+                };
+                let mut call = json!({ "function": { "name": c.name, "arguments": args } });
+                if let Some(id) = &c.id {
+                    call["id"] = json!(id);
+                }
+                call
+            })
+            .collect();
+        o["tool_calls"] = Value::Array(calls);
+    }
+    if m.role == Role::Tool {
+        if let Some(n) = &m.tool_name {
+            o["tool_name"] = json!(n);
+        }
+        if let Some(id) = &m.tool_call_id {
+            o["tool_call_id"] = json!(id);
+        }
+    }
+    o
+}
+
+pub fn request_to_wire(r: &ChatRequest) -> Value {
+    let mut body = json!({
+        "model": r.model,
+        "messages": r.messages.iter().map(message_to_wire).collect::<Vec<_>>(),
+        "stream": true,
+    });
+    if !r.tools.is_empty() {
+        body["tools"] = Value::Array(
+            r.tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters }})
+                })
+                .collect(),
+        );
+    }
+    body
+}
+
+/// Applies one NDJSON line of `/api/chat` to the reply being built.
+fn apply_line(
+    line: &[u8],
+    reply: &mut ChatReply,
+    on_delta: &mut (dyn FnMut(Delta) + Send),
+) -> Result<bool, LlmError> {
+    let v: Value = serde_json::from_slice(line).map_err(|e| {
+        LlmError::Protocol(format!("bad NDJSON line ({e}): {}", String::from_utf8_lossy(line)))
+    })?;
+    if let Some(err) = v.get("error") {
+        let msg = err.as_str().map(String::from).unwrap_or_else(|| err.to_string());
+        return Err(LlmError::Stream(msg));
+    }
+    if let Some(msg) = v.get("message") {
+        if let Some(t) = msg.get("thinking").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            reply.thinking.push_str(t);
+            on_delta(Delta::Thinking(t.to_string()));
+        }
+        if let Some(t) = msg.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            reply.content.push_str(t);
+            on_delta(Delta::Text(t.to_string()));
+        }
+        if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
+            for c in calls {
+                let f = c.get("function").unwrap_or(c);
+                let call = ToolCall {
+                    id: c.get("id").and_then(Value::as_str).map(String::from),
+                    name: f.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    arguments: f.get("arguments").cloned().unwrap_or_else(|| json!({})),
+                };
+                reply.tool_calls.push(call.clone());
+                on_delta(Delta::ToolCall(call));
+            }
+        }
+    }
+    if v.get("done").and_then(Value::as_bool) == Some(true) {
+        reply.done_reason = v.get("done_reason").and_then(Value::as_str).map(String::from);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+#[async_trait]
+impl LlmClient for OllamaClient {
+    fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ChatReply, LlmError> {
+        let mut reply = ChatReply::default();
+        let send = self.http.post(self.url("/api/chat")).json(&request_to_wire(request)).send();
+        let resp = tokio::select! {
+            r = send => r.map_err(|e| self.map_send_error(e))?,
+            _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
+        };
+        let resp = self.check(resp).await?;
+        let mut stream = resp.bytes_stream();
+        let mut splitter = NdjsonSplitter::new();
+        loop {
+            let chunk = tokio::select! {
+                c = stream.next() => c,
+                _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
+            };
+            match chunk {
+                Some(Ok(bytes)) => {
+                    for line in splitter.push(&bytes) {
+                        if apply_line(&line, &mut reply, on_delta)? {
+                            return Ok(reply);
+                        }
+                    }
+                }
+                Some(Err(e)) => {
+                    return Err(LlmError::Unreachable {
+                        url: self.base.clone(),
+                        detail: format!("the stream broke off: {}", root_cause(&e)),
+                    })
+                }
+                None => break,
+            }
+        }
+        if let Some(line) = splitter.finish() {
+            if apply_line(&line, &mut reply, on_delta)? {
+                return Ok(reply);
+            }
+        }
+        Err(LlmError::Protocol("the stream ended before the reply was done".into()))
+    }
+
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
+        let v = self.get_json("/api/tags").await?;
+        let models = v.get("models").and_then(Value::as_array).cloned().unwrap_or_default();
+        Ok(models
+            .iter()
+            .filter_map(|m| {
+                let name = m.get("name").or_else(|| m.get("model"))?.as_str()?.to_string();
+                let details = m.get("details");
+                let d = |k: &str| details.and_then(|d| d.get(k)).and_then(Value::as_str).map(String::from);
+                Some(ModelInfo {
+                    name,
+                    size: m.get("size").and_then(Value::as_u64).unwrap_or(0),
+                    parameter_size: d("parameter_size"),
+                    family: d("family"),
+                })
+            })
+            .collect())
+    }
+
+    async fn capabilities(&self, model: &str) -> Result<Vec<String>, LlmError> {
+        let resp = self
+            .http
+            .post(self.url("/api/show"))
+            .json(&json!({ "model": model }))
+            .send()
+            .await
+            .map_err(|e| self.map_send_error(e))?;
+        let v: Value = self.check(resp).await?.json().await.map_err(|e| LlmError::Protocol(e.to_string()))?;
+        Ok(v.get("capabilities")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|c| c.as_str().map(String::from)).collect())
+            .unwrap_or_default())
+    }
+
+    async fn version(&self) -> Result<String, LlmError> {
+        let v = self.get_json("/api/version").await?;
+        v.get("version")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .ok_or_else(|| LlmError::Protocol("no version in /api/version".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_prefers_settings_then_ollama_host() {
+        assert_eq!(resolve_base_url(None, None), DEFAULT_URL);
+        assert_eq!(resolve_base_url(Some("http://x:1/"), Some("y")), "http://x:1");
+        assert_eq!(resolve_base_url(Some("  "), Some("0.0.0.0")), "http://127.0.0.1:11434");
+        assert_eq!(resolve_base_url(None, Some("example.lan:8080")), "http://example.lan:8080");
+        assert_eq!(resolve_base_url(None, Some("https://ollama.example")), "https://ollama.example:11434");
+        assert_eq!(resolve_base_url(None, Some(":9999")), "http://127.0.0.1:9999");
+    }
+
+    #[test]
+    fn tool_messages_carry_tool_name_and_call_id() {
+        let mut m = Message::new(Role::Tool, "42");
+        m.tool_name = Some("calculator__add".into());
+        m.tool_call_id = Some("call_1".into());
+        let w = message_to_wire(&m);
+        assert_eq!(w, json!({"role":"tool","content":"42","tool_name":"calculator__add","tool_call_id":"call_1"}));
+    }
+
+    #[test]
+    fn assistant_tool_calls_go_back_as_objects() {
+        let mut m = Message::new(Role::Assistant, "");
+        m.tool_calls = vec![
+            ToolCall { id: Some("c1".into()), name: "a".into(), arguments: json!({"x": 1}) },
+            ToolCall { id: None, name: "b".into(), arguments: json!("{\"y\":2}") },
+            ToolCall { id: None, name: "c".into(), arguments: json!("{broken") },
+        ];
+        let w = message_to_wire(&m);
+        assert_eq!(w["tool_calls"][0], json!({"id":"c1","function":{"name":"a","arguments":{"x":1}}}));
+        assert_eq!(w["tool_calls"][1]["function"]["arguments"], json!({"y":2}));
+        assert_eq!(w["tool_calls"][2]["function"]["arguments"], json!({}));
+    }
+}

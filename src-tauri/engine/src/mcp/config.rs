@@ -1,0 +1,140 @@
+//! MCP server configuration in the Claude Desktop shape:
+//! `{"mcpServers": {"name": {"command", "args", "env", "cwd"?, "disabled"?}}}`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The command that means "this very binary" (the built-in servers are `switchboard mcp-server …`).
+pub const SELF_COMMAND: &str = "switchboard";
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpConfig {
+    #[serde(rename = "mcpServers", default)]
+    pub servers: BTreeMap<String, ServerConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerConfig {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+impl ServerConfig {
+    pub fn new(command: impl Into<String>, args: &[&str]) -> Self {
+        ServerConfig {
+            command: command.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+            disabled: false,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the MCP config {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("the MCP config {path} is not valid: {detail}. Fix or remove the file; nothing was overwritten.")]
+    Invalid { path: String, detail: String },
+}
+
+impl McpConfig {
+    /// What a fresh install starts with: the two built-in servers.
+    pub fn default_builtin() -> Self {
+        let mut servers = BTreeMap::new();
+        servers.insert("calculator".into(), ServerConfig::new(SELF_COMMAND, &["mcp-server", "calculator"]));
+        servers.insert("files".into(), ServerConfig::new(SELF_COMMAND, &["mcp-server", "files"]));
+        McpConfig { servers }
+    }
+
+    pub fn parse(text: &str, path_for_errors: &str) -> Result<Self, ConfigError> {
+        let cfg: McpConfig = serde_json::from_str(text)
+            .map_err(|e| ConfigError::Invalid { path: path_for_errors.into(), detail: e.to_string() })?;
+        for (name, s) in &cfg.servers {
+            if name.trim().is_empty() {
+                return Err(ConfigError::Invalid { path: path_for_errors.into(), detail: "a server has an empty name".into() });
+            }
+            if s.command.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    path: path_for_errors.into(),
+                    detail: format!("server \"{name}\" has no command"),
+                });
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Loads the config; a missing file is created with [`McpConfig::default_builtin`].
+    /// A malformed file is an error and is left untouched.
+    pub fn load_or_init(path: &Path) -> Result<Self, ConfigError> {
+        let shown = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, &shown),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let cfg = Self::default_builtin();
+                cfg.save(path).map_err(|source| ConfigError::Io { path: shown, source })?;
+                Ok(cfg)
+            }
+            Err(source) => Err(ConfigError::Io { path: shown, source }),
+        }
+    }
+
+    /// Writes atomically (temp file + rename), so a crash never leaves half a config.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("config serializes"))?;
+        std::fs::rename(tmp, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_claude_desktop_shape() {
+        let c = McpConfig::parse(
+            r#"{"mcpServers":{"fs":{"command":"npx","args":["-y","x"],"env":{"A":"1"},"cwd":"/tmp","disabled":true},"t":{"command":"uvx"}}}"#,
+            "x",
+        )
+        .unwrap();
+        assert_eq!(c.servers["fs"].args, vec!["-y", "x"]);
+        assert_eq!(c.servers["fs"].env["A"], "1");
+        assert!(c.servers["fs"].disabled);
+        assert!(!c.servers["t"].disabled);
+    }
+
+    #[test]
+    fn malformed_config_is_a_clear_error_and_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mcp.json");
+        std::fs::write(&p, "{ not json").unwrap();
+        let e = McpConfig::load_or_init(&p).unwrap_err().to_string();
+        assert!(e.contains("not valid"), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{ not json");
+        std::fs::write(&p, r#"{"mcpServers":{"x":{"command":""}}}"#).unwrap();
+        assert!(McpConfig::load_or_init(&p).unwrap_err().to_string().contains("no command"));
+    }
+
+    #[test]
+    fn missing_config_becomes_the_builtin_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/mcp.json");
+        let c = McpConfig::load_or_init(&p).unwrap();
+        assert_eq!(c, McpConfig::default_builtin());
+        assert_eq!(McpConfig::load_or_init(&p).unwrap(), c);
+    }
+}

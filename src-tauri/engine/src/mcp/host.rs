@@ -1,0 +1,566 @@
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::config::{McpConfig, ServerConfig};
+use super::names;
+use super::process::{self, StderrTail};
+use crate::llm::ToolSpec;
+
+/// Lines of stderr kept in a failed server's report.
+const REPORT_STDERR_LINES: usize = 20;
+
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// The binary that serves the built-in servers (`switchboard mcp-server …`).
+    pub self_exe: PathBuf,
+    /// Longest wait for one `tools/call`.
+    pub call_timeout: Duration,
+    /// Longest wait for a server to start and answer `initialize` and `tools/list`.
+    pub start_timeout: Duration,
+    /// PATH used to find commands; `None` = the inherited one.
+    pub path_var: Option<String>,
+}
+
+impl HostOptions {
+    pub fn new(self_exe: PathBuf) -> Self {
+        HostOptions {
+            self_exe,
+            call_timeout: Duration::from_secs(60),
+            start_timeout: Duration::from_secs(30),
+            path_var: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerStatus {
+    Starting,
+    Running,
+    Failed,
+    Stopped,
+    Disabled,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolView {
+    /// The tool's own name on its server.
+    pub name: String,
+    /// The name the model sees (`server__tool`).
+    pub exposed: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    pub name: String,
+    pub status: ServerStatus,
+    /// The program that was (or would be) run.
+    pub command: String,
+    pub args: Vec<String>,
+    pub protocol_version: Option<String>,
+    pub server_info: Option<String>,
+    pub tools: Vec<ToolView>,
+    /// Why it failed, in words.
+    pub error: Option<String>,
+    /// How the process ended, when it has.
+    pub exit: Option<String>,
+    pub stderr_tail: Vec<String>,
+}
+
+/// The outcome of routing one call: never a Rust error, because whatever happened is something
+/// the model should read and the turn should go on.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcome {
+    pub server: String,
+    pub tool: String,
+    pub text: String,
+    pub is_error: bool,
+    /// The server's whole result, when there was one.
+    pub raw: Option<Value>,
+}
+
+#[derive(Clone)]
+struct CachedTool {
+    name: String,
+    description: String,
+    input_schema: Value,
+}
+
+struct State {
+    status: ServerStatus,
+    resolved: Option<PathBuf>,
+    protocol_version: Option<String>,
+    server_info: Option<String>,
+    tools: Vec<CachedTool>,
+    error: Option<String>,
+    exit: Option<String>,
+    stderr: Option<StderrTail>,
+    pid: Option<u32>,
+    exit_rx: Option<watch::Receiver<Option<String>>>,
+    peer: Option<Peer<RoleClient>>,
+    running: Option<RunningService<RoleClient, Handler>>,
+    stopping: bool,
+}
+
+struct Server {
+    name: String,
+    config: ServerConfig,
+    state: Mutex<State>,
+}
+
+pub struct McpHost {
+    opts: HostOptions,
+    servers: RwLock<BTreeMap<String, Arc<Server>>>,
+    /// exposed name → (server, tool)
+    names: RwLock<BTreeMap<String, (String, String)>>,
+    changed: broadcast::Sender<()>,
+}
+
+/// Receives the server's notifications.
+struct Handler {
+    tools_changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("switchboard", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+}
+
+impl McpHost {
+    pub fn new(opts: HostOptions) -> Arc<Self> {
+        Arc::new(McpHost {
+            opts,
+            servers: RwLock::new(BTreeMap::new()),
+            names: RwLock::new(BTreeMap::new()),
+            changed: broadcast::channel(64).0,
+        })
+    }
+
+    /// Fires whenever a server's status or tools change.
+    pub fn subscribe(&self) -> broadcast::Receiver<()> {
+        self.changed.subscribe()
+    }
+
+    /// Starts every enabled server of `config`, all in parallel, and waits until each is running
+    /// or has failed. Servers already running are stopped first.
+    pub async fn start_all(self: &Arc<Self>, config: &McpConfig) {
+        self.shutdown().await;
+        let mut list = Vec::new();
+        {
+            let mut servers = self.servers.write().unwrap();
+            servers.clear();
+            for (name, cfg) in &config.servers {
+                let status = if cfg.disabled { ServerStatus::Disabled } else { ServerStatus::Starting };
+                let s = Arc::new(Server {
+                    name: name.clone(),
+                    config: cfg.clone(),
+                    state: Mutex::new(State {
+                        status,
+                        resolved: None,
+                        protocol_version: None,
+                        server_info: None,
+                        tools: vec![],
+                        error: None,
+                        exit: None,
+                        stderr: None,
+                        pid: None,
+                        exit_rx: None,
+                        peer: None,
+                        running: None,
+                        stopping: false,
+                    }),
+                });
+                servers.insert(name.clone(), s.clone());
+                if !cfg.disabled {
+                    list.push(s);
+                }
+            }
+        }
+        self.notify();
+        futures::future::join_all(list.into_iter().map(|s| self.clone().start_one(s))).await;
+    }
+
+    async fn start_one(self: Arc<Self>, server: Arc<Server>) {
+        let program = match process::resolve_command(&server.config, &self.opts.self_exe, self.opts.path_var.as_deref()) {
+            Ok(p) => p,
+            Err(e) => return self.fail(&server, format!("cannot start: {e}")),
+        };
+        server.state.lock().unwrap().resolved = Some(program.clone());
+        let spawned = match process::spawn(&server.config, program.clone()) {
+            Ok(s) => s,
+            Err(e) => return self.fail(&server, format!("cannot start {}: {e}", program.display())),
+        };
+        {
+            let mut st = server.state.lock().unwrap();
+            st.pid = spawned.pid;
+            st.exit_rx = Some(spawned.exit.clone());
+            st.stderr = Some(spawned.stderr.clone());
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handler = Handler { tools_changed: tx };
+        let init = tokio::time::timeout(self.opts.start_timeout, async {
+            let running = handler
+                .serve((spawned.stdout, spawned.stdin))
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let tools = running
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("tools/list failed: {e}"))?;
+            Ok::<_, String>((running, tools))
+        })
+        .await;
+        let (running, tools) = match init {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => return self.fail_and_reap(&server, e).await,
+            Err(_) => {
+                let e = format!(
+                    "no answer to the MCP handshake within {} s (is it an MCP server on stdio?)",
+                    self.opts.start_timeout.as_secs()
+                );
+                return self.fail_and_reap(&server, e).await;
+            }
+        };
+        let peer = running.peer().clone();
+        {
+            let mut st = server.state.lock().unwrap();
+            if st.stopping {
+                // shut down while starting
+                drop(st);
+                drop(running);
+                return;
+            }
+            if let Some(info) = peer.peer_info() {
+                st.protocol_version = Some(info.protocol_version.to_string());
+                st.server_info = info
+                    .server_info
+                    .as_ref()
+                    .map(|i| format!("{} {}", i.name, i.version));
+            }
+            st.tools = tools.iter().map(cached).collect();
+            st.status = ServerStatus::Running;
+            st.peer = Some(peer.clone());
+            st.running = Some(running);
+        }
+        self.rebuild_names();
+        self.notify();
+        tracing::info!(server = %server.name, "MCP server running");
+        tokio::spawn(self.clone().monitor(server, peer, spawned.exit, rx));
+    }
+
+    /// Watches a running server: its exit marks it failed; `tools/list_changed` refreshes its tools.
+    async fn monitor(
+        self: Arc<Self>,
+        server: Arc<Server>,
+        peer: Peer<RoleClient>,
+        mut exit: watch::Receiver<Option<String>>,
+        mut tools_changed: mpsc::UnboundedReceiver<()>,
+    ) {
+        enum Event {
+            Exited(String),
+            ToolsChanged(bool),
+        }
+        loop {
+            let ev = tokio::select! {
+                r = exit.wait_for(|e| e.is_some()) => {
+                    Event::Exited(match r { Ok(e) => e.clone().unwrap_or_default(), Err(_) => String::new() })
+                }
+                m = tools_changed.recv() => Event::ToolsChanged(m.is_some()),
+            };
+            match ev {
+                Event::Exited(desc) => {
+                    let stopping = server.state.lock().unwrap().stopping;
+                    if !stopping {
+                        tracing::warn!(server = %server.name, "MCP server died: {desc}");
+                        self.fail(&server, format!("the server stopped unexpectedly ({desc})"));
+                    }
+                    return;
+                }
+                Event::ToolsChanged(false) => return,
+                Event::ToolsChanged(true) => {
+                    while tools_changed.try_recv().is_ok() {}
+                    match tokio::time::timeout(self.opts.start_timeout, peer.list_all_tools()).await {
+                        Ok(Ok(tools)) => {
+                            server.state.lock().unwrap().tools = tools.iter().map(cached).collect();
+                            self.rebuild_names();
+                            self.notify();
+                        }
+                        other => tracing::warn!(server = %server.name, "refreshing tools failed: {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    fn fail(&self, server: &Server, error: String) {
+        {
+            let mut st = server.state.lock().unwrap();
+            st.status = ServerStatus::Failed;
+            st.error = Some(error);
+            st.exit = st.exit_rx.as_ref().and_then(|r| r.borrow().clone());
+            st.peer = None;
+            st.running = None;
+        }
+        self.rebuild_names();
+        self.notify();
+    }
+
+    /// Marks the server failed after it has had a moment to exit, so the report has its exit status.
+    async fn fail_and_reap(&self, server: &Server, error: String) {
+        let (pid, rx) = {
+            let st = server.state.lock().unwrap();
+            (st.pid, st.exit_rx.clone())
+        };
+        if let Some(mut rx) = rx {
+            let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+            process::terminate(pid, &mut rx, Duration::from_secs(1)).await;
+        }
+        self.fail(server, error);
+    }
+
+    fn notify(&self) {
+        let _ = self.changed.send(());
+    }
+
+    fn rebuild_names(&self) {
+        let servers = self.servers.read().unwrap();
+        let mut pairs = Vec::new();
+        for s in servers.values() {
+            for t in &s.state.lock().unwrap().tools {
+                pairs.push((s.name.clone(), t.name.clone()));
+            }
+        }
+        *self.names.write().unwrap() = names::assign(&pairs);
+    }
+
+    fn exposed_names(&self) -> BTreeMap<(String, String), String> {
+        self.names.read().unwrap().iter().map(|(k, v)| (v.clone(), k.clone())).collect()
+    }
+
+    pub fn servers(&self) -> Vec<ServerView> {
+        let exposed = self.exposed_names();
+        let servers = self.servers.read().unwrap();
+        servers
+            .values()
+            .map(|s| {
+                let st = s.state.lock().unwrap();
+                ServerView {
+                    name: s.name.clone(),
+                    status: st.status,
+                    command: st
+                        .resolved
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_else(|| s.config.command.clone()),
+                    args: s.config.args.clone(),
+                    protocol_version: st.protocol_version.clone(),
+                    server_info: st.server_info.clone(),
+                    tools: st
+                        .tools
+                        .iter()
+                        .map(|t| ToolView {
+                            name: t.name.clone(),
+                            exposed: exposed.get(&(s.name.clone(), t.name.clone())).cloned().unwrap_or_default(),
+                            description: t.description.clone(),
+                            input_schema: t.input_schema.clone(),
+                        })
+                        .collect(),
+                    error: st.error.clone(),
+                    exit: st.exit.clone(),
+                    stderr_tail: st.stderr.as_ref().map(|t| t.last(REPORT_STDERR_LINES)).unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of the running servers, as offered to the model.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        let exposed = self.exposed_names();
+        let servers = self.servers.read().unwrap();
+        let mut out = Vec::new();
+        for s in servers.values() {
+            let st = s.state.lock().unwrap();
+            if st.status != ServerStatus::Running {
+                continue;
+            }
+            for t in &st.tools {
+                if let Some(name) = exposed.get(&(s.name.clone(), t.name.clone())) {
+                    out.push(ToolSpec {
+                        name: name.clone(),
+                        description: t.description.clone(),
+                        parameters: t.input_schema.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Which server and tool an exposed name stands for.
+    pub fn route(&self, exposed: &str) -> Option<(String, String)> {
+        self.names.read().unwrap().get(exposed).cloned()
+    }
+
+    /// Calls a tool by its exposed name. Every failure becomes an error outcome for the model.
+    pub async fn call_tool(&self, exposed: &str, arguments: Map<String, Value>, cancel: &CancellationToken) -> ToolOutcome {
+        let Some((server_name, tool)) = self.route(exposed) else {
+            let known: Vec<String> = self.tool_specs().into_iter().map(|t| t.name).collect();
+            return ToolOutcome {
+                server: String::new(),
+                tool: exposed.to_string(),
+                text: format!("Unknown tool \"{exposed}\". Available tools: {}.", known.join(", ")),
+                is_error: true,
+                raw: None,
+            };
+        };
+        let err = |text: String| ToolOutcome {
+            server: server_name.clone(),
+            tool: tool.clone(),
+            text,
+            is_error: true,
+            raw: None,
+        };
+        let server = self.servers.read().unwrap().get(&server_name).cloned();
+        let Some(server) = server else { return err(format!("The server \"{server_name}\" is not configured.")) };
+        let (peer, exit_rx) = {
+            let st = server.state.lock().unwrap();
+            match (&st.peer, st.status) {
+                (Some(p), ServerStatus::Running) => (p.clone(), st.exit_rx.clone()),
+                _ => {
+                    let why = st.error.clone().unwrap_or_else(|| format!("{:?}", st.status).to_lowercase());
+                    return err(format!("The server \"{server_name}\" is not running: {why}"));
+                }
+            }
+        };
+        let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        let started = Instant::now();
+        let res = tokio::select! {
+            r = tokio::time::timeout(self.opts.call_timeout, peer.call_tool_once(params)) => r,
+            _ = cancel.cancelled() => return err("The call was cancelled by the user.".into()),
+        };
+        match res {
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
+                ToolOutcome {
+                    server: server_name.clone(),
+                    tool: tool.clone(),
+                    text: result_text(&raw),
+                    is_error: result.is_error.unwrap_or(false),
+                    raw: Some(raw),
+                }
+            }
+            Ok(Ok(_)) => err("The server asked for input or started a task, which Switchboard does not support yet.".into()),
+            Ok(Err(e)) => {
+                // if the process died, say so with its exit status
+                if let Some(mut rx) = exit_rx {
+                    let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+                    if let Some(desc) = rx.borrow().clone() {
+                        return err(format!("The server \"{server_name}\" stopped during the call ({desc})."));
+                    }
+                }
+                err(format!("The call failed: {e}"))
+            }
+            Err(_) => err(format!(
+                "The tool did not answer within {} s (after {:.1} s the call was cancelled).",
+                self.opts.call_timeout.as_secs(),
+                started.elapsed().as_secs_f64()
+            )),
+        }
+    }
+
+    /// Stops every server and everything it started. Safe to call more than once.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<Server>> = self.servers.read().unwrap().values().cloned().collect();
+        futures::future::join_all(servers.iter().map(|s| async move {
+            let (running, pid, rx) = {
+                let mut st = s.state.lock().unwrap();
+                st.stopping = true;
+                st.peer = None;
+                (st.running.take(), st.pid, st.exit_rx.clone())
+            };
+            if let Some(r) = running {
+                let _ = tokio::time::timeout(Duration::from_secs(1), r.cancel()).await;
+            }
+            if let Some(mut rx) = rx {
+                // closing stdin is the polite way; give it a moment before signals
+                let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+                process::terminate(pid, &mut rx, Duration::from_secs(2)).await;
+            }
+            let mut st = s.state.lock().unwrap();
+            if st.status == ServerStatus::Running || st.status == ServerStatus::Starting {
+                st.status = ServerStatus::Stopped;
+            }
+        }))
+        .await;
+        self.notify();
+    }
+}
+
+fn cached(t: &rmcp::model::Tool) -> CachedTool {
+    CachedTool {
+        name: t.name.to_string(),
+        description: t.description.as_deref().unwrap_or_default().to_string(),
+        input_schema: Value::Object((*t.input_schema).clone()),
+    }
+}
+
+/// The text the model reads from a result: its text blocks; other blocks described; the
+/// structured content when there is no text.
+pub fn result_text(raw: &Value) -> String {
+    let mut parts = Vec::new();
+    for block in raw.get("content").and_then(Value::as_array).into_iter().flatten() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => parts.push(block.get("text").and_then(Value::as_str).unwrap_or_default().to_string()),
+            Some("image") | Some("audio") => parts.push(format!(
+                "[{} {}]",
+                block["type"].as_str().unwrap_or_default(),
+                block.get("mimeType").and_then(Value::as_str).unwrap_or("")
+            )),
+            Some("resource_link") => parts.push(format!(
+                "[resource {}]",
+                block.get("uri").and_then(Value::as_str).unwrap_or_default()
+            )),
+            Some("resource") => {
+                let r = &block["resource"];
+                match r.get("text").and_then(Value::as_str) {
+                    Some(t) => parts.push(t.to_string()),
+                    None => parts.push(format!("[resource {}]", r.get("uri").and_then(Value::as_str).unwrap_or_default())),
+                }
+            }
+            _ => parts.push(block.to_string()),
+        }
+    }
+    if parts.is_empty() {
+        if let Some(s) = raw.get("structuredContent") {
+            return s.to_string();
+        }
+    }
+    parts.join("\n")
+}

@@ -1,0 +1,10 @@
+//! The MCP host: starts the configured servers (stdio, on rmcp), caches their tools, routes
+//! calls, and keeps a failing server from affecting the others.
+
+pub mod config;
+mod host;
+pub mod names;
+mod process;
+
+pub use config::{ConfigError, McpConfig, ServerConfig};
+pub use host::{HostOptions, McpHost, ServerStatus, ServerView, ToolOutcome, ToolView};

@@ -1,0 +1,167 @@
+//! Spawning a stdio server in its own process group, capturing the tail of its stderr, and
+//! ending it (and everything it started) for sure.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
+
+use super::config::{ServerConfig, SELF_COMMAND};
+
+pub const STDERR_LINES: usize = 200;
+const STDERR_LINE_MAX: usize = 2000;
+
+/// The last lines a server wrote to stderr.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut q = self.0.lock().unwrap();
+        if q.len() == STDERR_LINES {
+            q.pop_front();
+        }
+        let line = if line.len() > STDERR_LINE_MAX {
+            let mut end = STDERR_LINE_MAX;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}…", &line[..end])
+        } else {
+            line
+        };
+        q.push_back(line);
+    }
+    pub fn last(&self, n: usize) -> Vec<String> {
+        let q = self.0.lock().unwrap();
+        q.iter().skip(q.len().saturating_sub(n)).cloned().collect()
+    }
+}
+
+pub struct Spawned {
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub pid: Option<u32>,
+    /// Becomes `Some(description)` once the process has exited.
+    pub exit: watch::Receiver<Option<String>>,
+    pub stderr: StderrTail,
+}
+
+/// Finds the program: the built-in command means this binary; a bare name is looked up on PATH.
+pub fn resolve_command(cfg: &ServerConfig, self_exe: &Path, path_var: Option<&str>) -> Result<PathBuf, String> {
+    if cfg.command == SELF_COMMAND {
+        return Ok(self_exe.to_path_buf());
+    }
+    let p = Path::new(&cfg.command);
+    if p.components().count() > 1 {
+        return if p.exists() { Ok(p.to_path_buf()) } else { Err(format!("{} does not exist", p.display())) };
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let found = match path_var {
+        Some(pv) => which::which_in(&cfg.command, Some(pv), cwd),
+        None => which::which(&cfg.command),
+    };
+    found.map_err(|_| format!("\"{}\" was not found on PATH", cfg.command))
+}
+
+pub fn spawn(cfg: &ServerConfig, program: PathBuf) -> std::io::Result<Spawned> {
+    let mut cmd = Command::new(&program);
+    cmd.args(&cfg.args)
+        .envs(&cfg.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(cwd) = &cfg.cwd {
+        cmd.current_dir(cwd);
+    }
+    #[cfg(unix)]
+    {
+        // Its own process group, so ending it ends whatever it started (npx → node, uvx → python).
+        cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        unsafe {
+            // If Switchboard itself dies without cleaning up, the kernel ends the server.
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+    }
+    let mut child: Child = cmd.spawn()?;
+    let pid = child.id();
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let tail = StderrTail::default();
+    {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tail.push(line);
+            }
+        });
+    }
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let desc = match child.wait().await {
+            Ok(status) => describe_status(status),
+            Err(e) => format!("could not wait for the process: {e}"),
+        };
+        let _ = tx.send(Some(desc));
+    });
+    Ok(Spawned { stdin, stdout, pid, exit: rx, stderr: tail })
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                libc::SIGKILL => "SIGKILL",
+                libc::SIGTERM => "SIGTERM",
+                libc::SIGSEGV => "SIGSEGV",
+                libc::SIGABRT => "SIGABRT",
+                libc::SIGINT => "SIGINT",
+                libc::SIGPIPE => "SIGPIPE",
+                _ => "",
+            };
+            return format!("killed by signal {sig} {name}").trim_end().to_string();
+        }
+    }
+    match status.code() {
+        Some(c) => format!("exited with code {c}"),
+        None => "exited".to_string(),
+    }
+}
+
+/// Ends the process group: SIGTERM, then SIGKILL if it is still there after `grace`.
+pub async fn terminate(pid: Option<u32>, exit: &mut watch::Receiver<Option<String>>, grace: Duration) {
+    let Some(pid) = pid else { return };
+    if exit.borrow().is_some() {
+        // the leader is gone; still make sure nothing it started lingers
+        signal_group(pid, libc::SIGKILL);
+        return;
+    }
+    signal_group(pid, libc::SIGTERM);
+    let exited = tokio::time::timeout(grace, exit.wait_for(|e| e.is_some())).await.is_ok();
+    // SIGKILL the group either way: children that ignored SIGTERM or outlived the leader
+    signal_group(pid, libc::SIGKILL);
+    if !exited {
+        let _ = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(|e| e.is_some())).await;
+    }
+}
+
+fn signal_group(pid: u32, sig: i32) {
+    #[cfg(unix)]
+    unsafe {
+        libc::kill(-(pid as i32), sig);
+    }
+}

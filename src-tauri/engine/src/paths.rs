@@ -1,0 +1,28 @@
+//! Where Switchboard keeps its files. The same folders Tauri uses for the app's identifier, so the
+//! window and the headless CLI share config, conversations and the files sandbox.
+
+use std::path::PathBuf;
+
+pub const APP_IDENTIFIER: &str = "dev.switchboard.desktop";
+
+/// Conversations database, the files sandbox, logs.
+pub fn data_dir() -> PathBuf {
+    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join(APP_IDENTIFIER)
+}
+
+/// `mcp.json`, `settings.json`.
+pub fn config_dir() -> PathBuf {
+    dirs::config_dir().unwrap_or_else(std::env::temp_dir).join(APP_IDENTIFIER)
+}
+
+pub fn database_file() -> PathBuf {
+    data_dir().join("conversations.sqlite3")
+}
+
+pub fn mcp_config_file() -> PathBuf {
+    config_dir().join("mcp.json")
+}
+
+pub fn settings_file() -> PathBuf {
+    config_dir().join("settings.json")
+}

@@ -1,0 +1,131 @@
+//! Built-in MCP servers, served over stdio by the same binary (`switchboard mcp-server NAME`).
+//! A deliberately small JSON-RPC loop: initialize, ping, tools/list, tools/call.
+
+pub mod calculator;
+pub mod files;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// Protocol versions the built-in servers speak (initialize-era).
+pub const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A tool's result: its text, and whether it is an error the model should see.
+pub struct ToolResult {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    pub fn ok(text: impl Into<String>) -> Self {
+        ToolResult { text: text.into(), is_error: false }
+    }
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolResult { text: text.into(), is_error: true }
+    }
+}
+
+pub trait BuiltinServer: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// `tools/list` entries: `{name, description, inputSchema, annotations?}`.
+    fn tools(&self) -> Vec<Value>;
+    fn call(&self, tool: &str, args: &serde_json::Map<String, Value>) -> ToolResult;
+}
+
+/// Answers one JSON-RPC message; `None` for notifications.
+pub fn handle(server: &dyn BuiltinServer, msg: &Value) -> Option<Value> {
+    let id = msg.get("id").cloned();
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or_default();
+    let id = id?; // notifications (and stray responses) get no answer
+    let params = msg.get("params").cloned().unwrap_or(json!({}));
+    let result = match method {
+        "initialize" => {
+            let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+            let version = if VERSIONS.contains(&asked) { asked } else { VERSIONS[0] };
+            json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": {"name": format!("switchboard-{}", server.name()), "version": env!("CARGO_PKG_VERSION")},
+            })
+        }
+        "ping" => json!({}),
+        "tools/list" => json!({ "tools": server.tools() }),
+        "tools/call" => {
+            let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+            if !server.tools().iter().any(|t| t["name"] == name) {
+                return Some(error(id, -32602, &format!("Unknown tool: {name}")));
+            }
+            let empty = serde_json::Map::new();
+            let args = params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
+            let r = server.call(name, args);
+            json!({ "content": [{"type": "text", "text": r.text}], "isError": r.is_error })
+        }
+        _ => return Some(error(id, -32601, &format!("Method not found: {method}"))),
+    };
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// Serves `server` on stdin/stdout until stdin closes.
+pub async fn serve_stdio(server: &dyn BuiltinServer) -> std::io::Result<()> {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut out = tokio::io::stdout();
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(Value::Array(batch)) => {
+                let replies: Vec<Value> = batch.iter().filter_map(|m| handle(server, m)).collect();
+                (!replies.is_empty()).then(|| Value::Array(replies))
+            }
+            Ok(msg) => handle(server, &msg),
+            Err(e) => Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {e}")}})),
+        };
+        if let Some(r) = reply {
+            let mut s = serde_json::to_string(&r).expect("json");
+            s.push('\n');
+            out.write_all(s.as_bytes()).await?;
+            out.flush().await?;
+        }
+    }
+    Ok(())
+}
+
+/// Finds a built-in server by name.
+pub fn by_name(name: &str, files_root: Option<std::path::PathBuf>) -> Option<Box<dyn BuiltinServer>> {
+    match name {
+        "calculator" => Some(Box::new(calculator::Calculator)),
+        "files" => {
+            let root = files_root.unwrap_or_else(|| crate::paths::data_dir().join("files"));
+            Some(Box::new(files::Files::new(root).ok()?))
+        }
+        _ => None,
+    }
+}
+
+pub fn names() -> &'static [&'static str] {
+    &["calculator", "files"]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_negotiates_and_unknown_methods_are_errors() {
+        let c = calculator::Calculator;
+        let r = handle(&c, &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})).unwrap();
+        assert_eq!(r["result"]["protocolVersion"], "2024-11-05");
+        let r = handle(&c, &json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2099-01-01"}})).unwrap();
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+        let r = handle(&c, &json!({"jsonrpc":"2.0","id":3,"method":"server/discover"})).unwrap();
+        assert_eq!(r["error"]["code"], -32601);
+        assert!(handle(&c, &json!({"jsonrpc":"2.0","method":"notifications/initialized"})).is_none());
+        let r = handle(&c, &json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}})).unwrap();
+        assert_eq!(r["error"]["code"], -32602);
+    }
+}

@@ -1,0 +1,79 @@
+//! App settings. The window writes them with tauri-plugin-store (a flat JSON object in
+//! `settings.json`); the engine and the CLI read the same file.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    /// Ollama base URL; `None` = `OLLAMA_HOST` or the default.
+    pub llm_url: Option<String>,
+    /// The model for new chats; `None` = the first one the server lists.
+    pub model: Option<String>,
+    /// Rounds of tool calls in one turn before the loop stops.
+    pub max_iterations: usize,
+    /// Longest wait for one tool call, in seconds.
+    pub tool_timeout_secs: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { llm_url: None, model: None, max_iterations: 5, tool_timeout_secs: 60 }
+    }
+}
+
+impl Settings {
+    /// The LLM base URL in effect: this setting, else `OLLAMA_HOST`, else the default.
+    pub fn llm_url(&self) -> String {
+        crate::llm::ollama::resolve_base_url(self.llm_url.as_deref(), std::env::var("OLLAMA_HOST").ok().as_deref())
+    }
+
+    /// Reads the settings; a missing or unreadable file gives the defaults (with a warning), and
+    /// a bad value falls back to its default without losing the others.
+    pub fn load(path: &Path) -> Settings {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(_) => return Settings::default(),
+        };
+        let v: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!("settings file {} is not valid JSON ({e}); using defaults", path.display());
+                return Settings::default();
+            }
+        };
+        let mut s = Settings::default();
+        let str_opt = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::trim).filter(|x| !x.is_empty()).map(String::from);
+        s.llm_url = str_opt("llmUrl");
+        s.model = str_opt("model");
+        if let Some(n) = v.get("maxIterations").and_then(|x| x.as_u64()).filter(|n| (1..=100).contains(n)) {
+            s.max_iterations = n as usize;
+        }
+        if let Some(n) = v.get("toolTimeoutSecs").and_then(|x| x.as_u64()).filter(|n| (1..=3600).contains(n)) {
+            s.tool_timeout_secs = n;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_values_fall_back_one_by_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("settings.json");
+        assert_eq!(Settings::load(&p), Settings::default());
+        std::fs::write(&p, r#"{"llmUrl":"http://h:1","model":"m","maxIterations":0,"toolTimeoutSecs":"x"}"#).unwrap();
+        let s = Settings::load(&p);
+        assert_eq!(s.llm_url.as_deref(), Some("http://h:1"));
+        assert_eq!(s.model.as_deref(), Some("m"));
+        assert_eq!(s.max_iterations, 5);
+        assert_eq!(s.tool_timeout_secs, 60);
+        std::fs::write(&p, "garbage").unwrap();
+        assert_eq!(Settings::load(&p), Settings::default());
+    }
+}

@@ -1,0 +1,458 @@
+//! The conversation store: SQLite (WAL) with versioned migrations. Each message is written as
+//! soon as it exists and updated as it streams, so an interrupted stream leaves its partial text.
+
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension};
+use rusqlite_migration::{Migrations, M};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::llm::{Message, Role, ToolCall};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database migration failed: {0}")]
+    Migration(#[from] rusqlite_migration::Error),
+    #[error("the database connection is closed")]
+    Closed,
+    #[error("no conversation with id {0}")]
+    NoConversation(i64),
+}
+
+impl From<tokio_rusqlite::Error<StoreError>> for StoreError {
+    fn from(e: tokio_rusqlite::Error<StoreError>) -> Self {
+        match e {
+            tokio_rusqlite::Error::Error(e) => e,
+            _ => StoreError::Closed,
+        }
+    }
+}
+
+/// Message status values.
+pub mod status {
+    /// Being streamed right now (only while a turn runs).
+    pub const STREAMING: &str = "streaming";
+    pub const COMPLETE: &str = "complete";
+    /// The user stopped it; the text is partial.
+    pub const STOPPED: &str = "stopped";
+    /// The app ended while it streamed; the text is what had arrived.
+    pub const INTERRUPTED: &str = "interrupted";
+    /// The LLM failed mid-reply; the text is what had arrived.
+    pub const ERROR: &str = "error";
+    /// A note from Switchboard to the user (e.g. the iteration limit); never sent to the model.
+    pub const NOTICE: &str = "notice";
+}
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(
+        r#"
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL,
+            model TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX conversations_updated ON conversations(updated_at DESC);
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('system','user','assistant','tool')),
+            content TEXT NOT NULL DEFAULT '',
+            thinking TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            tool_call_id TEXT,
+            status TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            UNIQUE (conversation_id, seq)
+        );
+        CREATE TABLE tool_calls (
+            id INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            result_message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+            call_id TEXT,
+            name TEXT NOT NULL,
+            server TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            result TEXT,
+            result_raw TEXT,
+            is_error INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL,
+            started_at INTEGER NOT NULL,
+            duration_ms INTEGER
+        );
+        CREATE INDEX tool_calls_message ON tool_calls(message_id);
+        "#,
+    )])
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSummary {
+    pub id: i64,
+    pub title: String,
+    pub model: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub message_count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredMessage {
+    pub id: i64,
+    pub seq: i64,
+    pub role: Role,
+    pub content: String,
+    pub thinking: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_name: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub status: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredToolCall {
+    pub id: i64,
+    pub message_id: i64,
+    pub result_message_id: Option<i64>,
+    pub call_id: Option<String>,
+    pub name: String,
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub result: Option<String>,
+    pub result_raw: Option<Value>,
+    pub is_error: bool,
+    pub status: String,
+    pub started_at: i64,
+    pub duration_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversation {
+    pub summary: ConversationSummary,
+    pub messages: Vec<StoredMessage>,
+    pub tool_calls: Vec<StoredToolCall>,
+}
+
+impl StoredMessage {
+    /// The message as the model sees it.
+    pub fn to_llm(&self) -> Message {
+        Message {
+            role: self.role,
+            content: self.content.clone(),
+            thinking: self.thinking.clone(),
+            tool_calls: self.tool_calls.clone(),
+            tool_name: self.tool_name.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Store {
+    conn: tokio_rusqlite::Connection,
+}
+
+fn setup(conn: &mut rusqlite::Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    migrations().to_latest(conn)?;
+    // a stream that was running when the app ended is no longer streaming
+    conn.execute(
+        "UPDATE messages SET status = ?1 WHERE status = ?2",
+        params![status::INTERRUPTED, status::STREAMING],
+    )?;
+    conn.execute(
+        "UPDATE tool_calls SET status = 'interrupted', is_error = 1,
+            result = COALESCE(result, 'The app ended before the tool answered.') WHERE status = 'running'",
+        [],
+    )?;
+    Ok(())
+}
+
+fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage> {
+    let role: String = r.get(2)?;
+    let calls: Option<String> = r.get(5)?;
+    Ok(StoredMessage {
+        id: r.get(0)?,
+        seq: r.get(1)?,
+        role: Role::parse(&role).unwrap_or(Role::Assistant),
+        content: r.get(3)?,
+        thinking: r.get(4)?,
+        tool_calls: calls.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
+        tool_name: r.get(6)?,
+        tool_call_id: r.get(7)?,
+        status: r.get(8)?,
+        created_at: r.get(9)?,
+    })
+}
+
+fn read_summary(r: &rusqlite::Row) -> rusqlite::Result<ConversationSummary> {
+    Ok(ConversationSummary {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        model: r.get(2)?,
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+        message_count: r.get(5)?,
+    })
+}
+
+const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.updated_at,
+    (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) FROM conversations c";
+
+impl Store {
+    pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = tokio_rusqlite::Connection::open(path).await?;
+        conn.call(|c| setup(c)).await?;
+        Ok(Store { conn })
+    }
+
+    pub async fn open_in_memory() -> Result<Store, StoreError> {
+        let conn = tokio_rusqlite::Connection::open_in_memory().await?;
+        conn.call(|c| setup(c)).await?;
+        Ok(Store { conn })
+    }
+
+    async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        Ok(self.conn.call(f).await?)
+    }
+
+    pub async fn create_conversation(&self, title: &str, model: &str) -> Result<i64, StoreError> {
+        let (title, model) = (title.to_string(), model.to_string());
+        self.call(move |c| {
+            let now = now_ms();
+            c.execute(
+                "INSERT INTO conversations (title, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+                params![title, model, now],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+        .await
+    }
+
+    /// Newest first.
+    pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
+        self.call(|c| {
+            let mut st = c.prepare(&format!("{SUMMARY_SQL} ORDER BY c.updated_at DESC, c.id DESC"))?;
+            let rows = st.query_map([], read_summary)?.collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    pub async fn conversation(&self, id: i64) -> Result<Conversation, StoreError> {
+        self.call(move |c| {
+            let summary = c
+                .query_row(&format!("{SUMMARY_SQL} WHERE c.id = ?1"), [id], read_summary)
+                .optional()?
+                .ok_or(StoreError::NoConversation(id))?;
+            let mut st = c.prepare(
+                "SELECT id, seq, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at
+                 FROM messages WHERE conversation_id = ?1 ORDER BY seq",
+            )?;
+            let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
+            let mut st = c.prepare(
+                "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
+                        is_error, status, started_at, duration_ms
+                 FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
+            )?;
+            let tool_calls = st
+                .query_map([id], |r| {
+                    let args: String = r.get(7)?;
+                    let raw: Option<String> = r.get(9)?;
+                    Ok(StoredToolCall {
+                        id: r.get(0)?,
+                        message_id: r.get(1)?,
+                        result_message_id: r.get(2)?,
+                        call_id: r.get(3)?,
+                        name: r.get(4)?,
+                        server: r.get(5)?,
+                        tool: r.get(6)?,
+                        arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
+                        result: r.get(8)?,
+                        result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
+                        is_error: r.get(10)?,
+                        status: r.get(11)?,
+                        started_at: r.get(12)?,
+                        duration_ms: r.get(13)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Conversation { summary, messages, tool_calls })
+        })
+        .await
+    }
+
+    /// Appends a message to a conversation; returns its id.
+    pub async fn append_message(&self, conversation_id: i64, m: &Message, status: &str) -> Result<i64, StoreError> {
+        let m = m.clone();
+        let status = status.to_string();
+        self.call(move |c| {
+            let tx = c.transaction()?;
+            let now = now_ms();
+            let seq: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?1",
+                [conversation_id],
+                |r| r.get(0),
+            )?;
+            let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
+            tx.execute(
+                "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![conversation_id, seq, m.role.as_str(), m.content, m.thinking, calls, m.tool_name, m.tool_call_id, status, now],
+            )?;
+            let id = tx.last_insert_rowid();
+            let n = tx.execute("UPDATE conversations SET updated_at = ?1 WHERE id = ?2", params![now, conversation_id])?;
+            if n == 0 {
+                return Err(StoreError::NoConversation(conversation_id));
+            }
+            tx.commit()?;
+            Ok(id)
+        })
+        .await
+    }
+
+    /// Rewrites a message's text, thinking, tool calls and status (used while and after it streams).
+    pub async fn update_message(&self, id: i64, m: &Message, status: &str) -> Result<(), StoreError> {
+        let m = m.clone();
+        let status = status.to_string();
+        self.call(move |c| {
+            let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
+            c.execute(
+                "UPDATE messages SET content = ?1, thinking = ?2, tool_calls = ?3, status = ?4 WHERE id = ?5",
+                params![m.content, m.thinking, calls, status, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn delete_message(&self, id: i64) -> Result<(), StoreError> {
+        self.call(move |c| {
+            c.execute("DELETE FROM messages WHERE id = ?1", [id])?;
+            Ok(())
+        })
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn start_tool_call(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        call_id: Option<&str>,
+        name: &str,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<i64, StoreError> {
+        let (call_id, name, server, tool) =
+            (call_id.map(String::from), name.to_string(), server.to_string(), tool.to_string());
+        let args = serde_json::to_string(arguments).unwrap();
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO tool_calls (conversation_id, message_id, call_id, name, server, tool, arguments, status, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8)",
+                params![conversation_id, message_id, call_id, name, server, tool, args, now_ms()],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+        .await
+    }
+
+    pub async fn finish_tool_call(
+        &self,
+        id: i64,
+        result: &str,
+        result_raw: Option<&Value>,
+        is_error: bool,
+        duration_ms: i64,
+        result_message_id: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let result = result.to_string();
+        let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
+                    result_message_id = ?5, status = 'done' WHERE id = ?6",
+                params![result, raw, is_error, duration_ms, result_message_id, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn messages_and_tool_calls_round_trip_and_streaming_becomes_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite3");
+        let s = Store::open(&path).await.unwrap();
+        let c = s.create_conversation("t", "m").await.unwrap();
+        let u = s.append_message(c, &Message::new(Role::User, "hi"), status::COMPLETE).await.unwrap();
+        let mut a = Message::new(Role::Assistant, "");
+        let aid = s.append_message(c, &a, status::STREAMING).await.unwrap();
+        a.content = "part".into();
+        a.tool_calls = vec![ToolCall { id: Some("c1".into()), name: "x__y".into(), arguments: json!({"a": 1}) }];
+        s.update_message(aid, &a, status::STREAMING).await.unwrap();
+        let tc = s.start_tool_call(c, aid, Some("c1"), "x__y", "x", "y", &json!({"a": 1})).await.unwrap();
+        drop(s);
+        // reopen: as after a crash
+        let s = Store::open(&path).await.unwrap();
+        let conv = s.conversation(c).await.unwrap();
+        assert_eq!(conv.messages.len(), 2);
+        assert_eq!(conv.messages[0].id, u);
+        assert_eq!(conv.messages[1].content, "part");
+        assert_eq!(conv.messages[1].status, status::INTERRUPTED);
+        assert_eq!(conv.messages[1].tool_calls[0].arguments, json!({"a": 1}));
+        assert_eq!(conv.tool_calls[0].id, tc);
+        assert_eq!(conv.tool_calls[0].status, "interrupted");
+        assert!(conv.tool_calls[0].is_error);
+        assert_eq!(s.list_conversations().await.unwrap()[0].message_count, 2);
+        assert!(matches!(s.conversation(999).await, Err(StoreError::NoConversation(999))));
+    }
+
+    #[tokio::test]
+    async fn conversations_are_listed_newest_first() {
+        let s = Store::open_in_memory().await.unwrap();
+        let a = s.create_conversation("a", "m").await.unwrap();
+        let b = s.create_conversation("b", "m").await.unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        s.append_message(a, &Message::new(Role::User, "x"), status::COMPLETE).await.unwrap();
+        let ids: Vec<i64> = s.list_conversations().await.unwrap().iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![a, b]);
+    }
+}

@@ -1,0 +1,285 @@
+//! A scripted fake Ollama server on 127.0.0.1. It speaks the native API's wire format byte for
+//! byte as documented (shared/reference/ollama_api.md): NDJSON lines on `/api/chat` sent as
+//! separate HTTP chunks (so a test can split a UTF-8 character across two writes), JSON error
+//! bodies, `/api/tags`, `/api/show`, `/api/version`. It records every request body.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One HTTP answer: a status and the body, written as separate chunks with a pause between.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub chunks: Vec<Vec<u8>>,
+    pub pause: Duration,
+}
+
+pub type Responder = Box<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+pub const MODEL: &str = "fake-llama:latest";
+const CREATED: &str = "2023-08-04T08:52:19.385406455-07:00";
+
+/// A streamed `/api/chat` reply built line by line.
+pub struct Stream {
+    model: String,
+    lines: Vec<Vec<u8>>,
+}
+
+impl Stream {
+    pub fn new() -> Self {
+        Stream { model: MODEL.into(), lines: vec![] }
+    }
+    pub fn model(mut self, m: &str) -> Self {
+        self.model = m.into();
+        self
+    }
+    fn line(mut self, v: Value) -> Self {
+        let mut b = serde_json::to_vec(&v).unwrap();
+        b.push(b'\n');
+        self.lines.push(b);
+        self
+    }
+    /// A content chunk, exactly as Ollama sends it.
+    pub fn text(self, t: &str) -> Self {
+        let m = self.model.clone();
+        self.line(json!({"model": m, "created_at": CREATED, "message": {"role": "assistant", "content": t, "images": null}, "done": false}))
+    }
+    pub fn thinking(self, t: &str) -> Self {
+        let m = self.model.clone();
+        self.line(json!({"model": m, "created_at": CREATED, "message": {"role": "assistant", "content": "", "thinking": t}, "done": false}))
+    }
+    /// One complete tool call in one chunk (Ollama parses calls server-side), with an id.
+    pub fn tool_call(self, id: &str, name: &str, args: Value) -> Self {
+        self.tool_calls(&[(id, name, args)])
+    }
+    pub fn tool_calls(self, calls: &[(&str, &str, Value)]) -> Self {
+        let m = self.model.clone();
+        let calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (id, name, args))| json!({"id": id, "function": {"index": i, "name": name, "arguments": args}}))
+            .collect();
+        self.line(json!({"model": m, "created_at": CREATED, "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false}))
+    }
+    /// The mid-stream error line (HTTP status stays 200).
+    pub fn error(self, msg: &str) -> Self {
+        self.line(json!({"error": msg}))
+    }
+    pub fn done(self) -> Self {
+        let m = self.model.clone();
+        self.line(json!({"model": m, "created_at": CREATED, "message": {"role": "assistant", "content": ""}, "done": true,
+            "done_reason": "stop", "total_duration": 4883583458u64, "load_duration": 1334875, "prompt_eval_count": 26,
+            "prompt_eval_duration": 342546000, "eval_count": 282, "eval_duration": 4535599000u64}))
+    }
+    /// Each line is its own write.
+    pub fn reply(self) -> Reply {
+        Reply { status: 200, content_type: "application/x-ndjson", chunks: self.lines, pause: Duration::from_millis(5) }
+    }
+    /// The whole stream as raw bytes (to split it at arbitrary places).
+    pub fn bytes(self) -> Vec<u8> {
+        self.lines.concat()
+    }
+}
+
+impl Default for Stream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A reply whose bytes are written in the given pieces.
+pub fn raw_chunks(chunks: Vec<Vec<u8>>) -> Reply {
+    Reply { status: 200, content_type: "application/x-ndjson", chunks, pause: Duration::from_millis(30) }
+}
+
+pub fn json_error(status: u16, msg: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "application/json; charset=utf-8",
+        chunks: vec![serde_json::to_vec(&json!({"error": msg})).unwrap()],
+        pause: Duration::ZERO,
+    }
+}
+
+pub fn model_not_found(model: &str) -> Reply {
+    json_error(404, &format!("model \"{model}\" not found, try pulling it first"))
+}
+
+#[derive(Default)]
+struct Shared {
+    script: VecDeque<Reply>,
+    responder: Option<Responder>,
+    requests: Vec<(String, Value)>,
+    models: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct FakeOllama {
+    pub url: String,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl FakeOllama {
+    /// Starts on a free port; `/api/tags` lists `fake-llama:latest`.
+    pub async fn start() -> FakeOllama {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shared = Arc::new(Mutex::new(Shared { models: vec![MODEL.into()], ..Default::default() }));
+        let s = shared.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((sock, _)) = listener.accept().await else { return };
+                let s = s.clone();
+                tokio::spawn(async move {
+                    let _ = serve(sock, s).await;
+                });
+            }
+        });
+        FakeOllama { url, shared }
+    }
+
+    /// Starts it on its own runtime thread (for tests that are not async, such as E2E).
+    pub fn start_in_background() -> FakeOllama {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+            rt.block_on(async move {
+                tx.send(FakeOllama::start().await).unwrap();
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().unwrap()
+    }
+
+    /// The next `/api/chat` answers, in order.
+    pub fn push(&self, r: Reply) {
+        self.shared.lock().unwrap().script.push_back(r);
+    }
+
+    /// Answers `/api/chat` from the request when the script is empty.
+    pub fn set_responder(&self, f: impl Fn(&Value) -> Reply + Send + Sync + 'static) {
+        self.shared.lock().unwrap().responder = Some(Box::new(f));
+    }
+
+    pub fn set_models(&self, models: &[&str]) {
+        self.shared.lock().unwrap().models = models.iter().map(|s| s.to_string()).collect();
+    }
+
+    /// Bodies of the `/api/chat` requests received so far.
+    pub fn chat_requests(&self) -> Vec<Value> {
+        self.shared.lock().unwrap().requests.iter().filter(|(p, _)| p == "/api/chat").map(|(_, v)| v.clone()).collect()
+    }
+}
+
+async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Result<()> {
+    loop {
+        // read the head
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1024];
+        let head_end = loop {
+            if let Some(p) = find(&buf, b"\r\n\r\n") {
+                break p;
+            }
+            let n = sock.read(&mut byte).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&byte[..n]);
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+        let mut lines = head.lines();
+        let request_line = lines.next().unwrap_or_default().to_string();
+        let mut parts = request_line.split_whitespace();
+        let method = parts.next().unwrap_or_default().to_string();
+        let path = parts.next().unwrap_or_default().to_string();
+        let len: usize = lines
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut body = buf[head_end + 4..].to_vec();
+        while body.len() < len {
+            let n = sock.read(&mut byte).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            body.extend_from_slice(&byte[..n]);
+        }
+        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let reply = {
+            let mut s = shared.lock().unwrap();
+            s.requests.push((path.clone(), req.clone()));
+            match (method.as_str(), path.as_str()) {
+                ("POST", "/api/chat") => {
+                    let model = req.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
+                    if !s.models.contains(&model) {
+                        model_not_found(&model)
+                    } else if let Some(r) = s.script.pop_front() {
+                        r
+                    } else if let Some(f) = &s.responder {
+                        f(&req)
+                    } else {
+                        json_error(500, "the fake LLM has no scripted reply left")
+                    }
+                }
+                ("GET", "/api/tags") => {
+                    let models: Vec<Value> = s.models.iter().map(|m| json!({"name": m, "model": m, "modified_at": CREATED,
+                        "size": 2019393189u64, "digest": "a80c4f17acd5", "details": {"parent_model": "", "format": "gguf",
+                        "family": "llama", "families": ["llama"], "parameter_size": "3.2B", "quantization_level": "Q4_K_M"}})).collect();
+                    Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({"models": models})).unwrap()], pause: Duration::ZERO }
+                }
+                ("POST", "/api/show") => {
+                    let model = req.get("model").and_then(Value::as_str).unwrap_or_default();
+                    if s.models.iter().any(|m| m == model) {
+                        Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({
+                            "modelfile": "", "parameters": "", "template": "", "details": {"family": "llama"},
+                            "model_info": {"general.architecture": "llama"}, "capabilities": ["completion", "tools"]})).unwrap()], pause: Duration::ZERO }
+                    } else {
+                        model_not_found(model)
+                    }
+                }
+                ("GET", "/api/version") => Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![b"{\"version\":\"0.33.0\"}".to_vec()], pause: Duration::ZERO },
+                _ => Reply { status: 404, content_type: "text/plain", chunks: vec![b"404 page not found".to_vec()], pause: Duration::ZERO },
+            }
+        };
+        let reason = match reply.status {
+            200 => "OK",
+            400 => "Bad Request",
+            404 => "Not Found",
+            _ => "Error",
+        };
+        let head = format!(
+            "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\nDate: Sat, 21 Nov 2026 12:00:00 GMT\r\n\r\n",
+            reply.status, reply.content_type
+        );
+        sock.write_all(head.as_bytes()).await?;
+        sock.flush().await?;
+        for c in &reply.chunks {
+            sock.write_all(format!("{:x}\r\n", c.len()).as_bytes()).await?;
+            sock.write_all(c).await?;
+            sock.write_all(b"\r\n").await?;
+            sock.flush().await?;
+            if !reply.pause.is_zero() {
+                tokio::time::sleep(reply.pause).await;
+            }
+        }
+        sock.write_all(b"0\r\n\r\n").await?;
+        sock.flush().await?;
+    }
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+/// The last message of a chat request.
+pub fn last_message(req: &Value) -> Value {
+    req["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or(Value::Null)
+}

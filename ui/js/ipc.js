@@ -1,0 +1,27 @@
+// The one module that talks to the Rust side (invoke and Channel). Every other module is a view.
+const core = window.__TAURI__.core;
+
+const call = (cmd, args) => core.invoke(cmd, args);
+
+export const appInfo = () => call('app_info');
+export const getSettings = () => call('get_settings');
+export const saveSettings = (settings) => call('save_settings', { settings });
+export const listModels = () => call('list_models');
+export const listConversations = () => call('list_conversations');
+export const loadConversation = (id) => call('load_conversation', { id });
+export const mcpServers = () => call('mcp_servers');
+export const renderMarkdown = (text) => call('render_markdown', { text });
+export const stopTurn = (turnId) => call('stop_turn', { turnId });
+
+/** Opens an http(s) link in the user's browser, never in this window. */
+export const openUrl = (url) => call('plugin:opener|open_url', { url });
+
+/**
+ * Sends a message; `onEvent` receives each ChatEvent as it happens.
+ * Resolves with the turn summary when the turn has ended.
+ */
+export function sendMessage({ turnId, conversationId, model, text }, onEvent) {
+  const channel = new core.Channel();
+  channel.onmessage = onEvent;
+  return call('send_message', { turnId, conversationId, model, text, onEvent: channel });
+}

@@ -1,0 +1,200 @@
+// The chat view: message bubbles, tool-call cards, notices, the empty state.
+import { el, setSanitizedHtml, formatDuration } from '../dom.js';
+
+export class ChatView {
+  constructor(root, { onLink, onExample }) {
+    this.root = root;
+    this.onLink = onLink;
+    this.onExample = onExample;
+    this.bubbles = new Map(); // message id -> { node, body, text }
+    this.cards = new Map(); // tool call id -> card node
+    root.addEventListener('click', (e) => {
+      const a = e.target.closest('a[href]');
+      if (a && root.contains(a)) {
+        e.preventDefault();
+        this.onLink(a.getAttribute('href'));
+      }
+    });
+  }
+
+  clear() {
+    this.root.replaceChildren();
+    this.bubbles.clear();
+    this.cards.clear();
+  }
+
+  showEmpty(tools) {
+    this.clear();
+    const examples = ['What is 2+40?', 'What is the square root of 1764?', 'List the files in my sandbox'];
+    this.root.append(
+      el('div', { class: 'empty-state' },
+        el('img', { src: 'img/logo.png', alt: '', width: 56, height: 56 }),
+        el('h2', {}, 'Chat with your local model'),
+        el('p', {}, tools.length
+          ? `It can use ${tools.length} tools from your MCP servers: ${tools.slice(0, 8).join(', ')}${tools.length > 8 ? ', …' : ''}.`
+          : 'No MCP tools are available yet. Servers start in the background; see “MCP servers” in the sidebar.'),
+        el('div', { class: 'examples' },
+          examples.map((x) => el('button', { class: 'btn example', type: 'button', onclick: () => this.onExample(x) }, x)))));
+  }
+
+  removeEmpty() {
+    this.root.querySelector('.empty-state')?.remove();
+  }
+
+  scrollToEnd(force = false) {
+    const r = this.root;
+    const nearEnd = r.scrollHeight - r.scrollTop - r.clientHeight < 160;
+    if (force || nearEnd) r.scrollTop = r.scrollHeight;
+  }
+
+  /** Renders a stored conversation (the view model from load_conversation). */
+  renderConversation(view) {
+    this.clear();
+    for (const item of view.items) {
+      if (item.kind === 'message') {
+        const b = this.addMessage(item.id, item.role, item.status);
+        if (item.role === 'assistant') {
+          setSanitizedHtml(b.body, item.html ?? '');
+          if (item.thinking) this.setThinking(item.id, item.thinking);
+        } else {
+          b.body.textContent = item.content;
+        }
+        b.text = item.content;
+      } else if (item.kind === 'toolCall') {
+        this.addCard(item);
+        this.finishCard(item.id, {
+          result: item.result ?? '',
+          isError: item.isError,
+          durationMs: item.durationMs,
+          status: item.status,
+        });
+      } else if (item.kind === 'notice') {
+        this.addNotice(item.text);
+      }
+    }
+    this.scrollToEnd(true);
+  }
+
+  addMessage(id, role, status = 'complete') {
+    this.removeEmpty();
+    const body = el('div', { class: role === 'assistant' ? 'body markdown' : 'body' });
+    const node = el('article', { class: `msg ${role} ${status}`, dataset: { id, role } },
+      el('div', { class: 'who' }, role === 'user' ? 'You' : 'Assistant'),
+      body,
+      el('div', { class: 'status-line' }, statusText(status)));
+    this.root.append(node);
+    const b = { node, body, text: '' };
+    this.bubbles.set(id, b);
+    this.scrollToEnd(role === 'user');
+    return b;
+  }
+
+  setStatus(id, status) {
+    const b = this.bubbles.get(id);
+    if (!b) return;
+    b.node.className = `msg ${b.node.dataset.role} ${status}`;
+    b.node.querySelector('.status-line').textContent = statusText(status);
+  }
+
+  /** A streamed piece: `html` (when present) is the whole reply so far, rendered and sanitized. */
+  appendText(id, text, html) {
+    const b = this.bubbles.get(id);
+    if (!b) return;
+    b.text += text;
+    if (html !== null && html !== undefined) setSanitizedHtml(b.body, html);
+    else b.body.append(document.createTextNode(text));
+    this.scrollToEnd();
+  }
+
+  setThinking(id, text, append = false) {
+    const b = this.bubbles.get(id);
+    if (!b) return;
+    let t = b.node.querySelector('.thinking');
+    if (!t) {
+      t = el('details', { class: 'thinking' }, el('summary', {}, 'Thinking'), el('div', { class: 'thinking-text' }));
+      b.node.insertBefore(t, b.body);
+    }
+    const box = t.querySelector('.thinking-text');
+    box.textContent = append ? box.textContent + text : text;
+  }
+
+  finishMessage(id, status, html, content) {
+    const b = this.bubbles.get(id);
+    if (!b) return;
+    b.text = content;
+    setSanitizedHtml(b.body, html);
+    this.setStatus(id, status);
+    // a reply that only called tools has no text: its cards say it all
+    if (!content && status === 'complete' && !b.node.querySelector('.thinking')) {
+      b.node.remove();
+      this.bubbles.delete(id);
+    }
+  }
+
+  addCard(call) {
+    this.removeEmpty();
+    const args = el('pre', { class: 'code args' }, prettyJson(call.arguments));
+    const result = el('pre', { class: 'code result' });
+    const icon = el('span', { class: 'card-icon spinner', 'aria-hidden': 'true' });
+    const state = el('span', { class: 'card-state' }, 'running…');
+    const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name } },
+      el('summary', {},
+        icon,
+        el('span', { class: 'card-title' },
+          el('span', { class: 'card-server' }, call.server || 'unknown server'),
+          el('span', { class: 'card-sep' }, ' › '),
+          el('span', { class: 'card-tool' }, call.tool || call.name)),
+        state),
+      el('div', { class: 'card-body' },
+        el('div', { class: 'card-label' }, 'Arguments'), args,
+        el('div', { class: 'card-label result-label' }, 'Result'), result));
+    this.root.append(card);
+    this.cards.set(call.id, card);
+    this.scrollToEnd();
+    return card;
+  }
+
+  finishCard(id, { result, isError, durationMs, status }) {
+    const card = this.cards.get(id);
+    if (!card) return;
+    const failed = isError || status === 'interrupted';
+    card.classList.remove('running');
+    card.classList.add(failed ? 'error' : 'ok');
+    card.querySelector('.card-icon').className = `card-icon ${failed ? 'icon-error' : 'icon-ok'}`;
+    card.querySelector('.card-icon').textContent = failed ? '✕' : '✓';
+    card.querySelector('.card-state').textContent =
+      `${failed ? 'error' : 'done'}${durationMs !== null && durationMs !== undefined ? ' · ' + formatDuration(durationMs) : ''}`;
+    card.querySelector('.result-label').textContent = failed ? 'Error' : 'Result';
+    card.querySelector('.result').textContent = result;
+    // finished successful cards fold away; errors stay open
+    if (!failed) card.open = false;
+    this.scrollToEnd();
+  }
+
+  addNotice(text) {
+    this.root.append(el('div', { class: 'notice', role: 'status' }, text));
+    this.scrollToEnd();
+  }
+
+  addError(text) {
+    this.root.append(el('div', { class: 'notice error', role: 'alert' }, text));
+    this.scrollToEnd(true);
+  }
+}
+
+function statusText(status) {
+  switch (status) {
+    case 'streaming': return '';
+    case 'stopped': return 'Stopped — this reply is incomplete.';
+    case 'interrupted': return 'Interrupted — the app closed while this reply was being written.';
+    case 'error': return 'The model failed while writing this reply.';
+    default: return '';
+  }
+}
+
+function prettyJson(v) {
+  if (typeof v === 'string') {
+    try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+  }
+  return JSON.stringify(v ?? {}, null, 2);
+}
