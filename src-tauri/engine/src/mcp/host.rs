@@ -81,6 +81,8 @@ pub struct ServerView {
     /// How the process ended, when it has.
     pub exit: Option<String>,
     pub stderr_tail: Vec<String>,
+    /// The server's process id (also its process group), while it has one.
+    pub pid: Option<u32>,
 }
 
 /// The outcome of routing one call: never a Rust error, because whatever happened is something
@@ -395,6 +397,7 @@ impl McpHost {
                     error: st.error.clone(),
                     exit: st.exit.clone(),
                     stderr_tail: st.stderr.as_ref().map(|t| t.last(REPORT_STDERR_LINES)).unwrap_or_default(),
+                    pid: st.pid,
                 }
             })
             .collect()
