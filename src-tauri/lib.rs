@@ -11,7 +11,7 @@ pub use state::AppState;
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG").unwrap_or_else(|_| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG").unwrap_or_else(|_| "info,rmcp=warn".into());
     let dir = switchboard_engine::paths::data_dir().join("logs");
     let file = std::fs::create_dir_all(&dir)
         .ok()

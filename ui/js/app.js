@@ -94,12 +94,12 @@ function newChat() {
   state.conversationId = null;
   $('#chat-title').textContent = 'New chat';
   sidebar.setActive(null);
-  chat.showEmpty(toolNames());
+  chat.showEmpty(runningServers());
   $('#input').focus();
 }
 
-function toolNames() {
-  return state.servers.filter((s) => s.status === 'running').flatMap((s) => s.tools.map((t) => t.exposed));
+function runningServers() {
+  return state.servers.filter((s) => s.status === 'running');
 }
 
 // ---------- sending ----------
@@ -191,7 +191,7 @@ async function refreshServers() {
   $('#servers-dot').className = `dot ${level}`;
   if ($('#servers-dialog').open) renderServers($('#servers-list'), state.servers, state.info?.mcpConfigError);
   const empty = document.querySelector('.empty-state');
-  if (empty && !state.conversationId) chat.showEmpty(toolNames());
+  if (empty && !state.conversationId) chat.showEmpty(runningServers());
   clearTimeout(serversTimer);
   const starting = state.servers.some((s) => s.status === 'starting');
   serversTimer = setTimeout(refreshServers, starting ? 500 : 4000);

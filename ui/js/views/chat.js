@@ -23,16 +23,15 @@ export class ChatView {
     this.cards.clear();
   }
 
-  showEmpty(tools) {
+  /** `servers`: the running servers, each with its tools. */
+  showEmpty(servers) {
     this.clear();
     const examples = ['What is 2+40?', 'What is the square root of 1764?', 'List the files in my sandbox'];
     this.root.append(
       el('div', { class: 'empty-state' },
         el('img', { src: 'img/logo.png', alt: '', width: 56, height: 56 }),
         el('h2', {}, 'Chat with your local model'),
-        el('p', {}, tools.length
-          ? `It can use ${tools.length} tools from your MCP servers: ${tools.slice(0, 8).join(', ')}${tools.length > 8 ? ', …' : ''}.`
-          : 'No MCP tools are available yet. Servers start in the background; see “MCP servers” in the sidebar.'),
+        el('p', {}, describeTools(servers)),
         el('div', { class: 'examples' },
           examples.map((x) => el('button', { class: 'btn example', type: 'button', onclick: () => this.onExample(x) }, x)))));
   }
@@ -180,6 +179,13 @@ export class ChatView {
     this.root.append(el('div', { class: 'notice error', role: 'alert' }, text));
     this.scrollToEnd(true);
   }
+}
+
+function describeTools(servers) {
+  const tools = servers.reduce((n, s) => n + s.tools.length, 0);
+  if (!tools) return 'No MCP tools are available yet. Servers start in the background; see “MCP servers” in the sidebar.';
+  const names = servers.map((s) => s.name).join(', ');
+  return `It can use ${tools} tool${tools > 1 ? 's' : ''} from ${servers.length} MCP server${servers.length > 1 ? 's' : ''} (${names}).`;
 }
 
 function statusText(status) {

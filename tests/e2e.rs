@@ -1,0 +1,262 @@
+//! End to end, in the REAL app window: tauri-driver + WebKitWebDriver under Xvfb, driven with
+//! fantoccini. The LLM is the scripted fake; the MCP servers are the real built-in ones.
+//!
+//! Needs a display, tauri-driver and WebKitWebDriver: run it with `make test` (or `make e2e`),
+//! which installs them and wraps it in xvfb-run. Plain `cargo test` skips it (it is #[ignore]).
+
+mod support;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use support::fake_ollama::{self, last_message, FakeOllama, Stream};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One tauri-driver (and so one app process) per session.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start(home: &Path) -> Driver {
+        let port = free_port();
+        let native = free_port();
+        let bin = which_tauri_driver();
+        let child = Command::new(bin)
+            .args(["--port", &port.to_string(), "--native-port", &native.to_string()])
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env_remove("OLLAMA_HOST")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("tauri-driver starts (install it with `make test-deps`)");
+        // wait until it listens
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(t.elapsed() < Duration::from_secs(20), "tauri-driver did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Driver { child, port }
+    }
+
+    async fn session(&self) -> Client {
+        let mut caps = serde_json::Map::new();
+        caps.insert("browserName".into(), json!("wry"));
+        caps.insert("tauri:options".into(), json!({ "application": support::switchboard_bin() }));
+        ClientBuilder::native()
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a WebDriver session on the app")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn which_tauri_driver() -> PathBuf {
+    let home_bin = PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/bin/tauri-driver");
+    if home_bin.exists() {
+        return home_bin;
+    }
+    PathBuf::from("tauri-driver")
+}
+
+/// The fake model: arithmetic goes through calculator__add; "xss" gets hostile HTML back.
+fn script(fake: &FakeOllama) {
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        let text = last["content"].as_str().unwrap_or_default().to_string();
+        if last["role"] == "tool" {
+            return Stream::new().text("2 + 40 = ").text(&format!("**{text}**")).text("\n\nThe calculator agrees.").done().reply();
+        }
+        if text.contains("xss") {
+            return Stream::new()
+                .text("Here: <img src=x onerror=\"window.__xss=1\"> and ")
+                .text("<script>window.__xss=2</script> and [link](javascript:window.__xss=3)")
+                .done()
+                .reply();
+        }
+        if text.contains("2+40") {
+            return Stream::new().tool_call("call_e2e1", "calculator__add", json!({"a": 2, "b": 40})).done().reply();
+        }
+        Stream::new().text("I only do arithmetic.").done().reply()
+    });
+}
+
+async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
+    c.wait().at_most(WAIT).for_element(Locator::Css(css)).await.unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
+}
+
+async fn text_content(c: &Client, css: &str) -> String {
+    let v = c
+        .execute("const n = document.querySelector(arguments[0]); return n ? n.textContent : null;", vec![json!(css)])
+        .await
+        .unwrap();
+    v.as_str().unwrap_or_default().to_string()
+}
+
+async fn send(c: &Client, text: &str) {
+    let input = wait_css(c, "#input").await;
+    input.send_keys(text).await.unwrap();
+    input.send_keys("\u{E007}").await.unwrap(); // Enter
+}
+
+async fn wait_until(c: &Client, js_condition: &str) {
+    let t = Instant::now();
+    loop {
+        let v = c.execute(&format!("return !!({js_condition});"), vec![]).await.unwrap();
+        if v == json!(true) {
+            return;
+        }
+        assert!(t.elapsed() < WAIT, "timed out waiting for: {js_condition}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
+    let fake = FakeOllama::start().await;
+    script(&fake);
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config").join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        serde_json::to_string(&json!({"llmUrl": fake.url, "model": fake_ollama::MODEL})).unwrap(),
+    )
+    .unwrap();
+
+    // ---- first launch ----
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    // the built-in servers come up and the model list is filled from /api/tags
+    wait_until(&c, "document.querySelector('#servers-summary').textContent.includes('2/2 servers')").await;
+    assert_eq!(text_content(&c, "#model-select").await, fake_ollama::MODEL);
+    assert!(c.find(Locator::Css("#banner[hidden]")).await.is_ok(), "no error banner when the LLM is reachable");
+
+    send(&c, "what is 2+40?").await;
+    let card = wait_css(&c, ".tool-card.ok").await;
+    let card_text = card.prop("textContent").await.unwrap().unwrap_or_default();
+    assert!(card_text.contains("calculator"), "{card_text}");
+    assert!(card_text.contains("add"), "{card_text}");
+    assert!(card_text.contains("\"a\": 2") && card_text.contains("\"b\": 40"), "pretty arguments: {card_text}");
+    assert_eq!(text_content(&c, ".tool-card .result").await, "42");
+    wait_css(&c, ".msg.assistant.complete .body strong").await;
+    assert_eq!(text_content(&c, ".msg.assistant.complete .body strong").await, "42");
+    assert!(text_content(&c, ".msg.assistant.complete .body").await.contains("The calculator agrees."));
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    // the conversation is in the sidebar
+    wait_until(&c, "document.querySelector('#conversation-list .conv.active')?.textContent.includes('what is 2+40?')").await;
+
+    // the screenshot for the README: open the card so its arguments and result show
+    c.execute("document.querySelector('.tool-card').open = true;", vec![]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let png = c.screenshot().await.unwrap();
+    let shots = support::repo_dir().join("docs/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    std::fs::write(shots.join("chat.png"), png).unwrap();
+
+    // ---- hostile HTML in a reply renders as inert text ----
+    c.find(Locator::Css("#new-chat")).await.unwrap().click().await.unwrap();
+    send(&c, "show me xss").await;
+    wait_css(&c, ".msg.assistant.complete").await;
+    let body = text_content(&c, ".msg.assistant.complete .body").await;
+    assert!(body.contains("<img src=x onerror=\"window.__xss=1\">"), "shown as text: {body}");
+    assert!(body.contains("<script>window.__xss=2</script>"), "shown as text: {body}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let active = c
+        .execute(
+            "return { xss: window.__xss ?? null, imgs: document.querySelectorAll('#messages img').length,
+                      scripts: document.querySelectorAll('#messages script').length,
+                      jsLinks: [...document.querySelectorAll('#messages a')].filter(a => (a.getAttribute('href') || '').startsWith('javascript')).length };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(active, json!({"xss": null, "imgs": 0, "scripts": 0, "jsLinks": 0}));
+    c.find(Locator::Css(".msg.assistant.complete .body a")).await.unwrap().click().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(c.execute("return window.__xss ?? null;", vec![]).await.unwrap(), Value::Null, "clicking the link ran nothing");
+
+    c.close().await.unwrap();
+    drop(driver);
+
+    // ---- relaunch: the conversation is there and reopens with its card ----
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    let titles = text_content(&c, "#conversation-list").await;
+    assert!(titles.contains("what is 2+40?"), "{titles}");
+    assert!(titles.contains("show me xss"), "{titles}");
+    let first = c
+        .find_all(Locator::Css("#conversation-list .conv"))
+        .await
+        .unwrap();
+    let mut opened = false;
+    for b in first {
+        if b.prop("textContent").await.unwrap().unwrap_or_default().contains("what is 2+40?") {
+            b.click().await.unwrap();
+            opened = true;
+            break;
+        }
+    }
+    assert!(opened);
+    wait_css(&c, ".tool-card.ok").await;
+    assert_eq!(text_content(&c, "#chat-title").await, "what is 2+40?");
+    assert_eq!(text_content(&c, ".tool-card .result").await, "42");
+    assert!(text_content(&c, ".tool-card").await.contains("\"b\": 40"));
+    assert_eq!(text_content(&c, ".msg.user .body").await, "what is 2+40?");
+    assert_eq!(text_content(&c, ".msg.assistant .body strong").await, "42");
+    c.close().await.unwrap();
+    drop(driver);
+
+    // the store agrees
+    let db = home.path().join("data").join(switchboard_engine::paths::APP_IDENTIFIER).join("conversations.sqlite3");
+    let store = switchboard_engine::store::Store::open(&db).await.unwrap();
+    let convs = store.list_conversations().await.unwrap();
+    assert_eq!(convs.len(), 2);
+    assert_eq!(fake.chat_requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
+    let home = tempfile::tempdir().unwrap();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let config_dir = home.path().join("config").join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("settings.json"), json!({"llmUrl": dead}).to_string()).unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_css(&c, "#banner:not([hidden])").await;
+    let banner = text_content(&c, "#banner").await;
+    assert!(banner.contains(&dead), "{banner}");
+    assert!(banner.contains("ollama serve"), "{banner}");
+    assert!(banner.contains("Settings"), "{banner}");
+    // Settings opens from the banner with the URL in it
+    c.find(Locator::Css("#banner-settings")).await.unwrap().click().await.unwrap();
+    wait_css(&c, "#settings-dialog[open]").await;
+    let url = c.execute("return document.querySelector('#set-llm-url').value;", vec![]).await.unwrap();
+    assert_eq!(url, json!(dead));
+    c.close().await.unwrap();
+}
