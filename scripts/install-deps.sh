@@ -3,6 +3,7 @@
 #   scripts/install-deps.sh          system packages to build and run the app
 #   scripts/install-deps.sh --test   also E2E tooling (Xvfb, WebKitWebDriver, tauri-driver) and the npm test servers
 set -euo pipefail
+export PATH="$HOME/.cargo/bin:$PATH"
 cd "$(dirname "$0")/.."
 
 want_test=0
@@ -14,7 +15,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
       libayatana-appindicator3-dev libxdo-dev libssl-dev pkg-config build-essential curl file)
 if [ $want_test = 1 ]; then
-  pkgs+=(xvfb xauth webkit2gtk-driver)
+  pkgs+=(xvfb xauth webkit2gtk-driver python3)
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 
 missing=()
@@ -29,14 +31,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ $want_test = 1 ]; then
-  if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+  if ! command -v tauri-driver >/dev/null 2>&1; then
     echo "install-deps: installing tauri-driver"
     cargo install tauri-driver --version "^2" --locked --quiet
   fi
   # Real MCP servers used by the tests (npm), pinned by tests/servers/package-lock.json.
   if [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-everything ]; then
     echo "install-deps: installing npm test servers"
-    (cd tests/servers && npm ci --no-audit --no-fund --silent 2>/dev/null || npm install --no-audit --no-fund --silent)
+    (cd tests/servers && npm ci --no-audit --no-fund --loglevel=error)
   fi
 fi
 echo "install-deps: ok"

@@ -50,34 +50,52 @@ pub fn run(args: &[String]) -> Option<i32> {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 fn init_cli_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG").unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
+                .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .try_init();
 }
 
 fn mcp_server(rest: &[String]) -> anyhow::Result<i32> {
-    let name = rest.first().ok_or_else(|| anyhow!("which server? one of: {}", servers::names().join(", ")))?;
+    let name = rest
+        .first()
+        .ok_or_else(|| anyhow!("which server? one of: {}", servers::names().join(", ")))?;
     let root = match rest.iter().position(|a| a == "--root") {
-        Some(i) => Some(rest.get(i + 1).ok_or_else(|| anyhow!("--root needs a folder"))?.into()),
+        Some(i) => Some(
+            rest.get(i + 1)
+                .ok_or_else(|| anyhow!("--root needs a folder"))?
+                .into(),
+        ),
         None => None,
     };
-    let server = servers::by_name(name, root)
-        .ok_or_else(|| anyhow!("unknown built-in server \"{name}\"; choose one of: {}", servers::names().join(", ")))?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let server = servers::by_name(name, root).ok_or_else(|| {
+        anyhow!(
+            "unknown built-in server \"{name}\"; choose one of: {}",
+            servers::names().join(", ")
+        )
+    })?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(servers::serve_stdio(server.as_ref()))?;
     Ok(0)
 }
 
 async fn open_runtime() -> anyhow::Result<Runtime> {
     let exe = std::env::current_exe().context("finding this program")?;
-    let rt = Runtime::open(exe).await.context("opening the conversation store")?;
+    let rt = Runtime::open(exe)
+        .await
+        .context("opening the conversation store")?;
     if let Some(e) = &rt.mcp_config_error {
         eprintln!("switchboard: {e}");
     }
@@ -93,10 +111,21 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--conversation" => {
-                let v = it.next().ok_or_else(|| anyhow!("--conversation needs an id"))?;
-                conversation_id = Some(v.parse::<i64>().with_context(|| format!("\"{v}\" is not a conversation id"))?);
+                let v = it
+                    .next()
+                    .ok_or_else(|| anyhow!("--conversation needs an id"))?;
+                conversation_id = Some(
+                    v.parse::<i64>()
+                        .with_context(|| format!("\"{v}\" is not a conversation id"))?,
+                );
             }
-            "--model" => model = Some(it.next().ok_or_else(|| anyhow!("--model needs a name"))?.clone()),
+            "--model" => {
+                model = Some(
+                    it.next()
+                        .ok_or_else(|| anyhow!("--model needs a name"))?
+                        .clone(),
+                )
+            }
             s if s.starts_with("--") => bail!("unknown option {s}\n\n{USAGE}"),
             s => {
                 if prompt.replace(s.to_string()).is_some() {
@@ -113,7 +142,10 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
         None => {
             let models = engine.llm.list_models().await.map_err(|e| anyhow!("{e}"))?;
             models.first().map(|m| m.name.clone()).ok_or_else(|| {
-                anyhow!("the LLM server at {} has no models; pull one (ollama pull llama3.2)", engine.llm.base_url())
+                anyhow!(
+                    "the LLM server at {} has no models; pull one (ollama pull llama3.2)",
+                    engine.llm.base_url()
+                )
             })?
         }
     };
@@ -138,7 +170,17 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
         let _ = out.write_all(b"\n");
         let _ = out.flush();
     };
-    let summary = engine.run_turn(TurnRequest { conversation_id, model, text: prompt }, &emit, cancel).await;
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id,
+                model,
+                text: prompt,
+            },
+            &emit,
+            cancel,
+        )
+        .await;
     rt.host.shutdown().await;
     let summary = summary?;
     Ok(if summary.llm_error.is_some() { 1 } else { 0 })

@@ -11,13 +11,21 @@ pub use state::AppState;
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG").unwrap_or_else(|_| "info,rmcp=warn".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
+        .unwrap_or_else(|_| "info,rmcp=warn".into());
     let dir = switchboard_engine::paths::data_dir().join("logs");
-    let file = std::fs::create_dir_all(&dir)
-        .ok()
-        .map(|_| tracing_appender::non_blocking(tracing_appender::rolling::daily(&dir, "switchboard.log")));
+    let file = std::fs::create_dir_all(&dir).ok().map(|_| {
+        tracing_appender::non_blocking(tracing_appender::rolling::daily(&dir, "switchboard.log"))
+    });
     let (file_layer, guard) = match file {
-        Some((w, g)) => (Some(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(w)), Some(g)),
+        Some((w, g)) => (
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(w),
+            ),
+            Some(g),
+        ),
         None => (None, None),
     };
     let _ = tracing_subscriber::registry()

@@ -18,7 +18,11 @@ impl AppState {
         let exe = std::env::current_exe()?;
         let runtime = Runtime::open(exe).await?;
         let settings = RwLock::new(runtime.settings.clone());
-        Ok(AppState { runtime, settings, turns: Mutex::new(HashMap::new()) })
+        Ok(AppState {
+            runtime,
+            settings,
+            turns: Mutex::new(HashMap::new()),
+        })
     }
 
     pub async fn start_servers(&self) {

@@ -26,7 +26,10 @@ fn builtin(name: &str) -> ServerConfig {
 }
 
 fn everything() -> ServerConfig {
-    ServerConfig::new("node", &[support::everything_server().to_str().unwrap(), "stdio"])
+    ServerConfig::new(
+        "node",
+        &[support::everything_server().to_str().unwrap(), "stdio"],
+    )
 }
 
 fn python(fixture: &str) -> ServerConfig {
@@ -38,7 +41,10 @@ async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
     let mut config = McpConfig::default();
     for (name, mut cfg) in servers {
         if cfg.args == ["mcp-server", "files"] {
-            cfg.args.extend(["--root".into(), dir.path().join("sandbox").display().to_string()]);
+            cfg.args.extend([
+                "--root".into(),
+                dir.path().join("sandbox").display().to_string(),
+            ]);
         }
         config.servers.insert(name.into(), cfg);
     }
@@ -48,7 +54,12 @@ async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
     let host = McpHost::new(opts);
     host.start_all(&config).await;
     let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();
-    Rig { fake: FakeOllama::start().await, host, store, _dir: dir }
+    Rig {
+        fake: FakeOllama::start().await,
+        host,
+        store,
+        _dir: dir,
+    }
 }
 
 impl Rig {
@@ -57,7 +68,10 @@ impl Rig {
             llm: Arc::new(OllamaClient::new(&self.fake.url)),
             tools: self.host.clone(),
             store: self.store.clone(),
-            options: ChatOptions { max_iterations, ..ChatOptions::default() },
+            options: ChatOptions {
+                max_iterations,
+                ..ChatOptions::default()
+            },
         }
     }
 
@@ -65,13 +79,26 @@ impl Rig {
         self.turn_with(text, 5, CancellationToken::new()).await
     }
 
-    async fn turn_with(&self, text: &str, max: usize, cancel: CancellationToken) -> (switchboard_engine::TurnSummary, Vec<ChatEvent>) {
+    async fn turn_with(
+        &self,
+        text: &str,
+        max: usize,
+        cancel: CancellationToken,
+    ) -> (switchboard_engine::TurnSummary, Vec<ChatEvent>) {
         let events = Arc::new(Mutex::new(Vec::new()));
         let ev = events.clone();
         let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
         let s = self
             .engine(max)
-            .run_turn(TurnRequest { conversation_id: None, model: fake_ollama::MODEL.into(), text: text.into() }, &emit, cancel)
+            .run_turn(
+                TurnRequest {
+                    conversation_id: None,
+                    model: fake_ollama::MODEL.into(),
+                    text: text.into(),
+                },
+                &emit,
+                cancel,
+            )
             .await
             .unwrap();
         let events = events.lock().unwrap().clone();
@@ -79,15 +106,29 @@ impl Rig {
     }
 
     fn status(&self, name: &str) -> switchboard_engine::mcp::ServerView {
-        self.host.servers().into_iter().find(|s| s.name == name).unwrap()
+        self.host
+            .servers()
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap()
     }
 }
 
 /// The fake model: calls the given tools once, then answers with what the tools returned.
-fn call_then_answer(calls: Vec<(&'static str, &'static str, Value)>) -> impl Fn(&Value) -> fake_ollama::Reply {
+fn call_then_answer(
+    calls: Vec<(&'static str, &'static str, Value)>,
+) -> impl Fn(&Value) -> fake_ollama::Reply {
     move |req: &Value| {
         if last_message(req)["role"] == "user" {
-            Stream::new().tool_calls(&calls.iter().map(|(i, n, a)| (*i, *n, a.clone())).collect::<Vec<_>>()).done().reply()
+            Stream::new()
+                .tool_calls(
+                    &calls
+                        .iter()
+                        .map(|(i, n, a)| (*i, *n, a.clone()))
+                        .collect::<Vec<_>>(),
+                )
+                .done()
+                .reply()
         } else {
             let results: Vec<String> = req["messages"]
                 .as_array()
@@ -96,22 +137,43 @@ fn call_then_answer(calls: Vec<(&'static str, &'static str, Value)>) -> impl Fn(
                 .filter(|m| m["role"] == "tool")
                 .map(|m| m["content"].as_str().unwrap().to_string())
                 .collect();
-            Stream::new().text("Results: ").text(&results.join(" | ")).done().reply()
+            Stream::new()
+                .text("Results: ")
+                .text(&results.join(" | "))
+                .done()
+                .reply()
         }
     }
 }
 
 fn tool_messages(req: &Value) -> Vec<Value> {
-    req["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").cloned().collect()
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect()
 }
 
 #[tokio::test]
 async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
-    let r = rig(vec![("calculator", builtin("calculator")), ("files", builtin("files"))]).await;
+    let r = rig(vec![
+        ("calculator", builtin("calculator")),
+        ("files", builtin("files")),
+    ])
+    .await;
     assert_eq!(r.status("calculator").status, ServerStatus::Running);
-    assert_eq!(r.status("calculator").protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(
+        r.status("calculator").protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
     assert_eq!(r.status("files").status, ServerStatus::Running);
-    r.fake.set_responder(call_then_answer(vec![("call_1", "calculator__add", json!({"a": 2, "b": 40}))]));
+    r.fake.set_responder(call_then_answer(vec![(
+        "call_1",
+        "calculator__add",
+        json!({"a": 2, "b": 40}),
+    )]));
 
     let (summary, events) = r.turn("what is 2+40?").await;
     assert_eq!(summary.llm_error, None);
@@ -120,17 +182,47 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
     // the model was offered the tools with their schemas, namespaced
     let reqs = r.fake.chat_requests();
     assert_eq!(reqs.len(), 2);
-    let names: Vec<&str> = reqs[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    for n in ["calculator__add", "calculator__square_root", "files__read_file", "files__write_file"] {
+    let names: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "calculator__add",
+        "calculator__square_root",
+        "files__read_file",
+        "files__write_file",
+    ] {
         assert!(names.contains(&n), "{n} missing from {names:?}");
     }
-    let add = reqs[0]["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "calculator__add").unwrap();
+    let add = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "calculator__add")
+        .unwrap();
     assert_eq!(add["function"]["parameters"]["required"], json!(["a", "b"]));
     assert_eq!(reqs[0]["messages"][0]["role"], "system");
     // the result went back as a tool message with tool_name and tool_call_id
-    assert_eq!(tool_messages(&reqs[1]), vec![json!({"role": "tool", "content": "42", "tool_name": "calculator__add", "tool_call_id": "call_1"})]);
-    let assistant = &reqs[1]["messages"].as_array().unwrap().iter().rev().nth(1).unwrap().clone();
-    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], json!({"a": 2, "b": 40}));
+    assert_eq!(
+        tool_messages(&reqs[1]),
+        vec![
+            json!({"role": "tool", "content": "42", "tool_name": "calculator__add", "tool_call_id": "call_1"})
+        ]
+    );
+    let assistant = &reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .nth(1)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        json!({"a": 2, "b": 40})
+    );
 
     // events, in order
     let kinds: Vec<&str> = events
@@ -148,9 +240,17 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::Done { .. } => "done",
         })
         .collect();
-    assert_eq!(kinds, vec!["turn", "start", "done-msg", "call", "result", "start", "text", "text", "done-msg", "done"]);
+    assert_eq!(
+        kinds,
+        vec![
+            "turn", "start", "done-msg", "call", "result", "start", "text", "text", "done-msg",
+            "done"
+        ]
+    );
     let finished = events.iter().find_map(|e| match e {
-        ChatEvent::ToolCallFinished { result, is_error, .. } => Some((result.clone(), *is_error)),
+        ChatEvent::ToolCallFinished {
+            result, is_error, ..
+        } => Some((result.clone(), *is_error)),
         _ => None,
     });
     assert_eq!(finished, Some(("42".into(), false)));
@@ -165,7 +265,10 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
     assert_eq!(conv.messages[3].content, "Results: 42");
     assert_eq!(conv.tool_calls.len(), 1);
     let tc = &conv.tool_calls[0];
-    assert_eq!((tc.server.as_str(), tc.tool.as_str(), tc.name.as_str()), ("calculator", "add", "calculator__add"));
+    assert_eq!(
+        (tc.server.as_str(), tc.tool.as_str(), tc.name.as_str()),
+        ("calculator", "add", "calculator__add")
+    );
     assert_eq!(tc.arguments, json!({"a": 2, "b": 40}));
     assert_eq!(tc.result.as_deref(), Some("42"));
     assert!(!tc.is_error);
@@ -188,10 +291,38 @@ async fn errors_reach_the_model_divide_by_zero_unknown_tool_invalid_json() {
     let reqs = r.fake.chat_requests();
     let tools = tool_messages(&reqs[1]);
     assert_eq!(tools.len(), 3);
-    assert!(tools[0]["content"].as_str().unwrap().contains("Cannot divide by zero"), "{}", tools[0]);
-    assert!(tools[1]["content"].as_str().unwrap().contains("Unknown tool \"nope__missing\""), "{}", tools[1]);
-    assert!(tools[1]["content"].as_str().unwrap().contains("calculator__add"), "lists the real tools: {}", tools[1]);
-    assert!(tools[2]["content"].as_str().unwrap().contains("not valid JSON"), "{}", tools[2]);
+    assert!(
+        tools[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Cannot divide by zero"),
+        "{}",
+        tools[0]
+    );
+    assert!(
+        tools[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool \"nope__missing\""),
+        "{}",
+        tools[1]
+    );
+    assert!(
+        tools[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("calculator__add"),
+        "lists the real tools: {}",
+        tools[1]
+    );
+    assert!(
+        tools[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{}",
+        tools[2]
+    );
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert_eq!(conv.tool_calls.len(), 3);
     assert!(conv.tool_calls.iter().all(|t| t.is_error));
@@ -204,17 +335,31 @@ async fn errors_reach_the_model_divide_by_zero_unknown_tool_invalid_json() {
 async fn files_builtin_writes_and_reads_inside_its_sandbox_only() {
     let r = rig(vec![("files", builtin("files"))]).await;
     r.fake.set_responder(call_then_answer(vec![
-        ("w", "files__write_file", json!({"path": "notes/todo.txt", "content": "buy milk"})),
+        (
+            "w",
+            "files__write_file",
+            json!({"path": "notes/todo.txt", "content": "buy milk"}),
+        ),
         ("r", "files__read_file", json!({"path": "notes/todo.txt"})),
         ("x", "files__read_file", json!({"path": "../db.sqlite3"})),
     ]));
     let (summary, _) = r.turn("save a note").await;
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
-    let results: Vec<(Option<String>, bool)> = conv.tool_calls.iter().map(|t| (t.result.clone(), t.is_error)).collect();
+    let results: Vec<(Option<String>, bool)> = conv
+        .tool_calls
+        .iter()
+        .map(|t| (t.result.clone(), t.is_error))
+        .collect();
     assert!(!results[0].1 && results[0].0.as_deref().unwrap().contains("Wrote 8 bytes"));
     assert_eq!(results[1], (Some("buy milk".into()), false));
-    assert!(results[2].1 && results[2].0.as_deref().unwrap().starts_with("Refused"), "{results:?}");
-    assert_eq!(std::fs::read_to_string(r._dir.path().join("sandbox/notes/todo.txt")).unwrap(), "buy milk");
+    assert!(
+        results[2].1 && results[2].0.as_deref().unwrap().starts_with("Refused"),
+        "{results:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r._dir.path().join("sandbox/notes/todo.txt")).unwrap(),
+        "buy milk"
+    );
     r.host.shutdown().await;
 }
 
@@ -227,7 +372,11 @@ async fn server_everything_echo_get_sum_and_a_bad_argument() {
     assert!(s.tools.iter().any(|t| t.exposed == "everything__echo"));
     assert!(s.tools.iter().any(|t| t.exposed == "everything__get-sum"));
     r.fake.set_responder(call_then_answer(vec![
-        ("e", "everything__echo", json!({"message": "hello from Switchboard"})),
+        (
+            "e",
+            "everything__echo",
+            json!({"message": "hello from Switchboard"}),
+        ),
         ("s", "everything__get-sum", json!({"a": 2, "b": 40})),
         ("b", "everything__get-sum", json!({"a": "two", "b": 40})),
     ]));
@@ -236,10 +385,26 @@ async fn server_everything_echo_get_sum_and_a_bad_argument() {
     let tc = &conv.tool_calls;
     assert_eq!(tc.len(), 3);
     assert!(!tc[0].is_error);
-    assert!(tc[0].result.as_deref().unwrap().contains("hello from Switchboard"), "{:?}", tc[0].result);
+    assert!(
+        tc[0]
+            .result
+            .as_deref()
+            .unwrap()
+            .contains("hello from Switchboard"),
+        "{:?}",
+        tc[0].result
+    );
     assert!(!tc[1].is_error);
-    assert!(tc[1].result.as_deref().unwrap().contains("42"), "{:?}", tc[1].result);
-    assert!(tc[2].is_error, "a bad argument is an isError result: {:?}", tc[2]);
+    assert!(
+        tc[1].result.as_deref().unwrap().contains("42"),
+        "{:?}",
+        tc[1].result
+    );
+    assert!(
+        tc[2].is_error,
+        "a bad argument is an isError result: {:?}",
+        tc[2]
+    );
     assert!(tc[2].result_raw.as_ref().unwrap()["isError"] == json!(true));
     // the model saw all three
     assert_eq!(tool_messages(&r.fake.chat_requests()[1]).len(), 3);
@@ -248,7 +413,11 @@ async fn server_everything_echo_get_sum_and_a_bad_argument() {
 
 #[tokio::test]
 async fn a_server_crashing_mid_call_fails_alone_and_the_turn_goes_on() {
-    let r = rig(vec![("crashy", python("crash_server.py")), ("calculator", builtin("calculator"))]).await;
+    let r = rig(vec![
+        ("crashy", python("crash_server.py")),
+        ("calculator", builtin("calculator")),
+    ])
+    .await;
     assert_eq!(r.status("crashy").status, ServerStatus::Running);
     r.fake.set_responder(call_then_answer(vec![
         ("1", "crashy__crash", json!({})),
@@ -260,37 +429,92 @@ async fn a_server_crashing_mid_call_fails_alone_and_the_turn_goes_on() {
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     let tc = &conv.tool_calls;
     assert!(tc[0].is_error);
-    assert!(tc[0].result.as_deref().unwrap().contains("stopped during the call (exited with code 3)"), "{:?}", tc[0].result);
-    assert_eq!(tc[1].result.as_deref(), Some("42"), "the other server keeps working");
+    assert!(
+        tc[0]
+            .result
+            .as_deref()
+            .unwrap()
+            .contains("stopped during the call (exited with code 3)"),
+        "{:?}",
+        tc[0].result
+    );
+    assert_eq!(
+        tc[1].result.as_deref(),
+        Some("42"),
+        "the other server keeps working"
+    );
     assert!(tc[2].is_error);
-    assert!(tc[2].result.as_deref().unwrap().contains("is not running"), "{:?}", tc[2].result);
+    assert!(
+        tc[2].result.as_deref().unwrap().contains("is not running"),
+        "{:?}",
+        tc[2].result
+    );
     let s = r.status("crashy");
     assert_eq!(s.status, ServerStatus::Failed);
     assert_eq!(s.exit.as_deref(), Some("exited with code 3"));
-    assert!(s.stderr_tail.iter().any(|l| l.contains("simulated fatal error")), "{:?}", s.stderr_tail);
-    assert_eq!(conv.messages.last().unwrap().content, format!("Results: {}", tool_messages(&r.fake.chat_requests()[1]).iter().map(|m| m["content"].as_str().unwrap().to_string()).collect::<Vec<_>>().join(" | ")));
+    assert!(
+        s.stderr_tail
+            .iter()
+            .any(|l| l.contains("simulated fatal error")),
+        "{:?}",
+        s.stderr_tail
+    );
+    assert_eq!(
+        conv.messages.last().unwrap().content,
+        format!(
+            "Results: {}",
+            tool_messages(&r.fake.chat_requests()[1])
+                .iter()
+                .map(|m| m["content"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )
+    );
     r.host.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_missing_command_and_a_garbage_server_fail_clearly_while_others_run() {
     let r = rig(vec![
-        ("ghost", ServerConfig::new("definitely-not-a-command-7f3a", &[])),
+        (
+            "ghost",
+            ServerConfig::new("definitely-not-a-command-7f3a", &[]),
+        ),
         ("garbage", python("garbage_server.py")),
         ("calculator", builtin("calculator")),
     ])
     .await;
     let ghost = r.status("ghost");
     assert_eq!(ghost.status, ServerStatus::Failed);
-    assert!(ghost.error.as_deref().unwrap().contains("\"definitely-not-a-command-7f3a\" was not found on PATH"), "{ghost:?}");
+    assert!(
+        ghost
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("\"definitely-not-a-command-7f3a\" was not found on PATH"),
+        "{ghost:?}"
+    );
     let garbage = r.status("garbage");
     assert_eq!(garbage.status, ServerStatus::Failed, "{garbage:?}");
-    assert!(garbage.stderr_tail.iter().any(|l| l.contains("garbage: starting up")), "{garbage:?}");
+    assert!(
+        garbage
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("garbage: starting up")),
+        "{garbage:?}"
+    );
     assert_eq!(r.status("calculator").status, ServerStatus::Running);
-    assert!(r.host.tool_specs().iter().all(|t| t.name.starts_with("calculator__")));
+    assert!(r
+        .host
+        .tool_specs()
+        .iter()
+        .all(|t| t.name.starts_with("calculator__")));
     // the garbage server's process is gone, not left running
     if let Some(pid) = garbage.pid {
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "garbage server {pid} still running");
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "garbage server {pid} still running"
+        );
     }
     r.host.shutdown().await;
 }
@@ -298,41 +522,78 @@ async fn a_missing_command_and_a_garbage_server_fail_clearly_while_others_run() 
 #[tokio::test]
 async fn the_iteration_limit_stops_the_loop_and_says_so() {
     let r = rig(vec![("calculator", builtin("calculator"))]).await;
-    r.fake.set_responder(|_req: &Value| Stream::new().tool_call("again", "calculator__add", json!({"a": 1, "b": 1})).done().reply());
-    let (summary, events) = r.turn_with("loop forever", 3, CancellationToken::new()).await;
+    r.fake.set_responder(|_req: &Value| {
+        Stream::new()
+            .tool_call("again", "calculator__add", json!({"a": 1, "b": 1}))
+            .done()
+            .reply()
+    });
+    let (summary, events) = r
+        .turn_with("loop forever", 3, CancellationToken::new())
+        .await;
     assert!(summary.limit_reached);
     assert_eq!(r.fake.chat_requests().len(), 3);
     let notice = events.iter().find_map(|e| match e {
         ChatEvent::Notice { text, .. } => Some(text.clone()),
         _ => None,
     });
-    assert!(notice.unwrap().contains("Stopped after 3 rounds of tool calls"));
-    assert!(matches!(events.last(), Some(ChatEvent::Done { limit_reached: true, .. })));
+    assert!(notice
+        .unwrap()
+        .contains("Stopped after 3 rounds of tool calls"));
+    assert!(matches!(
+        events.last(),
+        Some(ChatEvent::Done {
+            limit_reached: true,
+            ..
+        })
+    ));
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert_eq!(conv.tool_calls.len(), 3);
     let last = conv.messages.last().unwrap();
     assert_eq!(last.status, status::NOTICE);
     // the notice is never sent to the model on the next turn
-    r.fake.set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
+    r.fake
+        .set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
     let engine = r.engine(3);
     engine
         .run_turn(
-            TurnRequest { conversation_id: Some(summary.conversation_id), model: fake_ollama::MODEL.into(), text: "next".into() },
+            TurnRequest {
+                conversation_id: Some(summary.conversation_id),
+                model: fake_ollama::MODEL.into(),
+                text: "next".into(),
+            },
             &|_| {},
             CancellationToken::new(),
         )
         .await
         .unwrap();
     let req = r.fake.chat_requests().last().unwrap().clone();
-    assert!(!req.to_string().contains("Stopped after"), "notice leaked to the model");
-    assert_eq!(req["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").count(), 3);
+    assert!(
+        !req.to_string().contains("Stopped after"),
+        "notice leaked to the model"
+    );
+    assert_eq!(
+        req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count(),
+        3
+    );
     r.host.shutdown().await;
 }
 
 #[tokio::test]
 async fn stopping_keeps_the_partial_reply_marked_stopped() {
     let r = rig(vec![]).await;
-    let mut reply = Stream::new().text("Once ").text("upon ").text("a ").text("time").done().reply();
+    let mut reply = Stream::new()
+        .text("Once ")
+        .text("upon ")
+        .text("a ")
+        .text("time")
+        .done()
+        .reply();
     reply.pause = Duration::from_millis(300);
     r.fake.push(reply);
     let cancel = CancellationToken::new();
@@ -348,16 +609,29 @@ async fn stopping_keeps_the_partial_reply_marked_stopped() {
     assert_eq!(m.status, status::STOPPED);
     assert!(m.content.starts_with("Once "), "{:?}", m.content);
     assert!(!m.content.contains("time"), "{:?}", m.content);
-    assert!(matches!(events.last(), Some(ChatEvent::Done { stopped: true, .. })));
+    assert!(matches!(
+        events.last(),
+        Some(ChatEvent::Done { stopped: true, .. })
+    ));
 }
 
 #[tokio::test]
 async fn an_llm_error_mid_stream_keeps_the_partial_text_and_reports_it() {
     let r = rig(vec![]).await;
-    r.fake.push(Stream::new().text("Half an ").error("an error was encountered while running the model").reply());
+    r.fake.push(
+        Stream::new()
+            .text("Half an ")
+            .error("an error was encountered while running the model")
+            .reply(),
+    );
     let (summary, events) = r.turn("hi").await;
-    assert!(summary.llm_error.unwrap().contains("an error was encountered"));
-    assert!(events.iter().any(|e| matches!(e, ChatEvent::Error { kind, .. } if kind == "stream")));
+    assert!(summary
+        .llm_error
+        .unwrap()
+        .contains("an error was encountered"));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, ChatEvent::Error { kind, .. } if kind == "stream")));
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert_eq!(conv.messages[1].content, "Half an ");
     assert_eq!(conv.messages[1].status, status::ERROR);
@@ -368,13 +642,20 @@ async fn an_llm_error_mid_stream_keeps_the_partial_text_and_reports_it() {
     let s = r
         .engine(5)
         .run_turn(
-            TurnRequest { conversation_id: None, model: "missing:7b".into(), text: "hi".into() },
+            TurnRequest {
+                conversation_id: None,
+                model: "missing:7b".into(),
+                text: "hi".into(),
+            },
             &move |e| ev.lock().unwrap().push(e),
             CancellationToken::new(),
         )
         .await
         .unwrap();
-    assert!(s.llm_error.unwrap().contains("model \"missing:7b\" not found"));
+    assert!(s
+        .llm_error
+        .unwrap()
+        .contains("model \"missing:7b\" not found"));
     let conv = r.store.conversation(s.conversation_id).await.unwrap();
     assert_eq!(conv.messages.len(), 1, "only the user's message is kept");
 }
@@ -384,11 +665,26 @@ async fn shutdown_ends_every_server_and_its_children() {
     // bash stays the parent of node, so the server has a child process
     let wrapped = ServerConfig::new(
         "bash",
-        &["-c", &format!("node {} stdio; echo done", support::everything_server().display())],
+        &[
+            "-c",
+            &format!(
+                "node {} stdio; echo done",
+                support::everything_server().display()
+            ),
+        ],
     );
-    let r = rig(vec![("wrapped", wrapped), ("calculator", builtin("calculator"))]).await;
+    let r = rig(vec![
+        ("wrapped", wrapped),
+        ("calculator", builtin("calculator")),
+    ])
+    .await;
     let pids: Vec<u32> = r.host.servers().iter().map(|s| s.pid.unwrap()).collect();
-    assert_eq!(r.status("wrapped").status, ServerStatus::Running, "{:?}", r.status("wrapped"));
+    assert_eq!(
+        r.status("wrapped").status,
+        ServerStatus::Running,
+        "{:?}",
+        r.status("wrapped")
+    );
     let group_members = |pgid: u32| -> Vec<u32> {
         std::fs::read_dir("/proc")
             .unwrap()
@@ -396,21 +692,39 @@ async fn shutdown_ends_every_server_and_its_children() {
             .filter(|pid| {
                 std::fs::read_to_string(format!("/proc/{pid}/stat"))
                     .ok()
-                    .and_then(|s| s.rsplit(')').next().map(|r| r.split_whitespace().nth(2).map(String::from)))
+                    .and_then(|s| {
+                        s.rsplit(')')
+                            .next()
+                            .map(|r| r.split_whitespace().nth(2).map(String::from))
+                    })
                     .flatten()
                     .and_then(|g| g.parse::<u32>().ok())
                     == Some(pgid)
             })
             .collect()
     };
-    assert!(group_members(pids[1]).len() >= 2 || group_members(pids[0]).len() >= 2, "bash and node both run");
+    assert!(
+        group_members(pids[1]).len() >= 2 || group_members(pids[0]).len() >= 2,
+        "bash and node both run"
+    );
     r.host.shutdown().await;
     for pid in pids {
         let left: Vec<u32> = group_members(pid)
             .into_iter()
-            .filter(|p| !std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default().contains(") Z "))
+            .filter(|p| {
+                !std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z ")
+            })
             .collect();
-        assert!(left.is_empty(), "processes of group {pid} still alive: {left:?}");
+        assert!(
+            left.is_empty(),
+            "processes of group {pid} still alive: {left:?}"
+        );
     }
-    assert!(r.host.servers().iter().all(|s| s.status == ServerStatus::Stopped));
+    assert!(r
+        .host
+        .servers()
+        .iter()
+        .all(|s| s.status == ServerStatus::Stopped));
 }

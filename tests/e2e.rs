@@ -18,7 +18,11 @@ use support::fake_ollama::{self, last_message, FakeOllama, Stream};
 const WAIT: Duration = Duration::from_secs(30);
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// One tauri-driver (and so one app process) per session.
@@ -33,7 +37,12 @@ impl Driver {
         let native = free_port();
         let bin = which_tauri_driver();
         let child = Command::new(bin)
-            .args(["--port", &port.to_string(), "--native-port", &native.to_string()])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native.to_string(),
+            ])
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_CACHE_HOME", home.join("cache"))
@@ -45,7 +54,10 @@ impl Driver {
         // wait until it listens
         let t = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(t.elapsed() < Duration::from_secs(20), "tauri-driver did not start");
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "tauri-driver did not start"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         Driver { child, port }
@@ -54,7 +66,10 @@ impl Driver {
     async fn session(&self) -> Client {
         let mut caps = serde_json::Map::new();
         caps.insert("browserName".into(), json!("wry"));
-        caps.insert("tauri:options".into(), json!({ "application": support::switchboard_bin() }));
+        caps.insert(
+            "tauri:options".into(),
+            json!({ "application": support::switchboard_bin() }),
+        );
         ClientBuilder::native()
             .capabilities(caps)
             .connect(&format!("http://127.0.0.1:{}", self.port))
@@ -71,7 +86,8 @@ impl Drop for Driver {
 }
 
 fn which_tauri_driver() -> PathBuf {
-    let home_bin = PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/bin/tauri-driver");
+    let home_bin =
+        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/bin/tauri-driver");
     if home_bin.exists() {
         return home_bin;
     }
@@ -84,7 +100,12 @@ fn script(fake: &FakeOllama) {
         let last = last_message(req);
         let text = last["content"].as_str().unwrap_or_default().to_string();
         if last["role"] == "tool" {
-            return Stream::new().text("2 + 40 = ").text(&format!("**{text}**")).text("\n\nThe calculator agrees.").done().reply();
+            return Stream::new()
+                .text("2 + 40 = ")
+                .text(&format!("**{text}**"))
+                .text("\n\nThe calculator agrees.")
+                .done()
+                .reply();
         }
         if text.contains("xss") {
             return Stream::new()
@@ -94,19 +115,29 @@ fn script(fake: &FakeOllama) {
                 .reply();
         }
         if text.contains("2+40") {
-            return Stream::new().tool_call("call_e2e1", "calculator__add", json!({"a": 2, "b": 40})).done().reply();
+            return Stream::new()
+                .tool_call("call_e2e1", "calculator__add", json!({"a": 2, "b": 40}))
+                .done()
+                .reply();
         }
         Stream::new().text("I only do arithmetic.").done().reply()
     });
 }
 
 async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
-    c.wait().at_most(WAIT).for_element(Locator::Css(css)).await.unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
 }
 
 async fn text_content(c: &Client, css: &str) -> String {
     let v = c
-        .execute("const n = document.querySelector(arguments[0]); return n ? n.textContent : null;", vec![json!(css)])
+        .execute(
+            "const n = document.querySelector(arguments[0]); return n ? n.textContent : null;",
+            vec![json!(css)],
+        )
         .await
         .unwrap();
     v.as_str().unwrap_or_default().to_string()
@@ -121,7 +152,10 @@ async fn send(c: &Client, text: &str) {
 async fn wait_until(c: &Client, js_condition: &str) {
     let t = Instant::now();
     loop {
-        let v = c.execute(&format!("return !!({js_condition});"), vec![]).await.unwrap();
+        let v = c
+            .execute(&format!("return !!({js_condition});"), vec![])
+            .await
+            .unwrap();
         if v == json!(true) {
             return;
         }
@@ -136,7 +170,10 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     let fake = FakeOllama::start().await;
     script(&fake);
     let home = tempfile::tempdir().unwrap();
-    let config_dir = home.path().join("config").join(switchboard_engine::paths::APP_IDENTIFIER);
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
     std::fs::create_dir_all(&config_dir).unwrap();
     std::fs::write(
         config_dir.join("settings.json"),
@@ -149,26 +186,43 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     let c = driver.session().await;
     wait_css(&c, "body[data-ready='true']").await;
     // the built-in servers come up and the model list is filled from /api/tags
-    wait_until(&c, "document.querySelector('#servers-summary').textContent.includes('2/2 servers')").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
+    )
+    .await;
     assert_eq!(text_content(&c, "#model-select").await, fake_ollama::MODEL);
-    assert!(c.find(Locator::Css("#banner[hidden]")).await.is_ok(), "no error banner when the LLM is reachable");
+    assert!(
+        c.find(Locator::Css("#banner[hidden]")).await.is_ok(),
+        "no error banner when the LLM is reachable"
+    );
 
     send(&c, "what is 2+40?").await;
     let card = wait_css(&c, ".tool-card.ok").await;
     let card_text = card.prop("textContent").await.unwrap().unwrap_or_default();
     assert!(card_text.contains("calculator"), "{card_text}");
     assert!(card_text.contains("add"), "{card_text}");
-    assert!(card_text.contains("\"a\": 2") && card_text.contains("\"b\": 40"), "pretty arguments: {card_text}");
+    assert!(
+        card_text.contains("\"a\": 2") && card_text.contains("\"b\": 40"),
+        "pretty arguments: {card_text}"
+    );
     assert_eq!(text_content(&c, ".tool-card .result").await, "42");
     wait_css(&c, ".msg.assistant.complete .body strong").await;
-    assert_eq!(text_content(&c, ".msg.assistant.complete .body strong").await, "42");
-    assert!(text_content(&c, ".msg.assistant.complete .body").await.contains("The calculator agrees."));
+    assert_eq!(
+        text_content(&c, ".msg.assistant.complete .body strong").await,
+        "42"
+    );
+    assert!(text_content(&c, ".msg.assistant.complete .body")
+        .await
+        .contains("The calculator agrees."));
     wait_until(&c, "!document.querySelector('#send').hidden").await;
     // the conversation is in the sidebar
     wait_until(&c, "document.querySelector('#conversation-list .conv.active')?.textContent.includes('what is 2+40?')").await;
 
     // the screenshot for the README: open the card so its arguments and result show
-    c.execute("document.querySelector('.tool-card').open = true;", vec![]).await.unwrap();
+    c.execute("document.querySelector('.tool-card').open = true;", vec![])
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let png = c.screenshot().await.unwrap();
     let shots = support::repo_dir().join("docs/screenshots");
@@ -176,12 +230,23 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     std::fs::write(shots.join("chat.png"), png).unwrap();
 
     // ---- hostile HTML in a reply renders as inert text ----
-    c.find(Locator::Css("#new-chat")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#new-chat"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     send(&c, "show me xss").await;
     wait_css(&c, ".msg.assistant.complete").await;
     let body = text_content(&c, ".msg.assistant.complete .body").await;
-    assert!(body.contains("<img src=x onerror=\"window.__xss=1\">"), "shown as text: {body}");
-    assert!(body.contains("<script>window.__xss=2</script>"), "shown as text: {body}");
+    assert!(
+        body.contains("<img src=x onerror=\"window.__xss=1\">"),
+        "shown as text: {body}"
+    );
+    assert!(
+        body.contains("<script>window.__xss=2</script>"),
+        "shown as text: {body}"
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     let active = c
         .execute(
@@ -192,10 +257,24 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
         )
         .await
         .unwrap();
-    assert_eq!(active, json!({"xss": null, "imgs": 0, "scripts": 0, "jsLinks": 0}));
-    c.find(Locator::Css(".msg.assistant.complete .body a")).await.unwrap().click().await.unwrap();
+    assert_eq!(
+        active,
+        json!({"xss": null, "imgs": 0, "scripts": 0, "jsLinks": 0})
+    );
+    c.find(Locator::Css(".msg.assistant.complete .body a"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(c.execute("return window.__xss ?? null;", vec![]).await.unwrap(), Value::Null, "clicking the link ran nothing");
+    assert_eq!(
+        c.execute("return window.__xss ?? null;", vec![])
+            .await
+            .unwrap(),
+        Value::Null,
+        "clicking the link ran nothing"
+    );
 
     c.close().await.unwrap();
     drop(driver);
@@ -213,7 +292,12 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
         .unwrap();
     let mut opened = false;
     for b in first {
-        if b.prop("textContent").await.unwrap().unwrap_or_default().contains("what is 2+40?") {
+        if b.prop("textContent")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .contains("what is 2+40?")
+        {
             b.click().await.unwrap();
             opened = true;
             break;
@@ -230,7 +314,11 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     drop(driver);
 
     // the store agrees
-    let db = home.path().join("data").join(switchboard_engine::paths::APP_IDENTIFIER).join("conversations.sqlite3");
+    let db = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("conversations.sqlite3");
     let store = switchboard_engine::store::Store::open(&db).await.unwrap();
     let convs = store.list_conversations().await.unwrap();
     assert_eq!(convs.len(), 2);
@@ -242,9 +330,16 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
 async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
     let home = tempfile::tempdir().unwrap();
     let dead = format!("http://127.0.0.1:{}", free_port());
-    let config_dir = home.path().join("config").join(switchboard_engine::paths::APP_IDENTIFIER);
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
     std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(config_dir.join("settings.json"), json!({"llmUrl": dead}).to_string()).unwrap();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": dead}).to_string(),
+    )
+    .unwrap();
     let driver = Driver::start(home.path());
     let c = driver.session().await;
     wait_css(&c, "body[data-ready='true']").await;
@@ -254,9 +349,20 @@ async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
     assert!(banner.contains("ollama serve"), "{banner}");
     assert!(banner.contains("Settings"), "{banner}");
     // Settings opens from the banner with the URL in it
-    c.find(Locator::Css("#banner-settings")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#banner-settings"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_css(&c, "#settings-dialog[open]").await;
-    let url = c.execute("return document.querySelector('#set-llm-url').value;", vec![]).await.unwrap();
+    let url = c
+        .execute(
+            "return document.querySelector('#set-llm-url').value;",
+            vec![],
+        )
+        .await
+        .unwrap();
     assert_eq!(url, json!(dead));
     c.close().await.unwrap();
 }

@@ -5,18 +5,30 @@ mod support;
 
 use serde_json::json;
 use support::fake_ollama::{self, FakeOllama, Stream};
-use switchboard_engine::llm::{ChatRequest, Delta, LlmClient, LlmError, Message, OllamaClient, Role, ToolSpec};
+use switchboard_engine::llm::{
+    ChatRequest, Delta, LlmClient, LlmError, Message, OllamaClient, Role, ToolSpec,
+};
 use tokio_util::sync::CancellationToken;
 
 fn request(model: &str) -> ChatRequest {
     ChatRequest {
         model: model.into(),
         messages: vec![Message::new(Role::User, "hi")],
-        tools: vec![ToolSpec { name: "calculator__add".into(), description: "Add".into(), parameters: json!({"type": "object"}) }],
+        tools: vec![ToolSpec {
+            name: "calculator__add".into(),
+            description: "Add".into(),
+            parameters: json!({"type": "object"}),
+        }],
     }
 }
 
-async fn chat(client: &OllamaClient, req: &ChatRequest) -> (Result<switchboard_engine::llm::ChatReply, LlmError>, Vec<Delta>) {
+async fn chat(
+    client: &OllamaClient,
+    req: &ChatRequest,
+) -> (
+    Result<switchboard_engine::llm::ChatReply, LlmError>,
+    Vec<Delta>,
+) {
     let mut deltas = Vec::new();
     let mut on = |d: Delta| deltas.push(d);
     let r = client.chat(req, &mut on, &CancellationToken::new()).await;
@@ -26,7 +38,16 @@ async fn chat(client: &OllamaClient, req: &ChatRequest) -> (Result<switchboard_e
 #[tokio::test]
 async fn multi_chunk_text_is_streamed_and_accumulated() {
     let fake = FakeOllama::start().await;
-    fake.push(Stream::new().thinking("Let me ").thinking("think.").text("The").text(" answer").text(" is 42.").done().reply());
+    fake.push(
+        Stream::new()
+            .thinking("Let me ")
+            .thinking("think.")
+            .text("The")
+            .text(" answer")
+            .text(" is 42.")
+            .done()
+            .reply(),
+    );
     let client = OllamaClient::new(&fake.url);
     let (r, deltas) = chat(&client, &request(fake_ollama::MODEL)).await;
     let r = r.unwrap();
@@ -34,7 +55,16 @@ async fn multi_chunk_text_is_streamed_and_accumulated() {
     assert_eq!(r.thinking, "Let me think.");
     assert_eq!(r.done_reason.as_deref(), Some("stop"));
     assert!(r.tool_calls.is_empty());
-    let texts: Vec<_> = deltas.iter().filter_map(|d| if let Delta::Text(t) = d { Some(t.as_str()) } else { None }).collect();
+    let texts: Vec<_> = deltas
+        .iter()
+        .filter_map(|d| {
+            if let Delta::Text(t) = d {
+                Some(t.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(texts, vec!["The", " answer", " is 42."]);
     // what went over the wire
     let sent = &fake.chat_requests()[0];
@@ -48,7 +78,10 @@ async fn a_tool_call_chunk_keeps_its_id_and_object_arguments() {
     let fake = FakeOllama::start().await;
     fake.push(
         Stream::new()
-            .tool_calls(&[("call_abc12345", "calculator__add", json!({"a": 2, "b": 40})), ("call_x", "files__list_files", json!({}))])
+            .tool_calls(&[
+                ("call_abc12345", "calculator__add", json!({"a": 2, "b": 40})),
+                ("call_x", "files__list_files", json!({})),
+            ])
             .done()
             .reply(),
     );
@@ -60,13 +93,22 @@ async fn a_tool_call_chunk_keeps_its_id_and_object_arguments() {
     assert_eq!(r.tool_calls[0].name, "calculator__add");
     assert_eq!(r.tool_calls[0].arguments, json!({"a": 2, "b": 40}));
     assert_eq!(r.tool_calls[1].name, "files__list_files");
-    assert_eq!(deltas.iter().filter(|d| matches!(d, Delta::ToolCall(_))).count(), 2);
+    assert_eq!(
+        deltas
+            .iter()
+            .filter(|d| matches!(d, Delta::ToolCall(_)))
+            .count(),
+        2
+    );
 }
 
 #[tokio::test]
 async fn a_utf8_character_split_across_two_writes_survives() {
     let fake = FakeOllama::start().await;
-    let bytes = Stream::new().text("caf\u{e9} \u{1F600} \u{4E2D}\u{6587}").done().bytes();
+    let bytes = Stream::new()
+        .text("caf\u{e9} \u{1F600} \u{4E2D}\u{6587}")
+        .done()
+        .bytes();
     // split inside é, inside the emoji, and inside 中
     let cut1 = bytes.iter().position(|&b| b == 0xC3).unwrap() + 1;
     let cut2 = bytes.iter().position(|&b| b == 0xF0).unwrap() + 3;
@@ -85,14 +127,26 @@ async fn a_utf8_character_split_across_two_writes_survives() {
 #[tokio::test]
 async fn a_mid_stream_error_line_is_an_error_after_the_partial_text() {
     let fake = FakeOllama::start().await;
-    fake.push(Stream::new().text("Partial ").text("answer").error("an error was encountered while running the model").reply());
+    fake.push(
+        Stream::new()
+            .text("Partial ")
+            .text("answer")
+            .error("an error was encountered while running the model")
+            .reply(),
+    );
     let client = OllamaClient::new(&fake.url);
     let (r, deltas) = chat(&client, &request(fake_ollama::MODEL)).await;
     match r {
-        Err(LlmError::Stream(m)) => assert_eq!(m, "an error was encountered while running the model"),
+        Err(LlmError::Stream(m)) => {
+            assert_eq!(m, "an error was encountered while running the model")
+        }
         other => panic!("expected a stream error, got {other:?}"),
     }
-    assert_eq!(deltas.len(), 2, "the partial text was delivered before the error");
+    assert_eq!(
+        deltas.len(),
+        2,
+        "the partial text was delivered before the error"
+    );
 }
 
 #[tokio::test]
@@ -103,7 +157,11 @@ async fn http_404_for_an_unknown_model_carries_the_servers_message() {
     match r {
         Err(e @ LlmError::Http { status: 404, .. }) => {
             assert_eq!(e.kind(), "not_found");
-            assert!(e.to_string().contains("model \"nope:latest\" not found, try pulling it first"), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("model \"nope:latest\" not found, try pulling it first"),
+                "{e}"
+            );
         }
         other => panic!("expected 404, got {other:?}"),
     }
@@ -113,7 +171,11 @@ async fn http_404_for_an_unknown_model_carries_the_servers_message() {
 #[tokio::test]
 async fn an_unreachable_server_says_which_url_failed() {
     // a port nothing listens on
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://127.0.0.1:{port}");
     let client = OllamaClient::new(&url);
     let (r, _) = chat(&client, &request("m")).await;
@@ -124,7 +186,10 @@ async fn an_unreachable_server_says_which_url_failed() {
         }
         other => panic!("expected unreachable, got {other:?}"),
     }
-    assert!(matches!(client.list_models().await, Err(LlmError::Unreachable { .. })));
+    assert!(matches!(
+        client.list_models().await,
+        Err(LlmError::Unreachable { .. })
+    ));
 }
 
 #[tokio::test]
@@ -133,16 +198,28 @@ async fn tags_show_and_version() {
     fake.set_models(&["llama3.2:latest", "qwen3:4b"]);
     let client = OllamaClient::new(&fake.url);
     let models = client.list_models().await.unwrap();
-    assert_eq!(models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), vec!["llama3.2:latest", "qwen3:4b"]);
+    assert_eq!(
+        models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+        vec!["llama3.2:latest", "qwen3:4b"]
+    );
     assert_eq!(models[0].parameter_size.as_deref(), Some("3.2B"));
-    assert_eq!(client.capabilities("qwen3:4b").await.unwrap(), vec!["completion", "tools"]);
+    assert_eq!(
+        client.capabilities("qwen3:4b").await.unwrap(),
+        vec!["completion", "tools"]
+    );
     assert_eq!(client.version().await.unwrap(), "0.33.0");
 }
 
 #[tokio::test]
 async fn stopping_mid_stream_returns_the_partial_text_marked_stopped() {
     let fake = FakeOllama::start().await;
-    let mut reply = Stream::new().text("one ").text("two ").text("three ").text("four").done().reply();
+    let mut reply = Stream::new()
+        .text("one ")
+        .text("two ")
+        .text("three ")
+        .text("four")
+        .done()
+        .reply();
     reply.pause = std::time::Duration::from_millis(150);
     fake.push(reply);
     let client = OllamaClient::new(&fake.url);
@@ -157,7 +234,10 @@ async fn stopping_mid_stream_returns_the_partial_text_marked_stopped() {
             }
         }
     };
-    let r = client.chat(&request(fake_ollama::MODEL), &mut on, &cancel).await.unwrap();
+    let r = client
+        .chat(&request(fake_ollama::MODEL), &mut on, &cancel)
+        .await
+        .unwrap();
     assert!(r.stopped);
     assert_eq!(r.content, "one two ");
 }

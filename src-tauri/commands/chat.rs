@@ -24,14 +24,28 @@ pub async fn send_message(
         return Err(UiError::new("invalid", "Choose a model first"));
     }
     let cancel = CancellationToken::new();
-    state.turns.lock().unwrap().insert(turn_id.clone(), cancel.clone());
+    state
+        .turns
+        .lock()
+        .unwrap()
+        .insert(turn_id.clone(), cancel.clone());
     let engine = state.chat_engine();
     let emit = move |ev: ChatEvent| {
         if let Err(e) = on_event.send(ev) {
             tracing::warn!("could not deliver a chat event to the window: {e}");
         }
     };
-    let result = engine.run_turn(TurnRequest { conversation_id, model, text }, &emit, cancel).await;
+    let result = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id,
+                model,
+                text,
+            },
+            &emit,
+            cancel,
+        )
+        .await;
     state.turns.lock().unwrap().remove(&turn_id);
     Ok(result?)
 }

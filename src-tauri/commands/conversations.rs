@@ -12,5 +12,7 @@ pub async fn list_conversations(state: State<'_, AppState>) -> CmdResult<Vec<Con
 
 #[tauri::command]
 pub async fn load_conversation(state: State<'_, AppState>, id: i64) -> CmdResult<ConversationView> {
-    Ok(conversation_view(&state.runtime.store.conversation(id).await?))
+    Ok(conversation_view(
+        &state.runtime.store.conversation(id).await?,
+    ))
 }

@@ -19,7 +19,11 @@ pub struct UiError {
 
 impl UiError {
     pub fn new(kind: &str, message: impl ToString) -> Self {
-        UiError { message: message.to_string(), kind: kind.into(), url: None }
+        UiError {
+            message: message.to_string(),
+            kind: kind.into(),
+            url: None,
+        }
     }
 }
 

@@ -20,32 +20,55 @@ pub struct SettingsView {
 #[tauri::command]
 pub fn get_settings(state: State<'_, AppState>) -> SettingsView {
     let settings = state.settings();
-    SettingsView { effective_llm_url: settings.llm_url(), settings }
+    SettingsView {
+        effective_llm_url: settings.llm_url(),
+        settings,
+    }
 }
 
 #[tauri::command]
-pub fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Settings) -> CmdResult<SettingsView> {
+pub fn save_settings(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    settings: Settings,
+) -> CmdResult<SettingsView> {
     if let Some(u) = settings.llm_url.as_deref().filter(|u| !u.trim().is_empty()) {
         if !(u.starts_with("http://") || u.starts_with("https://")) {
-            return Err(UiError::new("invalid", "The LLM URL must start with http:// or https://"));
+            return Err(UiError::new(
+                "invalid",
+                "The LLM URL must start with http:// or https://",
+            ));
         }
     }
     if !(1..=100).contains(&settings.max_iterations) {
-        return Err(UiError::new("invalid", "Max tool rounds must be between 1 and 100"));
+        return Err(UiError::new(
+            "invalid",
+            "Max tool rounds must be between 1 and 100",
+        ));
     }
-    let store = app.store(paths::settings_file()).map_err(|e| UiError::new("settings", e))?;
+    let store = app
+        .store(paths::settings_file())
+        .map_err(|e| UiError::new("settings", e))?;
     store.set("llmUrl", json!(settings.llm_url));
     store.set("model", json!(settings.model));
     store.set("maxIterations", json!(settings.max_iterations));
     store.set("toolTimeoutSecs", json!(settings.tool_timeout_secs));
-    store.save().map_err(|e| UiError::new("settings", format!("could not save the settings: {e}")))?;
+    store
+        .save()
+        .map_err(|e| UiError::new("settings", format!("could not save the settings: {e}")))?;
     *state.settings.write().unwrap() = settings.clone();
-    Ok(SettingsView { effective_llm_url: settings.llm_url(), settings })
+    Ok(SettingsView {
+        effective_llm_url: settings.llm_url(),
+        settings,
+    })
 }
 
 #[tauri::command]
 pub async fn list_models(state: State<'_, AppState>) -> CmdResult<Vec<ModelInfo>> {
     let url = state.settings().llm_url();
     let client = OllamaClient::new(url.clone());
-    client.list_models().await.map_err(|e| UiError { url: Some(url), ..UiError::from(e) })
+    client.list_models().await.map_err(|e| UiError {
+        url: Some(url),
+        ..UiError::from(e)
+    })
 }

@@ -34,7 +34,10 @@ pub struct Stream {
 
 impl Stream {
     pub fn new() -> Self {
-        Stream { model: MODEL.into(), lines: vec![] }
+        Stream {
+            model: MODEL.into(),
+            lines: vec![],
+        }
     }
     pub fn model(mut self, m: &str) -> Self {
         self.model = m.into();
@@ -80,7 +83,12 @@ impl Stream {
     }
     /// Each line is its own write.
     pub fn reply(self) -> Reply {
-        Reply { status: 200, content_type: "application/x-ndjson", chunks: self.lines, pause: Duration::from_millis(5) }
+        Reply {
+            status: 200,
+            content_type: "application/x-ndjson",
+            chunks: self.lines,
+            pause: Duration::from_millis(5),
+        }
     }
     /// The whole stream as raw bytes (to split it at arbitrary places).
     pub fn bytes(self) -> Vec<u8> {
@@ -96,7 +104,12 @@ impl Default for Stream {
 
 /// A reply whose bytes are written in the given pieces.
 pub fn raw_chunks(chunks: Vec<Vec<u8>>) -> Reply {
-    Reply { status: 200, content_type: "application/x-ndjson", chunks, pause: Duration::from_millis(30) }
+    Reply {
+        status: 200,
+        content_type: "application/x-ndjson",
+        chunks,
+        pause: Duration::from_millis(30),
+    }
 }
 
 pub fn json_error(status: u16, msg: &str) -> Reply {
@@ -109,7 +122,10 @@ pub fn json_error(status: u16, msg: &str) -> Reply {
 }
 
 pub fn model_not_found(model: &str) -> Reply {
-    json_error(404, &format!("model \"{model}\" not found, try pulling it first"))
+    json_error(
+        404,
+        &format!("model \"{model}\" not found, try pulling it first"),
+    )
 }
 
 #[derive(Default)]
@@ -131,11 +147,16 @@ impl FakeOllama {
     pub async fn start() -> FakeOllama {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let shared = Arc::new(Mutex::new(Shared { models: vec![MODEL.into()], ..Default::default() }));
+        let shared = Arc::new(Mutex::new(Shared {
+            models: vec![MODEL.into()],
+            ..Default::default()
+        }));
         let s = shared.clone();
         tokio::spawn(async move {
             loop {
-                let Ok((sock, _)) = listener.accept().await else { return };
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
                 let s = s.clone();
                 tokio::spawn(async move {
                     let _ = serve(sock, s).await;
@@ -149,7 +170,11 @@ impl FakeOllama {
     pub fn start_in_background() -> FakeOllama {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(async move {
                 tx.send(FakeOllama::start().await).unwrap();
                 std::future::pending::<()>().await;
@@ -174,7 +199,14 @@ impl FakeOllama {
 
     /// Bodies of the `/api/chat` requests received so far.
     pub fn chat_requests(&self) -> Vec<Value> {
-        self.shared.lock().unwrap().requests.iter().filter(|(p, _)| p == "/api/chat").map(|(_, v)| v.clone()).collect()
+        self.shared
+            .lock()
+            .unwrap()
+            .requests
+            .iter()
+            .filter(|(p, _)| p == "/api/chat")
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 }
 
@@ -218,7 +250,11 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
             s.requests.push((path.clone(), req.clone()));
             match (method.as_str(), path.as_str()) {
                 ("POST", "/api/chat") => {
-                    let model = req.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
+                    let model = req
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
                     if !s.models.contains(&model) {
                         model_not_found(&model)
                     } else if let Some(r) = s.script.pop_front() {
@@ -233,7 +269,12 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                     let models: Vec<Value> = s.models.iter().map(|m| json!({"name": m, "model": m, "modified_at": CREATED,
                         "size": 2019393189u64, "digest": "a80c4f17acd5", "details": {"parent_model": "", "format": "gguf",
                         "family": "llama", "families": ["llama"], "parameter_size": "3.2B", "quantization_level": "Q4_K_M"}})).collect();
-                    Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({"models": models})).unwrap()], pause: Duration::ZERO }
+                    Reply {
+                        status: 200,
+                        content_type: "application/json; charset=utf-8",
+                        chunks: vec![serde_json::to_vec(&json!({"models": models})).unwrap()],
+                        pause: Duration::ZERO,
+                    }
                 }
                 ("POST", "/api/show") => {
                     let model = req.get("model").and_then(Value::as_str).unwrap_or_default();
@@ -245,8 +286,18 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                         model_not_found(model)
                     }
                 }
-                ("GET", "/api/version") => Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![b"{\"version\":\"0.33.0\"}".to_vec()], pause: Duration::ZERO },
-                _ => Reply { status: 404, content_type: "text/plain", chunks: vec![b"404 page not found".to_vec()], pause: Duration::ZERO },
+                ("GET", "/api/version") => Reply {
+                    status: 200,
+                    content_type: "application/json; charset=utf-8",
+                    chunks: vec![b"{\"version\":\"0.33.0\"}".to_vec()],
+                    pause: Duration::ZERO,
+                },
+                _ => Reply {
+                    status: 404,
+                    content_type: "text/plain",
+                    chunks: vec![b"404 page not found".to_vec()],
+                    pause: Duration::ZERO,
+                },
             }
         };
         let reason = match reply.status {
@@ -262,7 +313,8 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
         sock.write_all(head.as_bytes()).await?;
         sock.flush().await?;
         for c in &reply.chunks {
-            sock.write_all(format!("{:x}\r\n", c.len()).as_bytes()).await?;
+            sock.write_all(format!("{:x}\r\n", c.len()).as_bytes())
+                .await?;
             sock.write_all(c).await?;
             sock.write_all(b"\r\n").await?;
             sock.flush().await?;
@@ -281,5 +333,9 @@ fn find(h: &[u8], n: &[u8]) -> Option<usize> {
 
 /// The last message of a chat request.
 pub fn last_message(req: &Value) -> Value {
-    req["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or(Value::Null)
+    req["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or(Value::Null)
 }

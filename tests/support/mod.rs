@@ -16,7 +16,8 @@ pub fn repo_dir() -> PathBuf {
 
 /// `@modelcontextprotocol/server-everything`, installed by `make test-deps` into tests/servers.
 pub fn everything_server() -> PathBuf {
-    let p = repo_dir().join("tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let p = repo_dir()
+        .join("tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         p.exists(),
         "{} is missing: run `make test-deps` (scripts/install-deps.sh --test) to install the npm test servers",

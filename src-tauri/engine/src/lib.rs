@@ -36,11 +36,18 @@ impl Runtime {
         let mut opts = mcp::HostOptions::new(self_exe);
         opts.call_timeout = Duration::from_secs(settings.tool_timeout_secs);
         let host = mcp::McpHost::new(opts);
-        let (mcp_config, mcp_config_error) = match mcp::McpConfig::load_or_init(&paths::mcp_config_file()) {
-            Ok(c) => (c, None),
-            Err(e) => (mcp::McpConfig::default(), Some(e.to_string())),
-        };
-        Ok(Runtime { host, store, settings, mcp_config_error, mcp_config })
+        let (mcp_config, mcp_config_error) =
+            match mcp::McpConfig::load_or_init(&paths::mcp_config_file()) {
+                Ok(c) => (c, None),
+                Err(e) => (mcp::McpConfig::default(), Some(e.to_string())),
+            };
+        Ok(Runtime {
+            host,
+            store,
+            settings,
+            mcp_config_error,
+            mcp_config,
+        })
     }
 
     pub async fn start_servers(&self) {
@@ -53,7 +60,10 @@ impl Runtime {
             llm: Arc::new(llm::OllamaClient::new(settings.llm_url())),
             tools: self.host.clone(),
             store: self.store.clone(),
-            options: ChatOptions { max_iterations: settings.max_iterations, ..ChatOptions::default() },
+            options: ChatOptions {
+                max_iterations: settings.max_iterations,
+                ..ChatOptions::default()
+            },
         }
     }
 }

@@ -30,14 +30,15 @@ fn sanitize(html: &str) -> String {
         .to_string()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn markdown_renders() {
-        let h = render("# T\n\n**b** `c`\n\n```rust\nfn x() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n");
+        let h = render(
+            "# T\n\n**b** `c`\n\n```rust\nfn x() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        );
         assert!(h.contains("<h1>T</h1>"), "{h}");
         assert!(h.contains("<strong>b</strong>"));
         assert!(h.contains("<code class=\"language-rust\">"), "{h}");

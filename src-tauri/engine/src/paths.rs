@@ -7,12 +7,16 @@ pub const APP_IDENTIFIER: &str = "dev.switchboard.desktop";
 
 /// Conversations database, the files sandbox, logs.
 pub fn data_dir() -> PathBuf {
-    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join(APP_IDENTIFIER)
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(APP_IDENTIFIER)
 }
 
 /// `mcp.json`, `settings.json`.
 pub fn config_dir() -> PathBuf {
-    dirs::config_dir().unwrap_or_else(std::env::temp_dir).join(APP_IDENTIFIER)
+    dirs::config_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(APP_IDENTIFIER)
 }
 
 pub fn database_file() -> PathBuf {

@@ -20,14 +20,22 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { llm_url: None, model: None, max_iterations: 5, tool_timeout_secs: 60 }
+        Settings {
+            llm_url: None,
+            model: None,
+            max_iterations: 5,
+            tool_timeout_secs: 60,
+        }
     }
 }
 
 impl Settings {
     /// The LLM base URL in effect: this setting, else `OLLAMA_HOST`, else the default.
     pub fn llm_url(&self) -> String {
-        crate::llm::ollama::resolve_base_url(self.llm_url.as_deref(), std::env::var("OLLAMA_HOST").ok().as_deref())
+        crate::llm::ollama::resolve_base_url(
+            self.llm_url.as_deref(),
+            std::env::var("OLLAMA_HOST").ok().as_deref(),
+        )
     }
 
     /// Reads the settings; a missing or unreadable file gives the defaults (with a warning), and
@@ -40,18 +48,35 @@ impl Settings {
         let v: serde_json::Value = match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(e) => {
-                tracing::warn!("settings file {} is not valid JSON ({e}); using defaults", path.display());
+                tracing::warn!(
+                    "settings file {} is not valid JSON ({e}); using defaults",
+                    path.display()
+                );
                 return Settings::default();
             }
         };
         let mut s = Settings::default();
-        let str_opt = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::trim).filter(|x| !x.is_empty()).map(String::from);
+        let str_opt = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(String::from)
+        };
         s.llm_url = str_opt("llmUrl");
         s.model = str_opt("model");
-        if let Some(n) = v.get("maxIterations").and_then(|x| x.as_u64()).filter(|n| (1..=100).contains(n)) {
+        if let Some(n) = v
+            .get("maxIterations")
+            .and_then(|x| x.as_u64())
+            .filter(|n| (1..=100).contains(n))
+        {
             s.max_iterations = n as usize;
         }
-        if let Some(n) = v.get("toolTimeoutSecs").and_then(|x| x.as_u64()).filter(|n| (1..=3600).contains(n)) {
+        if let Some(n) = v
+            .get("toolTimeoutSecs")
+            .and_then(|x| x.as_u64())
+            .filter(|n| (1..=3600).contains(n))
+        {
             s.tool_timeout_secs = n;
         }
         s
@@ -67,7 +92,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("settings.json");
         assert_eq!(Settings::load(&p), Settings::default());
-        std::fs::write(&p, r#"{"llmUrl":"http://h:1","model":"m","maxIterations":0,"toolTimeoutSecs":"x"}"#).unwrap();
+        std::fs::write(
+            &p,
+            r#"{"llmUrl":"http://h:1","model":"m","maxIterations":0,"toolTimeoutSecs":"x"}"#,
+        )
+        .unwrap();
         let s = Settings::load(&p);
         assert_eq!(s.llm_url.as_deref(), Some("http://h:1"));
         assert_eq!(s.model.as_deref(), Some("m"));

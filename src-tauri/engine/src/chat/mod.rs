@@ -13,9 +13,11 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::{ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec};
-use crate::mcp::{McpHost, ToolOutcome};
+use crate::llm::{
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec,
+};
 use crate::markdown;
+use crate::mcp::{McpHost, ToolOutcome};
 use crate::store::{status, Store, StoreError};
 
 /// How often partial text is written to the store while it streams.
@@ -23,7 +25,8 @@ const FLUSH_EVERY: Duration = Duration::from_millis(400);
 /// How often the streaming Markdown is re-rendered for the UI.
 const RENDER_EVERY: Duration = Duration::from_millis(80);
 
-pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant in Switchboard, a desktop chat app. \
+pub const DEFAULT_SYSTEM_PROMPT: &str =
+    "You are a helpful assistant in Switchboard, a desktop chat app. \
 You can call tools when they help; use them for arithmetic and file work instead of guessing. \
 After using tools, answer the user plainly.";
 
@@ -33,7 +36,12 @@ pub trait ToolHost: Send + Sync {
     fn tool_specs(&self) -> Vec<ToolSpec>;
     /// (server, tool) behind an exposed name.
     fn route(&self, name: &str) -> Option<(String, String)>;
-    async fn call_tool(&self, name: &str, arguments: Map<String, Value>, cancel: &CancellationToken) -> ToolOutcome;
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome;
 }
 
 #[async_trait]
@@ -44,7 +52,12 @@ impl ToolHost for McpHost {
     fn route(&self, name: &str) -> Option<(String, String)> {
         McpHost::route(self, name)
     }
-    async fn call_tool(&self, name: &str, arguments: Map<String, Value>, cancel: &CancellationToken) -> ToolOutcome {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
         McpHost::call_tool(self, name, arguments, cancel).await
     }
 }
@@ -54,26 +67,60 @@ impl ToolHost for McpHost {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ChatEvent {
     #[serde(rename_all = "camelCase")]
-    TurnStarted { conversation_id: i64, user_message_id: i64, title: String, model: String },
+    TurnStarted {
+        conversation_id: i64,
+        user_message_id: i64,
+        title: String,
+        model: String,
+    },
     #[serde(rename_all = "camelCase")]
     AssistantStarted { message_id: i64 },
     /// `html` is the whole reply so far, rendered; sent at most every 80 ms.
     #[serde(rename_all = "camelCase")]
-    TextDelta { message_id: i64, text: String, html: Option<String> },
+    TextDelta {
+        message_id: i64,
+        text: String,
+        html: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
     ThinkingDelta { message_id: i64, text: String },
     #[serde(rename_all = "camelCase")]
-    AssistantDone { message_id: i64, status: String, content: String, html: String },
+    AssistantDone {
+        message_id: i64,
+        status: String,
+        content: String,
+        html: String,
+    },
     #[serde(rename_all = "camelCase")]
-    ToolCallStarted { id: i64, message_id: i64, name: String, server: String, tool: String, arguments: Value },
+    ToolCallStarted {
+        id: i64,
+        message_id: i64,
+        name: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
     #[serde(rename_all = "camelCase")]
-    ToolCallFinished { id: i64, result: String, is_error: bool, duration_ms: i64 },
+    ToolCallFinished {
+        id: i64,
+        result: String,
+        is_error: bool,
+        duration_ms: i64,
+    },
     #[serde(rename_all = "camelCase")]
     Notice { message_id: i64, text: String },
     #[serde(rename_all = "camelCase")]
-    Error { message: String, kind: String, url: Option<String> },
+    Error {
+        message: String,
+        kind: String,
+        url: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
-    Done { conversation_id: i64, stopped: bool, limit_reached: bool },
+    Done {
+        conversation_id: i64,
+        stopped: bool,
+        limit_reached: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -84,7 +131,10 @@ pub struct ChatOptions {
 
 impl Default for ChatOptions {
     fn default() -> Self {
-        ChatOptions { max_iterations: 5, system_prompt: DEFAULT_SYSTEM_PROMPT.into() }
+        ChatOptions {
+            max_iterations: 5,
+            system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
+        }
     }
 }
 
@@ -118,7 +168,11 @@ pub struct ChatEngine {
 }
 
 fn title_from(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("New chat");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("New chat");
     let mut t: String = line.chars().take(60).collect();
     if line.chars().count() > 60 {
         t.push('…');
@@ -156,37 +210,72 @@ impl ChatEngine {
                 let history: Vec<Message> = conv
                     .messages
                     .iter()
-                    .filter(|m| m.status != status::NOTICE && !(m.status == status::ERROR && m.content.is_empty()))
+                    .filter(|m| {
+                        m.status != status::NOTICE
+                            && !(m.status == status::ERROR && m.content.is_empty())
+                    })
                     .map(|m| m.to_llm())
                     .collect();
                 (id, history, conv.summary.title)
             }
             None => {
                 let title = title_from(&req.text);
-                (self.store.create_conversation(&title, &req.model).await?, vec![], title)
+                (
+                    self.store.create_conversation(&title, &req.model).await?,
+                    vec![],
+                    title,
+                )
             }
         };
         let user = Message::new(Role::User, req.text.clone());
-        let user_id = self.store.append_message(conversation_id, &user, status::COMPLETE).await?;
-        emit(ChatEvent::TurnStarted { conversation_id, user_message_id: user_id, title, model: req.model.clone() });
+        let user_id = self
+            .store
+            .append_message(conversation_id, &user, status::COMPLETE)
+            .await?;
+        emit(ChatEvent::TurnStarted {
+            conversation_id,
+            user_message_id: user_id,
+            title,
+            model: req.model.clone(),
+        });
 
         let mut messages = Vec::with_capacity(history.len() + 2);
         if !self.options.system_prompt.trim().is_empty() {
-            messages.push(Message::new(Role::System, self.options.system_prompt.clone()));
+            messages.push(Message::new(
+                Role::System,
+                self.options.system_prompt.clone(),
+            ));
         }
         messages.extend(history);
         messages.push(user);
 
-        let mut summary = TurnSummary { conversation_id, stopped: false, limit_reached: false, llm_error: None };
+        let mut summary = TurnSummary {
+            conversation_id,
+            stopped: false,
+            limit_reached: false,
+            llm_error: None,
+        };
         let max = self.options.max_iterations.max(1);
         for iteration in 1..=max {
-            let request = ChatRequest { model: req.model.clone(), messages: messages.clone(), tools: self.tools.tool_specs() };
-            let (reply, message_id) = match self.stream_reply(conversation_id, &request, emit, &cancel).await? {
+            let request = ChatRequest {
+                model: req.model.clone(),
+                messages: messages.clone(),
+                tools: self.tools.tool_specs(),
+            };
+            let (reply, message_id) = match self
+                .stream_reply(conversation_id, &request, emit, &cancel)
+                .await?
+            {
                 Ok(v) => v,
                 Err(e) => {
                     summary.llm_error = Some(e.to_string());
-                    let url = matches!(e, LlmError::Unreachable { .. }).then(|| self.llm.base_url().to_string());
-                    emit(ChatEvent::Error { message: e.to_string(), kind: e.kind().into(), url });
+                    let url = matches!(e, LlmError::Unreachable { .. })
+                        .then(|| self.llm.base_url().to_string());
+                    emit(ChatEvent::Error {
+                        message: e.to_string(),
+                        kind: e.kind().into(),
+                        url,
+                    });
                     break;
                 }
             };
@@ -202,7 +291,9 @@ impl ChatEngine {
                 break;
             }
             for call in &reply.tool_calls {
-                let tool_msg = self.run_tool_call(conversation_id, message_id, call, emit, &cancel).await?;
+                let tool_msg = self
+                    .run_tool_call(conversation_id, message_id, call, emit, &cancel)
+                    .await?;
                 messages.push(tool_msg);
             }
             if cancel.is_cancelled() {
@@ -217,11 +308,21 @@ impl ChatEngine {
                 );
                 let mut m = Message::new(Role::Assistant, text.clone());
                 m.tool_name = None;
-                let id = self.store.append_message(conversation_id, &m, status::NOTICE).await?;
-                emit(ChatEvent::Notice { message_id: id, text });
+                let id = self
+                    .store
+                    .append_message(conversation_id, &m, status::NOTICE)
+                    .await?;
+                emit(ChatEvent::Notice {
+                    message_id: id,
+                    text,
+                });
             }
         }
-        emit(ChatEvent::Done { conversation_id, stopped: summary.stopped, limit_reached: summary.limit_reached });
+        emit(ChatEvent::Done {
+            conversation_id,
+            stopped: summary.stopped,
+            limit_reached: summary.limit_reached,
+        });
         Ok(summary)
     }
 
@@ -235,7 +336,10 @@ impl ChatEngine {
         cancel: &CancellationToken,
     ) -> Result<Result<(ChatReply, i64), LlmError>, ChatError> {
         let mut partial = Message::new(Role::Assistant, "");
-        let message_id = self.store.append_message(conversation_id, &partial, status::STREAMING).await?;
+        let message_id = self
+            .store
+            .append_message(conversation_id, &partial, status::STREAMING)
+            .await?;
         emit(ChatEvent::AssistantStarted { message_id });
 
         let (tx, mut rx) = mpsc::unbounded_channel::<Delta>();
@@ -259,18 +363,28 @@ impl ChatEngine {
                             last_render = Instant::now();
                             markdown::render(&partial.content)
                         });
-                        emit(ChatEvent::TextDelta { message_id, text: t, html });
+                        emit(ChatEvent::TextDelta {
+                            message_id,
+                            text: t,
+                            html,
+                        });
                     }
                     Delta::Thinking(t) => {
                         thinking.push_str(&t);
                         partial.thinking = Some(thinking.clone());
-                        emit(ChatEvent::ThinkingDelta { message_id, text: t });
+                        emit(ChatEvent::ThinkingDelta {
+                            message_id,
+                            text: t,
+                        });
                     }
                     Delta::ToolCall(c) => partial.tool_calls.push(c),
                 }
                 if last_flush.elapsed() >= FLUSH_EVERY {
                     last_flush = Instant::now();
-                    if let Err(e) = store.update_message(message_id, &partial, status::STREAMING).await {
+                    if let Err(e) = store
+                        .update_message(message_id, &partial, status::STREAMING)
+                        .await
+                    {
                         tracing::warn!("could not save partial reply: {e}");
                     }
                 }
@@ -283,7 +397,11 @@ impl ChatEngine {
                 let mut m = Message::new(Role::Assistant, reply.content.clone());
                 m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
                 m.tool_calls = reply.tool_calls.clone();
-                let st = if reply.stopped { status::STOPPED } else { status::COMPLETE };
+                let st = if reply.stopped {
+                    status::STOPPED
+                } else {
+                    status::COMPLETE
+                };
                 self.store.update_message(message_id, &m, st).await?;
                 emit(ChatEvent::AssistantDone {
                     message_id,
@@ -297,7 +415,9 @@ impl ChatEngine {
                 if partial.content.is_empty() && partial.tool_calls.is_empty() {
                     self.store.delete_message(message_id).await?;
                 } else {
-                    self.store.update_message(message_id, &partial, status::ERROR).await?;
+                    self.store
+                        .update_message(message_id, &partial, status::ERROR)
+                        .await?;
                     emit(ChatEvent::AssistantDone {
                         message_id,
                         status: status::ERROR.into(),
@@ -322,7 +442,15 @@ impl ChatEngine {
         let (server, tool) = self.tools.route(&call.name).unwrap_or_default();
         let id = self
             .store
-            .start_tool_call(conversation_id, message_id, call.id.as_deref(), &call.name, &server, &tool, &call.arguments)
+            .start_tool_call(
+                conversation_id,
+                message_id,
+                call.id.as_deref(),
+                &call.name,
+                &server,
+                &tool,
+                &call.arguments,
+            )
             .await?;
         emit(ChatEvent::ToolCallStarted {
             id,
@@ -334,11 +462,23 @@ impl ChatEngine {
         });
         let started = Instant::now();
         let outcome = if cancel.is_cancelled() {
-            ToolOutcome { server, tool, text: "The call was cancelled by the user.".into(), is_error: true, raw: None }
+            ToolOutcome {
+                server,
+                tool,
+                text: "The call was cancelled by the user.".into(),
+                is_error: true,
+                raw: None,
+            }
         } else {
             match arguments_object(call) {
                 Ok(args) => self.tools.call_tool(&call.name, args, cancel).await,
-                Err(why) => ToolOutcome { server, tool, text: why, is_error: true, raw: None },
+                Err(why) => ToolOutcome {
+                    server,
+                    tool,
+                    text: why,
+                    is_error: true,
+                    raw: None,
+                },
             }
         };
         let duration_ms = started.elapsed().as_millis() as i64;
@@ -350,11 +490,26 @@ impl ChatEngine {
         let mut msg = Message::new(Role::Tool, content);
         msg.tool_name = Some(call.name.clone());
         msg.tool_call_id = call.id.clone();
-        let result_message_id = self.store.append_message(conversation_id, &msg, status::COMPLETE).await?;
-        self.store
-            .finish_tool_call(id, &outcome.text, outcome.raw.as_ref(), outcome.is_error, duration_ms, Some(result_message_id))
+        let result_message_id = self
+            .store
+            .append_message(conversation_id, &msg, status::COMPLETE)
             .await?;
-        emit(ChatEvent::ToolCallFinished { id, result: outcome.text, is_error: outcome.is_error, duration_ms });
+        self.store
+            .finish_tool_call(
+                id,
+                &outcome.text,
+                outcome.raw.as_ref(),
+                outcome.is_error,
+                duration_ms,
+                Some(result_message_id),
+            )
+            .await?;
+        emit(ChatEvent::ToolCallFinished {
+            id,
+            result: outcome.text,
+            is_error: outcome.is_error,
+            duration_ms,
+        });
         Ok(msg)
     }
 }
@@ -368,11 +523,19 @@ mod tests {
     fn titles_and_argument_parsing() {
         assert_eq!(title_from("\n  what is 2+40?\nmore"), "what is 2+40?");
         assert_eq!(title_from(&"x".repeat(70)).chars().count(), 61);
-        let c = |a: Value| ToolCall { id: None, name: "t".into(), arguments: a };
+        let c = |a: Value| ToolCall {
+            id: None,
+            name: "t".into(),
+            arguments: a,
+        };
         assert_eq!(arguments_object(&c(json!({"a": 1}))).unwrap()["a"], 1);
         assert_eq!(arguments_object(&c(json!("{\"a\": 2}"))).unwrap()["a"], 2);
-        assert!(arguments_object(&c(json!("{broken"))).unwrap_err().contains("not valid JSON"));
-        assert!(arguments_object(&c(json!([1]))).unwrap_err().contains("JSON object"));
+        assert!(arguments_object(&c(json!("{broken")))
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(arguments_object(&c(json!([1])))
+            .unwrap_err()
+            .contains("JSON object"));
         assert!(arguments_object(&c(Value::Null)).unwrap().is_empty());
     }
 }

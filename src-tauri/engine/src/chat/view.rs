@@ -12,7 +12,14 @@ use crate::store::{status, Conversation, ConversationSummary, StoredToolCall};
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Item {
     #[serde(rename_all = "camelCase")]
-    Message { id: i64, role: Role, status: String, content: String, html: Option<String>, thinking: Option<String> },
+    Message {
+        id: i64,
+        role: Role,
+        status: String,
+        content: String,
+        html: Option<String>,
+        thinking: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
     ToolCall {
         id: i64,
@@ -56,7 +63,10 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
     let mut items = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
     for m in &c.messages {
         if m.status == status::NOTICE {
-            items.push(Item::Notice { id: m.id, text: m.content.clone() });
+            items.push(Item::Notice {
+                id: m.id,
+                text: m.content.clone(),
+            });
             continue;
         }
         match m.role {
@@ -81,9 +91,17 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
                         thinking: m.thinking.clone().filter(|t| !t.is_empty()),
                     });
                 }
-                items.extend(c.tool_calls.iter().filter(|t| t.message_id == m.id).map(card));
+                items.extend(
+                    c.tool_calls
+                        .iter()
+                        .filter(|t| t.message_id == m.id)
+                        .map(card),
+                );
             }
         }
     }
-    ConversationView { summary: c.summary.clone(), items }
+    ConversationView {
+        summary: c.summary.clone(),
+        items,
+    }
 }

@@ -61,7 +61,10 @@ mod tests {
         assert!(s.push(&line[e..f]).is_empty());
         let out = s.push(&line[f..]);
         assert_eq!(out.len(), 1);
-        assert_eq!(String::from_utf8(out[0].clone()).unwrap(), "{\"c\":\"caf\u{e9} \u{1F600}\"}");
+        assert_eq!(
+            String::from_utf8(out[0].clone()).unwrap(),
+            "{\"c\":\"caf\u{e9} \u{1F600}\"}"
+        );
     }
 
     #[test]

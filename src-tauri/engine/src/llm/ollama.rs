@@ -59,7 +59,10 @@ impl OllamaClient {
             .read_timeout(Duration::from_secs(600))
             .build()
             .expect("reqwest client");
-        OllamaClient { base: base_url.into().trim_end_matches('/').to_string(), http }
+        OllamaClient {
+            base: base_url.into().trim_end_matches('/').to_string(),
+            http,
+        }
     }
 
     fn url(&self, path: &str) -> String {
@@ -68,7 +71,10 @@ impl OllamaClient {
 
     fn map_send_error(&self, e: reqwest::Error) -> LlmError {
         if e.is_connect() || e.is_timeout() || e.is_request() {
-            LlmError::Unreachable { url: self.base.clone(), detail: root_cause(&e) }
+            LlmError::Unreachable {
+                url: self.base.clone(),
+                detail: root_cause(&e),
+            }
         } else {
             LlmError::Protocol(root_cause(&e))
         }
@@ -84,7 +90,9 @@ impl OllamaClient {
             .ok()
             .and_then(|v| match v.get("error") {
                 Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Object(o)) => o.get("message").and_then(Value::as_str).map(String::from),
+                Some(Value::Object(o)) => {
+                    o.get("message").and_then(Value::as_str).map(String::from)
+                }
                 _ => None,
             })
             .unwrap_or_else(|| {
@@ -95,13 +103,23 @@ impl OllamaClient {
                     b.chars().take(300).collect()
                 }
             });
-        Err(LlmError::Http { status: status.as_u16(), message })
+        Err(LlmError::Http {
+            status: status.as_u16(),
+            message,
+        })
     }
 
     async fn get_json(&self, path: &str) -> Result<Value, LlmError> {
-        let resp = self.http.get(self.url(path)).send().await.map_err(|e| self.map_send_error(e))?;
+        let resp = self
+            .http
+            .get(self.url(path))
+            .send()
+            .await
+            .map_err(|e| self.map_send_error(e))?;
         let resp = self.check(resp).await?;
-        resp.json::<Value>().await.map_err(|e| LlmError::Protocol(e.to_string()))
+        resp.json::<Value>()
+            .await
+            .map_err(|e| LlmError::Protocol(e.to_string()))
     }
 }
 
@@ -181,18 +199,32 @@ fn apply_line(
     on_delta: &mut (dyn FnMut(Delta) + Send),
 ) -> Result<bool, LlmError> {
     let v: Value = serde_json::from_slice(line).map_err(|e| {
-        LlmError::Protocol(format!("bad NDJSON line ({e}): {}", String::from_utf8_lossy(line)))
+        LlmError::Protocol(format!(
+            "bad NDJSON line ({e}): {}",
+            String::from_utf8_lossy(line)
+        ))
     })?;
     if let Some(err) = v.get("error") {
-        let msg = err.as_str().map(String::from).unwrap_or_else(|| err.to_string());
+        let msg = err
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| err.to_string());
         return Err(LlmError::Stream(msg));
     }
     if let Some(msg) = v.get("message") {
-        if let Some(t) = msg.get("thinking").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        if let Some(t) = msg
+            .get("thinking")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
             reply.thinking.push_str(t);
             on_delta(Delta::Thinking(t.to_string()));
         }
-        if let Some(t) = msg.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        if let Some(t) = msg
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
             reply.content.push_str(t);
             on_delta(Delta::Text(t.to_string()));
         }
@@ -201,7 +233,11 @@ fn apply_line(
                 let f = c.get("function").unwrap_or(c);
                 let call = ToolCall {
                     id: c.get("id").and_then(Value::as_str).map(String::from),
-                    name: f.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    name: f
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                     arguments: f.get("arguments").cloned().unwrap_or_else(|| json!({})),
                 };
                 reply.tool_calls.push(call.clone());
@@ -210,7 +246,10 @@ fn apply_line(
         }
     }
     if v.get("done").and_then(Value::as_bool) == Some(true) {
-        reply.done_reason = v.get("done_reason").and_then(Value::as_str).map(String::from);
+        reply.done_reason = v
+            .get("done_reason")
+            .and_then(Value::as_str)
+            .map(String::from);
         return Ok(true);
     }
     Ok(false)
@@ -229,7 +268,11 @@ impl LlmClient for OllamaClient {
         cancel: &CancellationToken,
     ) -> Result<ChatReply, LlmError> {
         let mut reply = ChatReply::default();
-        let send = self.http.post(self.url("/api/chat")).json(&request_to_wire(request)).send();
+        let send = self
+            .http
+            .post(self.url("/api/chat"))
+            .json(&request_to_wire(request))
+            .send();
         let resp = tokio::select! {
             r = send => r.map_err(|e| self.map_send_error(e))?,
             _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
@@ -264,18 +307,33 @@ impl LlmClient for OllamaClient {
                 return Ok(reply);
             }
         }
-        Err(LlmError::Protocol("the stream ended before the reply was done".into()))
+        Err(LlmError::Protocol(
+            "the stream ended before the reply was done".into(),
+        ))
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
         let v = self.get_json("/api/tags").await?;
-        let models = v.get("models").and_then(Value::as_array).cloned().unwrap_or_default();
+        let models = v
+            .get("models")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         Ok(models
             .iter()
             .filter_map(|m| {
-                let name = m.get("name").or_else(|| m.get("model"))?.as_str()?.to_string();
+                let name = m
+                    .get("name")
+                    .or_else(|| m.get("model"))?
+                    .as_str()?
+                    .to_string();
                 let details = m.get("details");
-                let d = |k: &str| details.and_then(|d| d.get(k)).and_then(Value::as_str).map(String::from);
+                let d = |k: &str| {
+                    details
+                        .and_then(|d| d.get(k))
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                };
                 Some(ModelInfo {
                     name,
                     size: m.get("size").and_then(Value::as_u64).unwrap_or(0),
@@ -294,10 +352,19 @@ impl LlmClient for OllamaClient {
             .send()
             .await
             .map_err(|e| self.map_send_error(e))?;
-        let v: Value = self.check(resp).await?.json().await.map_err(|e| LlmError::Protocol(e.to_string()))?;
+        let v: Value = self
+            .check(resp)
+            .await?
+            .json()
+            .await
+            .map_err(|e| LlmError::Protocol(e.to_string()))?;
         Ok(v.get("capabilities")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|c| c.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -317,11 +384,26 @@ mod tests {
     #[test]
     fn base_url_prefers_settings_then_ollama_host() {
         assert_eq!(resolve_base_url(None, None), DEFAULT_URL);
-        assert_eq!(resolve_base_url(Some("http://x:1/"), Some("y")), "http://x:1");
-        assert_eq!(resolve_base_url(Some("  "), Some("0.0.0.0")), "http://127.0.0.1:11434");
-        assert_eq!(resolve_base_url(None, Some("example.lan:8080")), "http://example.lan:8080");
-        assert_eq!(resolve_base_url(None, Some("https://ollama.example")), "https://ollama.example:11434");
-        assert_eq!(resolve_base_url(None, Some(":9999")), "http://127.0.0.1:9999");
+        assert_eq!(
+            resolve_base_url(Some("http://x:1/"), Some("y")),
+            "http://x:1"
+        );
+        assert_eq!(
+            resolve_base_url(Some("  "), Some("0.0.0.0")),
+            "http://127.0.0.1:11434"
+        );
+        assert_eq!(
+            resolve_base_url(None, Some("example.lan:8080")),
+            "http://example.lan:8080"
+        );
+        assert_eq!(
+            resolve_base_url(None, Some("https://ollama.example")),
+            "https://ollama.example:11434"
+        );
+        assert_eq!(
+            resolve_base_url(None, Some(":9999")),
+            "http://127.0.0.1:9999"
+        );
     }
 
     #[test]
@@ -330,19 +412,37 @@ mod tests {
         m.tool_name = Some("calculator__add".into());
         m.tool_call_id = Some("call_1".into());
         let w = message_to_wire(&m);
-        assert_eq!(w, json!({"role":"tool","content":"42","tool_name":"calculator__add","tool_call_id":"call_1"}));
+        assert_eq!(
+            w,
+            json!({"role":"tool","content":"42","tool_name":"calculator__add","tool_call_id":"call_1"})
+        );
     }
 
     #[test]
     fn assistant_tool_calls_go_back_as_objects() {
         let mut m = Message::new(Role::Assistant, "");
         m.tool_calls = vec![
-            ToolCall { id: Some("c1".into()), name: "a".into(), arguments: json!({"x": 1}) },
-            ToolCall { id: None, name: "b".into(), arguments: json!("{\"y\":2}") },
-            ToolCall { id: None, name: "c".into(), arguments: json!("{broken") },
+            ToolCall {
+                id: Some("c1".into()),
+                name: "a".into(),
+                arguments: json!({"x": 1}),
+            },
+            ToolCall {
+                id: None,
+                name: "b".into(),
+                arguments: json!("{\"y\":2}"),
+            },
+            ToolCall {
+                id: None,
+                name: "c".into(),
+                arguments: json!("{broken"),
+            },
         ];
         let w = message_to_wire(&m);
-        assert_eq!(w["tool_calls"][0], json!({"id":"c1","function":{"name":"a","arguments":{"x":1}}}));
+        assert_eq!(
+            w["tool_calls"][0],
+            json!({"id":"c1","function":{"name":"a","arguments":{"x":1}}})
+        );
         assert_eq!(w["tool_calls"][1]["function"]["arguments"], json!({"y":2}));
         assert_eq!(w["tool_calls"][2]["function"]["arguments"], json!({}));
     }

@@ -43,7 +43,10 @@ impl ServerConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read the MCP config {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("the MCP config {path} is not valid: {detail}. Fix or remove the file; nothing was overwritten.")]
     Invalid { path: String, detail: String },
 }
@@ -52,17 +55,28 @@ impl McpConfig {
     /// What a fresh install starts with: the two built-in servers.
     pub fn default_builtin() -> Self {
         let mut servers = BTreeMap::new();
-        servers.insert("calculator".into(), ServerConfig::new(SELF_COMMAND, &["mcp-server", "calculator"]));
-        servers.insert("files".into(), ServerConfig::new(SELF_COMMAND, &["mcp-server", "files"]));
+        servers.insert(
+            "calculator".into(),
+            ServerConfig::new(SELF_COMMAND, &["mcp-server", "calculator"]),
+        );
+        servers.insert(
+            "files".into(),
+            ServerConfig::new(SELF_COMMAND, &["mcp-server", "files"]),
+        );
         McpConfig { servers }
     }
 
     pub fn parse(text: &str, path_for_errors: &str) -> Result<Self, ConfigError> {
-        let cfg: McpConfig = serde_json::from_str(text)
-            .map_err(|e| ConfigError::Invalid { path: path_for_errors.into(), detail: e.to_string() })?;
+        let cfg: McpConfig = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path_for_errors.into(),
+            detail: e.to_string(),
+        })?;
         for (name, s) in &cfg.servers {
             if name.trim().is_empty() {
-                return Err(ConfigError::Invalid { path: path_for_errors.into(), detail: "a server has an empty name".into() });
+                return Err(ConfigError::Invalid {
+                    path: path_for_errors.into(),
+                    detail: "a server has an empty name".into(),
+                });
             }
             if s.command.trim().is_empty() {
                 return Err(ConfigError::Invalid {
@@ -82,10 +96,16 @@ impl McpConfig {
             Ok(text) => Self::parse(&text, &shown),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let cfg = Self::default_builtin();
-                cfg.save(path).map_err(|source| ConfigError::Io { path: shown, source })?;
+                cfg.save(path).map_err(|source| ConfigError::Io {
+                    path: shown,
+                    source,
+                })?;
                 Ok(cfg)
             }
-            Err(source) => Err(ConfigError::Io { path: shown, source }),
+            Err(source) => Err(ConfigError::Io {
+                path: shown,
+                source,
+            }),
         }
     }
 
@@ -95,7 +115,10 @@ impl McpConfig {
             std::fs::create_dir_all(dir)?;
         }
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("config serializes"))?;
+        std::fs::write(
+            &tmp,
+            serde_json::to_string_pretty(self).expect("config serializes"),
+        )?;
         std::fs::rename(tmp, path)
     }
 }
@@ -126,7 +149,10 @@ mod tests {
         assert!(e.contains("not valid"), "{e}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{ not json");
         std::fs::write(&p, r#"{"mcpServers":{"x":{"command":""}}}"#).unwrap();
-        assert!(McpConfig::load_or_init(&p).unwrap_err().to_string().contains("no command"));
+        assert!(McpConfig::load_or_init(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("no command"));
     }
 
     #[test]

@@ -4,7 +4,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -178,7 +179,11 @@ impl McpHost {
             let mut servers = self.servers.write().unwrap();
             servers.clear();
             for (name, cfg) in &config.servers {
-                let status = if cfg.disabled { ServerStatus::Disabled } else { ServerStatus::Starting };
+                let status = if cfg.disabled {
+                    ServerStatus::Disabled
+                } else {
+                    ServerStatus::Starting
+                };
                 let s = Arc::new(Server {
                     name: name.clone(),
                     config: cfg.clone(),
@@ -209,14 +214,20 @@ impl McpHost {
     }
 
     async fn start_one(self: Arc<Self>, server: Arc<Server>) {
-        let program = match process::resolve_command(&server.config, &self.opts.self_exe, self.opts.path_var.as_deref()) {
+        let program = match process::resolve_command(
+            &server.config,
+            &self.opts.self_exe,
+            self.opts.path_var.as_deref(),
+        ) {
             Ok(p) => p,
             Err(e) => return self.fail(&server, format!("cannot start: {e}")),
         };
         server.state.lock().unwrap().resolved = Some(program.clone());
         let spawned = match process::spawn(&server.config, program.clone()) {
             Ok(s) => s,
-            Err(e) => return self.fail(&server, format!("cannot start {}: {e}", program.display())),
+            Err(e) => {
+                return self.fail(&server, format!("cannot start {}: {e}", program.display()))
+            }
         };
         {
             let mut st = server.state.lock().unwrap();
@@ -308,13 +319,16 @@ impl McpHost {
                 Event::ToolsChanged(false) => return,
                 Event::ToolsChanged(true) => {
                     while tools_changed.try_recv().is_ok() {}
-                    match tokio::time::timeout(self.opts.start_timeout, peer.list_all_tools()).await {
+                    match tokio::time::timeout(self.opts.start_timeout, peer.list_all_tools()).await
+                    {
                         Ok(Ok(tools)) => {
                             server.state.lock().unwrap().tools = tools.iter().map(cached).collect();
                             self.rebuild_names();
                             self.notify();
                         }
-                        other => tracing::warn!(server = %server.name, "refreshing tools failed: {other:?}"),
+                        other => {
+                            tracing::warn!(server = %server.name, "refreshing tools failed: {other:?}")
+                        }
                     }
                 }
             }
@@ -341,7 +355,8 @@ impl McpHost {
             (st.pid, st.exit_rx.clone())
         };
         if let Some(mut rx) = rx {
-            let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+            let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some()))
+                .await;
             process::terminate(pid, &mut rx, Duration::from_secs(1)).await;
         }
         self.fail(server, error);
@@ -363,7 +378,12 @@ impl McpHost {
     }
 
     fn exposed_names(&self) -> BTreeMap<(String, String), String> {
-        self.names.read().unwrap().iter().map(|(k, v)| (v.clone(), k.clone())).collect()
+        self.names
+            .read()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (v.clone(), k.clone()))
+            .collect()
     }
 
     pub fn servers(&self) -> Vec<ServerView> {
@@ -389,14 +409,21 @@ impl McpHost {
                         .iter()
                         .map(|t| ToolView {
                             name: t.name.clone(),
-                            exposed: exposed.get(&(s.name.clone(), t.name.clone())).cloned().unwrap_or_default(),
+                            exposed: exposed
+                                .get(&(s.name.clone(), t.name.clone()))
+                                .cloned()
+                                .unwrap_or_default(),
                             description: t.description.clone(),
                             input_schema: t.input_schema.clone(),
                         })
                         .collect(),
                     error: st.error.clone(),
                     exit: st.exit.clone(),
-                    stderr_tail: st.stderr.as_ref().map(|t| t.last(REPORT_STDERR_LINES)).unwrap_or_default(),
+                    stderr_tail: st
+                        .stderr
+                        .as_ref()
+                        .map(|t| t.last(REPORT_STDERR_LINES))
+                        .unwrap_or_default(),
                     pid: st.pid,
                 }
             })
@@ -432,13 +459,21 @@ impl McpHost {
     }
 
     /// Calls a tool by its exposed name. Every failure becomes an error outcome for the model.
-    pub async fn call_tool(&self, exposed: &str, arguments: Map<String, Value>, cancel: &CancellationToken) -> ToolOutcome {
+    pub async fn call_tool(
+        &self,
+        exposed: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
         let Some((server_name, tool)) = self.route(exposed) else {
             let known: Vec<String> = self.tool_specs().into_iter().map(|t| t.name).collect();
             return ToolOutcome {
                 server: String::new(),
                 tool: exposed.to_string(),
-                text: format!("Unknown tool \"{exposed}\". Available tools: {}.", known.join(", ")),
+                text: format!(
+                    "Unknown tool \"{exposed}\". Available tools: {}.",
+                    known.join(", ")
+                ),
                 is_error: true,
                 raw: None,
             };
@@ -451,14 +486,21 @@ impl McpHost {
             raw: None,
         };
         let server = self.servers.read().unwrap().get(&server_name).cloned();
-        let Some(server) = server else { return err(format!("The server \"{server_name}\" is not configured.")) };
+        let Some(server) = server else {
+            return err(format!("The server \"{server_name}\" is not configured."));
+        };
         let (peer, exit_rx) = {
             let st = server.state.lock().unwrap();
             match (&st.peer, st.status) {
                 (Some(p), ServerStatus::Running) => (p.clone(), st.exit_rx.clone()),
                 _ => {
-                    let why = st.error.clone().unwrap_or_else(|| format!("{:?}", st.status).to_lowercase());
-                    return err(format!("The server \"{server_name}\" is not running: {why}"));
+                    let why = st
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| format!("{:?}", st.status).to_lowercase());
+                    return err(format!(
+                        "The server \"{server_name}\" is not running: {why}"
+                    ));
                 }
             }
         };
@@ -513,7 +555,9 @@ impl McpHost {
             }
             if let Some(mut rx) = rx {
                 // closing stdin is the polite way; give it a moment before signals
-                let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+                let _ =
+                    tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some()))
+                        .await;
                 process::terminate(pid, &mut rx, Duration::from_secs(2)).await;
             }
             let mut st = s.state.lock().unwrap();
@@ -538,9 +582,20 @@ fn cached(t: &rmcp::model::Tool) -> CachedTool {
 /// structured content when there is no text.
 pub fn result_text(raw: &Value) -> String {
     let mut parts = Vec::new();
-    for block in raw.get("content").and_then(Value::as_array).into_iter().flatten() {
+    for block in raw
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         match block.get("type").and_then(Value::as_str) {
-            Some("text") => parts.push(block.get("text").and_then(Value::as_str).unwrap_or_default().to_string()),
+            Some("text") => parts.push(
+                block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
             Some("image") | Some("audio") => parts.push(format!(
                 "[{} {}]",
                 block["type"].as_str().unwrap_or_default(),
@@ -554,7 +609,10 @@ pub fn result_text(raw: &Value) -> String {
                 let r = &block["resource"];
                 match r.get("text").and_then(Value::as_str) {
                     Some(t) => parts.push(t.to_string()),
-                    None => parts.push(format!("[resource {}]", r.get("uri").and_then(Value::as_str).unwrap_or_default())),
+                    None => parts.push(format!(
+                        "[resource {}]",
+                        r.get("uri").and_then(Value::as_str).unwrap_or_default()
+                    )),
                 }
             }
             _ => parts.push(block.to_string()),

@@ -7,7 +7,15 @@ use std::collections::{BTreeMap, HashMap};
 pub const MAX_LEN: usize = 64;
 
 fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn fnv1a(s: &str) -> u32 {
@@ -30,7 +38,10 @@ fn hashed(server: &str, tool: &str, base: &str) -> String {
 pub fn assign(tools: &[(String, String)]) -> BTreeMap<String, (String, String)> {
     let mut by_base: HashMap<String, Vec<&(String, String)>> = HashMap::new();
     for t in tools {
-        by_base.entry(format!("{}__{}", sanitize(&t.0), sanitize(&t.1))).or_default().push(t);
+        by_base
+            .entry(format!("{}__{}", sanitize(&t.0), sanitize(&t.1)))
+            .or_default()
+            .push(t);
     }
     let mut out = BTreeMap::new();
     for (base, members) in by_base {
@@ -70,7 +81,9 @@ mod tests {
         assert_eq!(m1.len(), 3);
         for name in m1.keys() {
             assert!(name.len() <= MAX_LEN, "{name}");
-            assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+            assert!(name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
         }
         assert!(!m1.contains_key("a__x_y"));
     }

@@ -53,13 +53,21 @@ pub struct Spawned {
 }
 
 /// Finds the program: the built-in command means this binary; a bare name is looked up on PATH.
-pub fn resolve_command(cfg: &ServerConfig, self_exe: &Path, path_var: Option<&str>) -> Result<PathBuf, String> {
+pub fn resolve_command(
+    cfg: &ServerConfig,
+    self_exe: &Path,
+    path_var: Option<&str>,
+) -> Result<PathBuf, String> {
     if cfg.command == SELF_COMMAND {
         return Ok(self_exe.to_path_buf());
     }
     let p = Path::new(&cfg.command);
     if p.components().count() > 1 {
-        return if p.exists() { Ok(p.to_path_buf()) } else { Err(format!("{} does not exist", p.display())) };
+        return if p.exists() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(format!("{} does not exist", p.display()))
+        };
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let found = match path_var {
@@ -116,7 +124,13 @@ pub fn spawn(cfg: &ServerConfig, program: PathBuf) -> std::io::Result<Spawned> {
         };
         let _ = tx.send(Some(desc));
     });
-    Ok(Spawned { stdin, stdout, pid, exit: rx, stderr: tail })
+    Ok(Spawned {
+        stdin,
+        stdout,
+        pid,
+        exit: rx,
+        stderr: tail,
+    })
 }
 
 fn describe_status(status: std::process::ExitStatus) -> String {
@@ -133,7 +147,9 @@ fn describe_status(status: std::process::ExitStatus) -> String {
                 libc::SIGPIPE => "SIGPIPE",
                 _ => "",
             };
-            return format!("killed by signal {sig} {name}").trim_end().to_string();
+            return format!("killed by signal {sig} {name}")
+                .trim_end()
+                .to_string();
         }
     }
     match status.code() {
@@ -143,7 +159,11 @@ fn describe_status(status: std::process::ExitStatus) -> String {
 }
 
 /// Ends the process group: SIGTERM, then SIGKILL if it is still there after `grace`.
-pub async fn terminate(pid: Option<u32>, exit: &mut watch::Receiver<Option<String>>, grace: Duration) {
+pub async fn terminate(
+    pid: Option<u32>,
+    exit: &mut watch::Receiver<Option<String>>,
+    grace: Duration,
+) {
     let Some(pid) = pid else { return };
     if exit.borrow().is_some() {
         // the leader is gone; still make sure nothing it started lingers
@@ -151,7 +171,9 @@ pub async fn terminate(pid: Option<u32>, exit: &mut watch::Receiver<Option<Strin
         return;
     }
     signal_group(pid, libc::SIGTERM);
-    let exited = tokio::time::timeout(grace, exit.wait_for(|e| e.is_some())).await.is_ok();
+    let exited = tokio::time::timeout(grace, exit.wait_for(|e| e.is_some()))
+        .await
+        .is_ok();
     // SIGKILL the group either way: children that ignored SIGTERM or outlived the leader
     signal_group(pid, libc::SIGKILL);
     if !exited {

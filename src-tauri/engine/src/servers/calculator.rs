@@ -20,14 +20,20 @@ fn two(desc: &str, a: &str, b: &str) -> Value {
 
 fn num(args: &Map<String, Value>, key: &str) -> Result<f64, ToolResult> {
     match args.get(key) {
-        Some(Value::Number(n)) => n.as_f64().ok_or_else(|| ToolResult::error(format!("'{key}' is not a usable number"))),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .ok_or_else(|| ToolResult::error(format!("'{key}' is not a usable number"))),
         // models often send numbers as strings
         Some(Value::String(s)) => s
             .trim()
             .parse::<f64>()
             .map_err(|_| ToolResult::error(format!("'{key}' must be a number, got \"{s}\""))),
-        Some(other) => Err(ToolResult::error(format!("'{key}' must be a number, got {other}"))),
-        None => Err(ToolResult::error(format!("missing number argument '{key}'"))),
+        Some(other) => Err(ToolResult::error(format!(
+            "'{key}' must be a number, got {other}"
+        ))),
+        None => Err(ToolResult::error(format!(
+            "missing number argument '{key}'"
+        ))),
     }
 }
 
@@ -87,7 +93,9 @@ impl BuiltinServer for Calculator {
             })
         })();
         match r {
-            Ok(x) if !x.is_finite() => ToolResult::error(format!("The result is not a finite number ({x}).")),
+            Ok(x) if !x.is_finite() => {
+                ToolResult::error(format!("The result is not a finite number ({x})."))
+            }
             Ok(x) => ToolResult::ok(format_number(x)),
             Err(e) => e,
         }
@@ -106,10 +114,22 @@ mod tests {
     #[test]
     fn arithmetic() {
         assert_eq!(call("add", json!({"a": 2, "b": 40})), ("42".into(), false));
-        assert_eq!(call("subtract", json!({"a": 2, "b": 40})), ("-38".into(), false));
-        assert_eq!(call("multiply", json!({"a": 6, "b": "7"})), ("42".into(), false));
-        assert_eq!(call("divide", json!({"a": 1, "b": 4})), ("0.25".into(), false));
-        assert_eq!(call("power", json!({"base": 2, "exponent": 10})), ("1024".into(), false));
+        assert_eq!(
+            call("subtract", json!({"a": 2, "b": 40})),
+            ("-38".into(), false)
+        );
+        assert_eq!(
+            call("multiply", json!({"a": 6, "b": "7"})),
+            ("42".into(), false)
+        );
+        assert_eq!(
+            call("divide", json!({"a": 1, "b": 4})),
+            ("0.25".into(), false)
+        );
+        assert_eq!(
+            call("power", json!({"base": 2, "exponent": 10})),
+            ("1024".into(), false)
+        );
         assert_eq!(call("square_root", json!({"x": 16})), ("4".into(), false));
     }
 

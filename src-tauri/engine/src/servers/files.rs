@@ -18,7 +18,9 @@ impl Files {
     /// Creates the sandbox folder if needed.
     pub fn new(root: PathBuf) -> std::io::Result<Self> {
         std::fs::create_dir_all(&root)?;
-        Ok(Files { root: root.canonicalize()? })
+        Ok(Files {
+            root: root.canonicalize()?,
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -27,10 +29,18 @@ impl Files {
 
     /// The real path for `p` (relative to the sandbox), or why it is refused.
     pub fn confine(&self, p: &str) -> Result<PathBuf, String> {
-        let refused = || format!("Refused: \"{p}\" is outside the sandbox folder {}.", self.root.display());
+        let refused = || {
+            format!(
+                "Refused: \"{p}\" is outside the sandbox folder {}.",
+                self.root.display()
+            )
+        };
         let given = Path::new(p);
         let rel = if given.is_absolute() {
-            given.strip_prefix(&self.root).map_err(|_| refused())?.to_path_buf()
+            given
+                .strip_prefix(&self.root)
+                .map_err(|_| refused())?
+                .to_path_buf()
         } else {
             given.to_path_buf()
         };
@@ -100,7 +110,13 @@ impl Files {
         }
         Ok(entries
             .iter()
-            .map(|(n, d, s)| if *d { format!("{n}/") } else { format!("{n} ({s} bytes)") })
+            .map(|(n, d, s)| {
+                if *d {
+                    format!("{n}/")
+                } else {
+                    format!("{n} ({s} bytes)")
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n"))
     }
@@ -112,7 +128,10 @@ impl Files {
             return Err(format!("\"{path}\" is a folder; use list_files."));
         }
         if md.len() > MAX_READ {
-            return Err(format!("\"{path}\" is {} bytes, more than the {MAX_READ}-byte limit.", md.len()));
+            return Err(format!(
+                "\"{path}\" is {} bytes, more than the {MAX_READ}-byte limit.",
+                md.len()
+            ));
         }
         let bytes = std::fs::read(&p).map_err(|e| format!("Cannot read \"{path}\": {e}"))?;
         String::from_utf8(bytes).map_err(|_| format!("\"{path}\" is not a text file."))
@@ -124,10 +143,15 @@ impl Files {
             return Err("A file name is needed.".into());
         }
         if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("Cannot create the folder for \"{path}\": {e}"))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("Cannot create the folder for \"{path}\": {e}"))?;
         }
         std::fs::write(&p, content).map_err(|e| format!("Cannot write \"{path}\": {e}"))?;
-        Ok(format!("Wrote {} bytes to {}.", content.len(), self.shown(&p)))
+        Ok(format!(
+            "Wrote {} bytes to {}.",
+            content.len(),
+            self.shown(&p)
+        ))
     }
 
     fn delete(&self, path: &str) -> Result<String, String> {
@@ -135,9 +159,12 @@ impl Files {
         if p == self.root {
             return Err("Refused: the sandbox folder itself cannot be deleted.".into());
         }
-        let md = std::fs::symlink_metadata(&p).map_err(|e| format!("Cannot delete \"{path}\": {e}"))?;
+        let md =
+            std::fs::symlink_metadata(&p).map_err(|e| format!("Cannot delete \"{path}\": {e}"))?;
         if md.is_dir() {
-            std::fs::remove_dir(&p).map_err(|e| format!("Cannot delete the folder \"{path}\" (only empty folders): {e}"))?;
+            std::fs::remove_dir(&p).map_err(|e| {
+                format!("Cannot delete the folder \"{path}\" (only empty folders): {e}")
+            })?;
         } else {
             std::fs::remove_file(&p).map_err(|e| format!("Cannot delete \"{path}\": {e}"))?;
         }
@@ -212,10 +239,26 @@ mod tests {
     fn write_read_list_delete_inside_the_sandbox() {
         let d = tempfile::tempdir().unwrap();
         let f = Files::new(d.path().join("box")).unwrap();
-        assert_eq!(call(&f, "list_files", json!({})), (". is empty.".into(), false));
-        assert!(!call(&f, "write_file", json!({"path": "a/b.txt", "content": "héllo"})).1);
-        assert_eq!(call(&f, "read_file", json!({"path": "a/./b.txt"})), ("héllo".into(), false));
-        assert_eq!(call(&f, "list_files", json!({"path": "a"})).0, "b.txt (6 bytes)");
+        assert_eq!(
+            call(&f, "list_files", json!({})),
+            (". is empty.".into(), false)
+        );
+        assert!(
+            !call(
+                &f,
+                "write_file",
+                json!({"path": "a/b.txt", "content": "héllo"})
+            )
+            .1
+        );
+        assert_eq!(
+            call(&f, "read_file", json!({"path": "a/./b.txt"})),
+            ("héllo".into(), false)
+        );
+        assert_eq!(
+            call(&f, "list_files", json!({"path": "a"})).0,
+            "b.txt (6 bytes)"
+        );
         assert_eq!(call(&f, "list_files", json!({})).0, "a/");
         assert!(!call(&f, "delete_file", json!({"path": "a/b.txt"})).1);
         assert!(call(&f, "read_file", json!({"path": "a/b.txt"})).1);
@@ -235,7 +278,10 @@ mod tests {
             ("read_file", json!({"path": outside.to_str().unwrap()})),
             ("read_file", json!({"path": "link/secret.txt"})),
             ("read_file", json!({"path": "file-link"})),
-            ("write_file", json!({"path": "link/new.txt", "content": "x"})),
+            (
+                "write_file",
+                json!({"path": "link/new.txt", "content": "x"}),
+            ),
             ("write_file", json!({"path": "../new.txt", "content": "x"})),
             ("delete_file", json!({"path": "file-link"})),
             ("delete_file", json!({"path": "."})),
@@ -249,6 +295,13 @@ mod tests {
         assert!(!d.path().join("new.txt").exists());
         // an absolute path inside the sandbox is fine
         let inside = f.root().join("ok.txt");
-        assert!(!call(&f, "write_file", json!({"path": inside.to_str().unwrap(), "content": "x"})).1);
+        assert!(
+            !call(
+                &f,
+                "write_file",
+                json!({"path": inside.to_str().unwrap(), "content": "x"})
+            )
+            .1
+        );
     }
 }

@@ -18,10 +18,16 @@ pub struct ToolResult {
 
 impl ToolResult {
     pub fn ok(text: impl Into<String>) -> Self {
-        ToolResult { text: text.into(), is_error: false }
+        ToolResult {
+            text: text.into(),
+            is_error: false,
+        }
     }
     pub fn error(text: impl Into<String>) -> Self {
-        ToolResult { text: text.into(), is_error: true }
+        ToolResult {
+            text: text.into(),
+            is_error: true,
+        }
     }
 }
 
@@ -34,14 +40,31 @@ pub trait BuiltinServer: Send + Sync {
 
 /// Answers one JSON-RPC message; `None` for notifications.
 pub fn handle(server: &dyn BuiltinServer, msg: &Value) -> Option<Value> {
-    let id = msg.get("id").cloned();
-    let method = msg.get("method").and_then(Value::as_str).unwrap_or_default();
-    let id = id?; // notifications (and stray responses) get no answer
+    let Some(method) = msg.get("method").and_then(Value::as_str) else {
+        // a response to us (we send no requests) is ignored; anything else is not a request
+        let is_response =
+            msg.get("id").is_some() && (msg.get("result").is_some() || msg.get("error").is_some());
+        return (!is_response).then(|| {
+            error(
+                msg.get("id").cloned().unwrap_or(Value::Null),
+                -32600,
+                "Invalid Request",
+            )
+        });
+    };
+    let id = msg.get("id").cloned()?; // notifications get no answer
     let params = msg.get("params").cloned().unwrap_or(json!({}));
     let result = match method {
         "initialize" => {
-            let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
-            let version = if VERSIONS.contains(&asked) { asked } else { VERSIONS[0] };
+            let asked = params
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let version = if VERSIONS.contains(&asked) {
+                asked
+            } else {
+                VERSIONS[0]
+            };
             json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": false}},
@@ -51,12 +74,18 @@ pub fn handle(server: &dyn BuiltinServer, msg: &Value) -> Option<Value> {
         "ping" => json!({}),
         "tools/list" => json!({ "tools": server.tools() }),
         "tools/call" => {
-            let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if !server.tools().iter().any(|t| t["name"] == name) {
                 return Some(error(id, -32602, &format!("Unknown tool: {name}")));
             }
             let empty = serde_json::Map::new();
-            let args = params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
+            let args = params
+                .get("arguments")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
             let r = server.call(name, args);
             json!({ "content": [{"type": "text", "text": r.text}], "isError": r.is_error })
         }
@@ -83,7 +112,9 @@ pub async fn serve_stdio(server: &dyn BuiltinServer) -> std::io::Result<()> {
                 (!replies.is_empty()).then(|| Value::Array(replies))
             }
             Ok(msg) => handle(server, &msg),
-            Err(e) => Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {e}")}})),
+            Err(e) => Some(
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {e}")}}),
+            ),
         };
         if let Some(r) = reply {
             let mut s = serde_json::to_string(&r).expect("json");
@@ -96,7 +127,10 @@ pub async fn serve_stdio(server: &dyn BuiltinServer) -> std::io::Result<()> {
 }
 
 /// Finds a built-in server by name.
-pub fn by_name(name: &str, files_root: Option<std::path::PathBuf>) -> Option<Box<dyn BuiltinServer>> {
+pub fn by_name(
+    name: &str,
+    files_root: Option<std::path::PathBuf>,
+) -> Option<Box<dyn BuiltinServer>> {
     match name {
         "calculator" => Some(Box::new(calculator::Calculator)),
         "files" => {
@@ -122,10 +156,22 @@ mod tests {
         assert_eq!(r["result"]["protocolVersion"], "2024-11-05");
         let r = handle(&c, &json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2099-01-01"}})).unwrap();
         assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
-        let r = handle(&c, &json!({"jsonrpc":"2.0","id":3,"method":"server/discover"})).unwrap();
+        let r = handle(
+            &c,
+            &json!({"jsonrpc":"2.0","id":3,"method":"server/discover"}),
+        )
+        .unwrap();
         assert_eq!(r["error"]["code"], -32601);
-        assert!(handle(&c, &json!({"jsonrpc":"2.0","method":"notifications/initialized"})).is_none());
-        let r = handle(&c, &json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}})).unwrap();
+        assert!(handle(
+            &c,
+            &json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+        )
+        .is_none());
+        let r = handle(
+            &c,
+            &json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}),
+        )
+        .unwrap();
         assert_eq!(r["error"]["code"], -32602);
     }
 }

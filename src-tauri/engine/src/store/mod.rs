@@ -200,7 +200,9 @@ fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage> {
         role: Role::parse(&role).unwrap_or(Role::Assistant),
         content: r.get(3)?,
         thinking: r.get(4)?,
-        tool_calls: calls.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
+        tool_calls: calls
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
         tool_name: r.get(6)?,
         tool_call_id: r.get(7)?,
         status: r.get(8)?,
@@ -261,8 +263,12 @@ impl Store {
     /// Newest first.
     pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
         self.call(|c| {
-            let mut st = c.prepare(&format!("{SUMMARY_SQL} ORDER BY c.updated_at DESC, c.id DESC"))?;
-            let rows = st.query_map([], read_summary)?.collect::<Result<Vec<_>, _>>()?;
+            let mut st = c.prepare(&format!(
+                "{SUMMARY_SQL} ORDER BY c.updated_at DESC, c.id DESC"
+            ))?;
+            let rows = st
+                .query_map([], read_summary)?
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         })
         .await
@@ -312,7 +318,12 @@ impl Store {
     }
 
     /// Appends a message to a conversation; returns its id.
-    pub async fn append_message(&self, conversation_id: i64, m: &Message, status: &str) -> Result<i64, StoreError> {
+    pub async fn append_message(
+        &self,
+        conversation_id: i64,
+        m: &Message,
+        status: &str,
+    ) -> Result<i64, StoreError> {
         let m = m.clone();
         let status = status.to_string();
         self.call(move |c| {
@@ -341,7 +352,12 @@ impl Store {
     }
 
     /// Rewrites a message's text, thinking, tool calls and status (used while and after it streams).
-    pub async fn update_message(&self, id: i64, m: &Message, status: &str) -> Result<(), StoreError> {
+    pub async fn update_message(
+        &self,
+        id: i64,
+        m: &Message,
+        status: &str,
+    ) -> Result<(), StoreError> {
         let m = m.clone();
         let status = status.to_string();
         self.call(move |c| {
@@ -374,8 +390,12 @@ impl Store {
         tool: &str,
         arguments: &Value,
     ) -> Result<i64, StoreError> {
-        let (call_id, name, server, tool) =
-            (call_id.map(String::from), name.to_string(), server.to_string(), tool.to_string());
+        let (call_id, name, server, tool) = (
+            call_id.map(String::from),
+            name.to_string(),
+            server.to_string(),
+            tool.to_string(),
+        );
         let args = serde_json::to_string(arguments).unwrap();
         self.call(move |c| {
             c.execute(
@@ -422,13 +442,23 @@ mod tests {
         let path = dir.path().join("db.sqlite3");
         let s = Store::open(&path).await.unwrap();
         let c = s.create_conversation("t", "m").await.unwrap();
-        let u = s.append_message(c, &Message::new(Role::User, "hi"), status::COMPLETE).await.unwrap();
+        let u = s
+            .append_message(c, &Message::new(Role::User, "hi"), status::COMPLETE)
+            .await
+            .unwrap();
         let mut a = Message::new(Role::Assistant, "");
         let aid = s.append_message(c, &a, status::STREAMING).await.unwrap();
         a.content = "part".into();
-        a.tool_calls = vec![ToolCall { id: Some("c1".into()), name: "x__y".into(), arguments: json!({"a": 1}) }];
+        a.tool_calls = vec![ToolCall {
+            id: Some("c1".into()),
+            name: "x__y".into(),
+            arguments: json!({"a": 1}),
+        }];
         s.update_message(aid, &a, status::STREAMING).await.unwrap();
-        let tc = s.start_tool_call(c, aid, Some("c1"), "x__y", "x", "y", &json!({"a": 1})).await.unwrap();
+        let tc = s
+            .start_tool_call(c, aid, Some("c1"), "x__y", "x", "y", &json!({"a": 1}))
+            .await
+            .unwrap();
         drop(s);
         // reopen: as after a crash
         let s = Store::open(&path).await.unwrap();
@@ -442,7 +472,10 @@ mod tests {
         assert_eq!(conv.tool_calls[0].status, "interrupted");
         assert!(conv.tool_calls[0].is_error);
         assert_eq!(s.list_conversations().await.unwrap()[0].message_count, 2);
-        assert!(matches!(s.conversation(999).await, Err(StoreError::NoConversation(999))));
+        assert!(matches!(
+            s.conversation(999).await,
+            Err(StoreError::NoConversation(999))
+        ));
     }
 
     #[tokio::test]
@@ -451,8 +484,16 @@ mod tests {
         let a = s.create_conversation("a", "m").await.unwrap();
         let b = s.create_conversation("b", "m").await.unwrap();
         std::thread::sleep(std::time::Duration::from_millis(3));
-        s.append_message(a, &Message::new(Role::User, "x"), status::COMPLETE).await.unwrap();
-        let ids: Vec<i64> = s.list_conversations().await.unwrap().iter().map(|c| c.id).collect();
+        s.append_message(a, &Message::new(Role::User, "x"), status::COMPLETE)
+            .await
+            .unwrap();
+        let ids: Vec<i64> = s
+            .list_conversations()
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.id)
+            .collect();
         assert_eq!(ids, vec![a, b]);
     }
 }

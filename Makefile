@@ -1,0 +1,47 @@
+# Switchboard. `make run` opens the app; `make test` runs every test, end-to-end included.
+# Both install what is missing first (scripts/install-deps.sh: idempotent, skips what is present).
+
+SHELL := /bin/bash
+CARGO ?= cargo
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: run test deps test-deps build e2e screenshots bundle lint clean
+
+run: deps
+	$(CARGO) build
+	./target/debug/switchboard
+
+deps:
+	scripts/install-deps.sh
+
+test-deps:
+	scripts/install-deps.sh --test
+
+build: deps
+	$(CARGO) build
+
+# Unit and integration tests (engine, the loop against real MCP servers, the CLI), then the
+# E2E tests in the real window under Xvfb. A plain `cargo build` first: E2E drives that binary.
+test: test-deps
+	$(CARGO) build
+	$(CARGO) test --workspace
+	$(MAKE) e2e
+
+e2e:
+	$(CARGO) build
+	xvfb-run -a -s "-screen 0 1280x800x24" $(CARGO) test --test e2e -- --ignored --test-threads=1
+
+# Part of the E2E run: writes docs/screenshots/chat.png.
+screenshots: e2e
+
+# The installable .deb (target/release/bundle/deb/), with the npm Tauri CLI.
+bundle: deps
+	npm ci --no-audit --no-fund
+	npx tauri build --bundles deb
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,241 @@
+//! The headless CLI, as a script would use it: `switchboard chat`, `switchboard conversations`,
+//! `switchboard mcp-server`.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+use support::fake_ollama::{self, last_message, FakeOllama, Stream};
+
+fn cli(home: &Path, args: &[&str]) -> Output {
+    Command::new(support::switchboard_bin())
+        .args(args)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("OLLAMA_HOST")
+        .output()
+        .unwrap()
+}
+
+fn ndjson(out: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn write_settings(home: &Path, v: Value) {
+    let dir = home
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), v.to_string()).unwrap();
+}
+
+#[test]
+fn chat_prints_ndjson_events_and_conversations_lists_them() {
+    let fake = FakeOllama::start_in_background();
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text("It is ")
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else if last["content"].as_str().unwrap().contains("again") {
+            let n = req["messages"].as_array().unwrap().len();
+            Stream::new()
+                .text(&format!("I see {n} messages"))
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call("c1", "calculator__square_root", json!({"x": 1764}))
+                .done()
+                .reply()
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    write_settings(home.path(), json!({"llmUrl": fake.url}));
+
+    let out = cli(home.path(), &["chat", "square root of 1764?"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = ndjson(&out.stdout);
+    assert_eq!(events.first().unwrap()["type"], "turnStarted");
+    assert_eq!(
+        events.first().unwrap()["model"],
+        fake_ollama::MODEL,
+        "the first listed model by default"
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "toolCallFinished")
+        .unwrap();
+    assert_eq!(finished["result"], "42");
+    assert_eq!(finished["isError"], false);
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "toolCallStarted")
+        .unwrap();
+    assert_eq!(
+        (started["server"].as_str(), started["tool"].as_str()),
+        (Some("calculator"), Some("square_root"))
+    );
+    assert_eq!(events.last().unwrap()["type"], "done");
+    let conv_id = events[0]["conversationId"].as_i64().unwrap();
+    // the fresh install wrote the default MCP config with both built-in servers
+    let cfg: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            home.path()
+                .join("config")
+                .join(switchboard_engine::paths::APP_IDENTIFIER)
+                .join("mcp.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        cfg["mcpServers"]["calculator"]["args"],
+        json!(["mcp-server", "calculator"])
+    );
+    assert_eq!(
+        cfg["mcpServers"]["files"]["args"],
+        json!(["mcp-server", "files"])
+    );
+
+    // continue the same conversation, with an explicit model
+    let out = cli(
+        home.path(),
+        &[
+            "chat",
+            "again",
+            "--conversation",
+            &conv_id.to_string(),
+            "--model",
+            fake_ollama::MODEL,
+        ],
+    );
+    assert!(out.status.success());
+    let events = ndjson(&out.stdout);
+    assert_eq!(events[0]["conversationId"], conv_id);
+    // system + user + assistant(tool call) + tool + assistant + user
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "textDelta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "I see 6 messages");
+
+    let out = cli(home.path(), &["conversations"]);
+    assert!(out.status.success());
+    let list = ndjson(&out.stdout);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["id"], conv_id);
+    assert_eq!(list[0]["title"], "square root of 1764?");
+    assert_eq!(list[0]["messageCount"], 6);
+}
+
+#[test]
+fn chat_against_an_unreachable_llm_exits_1_with_an_error_event() {
+    let home = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    write_settings(home.path(), json!({"llmUrl": url}));
+    let out = cli(home.path(), &["chat", "hello", "--model", "m"]);
+    assert_eq!(out.status.code(), Some(1));
+    let events = ndjson(&out.stdout);
+    let err = events.iter().find(|e| e["type"] == "error").unwrap();
+    assert_eq!(err["kind"], "unreachable");
+    assert_eq!(err["url"], json!(url));
+    // without --model it cannot even pick one, and says where it looked
+    let out = cli(home.path(), &["chat", "hello"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&url));
+    // bad usage is explained
+    let out = cli(home.path(), &["chat"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no prompt given"));
+}
+
+#[test]
+fn mcp_server_speaks_json_rpc_on_stdio_for_any_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(support::switchboard_bin())
+        .args([
+            "mcp-server",
+            "files",
+            "--root",
+            dir.path().to_str().unwrap(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |msg: Value| -> Value {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    let init = ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "switchboard-files");
+    let list = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["list_files", "read_file", "write_file", "delete_file"]
+    );
+    let w = ask(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}}),
+    );
+    assert_eq!(w["result"]["isError"], false);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "x"
+    );
+    let bad = ask(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "/etc/passwd"}}}),
+    );
+    assert_eq!(bad["result"]["isError"], true);
+    let garbage = ask(json!("not a request"));
+    assert_eq!(garbage["error"]["code"], -32600);
+    let unparsable = {
+        writeln!(stdin, "{{not json").unwrap();
+        stdin.flush().unwrap();
+        serde_json::from_str::<Value>(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    assert_eq!(unparsable["error"]["code"], -32700);
+    drop(stdin);
+    assert!(
+        child.wait().unwrap().success(),
+        "exits cleanly when stdin closes"
+    );
+
+    let out = Command::new(support::switchboard_bin())
+        .args(["mcp-server", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("calculator, files"));
+}
