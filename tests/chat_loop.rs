@@ -728,3 +728,69 @@ async fn shutdown_ends_every_server_and_its_children() {
         .iter()
         .all(|s| s.status == ServerStatus::Stopped));
 }
+
+#[tokio::test]
+async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out() {
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("dynamic".into(), python("dynamic_server.py"));
+    let mut opts = HostOptions::new(support::switchboard_bin());
+    opts.call_timeout = Duration::from_secs(1);
+    let host = McpHost::new(opts);
+    host.start_all(&config).await;
+    let names =
+        |h: &McpHost| -> Vec<String> { h.tool_specs().into_iter().map(|t| t.name).collect() };
+    assert_eq!(
+        names(&host),
+        vec!["dynamic__grow", "dynamic__hang", "dynamic__t1"],
+        "both pages of tools/list"
+    );
+
+    let none = CancellationToken::new();
+    let grown = host
+        .call_tool("dynamic__grow", Default::default(), &none)
+        .await;
+    assert_eq!(grown.text, "now 4 tools");
+    let t = std::time::Instant::now();
+    while !names(&host).contains(&"dynamic__t2".to_string()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "tools/list_changed did not refresh: {:?}",
+            names(&host)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let hung = host
+        .call_tool("dynamic__hang", Default::default(), &none)
+        .await;
+    assert!(hung.is_error);
+    assert!(
+        hung.text.contains("did not answer within 1 s"),
+        "{}",
+        hung.text
+    );
+    // the server is still usable after a timed-out call
+    let ok = host
+        .call_tool("dynamic__t1", Default::default(), &none)
+        .await;
+    assert_eq!((ok.text.as_str(), ok.is_error), ("t1", false));
+
+    // a cancelled call returns at once with an error the model can read
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.cancel();
+    });
+    let cancelled = host
+        .call_tool("dynamic__hang", Default::default(), &cancel)
+        .await;
+    assert!(
+        cancelled.is_error && cancelled.text.contains("cancelled"),
+        "{}",
+        cancelled.text
+    );
+    host.shutdown().await;
+}

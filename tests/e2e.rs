@@ -35,6 +35,7 @@ impl Driver {
     fn start(home: &Path) -> Driver {
         let port = free_port();
         let native = free_port();
+        std::fs::create_dir_all(home.join("cache")).unwrap();
         let bin = which_tauri_driver();
         let child = Command::new(bin)
             .args([
@@ -147,6 +148,41 @@ async fn send(c: &Client, text: &str) {
     let input = wait_css(c, "#input").await;
     input.send_keys(text).await.unwrap();
     input.send_keys("\u{E007}").await.unwrap(); // Enter
+}
+
+/// The MCP server processes of the running app, asked through its own IPC.
+async fn server_pids(c: &Client) -> Vec<u32> {
+    let v = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             window.__TAURI__.core.invoke('mcp_servers').then((s) => done(s.map((x) => x.pid)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let pids: Vec<u32> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_u64().map(|p| p as u32))
+        .collect();
+    assert!(!pids.is_empty(), "the built-in servers have processes: {v}");
+    pids
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+fn assert_all_gone(pids: &[u32], how: &str) {
+    let t = Instant::now();
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "after {how}, MCP servers still run: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 async fn wait_until(c: &Client, js_condition: &str) {
@@ -276,8 +312,11 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
         "clicking the link ran nothing"
     );
 
+    let pids = server_pids(&c).await;
     c.close().await.unwrap();
     drop(driver);
+    // the app was killed by the driver: its servers die with it
+    assert_all_gone(&pids, "the app was killed");
 
     // ---- relaunch: the conversation is there and reopens with its card ----
     let driver = Driver::start(home.path());
@@ -310,7 +349,11 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     assert!(text_content(&c, ".tool-card").await.contains("\"b\": 40"));
     assert_eq!(text_content(&c, ".msg.user .body").await, "what is 2+40?");
     assert_eq!(text_content(&c, ".msg.assistant .body strong").await, "42");
-    c.close().await.unwrap();
+    // quit as a person does, by closing the window: the app shuts its servers down
+    let pids = server_pids(&c).await;
+    let _ = c.close_window().await;
+    assert_all_gone(&pids, "the window was closed");
+    let _ = c.close().await;
     drop(driver);
 
     // the store agrees
