@@ -47,6 +47,7 @@ impl Driver {
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("SWITCHBOARD_LOG", "warn,tauri_plugin_single_instance=error")
             .env_remove("OLLAMA_HOST")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -407,5 +408,82 @@ async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
         .await
         .unwrap();
     assert_eq!(url, json!(dead));
+
+    // fixing the URL in Settings brings the models back and is saved (tauri-plugin-store)
+    let fake = FakeOllama::start().await;
+    let field = wait_css(&c, "#set-llm-url").await;
+    field.clear().await.unwrap();
+    field.send_keys(&fake.url).await.unwrap();
+    c.find(Locator::Css("#settings-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#settings-dialog:not([open])").await;
+    wait_css(&c, "#banner[hidden]").await;
+    wait_until(
+        &c,
+        &format!(
+            "document.querySelector('#model-select').value === '{}'",
+            fake_ollama::MODEL
+        ),
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(config_dir.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["llmUrl"], json!(fake.url));
+    assert_eq!(saved["maxIterations"], 5);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn escape_stops_a_streaming_reply_and_keeps_the_partial_text() {
+    let fake = FakeOllama::start().await;
+    let mut slow = Stream::new();
+    for i in 0..40 {
+        slow = slow.text(&format!("word{i} "));
+    }
+    let mut reply = slow.done().reply();
+    reply.pause = Duration::from_millis(100);
+    fake.push(reply);
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url}).to_string(),
+    )
+    .unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    send(&c, "tell me a long story").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.streaming .body')?.textContent.includes('word3')",
+    )
+    .await;
+    assert!(
+        c.find(Locator::Css("#stop:not([hidden])")).await.is_ok(),
+        "Stop is offered while it streams"
+    );
+    wait_css(&c, "#input")
+        .await
+        .send_keys("\u{E00C}")
+        .await
+        .unwrap(); // Escape
+    wait_css(&c, ".msg.assistant.stopped").await;
+    let body = text_content(&c, ".msg.assistant.stopped .body").await;
+    assert!(body.contains("word3") && !body.contains("word39"), "{body}");
+    assert!(text_content(&c, ".msg.assistant.stopped .status-line")
+        .await
+        .contains("Stopped"));
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
     c.close().await.unwrap();
 }

@@ -32,20 +32,9 @@ pub fn save_settings(
     state: State<'_, AppState>,
     settings: Settings,
 ) -> CmdResult<SettingsView> {
-    if let Some(u) = settings.llm_url.as_deref().filter(|u| !u.trim().is_empty()) {
-        if !(u.starts_with("http://") || u.starts_with("https://")) {
-            return Err(UiError::new(
-                "invalid",
-                "The LLM URL must start with http:// or https://",
-            ));
-        }
-    }
-    if !(1..=100).contains(&settings.max_iterations) {
-        return Err(UiError::new(
-            "invalid",
-            "Max tool rounds must be between 1 and 100",
-        ));
-    }
+    settings
+        .validate()
+        .map_err(|e| UiError::new("invalid", e))?;
     let store = app
         .store(paths::settings_file())
         .map_err(|e| UiError::new("settings", e))?;

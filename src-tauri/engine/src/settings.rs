@@ -29,7 +29,35 @@ impl Default for Settings {
     }
 }
 
+pub const MAX_ITERATIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100;
+pub const TOOL_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
+
 impl Settings {
+    /// Why these settings cannot be saved, if they cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(u) = self
+            .llm_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+        {
+            let ok = (u.starts_with("http://") || u.starts_with("https://"))
+                && reqwest::Url::parse(u).is_ok();
+            if !ok {
+                return Err(format!(
+                    "\"{u}\" is not a valid URL: it must start with http:// or https://"
+                ));
+            }
+        }
+        if !MAX_ITERATIONS_RANGE.contains(&(self.max_iterations as u64)) {
+            return Err("Max tool rounds must be between 1 and 100".into());
+        }
+        if !TOOL_TIMEOUT_RANGE.contains(&self.tool_timeout_secs) {
+            return Err("The tool timeout must be between 1 and 3600 seconds".into());
+        }
+        Ok(())
+    }
+
     /// The LLM base URL in effect: this setting, else `OLLAMA_HOST`, else the default.
     pub fn llm_url(&self) -> String {
         crate::llm::ollama::resolve_base_url(
@@ -68,14 +96,14 @@ impl Settings {
         if let Some(n) = v
             .get("maxIterations")
             .and_then(|x| x.as_u64())
-            .filter(|n| (1..=100).contains(n))
+            .filter(|n| MAX_ITERATIONS_RANGE.contains(n))
         {
             s.max_iterations = n as usize;
         }
         if let Some(n) = v
             .get("toolTimeoutSecs")
             .and_then(|x| x.as_u64())
-            .filter(|n| (1..=3600).contains(n))
+            .filter(|n| TOOL_TIMEOUT_RANGE.contains(n))
         {
             s.tool_timeout_secs = n;
         }
@@ -102,6 +130,24 @@ mod tests {
         assert_eq!(s.model.as_deref(), Some("m"));
         assert_eq!(s.max_iterations, 5);
         assert_eq!(s.tool_timeout_secs, 60);
+        assert!(Settings {
+            max_iterations: 0,
+            ..Settings::default()
+        }
+        .validate()
+        .is_err());
+        assert!(Settings {
+            llm_url: Some("localhost:11434".into()),
+            ..Settings::default()
+        }
+        .validate()
+        .is_err());
+        assert!(Settings {
+            llm_url: Some("http://localhost:11434".into()),
+            ..Settings::default()
+        }
+        .validate()
+        .is_ok());
         std::fs::write(&p, "garbage").unwrap();
         assert_eq!(Settings::load(&p), Settings::default());
     }
