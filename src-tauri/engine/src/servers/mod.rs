@@ -109,7 +109,7 @@ pub async fn serve_stdio(server: &dyn BuiltinServer) -> std::io::Result<()> {
         let reply = match serde_json::from_str::<Value>(&line) {
             Ok(Value::Array(batch)) => {
                 let replies: Vec<Value> = batch.iter().filter_map(|m| handle(server, m)).collect();
-                (!replies.is_empty()).then(|| Value::Array(replies))
+                (!replies.is_empty()).then_some(Value::Array(replies))
             }
             Ok(msg) => handle(server, &msg),
             Err(e) => Some(

@@ -230,13 +230,13 @@ impl Store {
             let _ = std::fs::create_dir_all(dir);
         }
         let conn = tokio_rusqlite::Connection::open(path).await?;
-        conn.call(|c| setup(c)).await?;
+        conn.call(setup).await?;
         Ok(Store { conn })
     }
 
     pub async fn open_in_memory() -> Result<Store, StoreError> {
         let conn = tokio_rusqlite::Connection::open_in_memory().await?;
-        conn.call(|c| setup(c)).await?;
+        conn.call(setup).await?;
         Ok(Store { conn })
     }
 
