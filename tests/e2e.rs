@@ -7,6 +7,7 @@
 mod support;
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -51,6 +52,8 @@ impl Driver {
             .env_remove("OLLAMA_HOST")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
+            // its own process group, so ending it also ends the WebKitWebDriver it starts
+            .process_group(0)
             .spawn()
             .expect("tauri-driver starts (install it with `make test-deps`)");
         // wait until it listens
@@ -82,7 +85,13 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
         let _ = self.child.wait();
     }
 }
@@ -485,5 +494,64 @@ async fn escape_stops_a_streaming_reply_and_keeps_the_partial_text() {
         .await
         .contains("Stopped"));
     wait_until(&c, "!document.querySelector('#send').hidden").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default_builtin();
+    cfg.servers.insert(
+        "crashy".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "python3",
+            &[
+                "-c",
+                "import sys; sys.stderr.write('boom: no config\\n'); sys.exit(4)",
+            ],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1 failed')",
+    )
+    .await;
+    assert!(text_content(&c, "#servers-summary")
+        .await
+        .contains("2/3 servers"));
+    c.find(Locator::Css("#servers-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let card = wait_css(&c, "#servers-list .server.failed").await;
+    let text = card.prop("textContent").await.unwrap().unwrap_or_default();
+    assert!(text.contains("crashy"), "{text}");
+    assert!(
+        text.contains("exited with code 4 during start-up"),
+        "{text}"
+    );
+    assert!(
+        text.contains("boom: no config"),
+        "the last stderr lines: {text}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let png = c.screenshot().await.unwrap();
+    std::fs::write(
+        support::repo_dir().join("docs/screenshots/servers.png"),
+        png,
+    )
+    .unwrap();
     c.close().await.unwrap();
 }

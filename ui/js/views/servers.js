@@ -9,7 +9,7 @@ export function summarize(servers) {
   let text = servers.length ? `${running}/${servers.length} servers · ${tools} tools` : 'No MCP servers';
   if (starting) text = `Starting ${starting} server${starting > 1 ? 's' : ''}…`;
   const level = failed ? 'bad' : starting ? 'busy' : running ? 'good' : 'idle';
-  return { text: failed ? `${text} · ${failed} failed` : text, level };
+  return { text: failed ? `${running}/${servers.length} servers · ${failed} failed` : text, level };
 }
 
 export function renderServers(root, servers, configError) {

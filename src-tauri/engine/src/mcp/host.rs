@@ -354,9 +354,15 @@ impl McpHost {
             let st = server.state.lock().unwrap();
             (st.pid, st.exit_rx.clone())
         };
+        let mut error = error;
         if let Some(mut rx) = rx {
             let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some()))
                 .await;
+            let exited = rx.borrow().clone();
+            if let Some(how) = exited {
+                error =
+                    format!("the process {how} during start-up, before the MCP handshake finished");
+            }
             process::terminate(pid, &mut rx, Duration::from_secs(1)).await;
         }
         self.fail(server, error);
