@@ -36,7 +36,7 @@ screenshots: e2e
 
 # The installable .deb (target/release/bundle/deb/), with the npm Tauri CLI.
 bundle: deps
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	npx tauri build --bundles deb
 
 lint:

@@ -38,7 +38,7 @@ if [ $want_test = 1 ]; then
   # Real MCP servers used by the tests (npm), pinned by tests/servers/package-lock.json.
   if [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-everything ]; then
     echo "install-deps: installing npm test servers"
-    (cd tests/servers && npm ci --no-audit --no-fund --loglevel=error)
+    (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
   fi
 fi
 echo "install-deps: ok"

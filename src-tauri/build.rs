@@ -10,6 +10,7 @@ fn main() {
         "load_conversation",
         "send_message",
         "stop_turn",
+        "resolve_approval",
         "mcp_servers",
         "render_markdown",
     ];

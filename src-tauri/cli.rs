@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use anyhow::{anyhow, bail, Context};
+use switchboard_engine::chat::approval::{AllowAll, Approver, DenyAll};
 use switchboard_engine::{servers, ChatEvent, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -13,8 +14,10 @@ Switchboard: chat with a local LLM that uses tools from MCP servers.
 
 Usage:
   switchboard                              open the window
-  switchboard chat PROMPT [--conversation ID] [--model M]
-                                           run one turn headless; events are printed as NDJSON
+  switchboard chat PROMPT [--conversation ID] [--model M] [--approve-all]
+                                           run one turn headless; events are printed as NDJSON.
+                                           Tool calls that need approval are declined unless
+                                           --approve-all is given (read-only tools just run)
   switchboard conversations                list saved conversations (NDJSON, newest first)
   switchboard mcp-server calculator|files [--root DIR]
                                            serve a built-in MCP server on stdio
@@ -107,6 +110,7 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
     let mut prompt = None;
     let mut conversation_id = None;
     let mut model = None;
+    let mut approve_all = false;
     let mut it = rest.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -119,6 +123,7 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
                         .with_context(|| format!("\"{v}\" is not a conversation id"))?,
                 );
             }
+            "--approve-all" => approve_all = true,
             "--model" => {
                 model = Some(
                     it.next()
@@ -136,7 +141,12 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
     }
     let prompt = prompt.ok_or_else(|| anyhow!("no prompt given\n\n{USAGE}"))?;
     let rt = open_runtime().await?;
-    let engine = rt.chat_engine(&rt.settings);
+    let approver: std::sync::Arc<dyn Approver> = if approve_all {
+        std::sync::Arc::new(AllowAll)
+    } else {
+        std::sync::Arc::new(DenyAll)
+    };
+    let engine = rt.chat_engine(&rt.settings, approver);
     let model = match model.or_else(|| rt.settings.model.clone()) {
         Some(m) => m,
         None => {

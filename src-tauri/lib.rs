@@ -68,6 +68,7 @@ pub fn run() {
             commands::conversations::load_conversation,
             commands::chat::send_message,
             commands::chat::stop_turn,
+            commands::chat::resolve_approval,
             commands::mcp::mcp_servers,
         ])
         .build(tauri::generate_context!())

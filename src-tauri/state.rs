@@ -1,9 +1,16 @@
-//! What the window's commands share: the engine runtime, live settings, running turns.
+//! What the window's commands share: the engine runtime, live settings, running turns, calls
+//! waiting for the user's approval.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
-use switchboard_engine::{ChatEngine, Runtime, Settings};
+use async_trait::async_trait;
+use serde_json::json;
+use switchboard_engine::chat::approval::{Action, ApprovalRequest, Approver, Decision, Policy};
+use switchboard_engine::{paths, ChatEngine, Runtime, Settings};
+use tauri::{AppHandle, Manager};
+use tauri_plugin_store::StoreExt;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 pub struct AppState {
@@ -11,6 +18,8 @@ pub struct AppState {
     pub settings: RwLock<Settings>,
     /// Running turns by the id the UI gave them, so Stop can cancel one.
     pub turns: Mutex<HashMap<String, CancellationToken>>,
+    /// Tool calls waiting for the user, by tool-call id.
+    pub approvals: Mutex<HashMap<i64, oneshot::Sender<Decision>>>,
 }
 
 impl AppState {
@@ -22,6 +31,7 @@ impl AppState {
             runtime,
             settings,
             turns: Mutex::new(HashMap::new()),
+            approvals: Mutex::new(HashMap::new()),
         })
     }
 
@@ -40,7 +50,58 @@ impl AppState {
         self.settings.read().unwrap().clone()
     }
 
-    pub fn chat_engine(&self) -> ChatEngine {
-        self.runtime.chat_engine(&self.settings())
+    /// Validates, writes (tauri-plugin-store, `settings.json`) and applies new settings.
+    pub fn save_settings(&self, app: &AppHandle, settings: Settings) -> Result<(), String> {
+        settings.validate()?;
+        let store = app
+            .store(paths::settings_file())
+            .map_err(|e| e.to_string())?;
+        store.set("llmUrl", json!(settings.llm_url));
+        store.set("model", json!(settings.model));
+        store.set("maxIterations", json!(settings.max_iterations));
+        store.set("toolTimeoutSecs", json!(settings.tool_timeout_secs));
+        store.set("toolPolicies", json!(settings.tool_policies));
+        store
+            .save()
+            .map_err(|e| format!("could not save the settings: {e}"))?;
+        *self.settings.write().unwrap() = settings;
+        Ok(())
+    }
+
+    pub fn chat_engine(&self, app: &AppHandle) -> ChatEngine {
+        self.runtime.chat_engine(
+            &self.settings(),
+            Arc::new(WindowApprover { app: app.clone() }),
+        )
+    }
+}
+
+/// Asks in the window: the card shows the request, `resolve_approval` answers it.
+struct WindowApprover {
+    app: AppHandle,
+}
+
+#[async_trait]
+impl Approver for WindowApprover {
+    async fn decide(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> Decision {
+        let state = self.app.state::<AppState>();
+        let (tx, rx) = oneshot::channel();
+        state.approvals.lock().unwrap().insert(request.id, tx);
+        let decision = tokio::select! {
+            d = rx => d.unwrap_or(Decision::of(Action::Deny)),
+            _ = cancel.cancelled() => Decision::of(Action::Deny),
+        };
+        state.approvals.lock().unwrap().remove(&request.id);
+        if decision.action == Action::AlwaysAllow {
+            let mut s = state.settings();
+            s.tool_policies.insert(request.name.clone(), Policy::Allow);
+            if let Err(e) = state.save_settings(&self.app, s) {
+                tracing::warn!(
+                    "could not remember \"always allow\" for {}: {e}",
+                    request.name
+                );
+            }
+        }
+        decision
     }
 }

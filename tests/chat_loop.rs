@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::fake_ollama::{self, last_message, FakeOllama, Stream};
+use switchboard_engine::chat::approval::{
+    Action, AllowAll, ApprovalRequest, Approver, Decision, Policy,
+};
 use switchboard_engine::llm::OllamaClient;
 use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig, ServerStatus};
 use switchboard_engine::store::{status, Store};
@@ -72,6 +75,9 @@ impl Rig {
                 max_iterations,
                 ..ChatOptions::default()
             },
+            approver: Arc::new(AllowAll),
+            policies: Default::default(),
+            allowed_in_conversation: Default::default(),
         }
     }
 
@@ -238,6 +244,8 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::Notice { .. } => "notice",
             ChatEvent::Error { .. } => "error",
             ChatEvent::Done { .. } => "done",
+            ChatEvent::ApprovalRequested { .. } => "ask",
+            ChatEvent::ApprovalResolved { .. } => "answer",
         })
         .collect();
     assert_eq!(
@@ -793,4 +801,205 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
         cancelled.text
     );
     host.shutdown().await;
+}
+
+/// Answers approval requests from a script and records them.
+struct ScriptedApprover {
+    answers: Mutex<Vec<Decision>>,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for ScriptedApprover {
+    async fn decide(&self, request: &ApprovalRequest, _cancel: &CancellationToken) -> Decision {
+        self.asked.lock().unwrap().push(request.clone());
+        self.answers.lock().unwrap().remove(0)
+    }
+}
+
+#[tokio::test]
+async fn approval_read_only_runs_destructive_asks_denied_calls_never_run() {
+    let r = rig(vec![
+        ("calculator", builtin("calculator")),
+        ("files", builtin("files")),
+    ])
+    .await;
+    r.fake.set_responder(call_then_answer(vec![
+        ("1", "calculator__add", json!({"a": 1, "b": 2})),
+        (
+            "2",
+            "files__write_file",
+            json!({"path": "denied.txt", "content": "no"}),
+        ),
+        (
+            "3",
+            "files__write_file",
+            json!({"path": "edited.txt", "content": "original"}),
+        ),
+        ("4", "files__delete_file", json!({"path": "x"})),
+    ]));
+    let approver = Arc::new(ScriptedApprover {
+        answers: Mutex::new(vec![
+            Decision::of(Action::Deny),
+            Decision {
+                action: Action::AllowOnce,
+                arguments: Some(
+                    json!({"path": "edited.txt", "content": "edited"})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            },
+        ]),
+        asked: Mutex::new(vec![]),
+    });
+    let mut engine = r.engine(5);
+    engine.approver = approver.clone();
+    engine
+        .policies
+        .insert("files__delete_file".into(), Policy::Deny);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "do it".into(),
+            },
+            &move |e| ev.lock().unwrap().push(e),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+
+    // only the two write_file calls were asked about, with the destructive warning
+    let asked = approver.asked.lock().unwrap().clone();
+    assert_eq!(
+        asked.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        vec!["files__write_file", "files__write_file"]
+    );
+    assert!(asked.iter().all(|a| a.destructive));
+    let requested = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, ChatEvent::ApprovalRequested { .. }))
+        .count();
+    assert_eq!(requested, 2);
+
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let tc = &conv.tool_calls;
+    assert_eq!(
+        (tc[0].approval.as_deref(), tc[0].result.as_deref()),
+        (Some("read-only"), Some("3"))
+    );
+    assert_eq!(tc[1].approval.as_deref(), Some("denied"));
+    assert!(tc[1].is_error && tc[1].result.as_deref().unwrap().contains("declined"));
+    assert_eq!(
+        tc[2].approval.as_deref(),
+        Some("approved, arguments edited")
+    );
+    assert_eq!(
+        tc[2].arguments,
+        json!({"path": "edited.txt", "content": "edited"}),
+        "the edited arguments are stored"
+    );
+    assert_eq!(tc[3].approval.as_deref(), Some("denied by policy"));
+    assert!(tc[3].is_error);
+    // what actually happened on disk
+    let sandbox = r._dir.path().join("sandbox");
+    assert!(
+        !sandbox.join("denied.txt").exists(),
+        "a denied call never runs"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.join("edited.txt")).unwrap(),
+        "edited"
+    );
+    // the model read why
+    let tools = tool_messages(&r.fake.chat_requests()[1]);
+    assert!(tools[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("The user declined this tool call"));
+    assert!(tools[3]["content"]
+        .as_str()
+        .unwrap()
+        .contains("do not allow this tool"));
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_only() {
+    // dynamic's tools carry no annotations: they ask
+    let r = rig(vec![("dynamic", python("dynamic_server.py"))]).await;
+    r.fake
+        .set_responder(call_then_answer(vec![("1", "dynamic__t1", json!({}))]));
+    let approver = Arc::new(ScriptedApprover {
+        answers: Mutex::new(vec![
+            Decision::of(Action::AllowConversation),
+            Decision::of(Action::AllowOnce),
+        ]),
+        asked: Mutex::new(vec![]),
+    });
+    let mut engine = r.engine(5);
+    engine.approver = approver.clone();
+    let first = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "a".into(),
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: Some(first.conversation_id),
+                model: fake_ollama::MODEL.into(),
+                text: "b".into(),
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        approver.asked.lock().unwrap().len(),
+        1,
+        "asked once for that conversation"
+    );
+    engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "c".into(),
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        approver.asked.lock().unwrap().len(),
+        2,
+        "a new conversation asks again"
+    );
+    let conv = r.store.conversation(first.conversation_id).await.unwrap();
+    let approvals: Vec<_> = conv
+        .tool_calls
+        .iter()
+        .map(|t| t.approval.clone().unwrap())
+        .collect();
+    assert_eq!(
+        approvals,
+        vec!["approved for this chat", "allowed in this chat"]
+    );
+    r.host.shutdown().await;
 }

@@ -160,6 +160,20 @@ async fn send(c: &Client, text: &str) {
     input.send_keys("\u{E007}").await.unwrap(); // Enter
 }
 
+/// Writes a screenshot to docs/screenshots/NAME once the page has painted what the DOM holds.
+async fn screenshot(c: &Client, name: &str) {
+    c.execute_async(
+        "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 150)));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let png = c.screenshot().await.unwrap();
+    let dir = support::repo_dir().join("docs/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), png).unwrap();
+}
+
 /// The MCP server processes of the running app, asked through its own IPC.
 async fn server_pids(c: &Client) -> Vec<u32> {
     let v = c
@@ -269,11 +283,7 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     c.execute("document.querySelector('.tool-card').open = true;", vec![])
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let png = c.screenshot().await.unwrap();
-    let shots = support::repo_dir().join("docs/screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    std::fs::write(shots.join("chat.png"), png).unwrap();
+    screenshot(&c, "chat.png").await;
 
     // ---- hostile HTML in a reply renders as inert text ----
     c.find(Locator::Css("#new-chat"))
@@ -546,12 +556,117 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
         text.contains("boom: no config"),
         "the last stderr lines: {text}"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let png = c.screenshot().await.unwrap();
+    screenshot(&c, "servers.png").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_destructive_tool_waits_for_approval_deny_then_allow() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text("Result: ")
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call(
+                    "w1",
+                    "files__write_file",
+                    json!({"path": "note.txt", "content": "hello"}),
+                )
+                .done()
+                .reply()
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
     std::fs::write(
-        support::repo_dir().join("docs/screenshots/servers.png"),
-        png,
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url}).to_string(),
     )
     .unwrap();
+    let note = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("files/note.txt");
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
+    )
+    .await;
+
+    // 1. deny: the call never runs, the model is told
+    send(&c, "save a note").await;
+    wait_css(&c, ".tool-card.awaiting .approval").await;
+    let question = text_content(&c, ".approval").await;
+    assert!(
+        question.contains("This tool can change or delete data"),
+        "{question}"
+    );
+    assert!(question.contains("files › write_file"), "{question}");
+    assert!(
+        c.find(Locator::Css(".approval [data-action='alwaysAllow']"))
+            .await
+            .is_err(),
+        "no 'always' for a destructive tool"
+    );
+    screenshot(&c, "approval.png").await;
+    c.find(Locator::Css(".approval [data-action='deny']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".tool-card.error").await;
+    assert_eq!(
+        text_content(&c, ".tool-card .card-approval").await,
+        "denied"
+    );
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('declined')",
+    )
+    .await;
+    assert!(!note.exists(), "a denied call never runs");
+
+    // 2. allow once: it runs
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    send(&c, "save it after all").await;
+    wait_until(&c, "document.querySelectorAll('.tool-card').length === 2 && !!document.querySelectorAll('.tool-card')[1].querySelector('.approval')").await;
+    c.find(Locator::Css(
+        ".tool-card.awaiting .approval [data-action='allowOnce']",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 1",
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "hello");
+    let badges = c
+        .execute(
+            "return [...document.querySelectorAll('.card-approval')].map((b) => b.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(badges, json!(["denied", "approved"]));
     c.close().await.unwrap();
 }

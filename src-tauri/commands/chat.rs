@@ -1,6 +1,7 @@
+use switchboard_engine::chat::approval::Decision;
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
-use tauri::State;
+use tauri::{AppHandle, State};
 use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, UiError};
@@ -10,6 +11,7 @@ use crate::AppState;
 /// can stop the turn while it runs.
 #[tauri::command]
 pub async fn send_message(
+    app: AppHandle,
     state: State<'_, AppState>,
     turn_id: String,
     conversation_id: Option<i64>,
@@ -29,7 +31,7 @@ pub async fn send_message(
         .lock()
         .unwrap()
         .insert(turn_id.clone(), cancel.clone());
-    let engine = state.chat_engine();
+    let engine = state.chat_engine(&app);
     let emit = move |ev: ChatEvent| {
         if let Err(e) = on_event.send(ev) {
             tracing::warn!("could not deliver a chat event to the window: {e}");
@@ -57,6 +59,15 @@ pub fn stop_turn(state: State<'_, AppState>, turn_id: String) -> bool {
             t.cancel();
             true
         }
+        None => false,
+    }
+}
+
+/// Answers a tool call that waits for approval. False when nothing waits under that id.
+#[tauri::command]
+pub fn resolve_approval(state: State<'_, AppState>, id: i64, decision: Decision) -> bool {
+    match state.approvals.lock().unwrap().remove(&id) {
+        Some(tx) => tx.send(decision).is_ok(),
         None => false,
     }
 }

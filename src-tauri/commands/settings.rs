@@ -1,9 +1,7 @@
 use serde::Serialize;
-use serde_json::json;
 use switchboard_engine::llm::{LlmClient, ModelInfo, OllamaClient};
-use switchboard_engine::{paths, Settings};
+use switchboard_engine::Settings;
 use tauri::{AppHandle, State};
-use tauri_plugin_store::StoreExt;
 
 use super::{CmdResult, UiError};
 use crate::AppState;
@@ -32,20 +30,9 @@ pub fn save_settings(
     state: State<'_, AppState>,
     settings: Settings,
 ) -> CmdResult<SettingsView> {
-    settings
-        .validate()
+    state
+        .save_settings(&app, settings.clone())
         .map_err(|e| UiError::new("invalid", e))?;
-    let store = app
-        .store(paths::settings_file())
-        .map_err(|e| UiError::new("settings", e))?;
-    store.set("llmUrl", json!(settings.llm_url));
-    store.set("model", json!(settings.model));
-    store.set("maxIterations", json!(settings.max_iterations));
-    store.set("toolTimeoutSecs", json!(settings.tool_timeout_secs));
-    store
-        .save()
-        .map_err(|e| UiError::new("settings", format!("could not save the settings: {e}")))?;
-    *state.settings.write().unwrap() = settings.clone();
     Ok(SettingsView {
         effective_llm_url: settings.llm_url(),
         settings,

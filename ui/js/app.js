@@ -141,6 +141,10 @@ async function send() {
       case 'assistantDone': chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content); break;
       case 'toolCallStarted': chat.addCard(ev); break;
       case 'toolCallFinished': chat.finishCard(ev.id, ev); break;
+      case 'approvalRequested':
+        chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision).catch((err) => chat.addError(String(err))));
+        break;
+      case 'approvalResolved': chat.resolveApproval(ev); break;
       case 'notice': chat.addNotice(ev.text); break;
       case 'error':
         failed = true;

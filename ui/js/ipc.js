@@ -12,6 +12,8 @@ export const loadConversation = (id) => call('load_conversation', { id });
 export const mcpServers = () => call('mcp_servers');
 export const renderMarkdown = (text) => call('render_markdown', { text });
 export const stopTurn = (turnId) => call('stop_turn', { turnId });
+/** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */
+export const resolveApproval = (id, decision) => call('resolve_approval', { id, decision });
 
 /** Opens an http(s) link in the user's browser, never in this window. */
 export const openUrl = (url) => call('plugin:opener|open_url', { url });

@@ -25,6 +25,8 @@ pub struct Runtime {
     /// Set when `mcp.json` could not be read: the app runs with no servers and says why.
     pub mcp_config_error: Option<String>,
     pub mcp_config: mcp::McpConfig,
+    /// Tools the user allowed for the rest of a conversation (kept while the app runs).
+    pub allowed_in_conversation: Arc<std::sync::Mutex<std::collections::HashSet<(i64, String)>>>,
 }
 
 impl Runtime {
@@ -47,6 +49,7 @@ impl Runtime {
             settings,
             mcp_config_error,
             mcp_config,
+            allowed_in_conversation: Default::default(),
         })
     }
 
@@ -54,8 +57,13 @@ impl Runtime {
         self.host.start_all(&self.mcp_config).await;
     }
 
-    /// A chat engine on this runtime's servers and store, with `settings` (the window's live ones).
-    pub fn chat_engine(&self, settings: &Settings) -> ChatEngine {
+    /// A chat engine on this runtime's servers and store, with `settings` (the window's live
+    /// ones) and `approver` to ask the user about tool calls.
+    pub fn chat_engine(
+        &self,
+        settings: &Settings,
+        approver: Arc<dyn chat::approval::Approver>,
+    ) -> ChatEngine {
         ChatEngine {
             llm: Arc::new(llm::OllamaClient::new(settings.llm_url())),
             tools: self.host.clone(),
@@ -64,6 +72,9 @@ impl Runtime {
                 max_iterations: settings.max_iterations,
                 ..ChatOptions::default()
             },
+            approver,
+            policies: settings.tool_policies.clone(),
+            allowed_in_conversation: self.allowed_in_conversation.clone(),
         }
     }
 }

@@ -1,7 +1,10 @@
 //! App settings. The window writes them with tauri-plugin-store (a flat JSON object in
 //! `settings.json`); the engine and the CLI read the same file.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use crate::chat::approval::Policy;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +19,8 @@ pub struct Settings {
     pub max_iterations: usize,
     /// Longest wait for one tool call, in seconds.
     pub tool_timeout_secs: u64,
+    /// Standing approval policies by exposed tool name (`server__tool`).
+    pub tool_policies: BTreeMap<String, Policy>,
 }
 
 impl Default for Settings {
@@ -25,6 +30,7 @@ impl Default for Settings {
             model: None,
             max_iterations: 5,
             tool_timeout_secs: 60,
+            tool_policies: BTreeMap::new(),
         }
     }
 }
@@ -107,6 +113,14 @@ impl Settings {
         {
             s.tool_timeout_secs = n;
         }
+        if let Some(p) = v.get("toolPolicies").and_then(|x| x.as_object()) {
+            s.tool_policies = p
+                .iter()
+                .filter_map(|(k, v)| {
+                    Some((k.clone(), serde_json::from_value::<Policy>(v.clone()).ok()?))
+                })
+                .collect();
+        }
         s
     }
 }
@@ -130,6 +144,8 @@ mod tests {
         assert_eq!(s.model.as_deref(), Some("m"));
         assert_eq!(s.max_iterations, 5);
         assert_eq!(s.tool_timeout_secs, 60);
+        assert_eq!(s.tool_policies.len(), 2);
+        assert_eq!(s.tool_policies["e__f"], Policy::Deny);
         assert!(Settings {
             max_iterations: 0,
             ..Settings::default()

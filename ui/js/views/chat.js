@@ -61,6 +61,7 @@ export class ChatView {
         b.text = item.content;
       } else if (item.kind === 'toolCall') {
         this.addCard(item);
+        this.setApproval(item.id, item.approval);
         this.finishCard(item.id, {
           result: item.result ?? '',
           isError: item.isError,
@@ -136,6 +137,7 @@ export class ChatView {
     const result = el('pre', { class: 'code result' });
     const icon = el('span', { class: 'card-icon spinner', 'aria-hidden': 'true' });
     const state = el('span', { class: 'card-state' }, 'running…');
+    const badge = el('span', { class: 'card-approval', hidden: true });
     const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name } },
       el('summary', {},
         icon,
@@ -143,6 +145,7 @@ export class ChatView {
           el('span', { class: 'card-server' }, call.server || 'unknown server'),
           el('span', { class: 'card-sep' }, ' › '),
           el('span', { class: 'card-tool' }, call.tool || call.name)),
+        badge,
         state),
       el('div', { class: 'card-body' },
         el('div', { class: 'card-label' }, 'Arguments'), args,
@@ -168,6 +171,56 @@ export class ChatView {
     // finished successful cards fold away; errors stay open
     if (!failed) card.open = false;
     this.scrollToEnd();
+  }
+
+  /** The call waits for the user: show what it wants to do and the choices. */
+  requestApproval(ev, decide) {
+    const card = this.cards.get(ev.id);
+    if (!card) return;
+    card.open = true;
+    card.classList.add('awaiting');
+    card.querySelector('.card-icon').className = 'card-icon icon-ask';
+    card.querySelector('.card-icon').textContent = '?';
+    card.querySelector('.card-state').textContent = 'waiting for you';
+    const choose = (action) => {
+      for (const b of bar.querySelectorAll('button')) b.disabled = true;
+      decide({ action });
+    };
+    const bar = el('div', { class: `approval${ev.destructive ? ' destructive' : ''}`, role: 'group', 'aria-label': 'Approve this tool call' },
+      el('p', { class: 'approval-question' },
+        ev.destructive ? '⚠ This tool can change or delete data. ' : '',
+        'Run ', el('strong', {}, `${ev.server} › ${ev.tool}`), ' with these arguments?'),
+      el('div', { class: 'approval-buttons' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'allowOnce' }, onclick: () => choose('allowOnce') }, 'Allow once'),
+        el('button', { type: 'button', class: 'btn', dataset: { action: 'allowConversation' }, onclick: () => choose('allowConversation') }, 'Allow in this chat'),
+        ev.destructive ? null
+          : el('button', { type: 'button', class: 'btn', dataset: { action: 'alwaysAllow' }, onclick: () => choose('alwaysAllow') }, 'Always allow'),
+        el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny' }, onclick: () => choose('deny') }, 'Deny')));
+    card.querySelector('.card-body').prepend(bar);
+    bar.querySelector('button').focus();
+    this.scrollToEnd(true);
+  }
+
+  resolveApproval(ev) {
+    const card = this.cards.get(ev.id);
+    if (!card) return;
+    card.classList.remove('awaiting');
+    card.querySelector('.approval')?.remove();
+    card.querySelector('.args').textContent = prettyJson(ev.arguments);
+    this.setApproval(ev.id, ev.approval);
+    if (!ev.approval.startsWith('denied') && ev.approval !== 'cancelled') {
+      card.querySelector('.card-icon').className = 'card-icon spinner';
+      card.querySelector('.card-icon').textContent = '';
+      card.querySelector('.card-state').textContent = 'running…';
+    }
+  }
+
+  setApproval(id, approval) {
+    const badge = this.cards.get(id)?.querySelector('.card-approval');
+    if (!badge || !approval) return;
+    badge.hidden = false;
+    badge.textContent = approval;
+    badge.classList.toggle('denied', approval.startsWith('denied') || approval === 'cancelled');
   }
 
   addNotice(text) {

@@ -2,9 +2,11 @@
 //! repeat until a reply has no tool calls or the iteration limit is reached. Every step is stored
 //! as it happens and reported as a [`ChatEvent`].
 
+pub mod approval;
 pub mod view;
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -17,8 +19,9 @@ use crate::llm::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec,
 };
 use crate::markdown;
-use crate::mcp::{McpHost, ToolOutcome};
+use crate::mcp::{McpHost, RoutedTool, ToolOutcome};
 use crate::store::{status, Store, StoreError};
+use approval::{Action, ApprovalRequest, Approver, Need, Policy};
 
 /// How often partial text is written to the store while it streams.
 const FLUSH_EVERY: Duration = Duration::from_millis(400);
@@ -34,8 +37,8 @@ After using tools, answer the user plainly.";
 #[async_trait]
 pub trait ToolHost: Send + Sync {
     fn tool_specs(&self) -> Vec<ToolSpec>;
-    /// (server, tool) behind an exposed name.
-    fn route(&self, name: &str) -> Option<(String, String)>;
+    /// The server and tool behind an exposed name, with its annotations.
+    fn route(&self, name: &str) -> Option<RoutedTool>;
     async fn call_tool(
         &self,
         name: &str,
@@ -49,7 +52,7 @@ impl ToolHost for McpHost {
     fn tool_specs(&self) -> Vec<ToolSpec> {
         McpHost::tool_specs(self)
     }
-    fn route(&self, name: &str) -> Option<(String, String)> {
+    fn route(&self, name: &str) -> Option<RoutedTool> {
         McpHost::route(self, name)
     }
     async fn call_tool(
@@ -98,6 +101,22 @@ pub enum ChatEvent {
         name: String,
         server: String,
         tool: String,
+        arguments: Value,
+    },
+    /// The call waits for the user: answer with the approver.
+    #[serde(rename_all = "camelCase")]
+    ApprovalRequested {
+        id: i64,
+        name: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+        destructive: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    ApprovalResolved {
+        id: i64,
+        approval: String,
         arguments: Value,
     },
     #[serde(rename_all = "camelCase")]
@@ -165,6 +184,13 @@ pub struct ChatEngine {
     pub tools: Arc<dyn ToolHost>,
     pub store: Store,
     pub options: ChatOptions,
+    /// Asks the user about calls that need approval.
+    pub approver: Arc<dyn Approver>,
+    /// Standing per-tool policies, by exposed name.
+    pub policies: BTreeMap<String, Policy>,
+    /// (conversation, tool) pairs the user allowed for the rest of that conversation; shared
+    /// between turns by whoever owns the engine.
+    pub allowed_in_conversation: Arc<Mutex<HashSet<(i64, String)>>>,
 }
 
 fn title_from(text: &str) -> String {
@@ -430,6 +456,87 @@ impl ChatEngine {
         }
     }
 
+    /// Applies the approval rules to one call; asks the user when they say so. Returns the
+    /// arguments to call with, or why the call does not run (for the model to read).
+    #[allow(clippy::too_many_arguments)]
+    async fn approve(
+        &self,
+        conversation_id: i64,
+        id: i64,
+        call: &ToolCall,
+        routed: &RoutedTool,
+        args: Map<String, Value>,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<Result<Map<String, Value>, String>, ChatError> {
+        let key = (conversation_id, call.name.clone());
+        let allowed_here = self.allowed_in_conversation.lock().unwrap().contains(&key);
+        match approval::need(self.policies.get(&call.name).copied(), routed, allowed_here) {
+            Need::Allow(why) => {
+                self.store.set_tool_call_approval(id, why).await?;
+                Ok(Ok(args))
+            }
+            Need::Deny => {
+                self.store
+                    .set_tool_call_approval(id, "denied by policy")
+                    .await?;
+                Ok(Err(
+                    "The user's settings do not allow this tool to run.".into()
+                ))
+            }
+            Need::Ask => {
+                self.store.set_tool_call_approval(id, "waiting").await?;
+                let request = ApprovalRequest {
+                    id,
+                    conversation_id,
+                    name: call.name.clone(),
+                    server: routed.server.clone(),
+                    tool: routed.tool.clone(),
+                    arguments: Value::Object(args.clone()),
+                    destructive: routed.destructive,
+                };
+                emit(ChatEvent::ApprovalRequested {
+                    id,
+                    name: request.name.clone(),
+                    server: request.server.clone(),
+                    tool: request.tool.clone(),
+                    arguments: request.arguments.clone(),
+                    destructive: request.destructive,
+                });
+                let decision = self.approver.decide(&request, cancel).await;
+                let edited = decision.arguments.as_ref().is_some_and(|a| *a != args);
+                let label = if cancel.is_cancelled() && decision.action == Action::Deny {
+                    "cancelled".to_string()
+                } else {
+                    approval::approval_label(decision.action, edited)
+                };
+                let final_args = decision.arguments.clone().unwrap_or(args);
+                self.store.set_tool_call_approval(id, &label).await?;
+                if edited {
+                    self.store
+                        .set_tool_call_arguments(id, &Value::Object(final_args.clone()))
+                        .await?;
+                }
+                emit(ChatEvent::ApprovalResolved {
+                    id,
+                    approval: label,
+                    arguments: Value::Object(final_args.clone()),
+                });
+                match decision.action {
+                    Action::Deny if cancel.is_cancelled() => {
+                        Ok(Err("The call was cancelled by the user.".into()))
+                    }
+                    Action::Deny => Ok(Err("The user declined this tool call.".into())),
+                    Action::AllowConversation => {
+                        self.allowed_in_conversation.lock().unwrap().insert(key);
+                        Ok(Ok(final_args))
+                    }
+                    Action::AllowOnce | Action::AlwaysAllow => Ok(Ok(final_args)),
+                }
+            }
+        }
+    }
+
     /// Runs one call and stores it; returns the `tool` message for the model.
     async fn run_tool_call(
         &self,
@@ -439,7 +546,8 @@ impl ChatEngine {
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Message, ChatError> {
-        let (server, tool) = self.tools.route(&call.name).unwrap_or_default();
+        let routed = self.tools.route(&call.name);
+        let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
         let id = self
             .store
             .start_tool_call(
@@ -460,24 +568,40 @@ impl ChatEngine {
             tool: tool.clone(),
             arguments: call.arguments.clone(),
         });
-        let started = Instant::now();
+        let error = |text: String| ToolOutcome {
+            server: server.clone(),
+            tool: tool.clone(),
+            text,
+            is_error: true,
+            raw: None,
+        };
+        let mut started = Instant::now();
         let outcome = if cancel.is_cancelled() {
-            ToolOutcome {
-                server,
-                tool,
-                text: "The call was cancelled by the user.".into(),
-                is_error: true,
-                raw: None,
-            }
+            error("The call was cancelled by the user.".into())
         } else {
             match arguments_object(call) {
-                Ok(args) => self.tools.call_tool(&call.name, args, cancel).await,
-                Err(why) => ToolOutcome {
-                    server,
-                    tool,
-                    text: why,
-                    is_error: true,
-                    raw: None,
+                Err(why) => error(why),
+                // unknown tools need no approval: nothing runs, the host explains
+                Ok(args) if routed.is_none() => {
+                    self.tools.call_tool(&call.name, args, cancel).await
+                }
+                Ok(args) => match self
+                    .approve(
+                        conversation_id,
+                        id,
+                        call,
+                        routed.as_ref().unwrap(),
+                        args,
+                        emit,
+                        cancel,
+                    )
+                    .await?
+                {
+                    Ok(args) => {
+                        started = Instant::now();
+                        self.tools.call_tool(&call.name, args, cancel).await
+                    }
+                    Err(why) => error(why),
                 },
             }
         };

@@ -32,6 +32,7 @@ pub enum Item {
         is_error: bool,
         status: String,
         duration_ms: Option<i64>,
+        approval: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     Notice { id: i64, text: String },
@@ -56,6 +57,7 @@ fn card(t: &StoredToolCall) -> Item {
         is_error: t.is_error,
         status: t.status.clone(),
         duration_ms: t.duration_ms,
+        approval: t.approval.clone(),
     }
 }
 

@@ -64,6 +64,8 @@ pub struct ToolView {
     pub exposed: String,
     pub description: String,
     pub input_schema: Value,
+    pub read_only: bool,
+    pub destructive: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -104,6 +106,21 @@ struct CachedTool {
     name: String,
     description: String,
     input_schema: Value,
+    read_only: bool,
+    destructive: bool,
+}
+
+/// Where an exposed name leads, and what the server says the tool does (annotations are hints
+/// from the server, not guarantees).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutedTool {
+    pub server: String,
+    pub tool: String,
+    /// Annotated `readOnlyHint: true`.
+    pub read_only: bool,
+    /// Annotated `destructiveHint: true`.
+    pub destructive: bool,
 }
 
 struct State {
@@ -421,6 +438,8 @@ impl McpHost {
                                 .unwrap_or_default(),
                             description: t.description.clone(),
                             input_schema: t.input_schema.clone(),
+                            read_only: t.read_only,
+                            destructive: t.destructive,
                         })
                         .collect(),
                     error: st.error.clone(),
@@ -460,8 +479,23 @@ impl McpHost {
     }
 
     /// Which server and tool an exposed name stands for.
-    pub fn route(&self, exposed: &str) -> Option<(String, String)> {
-        self.names.read().unwrap().get(exposed).cloned()
+    pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
+        let (server, tool) = self.names.read().unwrap().get(exposed).cloned()?;
+        let servers = self.servers.read().unwrap();
+        let hints = servers.get(&server).and_then(|s| {
+            let st = s.state.lock().unwrap();
+            st.tools
+                .iter()
+                .find(|t| t.name == tool)
+                .map(|t| (t.read_only, t.destructive))
+        });
+        let (read_only, destructive) = hints.unwrap_or((false, false));
+        Some(RoutedTool {
+            server,
+            tool,
+            read_only,
+            destructive,
+        })
     }
 
     /// Calls a tool by its exposed name. Every failure becomes an error outcome for the model.
@@ -471,7 +505,12 @@ impl McpHost {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> ToolOutcome {
-        let Some((server_name, tool)) = self.route(exposed) else {
+        let Some(RoutedTool {
+            server: server_name,
+            tool,
+            ..
+        }) = self.route(exposed)
+        else {
             let known: Vec<String> = self.tool_specs().into_iter().map(|t| t.name).collect();
             return ToolOutcome {
                 server: String::new(),
@@ -581,6 +620,16 @@ fn cached(t: &rmcp::model::Tool) -> CachedTool {
         name: t.name.to_string(),
         description: t.description.as_deref().unwrap_or_default().to_string(),
         input_schema: Value::Object((*t.input_schema).clone()),
+        read_only: t
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false),
+        destructive: t
+            .annotations
+            .as_ref()
+            .and_then(|a| a.destructive_hint)
+            .unwrap_or(false),
     }
 }
 

@@ -7,4 +7,4 @@ pub mod names;
 mod process;
 
 pub use config::{ConfigError, McpConfig, ServerConfig};
-pub use host::{HostOptions, McpHost, ServerStatus, ServerView, ToolOutcome, ToolView};
+pub use host::{HostOptions, McpHost, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView};

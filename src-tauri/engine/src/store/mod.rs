@@ -47,8 +47,9 @@ pub mod status {
 }
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(
-        r#"
+    Migrations::new(vec![
+        M::up(
+            r#"
         CREATE TABLE conversations (
             id INTEGER PRIMARY KEY,
             title TEXT NOT NULL,
@@ -90,7 +91,10 @@ fn migrations() -> Migrations<'static> {
         );
         CREATE INDEX tool_calls_message ON tool_calls(message_id);
         "#,
-    )])
+        ),
+        // how the call came to run or not: "read-only", "approved", "denied", …
+        M::up("ALTER TABLE tool_calls ADD COLUMN approval TEXT;"),
+    ])
 }
 
 pub fn now_ms() -> i64 {
@@ -143,6 +147,7 @@ pub struct StoredToolCall {
     pub status: String,
     pub started_at: i64,
     pub duration_ms: Option<i64>,
+    pub approval: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -287,7 +292,7 @@ impl Store {
             let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
             let mut st = c.prepare(
                 "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
-                        is_error, status, started_at, duration_ms
+                        is_error, status, started_at, duration_ms, approval
                  FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
             )?;
             let tool_calls = st
@@ -309,6 +314,7 @@ impl Store {
                         status: r.get(11)?,
                         started_at: r.get(12)?,
                         duration_ms: r.get(13)?,
+                        approval: r.get(14)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
@@ -404,6 +410,34 @@ impl Store {
                 params![conversation_id, message_id, call_id, name, server, tool, args, now_ms()],
             )?;
             Ok(c.last_insert_rowid())
+        })
+        .await
+    }
+
+    pub async fn set_tool_call_approval(&self, id: i64, approval: &str) -> Result<(), StoreError> {
+        let approval = approval.to_string();
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET approval = ?1 WHERE id = ?2",
+                params![approval, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn set_tool_call_arguments(
+        &self,
+        id: i64,
+        arguments: &Value,
+    ) -> Result<(), StoreError> {
+        let args = serde_json::to_string(arguments).unwrap();
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET arguments = ?1 WHERE id = ?2",
+                params![args, id],
+            )?;
+            Ok(())
         })
         .await
     }
