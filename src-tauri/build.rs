@@ -12,6 +12,11 @@ fn main() {
         "stop_turn",
         "resolve_approval",
         "mcp_servers",
+        "mcp_config",
+        "save_mcp_server",
+        "delete_mcp_server",
+        "set_mcp_server_enabled",
+        "restart_mcp_server",
         "render_markdown",
     ];
     let attrs = tauri_build::Attributes::new()

@@ -70,6 +70,11 @@ pub fn run() {
             commands::chat::stop_turn,
             commands::chat::resolve_approval,
             commands::mcp::mcp_servers,
+            commands::mcp::mcp_config,
+            commands::mcp::save_mcp_server,
+            commands::mcp::delete_mcp_server,
+            commands::mcp::set_mcp_server_enabled,
+            commands::mcp::restart_mcp_server,
         ])
         .build(tauri::generate_context!())
         .expect("error while building the Switchboard window");

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use async_trait::async_trait;
 use serde_json::json;
 use switchboard_engine::chat::approval::{Action, ApprovalRequest, Approver, Decision, Policy};
+use switchboard_engine::mcp::McpConfig;
 use switchboard_engine::{paths, ChatEngine, Runtime, Settings};
 use tauri::{AppHandle, Manager};
 use tauri_plugin_store::StoreExt;
@@ -20,6 +21,8 @@ pub struct AppState {
     pub turns: Mutex<HashMap<String, CancellationToken>>,
     /// Tool calls waiting for the user, by tool-call id.
     pub approvals: Mutex<HashMap<i64, oneshot::Sender<Decision>>>,
+    /// The MCP server config as last saved (or read at start).
+    mcp_config: Mutex<McpConfig>,
 }
 
 impl AppState {
@@ -27,16 +30,37 @@ impl AppState {
         let exe = std::env::current_exe()?;
         let runtime = Runtime::open(exe).await?;
         let settings = RwLock::new(runtime.settings.clone());
+        let mcp_config = Mutex::new(runtime.mcp_config.clone());
         Ok(AppState {
             runtime,
             settings,
             turns: Mutex::new(HashMap::new()),
             approvals: Mutex::new(HashMap::new()),
+            mcp_config,
         })
     }
 
+    pub fn mcp_config(&self) -> McpConfig {
+        self.mcp_config.lock().unwrap().clone()
+    }
+
+    /// Writes the MCP config (tauri-plugin-store, `mcp.json`, in the Claude Desktop shape: other
+    /// top-level keys in that file are kept) and makes it the current one.
+    pub fn save_mcp_config(&self, app: &AppHandle, config: &McpConfig) -> Result<(), String> {
+        let store = app
+            .store(paths::mcp_config_file())
+            .map_err(|e| e.to_string())?;
+        store.set("mcpServers", json!(config.servers));
+        store
+            .save()
+            .map_err(|e| format!("could not save {}: {e}", paths::mcp_config_file().display()))?;
+        *self.mcp_config.lock().unwrap() = config.clone();
+        Ok(())
+    }
+
     pub async fn start_servers(&self) {
-        self.runtime.start_servers().await;
+        let config = self.mcp_config();
+        self.runtime.host.start_all(&config).await;
     }
 
     pub async fn shutdown(&self) {

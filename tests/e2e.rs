@@ -556,7 +556,6 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
         text.contains("boom: no config"),
         "the last stderr lines: {text}"
     );
-    screenshot(&c, "servers.png").await;
     c.close().await.unwrap();
 }
 
@@ -668,5 +667,140 @@ async fn a_destructive_tool_waits_for_approval_deny_then_allow() {
         .await
         .unwrap();
     assert_eq!(badges, json!(["denied", "approved"]));
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
+    let home = tempfile::tempdir().unwrap();
+    let config_file = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("mcp.json");
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
+    )
+    .await;
+    c.find(Locator::Css("#servers-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+
+    let fill = |c: &Client, css: &'static str, text: String| {
+        let c = c.clone();
+        async move {
+            let f = wait_css(&c, css).await;
+            f.clear().await.unwrap();
+            f.send_keys(&text).await.unwrap();
+        }
+    };
+    // a name that is taken is refused next to the field, nothing is saved
+    c.find(Locator::Css("#server-add"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    fill(&c, "#srv-name", "Calculator".into()).await;
+    fill(&c, "#srv-command", "python3".into()).await;
+    c.find(Locator::Css("#server-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "document.querySelector('.field-error[data-for=name]').textContent.includes('already a server')").await;
+
+    // add a real one: it starts, its tools show
+    fill(&c, "#srv-name", "dynamic".into()).await;
+    fill(
+        &c,
+        "#srv-args",
+        support::fixture("dynamic_server.py").display().to_string(),
+    )
+    .await;
+    c.find(Locator::Css("#server-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".server.running[data-name='dynamic']").await;
+    wait_until(&c, "document.querySelector(\".server[data-name='dynamic'] .server-tools\")?.textContent.includes('grow')").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('3/3 servers')",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["dynamic"]["command"], "python3");
+    assert_eq!(
+        saved["mcpServers"]["calculator"]["args"],
+        json!(["mcp-server", "calculator"]),
+        "the others are kept"
+    );
+
+    // break its command: the doctor says why
+    c.find(Locator::Css(
+        ".server[data-name='dynamic'] [data-act='edit']",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    fill(&c, "#srv-command", "python3-not-installed".into()).await;
+    c.find(Locator::Css("#server-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".server.failed[data-name='dynamic']").await;
+    let why = text_content(&c, ".server[data-name='dynamic'] .server-error").await;
+    assert!(
+        why.contains("\"python3-not-installed\" was not found on PATH"),
+        "{why}"
+    );
+    screenshot(&c, "servers.png").await;
+
+    // disable, then delete
+    c.find(Locator::Css(
+        ".server[data-name='dynamic'] [data-act='toggle']",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_css(&c, ".server.disabled[data-name='dynamic']").await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["dynamic"]["disabled"], true);
+    let del = wait_css(&c, ".server[data-name='dynamic'] [data-act='delete']").await;
+    del.click().await.unwrap();
+    del.click().await.unwrap(); // confirm
+    wait_until(
+        &c,
+        "!document.querySelector(\".server[data-name='dynamic']\")",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert!(saved["mcpServers"].get("dynamic").is_none());
+    assert_eq!(
+        text_content(&c, "#servers-summary").await,
+        "2/2 servers · 10 tools"
+    );
     c.close().await.unwrap();
 }

@@ -15,6 +15,8 @@ pub struct UiError {
     pub message: String,
     pub kind: String,
     pub url: Option<String>,
+    /// The form field the error is about, when it is about one.
+    pub field: Option<String>,
 }
 
 impl UiError {
@@ -23,6 +25,7 @@ impl UiError {
             message: message.to_string(),
             kind: kind.into(),
             url: None,
+            field: None,
         }
     }
 }

@@ -5,7 +5,7 @@ import { el } from './dom.js';
 import { ChatView } from './views/chat.js';
 import { Sidebar } from './views/sidebar.js';
 import { SettingsView } from './views/settings.js';
-import { summarize, renderServers } from './views/servers.js';
+import { summarize, ServersView } from './views/servers.js';
 
 const state = {
   conversationId: null,
@@ -22,6 +22,12 @@ const chat = new ChatView($('#messages'), {
 });
 const sidebar = new Sidebar($('#conversation-list'), { onOpen: openConversation });
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
+const serversView = new ServersView($('#servers-dialog'), {
+  save: async (original, name, server) => { await ipc.saveMcpServer(original, name, server); await reloadServerConfig(); },
+  remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
+  setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
+  restart: (name) => { ipc.restartMcpServer(name).then(refreshServers, reportServerError); setTimeout(refreshServers, 100); },
+});
 
 // ---------- banner (LLM unreachable and other app-level problems) ----------
 function showBanner(title, detail) {
@@ -193,7 +199,7 @@ async function refreshServers() {
   const { text, level } = summarize(state.servers);
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
-  if ($('#servers-dialog').open) renderServers($('#servers-list'), state.servers, state.info?.mcpConfigError);
+  if ($('#servers-dialog').open) serversView.render(state.servers, state.info?.mcpConfigError);
   const empty = document.querySelector('.empty-state');
   if (empty && !state.conversationId) chat.showEmpty(runningServers());
   clearTimeout(serversTimer);
@@ -222,8 +228,17 @@ $('#settings-button').addEventListener('click', openSettings);
 $('#banner-settings').addEventListener('click', openSettings);
 $('#banner-retry').addEventListener('click', refreshModels);
 $('#banner-close').addEventListener('click', hideBanner);
-$('#servers-button').addEventListener('click', () => {
-  renderServers($('#servers-list'), state.servers, state.info?.mcpConfigError);
+async function reloadServerConfig() {
+  serversView.setConfig((await ipc.mcpConfig()).config);
+  setTimeout(refreshServers, 50);
+}
+function reportServerError(err) {
+  showBanner('Could not change the MCP servers.', err?.message ?? String(err));
+}
+$('#servers-button').addEventListener('click', async () => {
+  await reloadServerConfig();
+  serversView.closeForm();
+  serversView.render(state.servers, state.info?.mcpConfigError);
   $('#servers-dialog').showModal();
 });
 $('#servers-close').addEventListener('click', () => $('#servers-dialog').close());

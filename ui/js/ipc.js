@@ -10,6 +10,11 @@ export const listModels = () => call('list_models');
 export const listConversations = () => call('list_conversations');
 export const loadConversation = (id) => call('load_conversation', { id });
 export const mcpServers = () => call('mcp_servers');
+export const mcpConfig = () => call('mcp_config');
+export const saveMcpServer = (original, name, server) => call('save_mcp_server', { original, name, server });
+export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
+export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
+export const restartMcpServer = (name) => call('restart_mcp_server', { name });
 export const renderMarkdown = (text) => call('render_markdown', { text });
 export const stopTurn = (turnId) => call('stop_turn', { turnId });
 /** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */

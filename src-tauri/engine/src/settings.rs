@@ -136,7 +136,8 @@ mod tests {
         assert_eq!(Settings::load(&p), Settings::default());
         std::fs::write(
             &p,
-            r#"{"llmUrl":"http://h:1","model":"m","maxIterations":0,"toolTimeoutSecs":"x"}"#,
+            r#"{"llmUrl":"http://h:1","model":"m","maxIterations":0,"toolTimeoutSecs":"x",
+                "toolPolicies":{"a__b":"allow","c__d":"bogus","e__f":"deny"}}"#,
         )
         .unwrap();
         let s = Settings::load(&p);

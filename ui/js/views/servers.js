@@ -1,5 +1,6 @@
-// The MCP servers summary (sidebar) and the list with each server's status and problems.
-import { el } from '../dom.js';
+// MCP servers: the sidebar summary, the list with status, problems and log, and the form to add
+// or edit one.
+import { el, $ } from '../dom.js';
 
 export function summarize(servers) {
   const running = servers.filter((s) => s.status === 'running').length;
@@ -12,28 +13,124 @@ export function summarize(servers) {
   return { text: failed ? `${running}/${servers.length} servers · ${failed} failed` : text, level };
 }
 
-export function renderServers(root, servers, configError) {
-  const rows = [];
-  if (configError) rows.push(el('p', { class: 'field-error' }, configError));
-  if (!servers.length && !configError) rows.push(el('p', { class: 'muted' }, 'No servers are configured.'));
-  for (const s of servers) {
-    rows.push(el('section', { class: `server ${s.status}`, dataset: { name: s.name } },
+export class ServersView {
+  /** actions: { save(original, name, server), remove(name), setEnabled(name, on), restart(name) } */
+  constructor(dialog, actions) {
+    this.dialog = dialog;
+    this.actions = actions;
+    this.list = $('#servers-list', dialog);
+    this.form = $('#server-form', dialog);
+    this.config = { mcpServers: {} };
+    this.editing = null; // original name, or null for a new server
+    $('#server-add', dialog).addEventListener('click', () => this.openForm(null));
+    $('#server-cancel', dialog).addEventListener('click', () => this.closeForm());
+    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
+  }
+
+  setConfig(config) { this.config = config; }
+
+  render(servers, configError) {
+    const rows = [];
+    if (configError) rows.push(el('p', { class: 'field-error' }, configError));
+    if (!servers.length && !configError) {
+      rows.push(el('p', { class: 'muted' }, 'No servers yet. Add one to give the model tools.'));
+    }
+    for (const s of servers) rows.push(this.row(s));
+    this.list.replaceChildren(...rows);
+  }
+
+  row(s) {
+    const enabled = s.status !== 'disabled';
+    const confirmDelete = el('button', { type: 'button', class: 'btn small danger', dataset: { act: 'delete' } }, 'Delete');
+    confirmDelete.addEventListener('click', () => {
+      if (confirmDelete.dataset.armed) { this.actions.remove(s.name); return; }
+      confirmDelete.dataset.armed = 'true';
+      confirmDelete.textContent = 'Really delete?';
+    });
+    return el('section', { class: `server ${s.status}`, dataset: { name: s.name } },
       el('div', { class: 'server-head' },
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, s.status),
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
-        s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null),
-      el('div', { class: 'server-cmd', title: 'Command' }, [s.command, ...s.args].join(' ')),
+        s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
+        el('span', { class: 'spacer' }),
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'edit' }, onclick: () => this.openForm(s.name) }, 'Edit'),
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'duplicate' }, onclick: () => this.openForm(s.name, true) }, 'Duplicate'),
+        enabled ? el('button', { type: 'button', class: 'btn small', dataset: { act: 'restart' }, onclick: () => this.actions.restart(s.name) }, 'Restart') : null,
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'toggle' }, onclick: () => this.actions.setEnabled(s.name, !enabled) }, enabled ? 'Disable' : 'Enable'),
+        confirmDelete),
+      el('div', { class: 'server-cmd', title: 'Command, as it is run' }, [s.command, ...s.args].join(' ')),
       s.error ? el('div', { class: 'server-error' }, s.error) : null,
-      s.exit ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
-      s.stderrTail.length && s.status === 'failed'
-        ? el('pre', { class: 'code stderr' }, s.stderrTail.join('\n')) : null,
+      s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
+      s.stderrTail.length
+        ? el('details', { class: 'server-log', open: s.status === 'failed' },
+          el('summary', {}, `Log (last ${s.stderrTail.length} lines of stderr)`),
+          el('pre', { class: 'code stderr' }, s.stderrTail.join('\n')))
+        : null,
       s.tools.length
-        ? el('div', { class: 'server-tools' }, s.tools.map((t) => el('span', { class: 'chip', title: t.description }, t.name)))
-        : null));
+        ? el('div', { class: 'server-tools' }, s.tools.map((t) => el('span', {
+          class: `chip${t.destructive ? ' destructive' : ''}`,
+          title: `${t.description}${t.readOnly ? ' (read-only)' : ''}${t.destructive ? ' (destructive: always asks)' : ''}`,
+        }, t.name)))
+        : null);
   }
-  root.replaceChildren(...rows);
+
+  openForm(name, duplicate = false) {
+    const cfg = name ? this.config.mcpServers[name] : null;
+    this.editing = duplicate ? null : name;
+    $('#server-form-title', this.form).textContent = !name ? 'Add a server' : duplicate ? `Duplicate “${name}”` : `Edit “${name}”`;
+    $('#srv-name', this.form).value = !name ? '' : duplicate ? `${name} copy` : name;
+    $('#srv-command', this.form).value = cfg?.command ?? '';
+    $('#srv-args', this.form).value = (cfg?.args ?? []).join('\n');
+    $('#srv-env', this.form).value = Object.entries(cfg?.env ?? {}).map(([k, v]) => `${k}=${v}`).join('\n');
+    $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
+    this.clearErrors();
+    this.form.hidden = false;
+    this.list.hidden = true;
+    $('#server-add', this.dialog).hidden = true;
+    $('#srv-name', this.form).focus();
+  }
+
+  closeForm() {
+    this.form.hidden = true;
+    this.list.hidden = false;
+    $('#server-add', this.dialog).hidden = false;
+  }
+
+  clearErrors() {
+    for (const e of this.form.querySelectorAll('.field-error')) e.textContent = '';
+  }
+
+  showError(field, message) {
+    const slot = this.form.querySelector(`.field-error[data-for="${field}"]`) ?? this.form.querySelector('.field-error[data-for="form"]');
+    slot.textContent = message;
+  }
+
+  async submit() {
+    this.clearErrors();
+    const name = $('#srv-name', this.form).value.trim();
+    const env = {};
+    for (const line of $('#srv-env', this.form).value.split('\n').map((l) => l.trim()).filter(Boolean)) {
+      const i = line.indexOf('=');
+      if (i < 1) { this.showError('env', `“${line}” is not KEY=value.`); return; }
+      env[line.slice(0, i).trim()] = line.slice(i + 1);
+    }
+    const cwd = $('#srv-cwd', this.form).value.trim();
+    const server = {
+      command: $('#srv-command', this.form).value.trim(),
+      args: $('#srv-args', this.form).value.split('\n').map((a) => a.trim()).filter(Boolean),
+      env,
+      cwd: cwd || null,
+      disabled: this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false,
+    };
+    try {
+      await this.actions.save(this.editing, name, server);
+      this.closeForm();
+    } catch (err) {
+      this.showError(err?.field ?? 'form', err?.message ?? String(err));
+    }
+  }
 }
 
 function dotLevel(status) {

@@ -51,6 +51,85 @@ pub enum ConfigError {
     Invalid { path: String, detail: String },
 }
 
+/// Why one server's settings cannot be saved, and which field to show it next to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn field(field: &'static str, message: impl Into<String>) -> Result<(), FieldError> {
+    Err(FieldError {
+        field,
+        message: message.into(),
+    })
+}
+
+/// Checks one server before it is saved under `name`; `others` are the other servers' names.
+pub fn validate_server<'a>(
+    name: &str,
+    cfg: &ServerConfig,
+    others: impl IntoIterator<Item = &'a String>,
+) -> Result<(), FieldError> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() {
+        return field("name", "A name is needed.");
+    }
+    if trimmed != name {
+        return field("name", "The name cannot start or end with spaces.");
+    }
+    if name.chars().count() > 40 {
+        return field("name", "Keep the name to 40 characters or fewer.");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '))
+    {
+        return field("name", "Use letters, digits, spaces, '_', '-' or '.' only.");
+    }
+    if others.into_iter().any(|o| o.eq_ignore_ascii_case(name)) {
+        return field(
+            "name",
+            format!("There is already a server named \"{name}\"."),
+        );
+    }
+    if cfg.command.trim().is_empty() {
+        return field(
+            "command",
+            "A command is needed (for example npx, uvx, node or a full path).",
+        );
+    }
+    if cfg.command.trim() != cfg.command {
+        return field(
+            "command",
+            "The command cannot start or end with spaces; put arguments in Arguments.",
+        );
+    }
+    for key in cfg.env.keys() {
+        let ok = key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return field(
+                "env",
+                format!("\"{key}\" is not a valid environment variable name."),
+            );
+        }
+    }
+    if let Some(cwd) = &cfg.cwd {
+        let p = Path::new(cwd);
+        if !p.is_absolute() {
+            return field("cwd", "The working folder must be an absolute path.");
+        }
+        if !p.is_dir() {
+            return field("cwd", format!("{cwd} is not an existing folder."));
+        }
+    }
+    Ok(())
+}
+
 impl McpConfig {
     /// What a fresh install starts with: the two built-in servers.
     pub fn default_builtin() -> Self {
@@ -153,6 +232,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no command"));
+    }
+
+    #[test]
+    fn server_validation_names_the_field() {
+        let ok = ServerConfig::new("npx", &["-y", "x"]);
+        let others = ["calculator".to_string()];
+        assert_eq!(validate_server("fs", &ok, &others), Ok(()));
+        let f =
+            |name: &str, cfg: &ServerConfig| validate_server(name, cfg, &others).unwrap_err().field;
+        assert_eq!(f("", &ok), "name");
+        assert_eq!(f("Calculator", &ok), "name");
+        assert_eq!(f("a/b", &ok), "name");
+        assert_eq!(f("fs", &ServerConfig::new(" ", &[])), "command");
+        let mut env = ok.clone();
+        env.env.insert("1BAD".into(), "x".into());
+        assert_eq!(f("fs", &env), "env");
+        let mut cwd = ok.clone();
+        cwd.cwd = Some("/definitely/not/here".into());
+        assert_eq!(f("fs", &cwd), "cwd");
+        cwd.cwd = Some("relative".into());
+        assert_eq!(f("fs", &cwd), "cwd");
     }
 
     #[test]

@@ -191,43 +191,59 @@ impl McpHost {
     /// or has failed. Servers already running are stopped first.
     pub async fn start_all(self: &Arc<Self>, config: &McpConfig) {
         self.shutdown().await;
-        let mut list = Vec::new();
-        {
+        self.servers.write().unwrap().clear();
+        self.apply_config(config).await;
+    }
+
+    /// Makes the running set match `config`, live: servers that were removed or changed stop,
+    /// new and changed ones start (in parallel), the others are left alone. Waits until every
+    /// started server is running or has failed.
+    pub async fn apply_config(self: &Arc<Self>, config: &McpConfig) {
+        let (to_stop, to_start) = {
             let mut servers = self.servers.write().unwrap();
-            servers.clear();
-            for (name, cfg) in &config.servers {
-                let status = if cfg.disabled {
-                    ServerStatus::Disabled
-                } else {
-                    ServerStatus::Starting
-                };
-                let s = Arc::new(Server {
-                    name: name.clone(),
-                    config: cfg.clone(),
-                    state: Mutex::new(State {
-                        status,
-                        resolved: None,
-                        protocol_version: None,
-                        server_info: None,
-                        tools: vec![],
-                        error: None,
-                        exit: None,
-                        stderr: None,
-                        pid: None,
-                        exit_rx: None,
-                        peer: None,
-                        running: None,
-                        stopping: false,
-                    }),
-                });
-                servers.insert(name.clone(), s.clone());
-                if !cfg.disabled {
-                    list.push(s);
+            let mut to_stop = Vec::new();
+            let mut to_start = Vec::new();
+            let names: Vec<String> = servers.keys().cloned().collect();
+            for name in names {
+                let same = config.servers.get(&name) == Some(&servers[&name].config);
+                if !same {
+                    to_stop.push(servers.remove(&name).unwrap());
                 }
             }
-        }
+            for (name, cfg) in &config.servers {
+                if servers.contains_key(name) {
+                    continue;
+                }
+                let s = Arc::new(Server::new(name, cfg));
+                servers.insert(name.clone(), s.clone());
+                if !cfg.disabled {
+                    to_start.push(s);
+                }
+            }
+            (to_stop, to_start)
+        };
+        futures::future::join_all(to_stop.iter().map(|s| stop_server(s))).await;
+        self.rebuild_names();
         self.notify();
-        futures::future::join_all(list.into_iter().map(|s| self.clone().start_one(s))).await;
+        futures::future::join_all(to_start.into_iter().map(|s| self.clone().start_one(s))).await;
+    }
+
+    /// Stops a server (if it runs) and starts it again with the same config.
+    pub async fn restart(self: &Arc<Self>, name: &str) -> bool {
+        let old = self.servers.read().unwrap().get(name).cloned();
+        let Some(old) = old else { return false };
+        stop_server(&old).await;
+        let fresh = Arc::new(Server::new(name, &old.config));
+        self.servers
+            .write()
+            .unwrap()
+            .insert(name.to_string(), fresh.clone());
+        self.rebuild_names();
+        self.notify();
+        if !fresh.config.disabled {
+            self.clone().start_one(fresh).await;
+        }
+        true
     }
 
     async fn start_one(self: Arc<Self>, server: Arc<Server>) {
@@ -588,30 +604,59 @@ impl McpHost {
     /// Stops every server and everything it started. Safe to call more than once.
     pub async fn shutdown(&self) {
         let servers: Vec<Arc<Server>> = self.servers.read().unwrap().values().cloned().collect();
-        futures::future::join_all(servers.iter().map(|s| async move {
-            let (running, pid, rx) = {
-                let mut st = s.state.lock().unwrap();
-                st.stopping = true;
-                st.peer = None;
-                (st.running.take(), st.pid, st.exit_rx.clone())
-            };
-            if let Some(r) = running {
-                let _ = tokio::time::timeout(Duration::from_secs(1), r.cancel()).await;
-            }
-            if let Some(mut rx) = rx {
-                // closing stdin is the polite way; give it a moment before signals
-                let _ =
-                    tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some()))
-                        .await;
-                process::terminate(pid, &mut rx, Duration::from_secs(2)).await;
-            }
-            let mut st = s.state.lock().unwrap();
-            if st.status == ServerStatus::Running || st.status == ServerStatus::Starting {
-                st.status = ServerStatus::Stopped;
-            }
-        }))
-        .await;
+        futures::future::join_all(servers.iter().map(|s| stop_server(s))).await;
         self.notify();
+    }
+}
+
+/// Ends a server's session and its whole process group; marks it stopped.
+async fn stop_server(s: &Server) {
+    let (running, pid, rx) = {
+        let mut st = s.state.lock().unwrap();
+        st.stopping = true;
+        st.peer = None;
+        (st.running.take(), st.pid, st.exit_rx.clone())
+    };
+    if let Some(r) = running {
+        let _ = tokio::time::timeout(Duration::from_secs(1), r.cancel()).await;
+    }
+    if let Some(mut rx) = rx {
+        // closing stdin is the polite way; give it a moment before signals
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+        process::terminate(pid, &mut rx, Duration::from_secs(2)).await;
+    }
+    let mut st = s.state.lock().unwrap();
+    if st.status == ServerStatus::Running || st.status == ServerStatus::Starting {
+        st.status = ServerStatus::Stopped;
+    }
+}
+
+impl Server {
+    fn new(name: &str, config: &ServerConfig) -> Server {
+        Server {
+            name: name.to_string(),
+            config: config.clone(),
+            state: Mutex::new(State {
+                status: if config.disabled {
+                    ServerStatus::Disabled
+                } else {
+                    ServerStatus::Starting
+                },
+                resolved: None,
+                protocol_version: None,
+                server_info: None,
+                tools: vec![],
+                error: None,
+                exit: None,
+                stderr: None,
+                pid: None,
+                exit_rx: None,
+                peer: None,
+                running: None,
+                stopping: false,
+            }),
+        }
     }
 }
 

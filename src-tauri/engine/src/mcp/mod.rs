@@ -6,5 +6,5 @@ mod host;
 pub mod names;
 mod process;
 
-pub use config::{ConfigError, McpConfig, ServerConfig};
+pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig};
 pub use host::{HostOptions, McpHost, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView};
