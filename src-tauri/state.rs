@@ -60,6 +60,7 @@ impl AppState {
 
     pub async fn start_servers(&self) {
         let config = self.mcp_config();
+        self.runtime.use_login_shell_path().await;
         self.runtime.host.start_all(&config).await;
     }
 

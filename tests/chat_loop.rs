@@ -460,6 +460,7 @@ async fn a_server_crashing_mid_call_fails_alone_and_the_turn_goes_on() {
     let s = r.status("crashy");
     assert_eq!(s.status, ServerStatus::Failed);
     assert_eq!(s.exit.as_deref(), Some("exited with code 3"));
+    assert_eq!(s.failed_step.as_deref(), Some("running"));
     assert!(
         s.stderr_tail
             .iter()
@@ -502,8 +503,11 @@ async fn a_missing_command_and_a_garbage_server_fail_clearly_while_others_run() 
             .contains("\"definitely-not-a-command-7f3a\" was not found on PATH"),
         "{ghost:?}"
     );
+    assert_eq!(ghost.failed_step.as_deref(), Some("finding the command"));
+    assert!(ghost.error.as_deref().unwrap().contains("Check the command, or give its full path"), "{ghost:?}");
     let garbage = r.status("garbage");
     assert_eq!(garbage.status, ServerStatus::Failed, "{garbage:?}");
+    assert_eq!(garbage.failed_step.as_deref(), Some("the MCP handshake (initialize)"));
     assert!(
         garbage
             .stderr_tail

@@ -192,6 +192,7 @@ async function openSettings() {
 }
 
 let serversTimer = null;
+let lastServersSnapshot = '';
 async function refreshServers() {
   try {
     state.servers = await ipc.mcpServers();
@@ -199,7 +200,10 @@ async function refreshServers() {
   const { text, level } = summarize(state.servers);
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
-  if ($('#servers-dialog').open) serversView.render(state.servers, state.info?.mcpConfigError);
+  // re-render only on a change, so an open log or an armed Delete survives the polling
+  const snapshot = JSON.stringify(state.servers);
+  if ($('#servers-dialog').open && snapshot !== lastServersSnapshot) serversView.render(state.servers, state.info?.mcpConfigError);
+  lastServersSnapshot = snapshot;
   const empty = document.querySelector('.empty-state');
   if (empty && !state.conversationId) chat.showEmpty(runningServers());
   clearTimeout(serversTimer);
@@ -229,7 +233,7 @@ $('#banner-settings').addEventListener('click', openSettings);
 $('#banner-retry').addEventListener('click', refreshModels);
 $('#banner-close').addEventListener('click', hideBanner);
 async function reloadServerConfig() {
-  serversView.setConfig((await ipc.mcpConfig()).config);
+  serversView.setConfig(await ipc.mcpConfig());
   setTimeout(refreshServers, 50);
 }
 function reportServerError(err) {

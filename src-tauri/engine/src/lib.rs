@@ -54,7 +54,26 @@ impl Runtime {
     }
 
     pub async fn start_servers(&self) {
+        self.use_login_shell_path().await;
         self.host.start_all(&self.mcp_config).await;
+    }
+
+    /// Looks up the login shell's PATH once (at most 3 s) and runs MCP servers with it, so
+    /// npx/uvx servers work when the app was started from a desktop launcher.
+    pub async fn use_login_shell_path(&self) {
+        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        let login = tokio::task::spawn_blocking(move || {
+            mcp::login_shell_path(&shell, Duration::from_secs(3))
+        })
+        .await
+        .ok()
+        .flatten();
+        if login.is_none() {
+            tracing::info!("the login shell did not tell its PATH; using the inherited one");
+        }
+        self.host
+            .set_path(Some(mcp::merge_paths(login.as_deref(), &inherited)));
     }
 
     /// A chat engine on this runtime's servers and store, with `settings` (the window's live

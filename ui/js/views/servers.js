@@ -27,7 +27,8 @@ export class ServersView {
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
   }
 
-  setConfig(config) { this.config = config; }
+  /** view: { config: {mcpServers}, path } */
+  setConfig(view) { this.config = { ...view.config, path: view.path }; }
 
   render(servers, configError) {
     const rows = [];
@@ -62,7 +63,11 @@ export class ServersView {
         confirmDelete),
       el('div', { class: 'server-cmd', title: 'Command, as it is run' }, [s.command, ...s.args].join(' ')),
       s.error ? el('div', { class: 'server-error' }, s.error) : null,
+      s.status === 'failed' && s.failedStep ? el('div', { class: 'muted' }, `Failed while: ${s.failedStep}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
+      s.status === 'failed' ? el('details', { class: 'server-log' },
+        el('summary', {}, 'PATH used to find and run it'),
+        el('pre', { class: 'code' }, (this.config.path ?? '').split(':').join('\n'))) : null,
       s.stderrTail.length
         ? el('details', { class: 'server-log', open: s.status === 'failed' },
           el('summary', {}, `Log (last ${s.stderrTail.length} lines of stderr)`),

@@ -81,6 +81,9 @@ pub struct ServerView {
     pub tools: Vec<ToolView>,
     /// Why it failed, in words.
     pub error: Option<String>,
+    /// The step that failed: finding the command, starting the process, the MCP handshake,
+    /// listing tools, or (later) running.
+    pub failed_step: Option<String>,
     /// How the process ended, when it has.
     pub exit: Option<String>,
     pub stderr_tail: Vec<String>,
@@ -130,6 +133,7 @@ struct State {
     server_info: Option<String>,
     tools: Vec<CachedTool>,
     error: Option<String>,
+    failed_step: Option<&'static str>,
     exit: Option<String>,
     stderr: Option<StderrTail>,
     pid: Option<u32>,
@@ -147,6 +151,8 @@ struct Server {
 
 pub struct McpHost {
     opts: HostOptions,
+    /// PATH for finding and running commands (the login shell's, once known).
+    path: RwLock<Option<String>>,
     servers: RwLock<BTreeMap<String, Arc<Server>>>,
     /// exposed name → (server, tool)
     names: RwLock<BTreeMap<String, (String, String)>>,
@@ -175,11 +181,21 @@ impl ClientHandler for Handler {
 impl McpHost {
     pub fn new(opts: HostOptions) -> Arc<Self> {
         Arc::new(McpHost {
+            path: RwLock::new(opts.path_var.clone()),
             opts,
             servers: RwLock::new(BTreeMap::new()),
             names: RwLock::new(BTreeMap::new()),
             changed: broadcast::channel(64).0,
         })
+    }
+
+    /// Sets the PATH used to find and run server commands (for servers started from now on).
+    pub fn set_path(&self, path: Option<String>) {
+        *self.path.write().unwrap() = path;
+    }
+
+    pub fn path(&self) -> Option<String> {
+        self.path.read().unwrap().clone()
     }
 
     /// Fires whenever a server's status or tools change.
@@ -247,19 +263,23 @@ impl McpHost {
     }
 
     async fn start_one(self: Arc<Self>, server: Arc<Server>) {
-        let program = match process::resolve_command(
-            &server.config,
-            &self.opts.self_exe,
-            self.opts.path_var.as_deref(),
-        ) {
-            Ok(p) => p,
-            Err(e) => return self.fail(&server, format!("cannot start: {e}")),
-        };
+        let path = self.path();
+        let program =
+            match process::resolve_command(&server.config, &self.opts.self_exe, path.as_deref()) {
+                Ok(p) => p,
+                Err(e) => {
+                    return self.fail(&server, "finding the command", format!("cannot start: {e}"))
+                }
+            };
         server.state.lock().unwrap().resolved = Some(program.clone());
-        let spawned = match process::spawn(&server.config, program.clone()) {
+        let spawned = match process::spawn(&server.config, program.clone(), path.as_deref()) {
             Ok(s) => s,
             Err(e) => {
-                return self.fail(&server, format!("cannot start {}: {e}", program.display()))
+                return self.fail(
+                    &server,
+                    "starting the process",
+                    format!("cannot start {}: {e}", program.display()),
+                )
             }
         };
         {
@@ -270,11 +290,15 @@ impl McpHost {
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = Handler { tools_changed: tx };
+        const HANDSHAKE: &str = "the MCP handshake (initialize)";
+        const LISTING: &str = "listing tools (tools/list)";
+        let step = std::sync::Mutex::new(HANDSHAKE);
         let init = tokio::time::timeout(self.opts.start_timeout, async {
             let running = handler
                 .serve((spawned.stdout, spawned.stdin))
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            *step.lock().unwrap() = LISTING;
             let tools = running
                 .peer()
                 .list_all_tools()
@@ -283,15 +307,23 @@ impl McpHost {
             Ok::<_, String>((running, tools))
         })
         .await;
+        let step = *step.lock().unwrap();
         let (running, tools) = match init {
             Ok(Ok(v)) => v,
-            Ok(Err(e)) => return self.fail_and_reap(&server, e).await,
+            Ok(Err(e)) => return self.fail_and_reap(&server, step, e).await,
             Err(_) => {
-                let e = format!(
-                    "no answer to the MCP handshake within {} s (is it an MCP server on stdio?)",
-                    self.opts.start_timeout.as_secs()
-                );
-                return self.fail_and_reap(&server, e).await;
+                let e = if step == HANDSHAKE {
+                    format!(
+                        "no answer to the MCP handshake within {} s (is it an MCP server on stdio?)",
+                        self.opts.start_timeout.as_secs()
+                    )
+                } else {
+                    format!(
+                        "no answer to tools/list within {} s",
+                        self.opts.start_timeout.as_secs()
+                    )
+                };
+                return self.fail_and_reap(&server, step, e).await;
             }
         };
         let peer = running.peer().clone();
@@ -345,7 +377,11 @@ impl McpHost {
                     let stopping = server.state.lock().unwrap().stopping;
                     if !stopping {
                         tracing::warn!(server = %server.name, "MCP server died: {desc}");
-                        self.fail(&server, format!("the server stopped unexpectedly ({desc})"));
+                        self.fail(
+                            &server,
+                            "running",
+                            format!("the server stopped unexpectedly ({desc})"),
+                        );
                     }
                     return;
                 }
@@ -368,11 +404,12 @@ impl McpHost {
         }
     }
 
-    fn fail(&self, server: &Server, error: String) {
+    fn fail(&self, server: &Server, step: &'static str, error: String) {
         {
             let mut st = server.state.lock().unwrap();
             st.status = ServerStatus::Failed;
             st.error = Some(error);
+            st.failed_step = Some(step);
             st.exit = st.exit_rx.as_ref().and_then(|r| r.borrow().clone());
             st.peer = None;
             st.running = None;
@@ -382,7 +419,7 @@ impl McpHost {
     }
 
     /// Marks the server failed after it has had a moment to exit, so the report has its exit status.
-    async fn fail_and_reap(&self, server: &Server, error: String) {
+    async fn fail_and_reap(&self, server: &Server, step: &'static str, error: String) {
         let (pid, rx) = {
             let st = server.state.lock().unwrap();
             (st.pid, st.exit_rx.clone())
@@ -398,7 +435,7 @@ impl McpHost {
             }
             process::terminate(pid, &mut rx, Duration::from_secs(1)).await;
         }
-        self.fail(server, error);
+        self.fail(server, step, error);
     }
 
     fn notify(&self) {
@@ -459,6 +496,7 @@ impl McpHost {
                         })
                         .collect(),
                     error: st.error.clone(),
+                    failed_step: st.failed_step.map(String::from),
                     exit: st.exit.clone(),
                     stderr_tail: st
                         .stderr
@@ -648,6 +686,7 @@ impl Server {
                 server_info: None,
                 tools: vec![],
                 error: None,
+                failed_step: None,
                 exit: None,
                 stderr: None,
                 pid: None,

@@ -6,5 +6,7 @@ mod host;
 pub mod names;
 mod process;
 
+pub use process::{login_shell_path, merge_paths};
+
 pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig};
 pub use host::{HostOptions, McpHost, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView};

@@ -74,11 +74,94 @@ pub fn resolve_command(
         Some(pv) => which::which_in(&cfg.command, Some(pv), cwd),
         None => which::which(&cfg.command),
     };
-    found.map_err(|_| format!("\"{}\" was not found on PATH", cfg.command))
+    found.map_err(|_| {
+        format!(
+            "\"{}\" was not found on PATH.{}",
+            cfg.command,
+            install_hint(&cfg.command)
+        )
+    })
 }
 
-pub fn spawn(cfg: &ServerConfig, program: PathBuf) -> std::io::Result<Spawned> {
+/// What to install when a well-known launcher is missing.
+pub fn install_hint(command: &str) -> &'static str {
+    match command {
+        "npx" | "node" | "npm" => {
+            " Install Node.js (it provides node and npx), then restart this server."
+        }
+        "uvx" | "uv" => " Install uv (for example: pip install uv), then restart this server.",
+        "python" | "python3" | "pip" => " Install Python 3, then restart this server.",
+        "docker" => " Install Docker and start it, then restart this server.",
+        "deno" => " Install Deno, then restart this server.",
+        "bun" | "bunx" => " Install Bun, then restart this server.",
+        _ => " Check the command, or give its full path.",
+    }
+}
+
+/// The PATH of the user's login shell: apps started from a desktop do not inherit the one the
+/// shell builds, which is why npx/uvx servers fail in other hosts. Bounded by `timeout`; `None`
+/// when the shell cannot tell.
+pub fn login_shell_path(shell: &str, timeout: Duration) -> Option<String> {
+    let mut child = std::process::Command::new(shell)
+        // interactive too: many setups (nvm, pyenv) extend PATH only in .bashrc/.zshrc
+        .args([
+            "-i",
+            "-l",
+            "-c",
+            "printf '__SWITCHBOARD_PATH__%s__END__' \"$PATH\"",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
+    // whatever the shell's startup files printed is around the markers
+    let start = out.find("__SWITCHBOARD_PATH__")? + "__SWITCHBOARD_PATH__".len();
+    let end = out[start..].find("__END__")? + start;
+    let path = out[start..end].trim().to_string();
+    (!path.is_empty() && path.contains('/')).then_some(path)
+}
+
+/// The login shell's entries first, then any inherited ones it lacks.
+pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for p in login
+        .unwrap_or_default()
+        .split(':')
+        .chain(inherited.split(':'))
+    {
+        if !p.is_empty() && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out.join(":")
+}
+
+pub fn spawn(
+    cfg: &ServerConfig,
+    program: PathBuf,
+    path_var: Option<&str>,
+) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(&program);
+    if let Some(p) = path_var {
+        // the server's own children (npx → node) are found on the same PATH; its env may override
+        cmd.env("PATH", p);
+    }
     cmd.args(&cfg.args)
         .envs(&cfg.env)
         .stdin(Stdio::piped())
@@ -178,6 +261,33 @@ pub async fn terminate(
     signal_group(pid, libc::SIGKILL);
     if !exited {
         let _ = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(|e| e.is_some())).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn login_shell_path_is_read_and_bounded() {
+        let p = login_shell_path("/bin/sh", Duration::from_secs(5)).expect("sh tells its PATH");
+        assert!(p.contains("/bin"), "{p}");
+        assert_eq!(
+            login_shell_path("/definitely/not/a/shell", Duration::from_secs(1)),
+            None
+        );
+        assert_eq!(merge_paths(Some("/a:/b"), "/b:/c::"), "/a:/b:/c");
+        assert_eq!(merge_paths(None, "/b:/c"), "/b:/c");
+    }
+
+    #[test]
+    fn a_missing_launcher_says_what_to_install() {
+        let cfg = ServerConfig::new("npx", &[]);
+        let e = resolve_command(&cfg, Path::new("/x"), Some("/nonexistent")).unwrap_err();
+        assert!(
+            e.contains("\"npx\" was not found on PATH. Install Node.js"),
+            "{e}"
+        );
     }
 }
 
