@@ -504,10 +504,20 @@ async fn a_missing_command_and_a_garbage_server_fail_clearly_while_others_run() 
         "{ghost:?}"
     );
     assert_eq!(ghost.failed_step.as_deref(), Some("finding the command"));
-    assert!(ghost.error.as_deref().unwrap().contains("Check the command, or give its full path"), "{ghost:?}");
+    assert!(
+        ghost
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("Check the command, or give its full path"),
+        "{ghost:?}"
+    );
     let garbage = r.status("garbage");
     assert_eq!(garbage.status, ServerStatus::Failed, "{garbage:?}");
-    assert_eq!(garbage.failed_step.as_deref(), Some("the MCP handshake (initialize)"));
+    assert_eq!(
+        garbage.failed_step.as_deref(),
+        Some("the MCP handshake (initialize)")
+    );
     assert!(
         garbage
             .stderr_tail

@@ -539,7 +539,12 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
     assert!(text_content(&c, "#servers-summary")
         .await
         .contains("2/3 servers"));
-    c.find(Locator::Css("#servers-button")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#servers-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_until(
         &c,
         "document.querySelector('#servers-list .server.failed')?.textContent.includes('Failed while: the MCP handshake (initialize)')",
@@ -547,8 +552,14 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
     .await;
     let text = text_content(&c, "#servers-list .server.failed").await;
     assert!(text.contains("crashy"), "{text}");
-    assert!(text.contains("exited with code 4 during start-up"), "{text}");
-    assert!(text.contains("boom: no config"), "the last stderr lines: {text}");
+    assert!(
+        text.contains("exited with code 4 during start-up"),
+        "{text}"
+    );
+    assert!(
+        text.contains("boom: no config"),
+        "the last stderr lines: {text}"
+    );
     c.close().await.unwrap();
 }
 

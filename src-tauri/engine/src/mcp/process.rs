@@ -264,6 +264,13 @@ pub async fn terminate(
     }
 }
 
+fn signal_group(pid: u32, sig: i32) {
+    #[cfg(unix)]
+    unsafe {
+        libc::kill(-(pid as i32), sig);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,12 +295,5 @@ mod tests {
             e.contains("\"npx\" was not found on PATH. Install Node.js"),
             "{e}"
         );
-    }
-}
-
-fn signal_group(pid: u32, sig: i32) {
-    #[cfg(unix)]
-    unsafe {
-        libc::kill(-(pid as i32), sig);
     }
 }
