@@ -54,6 +54,8 @@ async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
     let mut opts = HostOptions::new(support::switchboard_bin());
     opts.call_timeout = Duration::from_secs(20);
     opts.start_timeout = Duration::from_secs(4);
+    // crashes are restarted automatically; keep that out of these tests' way
+    opts.restart_base_delay = Duration::from_secs(30);
     let host = McpHost::new(opts);
     host.start_all(&config).await;
     let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();
@@ -1016,4 +1018,76 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
         vec!["approved for this chat", "allowed in this chat"]
     );
     r.host.shutdown().await;
+}
+
+async fn wait_for_status(
+    host: &McpHost,
+    name: &str,
+    f: impl Fn(&switchboard_engine::mcp::ServerView) -> bool,
+) -> switchboard_engine::mcp::ServerView {
+    let t = std::time::Instant::now();
+    loop {
+        let s = host.servers().into_iter().find(|s| s.name == name).unwrap();
+        if f(&s) {
+            return s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "timed out; last: {s:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted_with_backoff_and_given_up_on_when_it_keeps_crashing() {
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("crashy".into(), python("crash_server.py"));
+    config
+        .servers
+        .insert("flaky".into(), python("flaky_server.py"));
+    let mut opts = HostOptions::new(support::switchboard_bin());
+    opts.restart_base_delay = Duration::from_millis(100);
+    opts.max_restarts = 2;
+    let host = McpHost::new(opts);
+    host.start_all(&config).await;
+    let none = CancellationToken::new();
+
+    // crash it mid-call: it is marked failed, says it will restart, and comes back
+    let out = host
+        .call_tool("crashy__crash", Default::default(), &none)
+        .await;
+    assert!(out.is_error);
+    let failed = wait_for_status(&host, "crashy", |s| s.status == ServerStatus::Failed).await;
+    assert!(
+        failed
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("restarting in 0.1 s (attempt 1 of 2)"),
+        "{failed:?}"
+    );
+    let back = wait_for_status(&host, "crashy", |s| s.status == ServerStatus::Running).await;
+    assert_eq!(back.restarts, 1);
+    assert_eq!(
+        host.call_tool("crashy__ok", Default::default(), &none)
+            .await
+            .text,
+        "fine"
+    );
+
+    // one that dies every time: two restarts (0.1 s, then 0.2 s), then it stays failed
+    let gave_up = wait_for_status(&host, "flaky", |s| {
+        s.status == ServerStatus::Failed
+            && s.error.as_deref().unwrap_or_default().contains("gave up")
+    })
+    .await;
+    assert_eq!(gave_up.restarts, 2);
+    assert!(gave_up
+        .error
+        .unwrap()
+        .contains("gave up after 2 automatic restarts"));
+    host.shutdown().await;
 }

@@ -55,6 +55,7 @@ export class ServersView {
         el('span', { class: 'badge' }, s.status),
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
         s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
+        s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
         el('span', { class: 'spacer' }),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'edit' }, onclick: () => this.openForm(s.name) }, 'Edit'),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'duplicate' }, onclick: () => this.openForm(s.name, true) }, 'Duplicate'),

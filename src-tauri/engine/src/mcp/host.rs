@@ -32,6 +32,10 @@ pub struct HostOptions {
     pub start_timeout: Duration,
     /// PATH used to find commands; `None` = the inherited one.
     pub path_var: Option<String>,
+    /// The first wait before restarting a crashed server; it doubles with each attempt.
+    pub restart_base_delay: Duration,
+    /// Restarts in a row before giving up (a server that stayed up a minute starts afresh).
+    pub max_restarts: u32,
 }
 
 impl HostOptions {
@@ -41,6 +45,8 @@ impl HostOptions {
             call_timeout: Duration::from_secs(60),
             start_timeout: Duration::from_secs(30),
             path_var: None,
+            restart_base_delay: Duration::from_secs(1),
+            max_restarts: 5,
         }
     }
 }
@@ -84,6 +90,8 @@ pub struct ServerView {
     /// The step that failed: finding the command, starting the process, the MCP handshake,
     /// listing tools, or (later) running.
     pub failed_step: Option<String>,
+    /// Automatic restarts after crashes, in a row.
+    pub restarts: u32,
     /// How the process ended, when it has.
     pub exit: Option<String>,
     pub stderr_tail: Vec<String>,
@@ -134,6 +142,9 @@ struct State {
     tools: Vec<CachedTool>,
     error: Option<String>,
     failed_step: Option<&'static str>,
+    /// Automatic restarts after crashes, in a row.
+    restarts: u32,
+    running_since: Option<Instant>,
     exit: Option<String>,
     stderr: Option<StderrTail>,
     pid: Option<u32>,
@@ -344,6 +355,7 @@ impl McpHost {
             }
             st.tools = tools.iter().map(cached).collect();
             st.status = ServerStatus::Running;
+            st.running_since = Some(Instant::now());
             st.peer = Some(peer.clone());
             st.running = Some(running);
         }
@@ -377,11 +389,7 @@ impl McpHost {
                     let stopping = server.state.lock().unwrap().stopping;
                     if !stopping {
                         tracing::warn!(server = %server.name, "MCP server died: {desc}");
-                        self.fail(
-                            &server,
-                            "running",
-                            format!("the server stopped unexpectedly ({desc})"),
-                        );
+                        self.crashed(&server, desc);
                     }
                     return;
                 }
@@ -402,6 +410,62 @@ impl McpHost {
                 }
             }
         }
+    }
+
+    /// A running server died: mark it failed and, unless it keeps crashing, restart it after a
+    /// growing delay.
+    fn crashed(self: &Arc<Self>, server: &Arc<Server>, desc: String) {
+        let (previous, ran_for) = {
+            let st = server.state.lock().unwrap();
+            (
+                st.restarts,
+                st.running_since.map(|t| t.elapsed()).unwrap_or_default(),
+            )
+        };
+        // a server that ran for a while before dying gets a fresh series of attempts
+        let previous = if ran_for > Duration::from_secs(60) {
+            0
+        } else {
+            previous
+        };
+        if previous >= self.opts.max_restarts {
+            self.fail(
+                server,
+                "running",
+                format!("the server stopped unexpectedly ({desc}); gave up after {previous} automatic restarts"),
+            );
+            return;
+        }
+        let attempt = previous + 1;
+        let delay = self.opts.restart_base_delay * 2u32.saturating_pow(previous).min(32);
+        self.fail(
+            server,
+            "running",
+            format!(
+                "the server stopped unexpectedly ({desc}); restarting in {:.1} s (attempt {attempt} of {})",
+                delay.as_secs_f64(),
+                self.opts.max_restarts
+            ),
+        );
+        server.state.lock().unwrap().restarts = attempt;
+        let host = self.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            // only if nobody edited, removed or restarted it meanwhile
+            let current = host.servers.read().unwrap().get(&server.name).cloned();
+            if !current.is_some_and(|c| Arc::ptr_eq(&c, &server)) {
+                return;
+            }
+            let fresh = Arc::new(Server::new(&server.name, &server.config));
+            fresh.state.lock().unwrap().restarts = attempt;
+            host.servers
+                .write()
+                .unwrap()
+                .insert(server.name.clone(), fresh.clone());
+            host.notify();
+            host.start_one(fresh).await;
+        });
     }
 
     fn fail(&self, server: &Server, step: &'static str, error: String) {
@@ -497,6 +561,7 @@ impl McpHost {
                         .collect(),
                     error: st.error.clone(),
                     failed_step: st.failed_step.map(String::from),
+                    restarts: st.restarts,
                     exit: st.exit.clone(),
                     stderr_tail: st
                         .stderr
@@ -687,6 +752,8 @@ impl Server {
                 tools: vec![],
                 error: None,
                 failed_step: None,
+                restarts: 0,
+                running_since: None,
                 exit: None,
                 stderr: None,
                 pid: None,
