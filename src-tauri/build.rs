@@ -17,6 +17,9 @@ fn main() {
         "delete_mcp_server",
         "set_mcp_server_enabled",
         "restart_mcp_server",
+        "preview_mcp_import",
+        "import_mcp_servers",
+        "export_mcp_config",
         "render_markdown",
     ];
     let attrs = tauri_build::Attributes::new()

@@ -75,6 +75,9 @@ pub fn run() {
             commands::mcp::delete_mcp_server,
             commands::mcp::set_mcp_server_enabled,
             commands::mcp::restart_mcp_server,
+            commands::mcp::preview_mcp_import,
+            commands::mcp::import_mcp_servers,
+            commands::mcp::export_mcp_config,
         ])
         .build(tauri::generate_context!())
         .expect("error while building the Switchboard window");

@@ -808,3 +808,112 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     );
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_exported() {
+    let home = tempfile::tempdir().unwrap();
+    let config_file = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("mcp.json");
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
+    )
+    .await;
+    c.find(Locator::Css("#servers-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+    c.find(Locator::Css("#server-import"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let claude_desktop = json!({
+        "mcpServers": {
+            "dyn": {"command": "python3", "args": [support::fixture("dynamic_server.py")]},
+            "calculator": {"command": "python3", "args": [support::fixture("crash_server.py")]},
+            "remote": {"url": "https://example.com/mcp"}
+        },
+        "globalShortcut": ""
+    });
+    wait_css(&c, "#import-text")
+        .await
+        .send_keys(&claude_desktop.to_string())
+        .await
+        .unwrap();
+    c.find(Locator::Css("#import-preview-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".import-row").await;
+    let preview = text_content(&c, "#import-preview").await;
+    assert!(preview.contains("Claude Desktop"), "{preview}");
+    assert!(
+        preview.contains("Skipped “remote”: HTTP servers are not supported yet"),
+        "{preview}"
+    );
+    let names = c
+        .execute(
+            "return [...document.querySelectorAll('.import-name')].map((i) => i.value);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        names,
+        json!(["calculator-imported", "dyn"]),
+        "the conflicting name gets a free one"
+    );
+    c.find(Locator::Css("#import-go"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".server.running[data-name='dyn']").await;
+    wait_css(&c, ".server.running[data-name='calculator-imported']").await;
+    wait_css(&c, ".server.running[data-name='calculator']").await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["dyn"]["command"], "python3");
+    assert_eq!(
+        saved["mcpServers"]["calculator"]["args"],
+        json!(["mcp-server", "calculator"]),
+        "the existing one is kept"
+    );
+
+    c.find(Locator::Css("#server-export"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#export-panel:not([hidden])").await;
+    let exported = c
+        .execute(
+            "return document.querySelector('#export-text').value;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let exported: Value = serde_json::from_str(exported.as_str().unwrap()).unwrap();
+    assert_eq!(exported["mcpServers"].as_object().unwrap().len(), 4);
+    assert_eq!(
+        exported["mcpServers"]["calculator-imported"]["command"],
+        "python3"
+    );
+    c.close().await.unwrap();
+}

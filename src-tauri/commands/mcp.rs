@@ -1,4 +1,5 @@
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use switchboard_engine::mcp::import::{self, ImportPreview};
 use switchboard_engine::mcp::{validate_server, McpConfig, ServerConfig, ServerView};
 use tauri::{AppHandle, Manager, State};
 
@@ -113,4 +114,57 @@ pub async fn restart_mcp_server(state: State<'_, AppState>, name: String) -> Cmd
             format!("There is no server named \"{name}\"."),
         ))
     }
+}
+
+/// Reads a config from another host (pasted), says what would be imported.
+#[tauri::command]
+pub fn preview_mcp_import(state: State<'_, AppState>, text: String) -> CmdResult<ImportPreview> {
+    import::preview(&text, &state.mcp_config()).map_err(|e| UiError::new("invalid", e))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportChoice {
+    /// The name to save it under.
+    name: String,
+    server: ServerConfig,
+    /// Replace the server of that name, if there is one.
+    #[serde(default)]
+    replace: bool,
+}
+
+/// Adds the chosen servers (all or nothing) and applies them live.
+#[tauri::command]
+pub fn import_mcp_servers(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    servers: Vec<ImportChoice>,
+) -> CmdResult<usize> {
+    let mut config = state.mcp_config();
+    for c in &servers {
+        let others: Vec<String> = config
+            .servers
+            .keys()
+            .filter(|k| !(c.replace && k.eq_ignore_ascii_case(&c.name)))
+            .cloned()
+            .collect();
+        validate_server(&c.name, &c.server, &others).map_err(|e| UiError {
+            field: Some(c.name.clone()),
+            ..UiError::new("invalid", format!("{}: {}", c.name, e.message))
+        })?;
+        if c.replace {
+            config
+                .servers
+                .retain(|k, _| !k.eq_ignore_ascii_case(&c.name));
+        }
+        config.servers.insert(c.name.clone(), c.server.clone());
+    }
+    save_and_apply(&app, &state, config)?;
+    Ok(servers.len())
+}
+
+/// The whole config in the Claude Desktop shape.
+#[tauri::command]
+pub fn export_mcp_config(state: State<'_, AppState>) -> String {
+    import::export(&state.mcp_config())
 }

@@ -6,6 +6,7 @@ import { ChatView } from './views/chat.js';
 import { Sidebar } from './views/sidebar.js';
 import { SettingsView } from './views/settings.js';
 import { summarize, ServersView } from './views/servers.js';
+import { ImportExportView } from './views/import.js';
 
 const state = {
   conversationId: null,
@@ -232,6 +233,19 @@ $('#settings-button').addEventListener('click', openSettings);
 $('#banner-settings').addEventListener('click', openSettings);
 $('#banner-retry').addEventListener('click', refreshModels);
 $('#banner-close').addEventListener('click', hideBanner);
+// the servers dialog shows one thing at a time: the list, the form, or the import/export panel
+function showServersPanel(panel) {
+  for (const sel of ['#import-panel', '#export-panel']) $(sel).hidden = sel !== panel;
+  $('#servers-list').hidden = Boolean(panel);
+  $('#server-form').hidden = true;
+  for (const b of ['#server-add', '#server-import', '#server-export']) $(b).hidden = Boolean(panel);
+}
+new ImportExportView($('#servers-dialog'), {
+  preview: (text) => ipc.previewMcpImport(text),
+  import: async (choices) => { await ipc.importMcpServers(choices); await reloadServerConfig(); },
+  export: () => ipc.exportMcpConfig(),
+}, showServersPanel);
+
 async function reloadServerConfig() {
   serversView.setConfig(await ipc.mcpConfig());
   setTimeout(refreshServers, 50);
@@ -241,6 +255,7 @@ function reportServerError(err) {
 }
 $('#servers-button').addEventListener('click', async () => {
   await reloadServerConfig();
+  showServersPanel(null);
   serversView.closeForm();
   serversView.render(state.servers, state.info?.mcpConfigError);
   $('#servers-dialog').showModal();

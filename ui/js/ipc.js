@@ -15,6 +15,9 @@ export const saveMcpServer = (original, name, server) => call('save_mcp_server',
 export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
 export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
 export const restartMcpServer = (name) => call('restart_mcp_server', { name });
+export const previewMcpImport = (text) => call('preview_mcp_import', { text });
+export const importMcpServers = (servers) => call('import_mcp_servers', { servers });
+export const exportMcpConfig = () => call('export_mcp_config');
 export const renderMarkdown = (text) => call('render_markdown', { text });
 export const stopTurn = (turnId) => call('stop_turn', { turnId });
 /** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */

@@ -94,14 +94,14 @@ export class ServersView {
     this.clearErrors();
     this.form.hidden = false;
     this.list.hidden = true;
-    $('#server-add', this.dialog).hidden = true;
+    for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = true;
     $('#srv-name', this.form).focus();
   }
 
   closeForm() {
     this.form.hidden = true;
     this.list.hidden = false;
-    $('#server-add', this.dialog).hidden = false;
+    for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = false;
   }
 
   clearErrors() {

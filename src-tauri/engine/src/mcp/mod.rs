@@ -3,6 +3,7 @@
 
 pub mod config;
 mod host;
+pub mod import;
 pub mod names;
 mod process;
 

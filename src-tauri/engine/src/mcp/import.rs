@@ -1,0 +1,230 @@
+//! Importing server configs written for other hosts: Claude Desktop and Cursor (`mcpServers`),
+//! `.mcp.json` (`mcpServers`), VS Code (`.vscode/mcp.json`: `servers`, entries with a `type`).
+//! Exporting is the Claude Desktop shape ([`McpConfig`] serialized).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::config::{McpConfig, ServerConfig};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportEntry {
+    pub name: String,
+    pub server: ServerConfig,
+    /// A server of this name exists already.
+    pub conflict: bool,
+    /// A free name to import it under instead, when there is a conflict.
+    pub suggested_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    pub name: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportPreview {
+    /// Which format it was read as.
+    pub format: String,
+    pub servers: Vec<ImportEntry>,
+    pub skipped: Vec<Skipped>,
+}
+
+fn strings(v: Option<&Value>) -> Result<Vec<String>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(vec![]),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                other => Err(format!("an argument is not a string: {other}")),
+            })
+            .collect(),
+        Some(other) => Err(format!("\"args\" must be a list, got {other}")),
+    }
+}
+
+fn entry(v: &Value) -> Result<ServerConfig, String> {
+    let o = v.as_object().ok_or("not an object")?;
+    if let Some(t) = o.get("type").and_then(Value::as_str) {
+        if t != "stdio" {
+            return Err(format!(
+                "\"{t}\" servers are not supported yet (only stdio)"
+            ));
+        }
+    }
+    if o.contains_key("url") || o.contains_key("serverUrl") {
+        return Err("HTTP servers are not supported yet (only stdio)".into());
+    }
+    let command = o
+        .get("command")
+        .and_then(Value::as_str)
+        .ok_or("no \"command\"")?
+        .to_string();
+    let mut env = std::collections::BTreeMap::new();
+    if let Some(e) = o.get("env").and_then(Value::as_object) {
+        for (k, v) in e {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => continue,
+                other => other.to_string(),
+            };
+            env.insert(k.clone(), v);
+        }
+    }
+    Ok(ServerConfig {
+        command,
+        args: strings(o.get("args"))?,
+        env,
+        cwd: o.get("cwd").and_then(Value::as_str).map(String::from),
+        disabled: o.get("disabled").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+fn free_name(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
+    if !taken(base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|i| format!("{base}-{i}"))
+        .find(|n| !taken(n))
+        .unwrap()
+}
+
+/// Reads a config another host wrote; `existing` are the servers already configured here.
+pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, String> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| format!("This is not valid JSON: {e}"))?;
+    let (format, map) = if let Some(m) = v.get("mcpServers").and_then(Value::as_object) {
+        ("Claude Desktop / Cursor / .mcp.json (mcpServers)", m)
+    } else if let Some(m) = v.get("servers").and_then(Value::as_object) {
+        ("VS Code (servers)", m)
+    } else if let Some(m) = v
+        .get("mcp")
+        .and_then(|m| m.get("servers"))
+        .and_then(Value::as_object)
+    {
+        ("VS Code settings (mcp.servers)", m)
+    } else {
+        return Err("No servers found: expected an \"mcpServers\" object (Claude Desktop, Cursor, .mcp.json) \
+                    or a \"servers\" object (VS Code)."
+            .into());
+    };
+    let mut servers = Vec::new();
+    let mut skipped = Vec::new();
+    for (name, raw) in map {
+        match entry(raw) {
+            Ok(server) => {
+                let taken = |n: &str| {
+                    existing.servers.keys().any(|k| k.eq_ignore_ascii_case(n))
+                        || map.keys().any(|k| k != name && k.eq_ignore_ascii_case(n))
+                };
+                let conflict = existing
+                    .servers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case(name));
+                let suggested_name = if conflict {
+                    free_name(&format!("{name}-imported"), &taken)
+                } else {
+                    name.clone()
+                };
+                servers.push(ImportEntry {
+                    name: name.clone(),
+                    server,
+                    conflict,
+                    suggested_name,
+                });
+            }
+            Err(reason) => skipped.push(Skipped {
+                name: name.clone(),
+                reason,
+            }),
+        }
+    }
+    Ok(ImportPreview {
+        format: format.into(),
+        servers,
+        skipped,
+    })
+}
+
+/// The config in the Claude Desktop shape, pretty-printed.
+pub fn export(config: &McpConfig) -> String {
+    serde_json::to_string_pretty(config).expect("config serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_desktop_cursor_and_mcp_json_shapes() {
+        let existing = McpConfig::default_builtin();
+        let p = preview(
+            r#"{"mcpServers": {
+                "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+                "calculator": {"command": "uvx", "args": ["calc"], "env": {"N": 1}},
+                "remote": {"url": "https://example.com/mcp"}
+            }, "globalShortcut": "Ctrl+Space"}"#,
+            &existing,
+        )
+        .unwrap();
+        assert!(p.format.contains("mcpServers"));
+        assert_eq!(p.servers.len(), 2);
+        let calc = p.servers.iter().find(|s| s.name == "calculator").unwrap();
+        assert!(calc.conflict);
+        assert_eq!(calc.suggested_name, "calculator-imported");
+        assert_eq!(calc.server.env["N"], "1");
+        let fs = p.servers.iter().find(|s| s.name == "filesystem").unwrap();
+        assert!(!fs.conflict);
+        assert_eq!(fs.server.args[0], "-y");
+        assert_eq!(
+            p.skipped,
+            vec![Skipped {
+                name: "remote".into(),
+                reason: "HTTP servers are not supported yet (only stdio)".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn vs_code_shape_and_errors() {
+        let p = preview(
+            r#"{"inputs": [], "servers": {"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]},
+                "web": {"type": "http", "url": "http://x"}}}"#,
+            &McpConfig::default(),
+        )
+        .unwrap();
+        assert!(p.format.starts_with("VS Code"));
+        assert_eq!(p.servers[0].server.command, "uvx");
+        assert!(p.skipped[0]
+            .reason
+            .contains("\"http\" servers are not supported"));
+        assert!(preview("{oops", &McpConfig::default())
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(preview("{}", &McpConfig::default())
+            .unwrap_err()
+            .contains("No servers found"));
+        let bad = preview(
+            r#"{"mcpServers": {"x": {"args": []}}}"#,
+            &McpConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(bad.skipped[0].reason, "no \"command\"");
+    }
+
+    #[test]
+    fn export_round_trips_through_import() {
+        let cfg = McpConfig::default_builtin();
+        let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
+        let back: std::collections::BTreeMap<String, ServerConfig> =
+            p.servers.into_iter().map(|e| (e.name, e.server)).collect();
+        assert_eq!(back, cfg.servers);
+    }
+}
