@@ -19,8 +19,8 @@ pub struct AppState {
     pub settings: RwLock<Settings>,
     /// Running turns by the id the UI gave them, so Stop can cancel one.
     pub turns: Mutex<HashMap<String, CancellationToken>>,
-    /// Tool calls waiting for the user, by tool-call id.
-    pub approvals: Mutex<HashMap<i64, oneshot::Sender<Decision>>>,
+    /// Tool calls waiting for the user, by tool-call id: the tool's exposed name and the answer slot.
+    pub approvals: Mutex<HashMap<i64, (String, oneshot::Sender<Decision>)>>,
     /// The MCP server config as last saved (or read at start).
     mcp_config: Mutex<McpConfig>,
 }
@@ -111,7 +111,11 @@ impl Approver for WindowApprover {
     async fn decide(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> Decision {
         let state = self.app.state::<AppState>();
         let (tx, rx) = oneshot::channel();
-        state.approvals.lock().unwrap().insert(request.id, tx);
+        state
+            .approvals
+            .lock()
+            .unwrap()
+            .insert(request.id, (request.name.clone(), tx));
         let decision = tokio::select! {
             d = rx => d.unwrap_or(Decision::of(Action::Deny)),
             _ = cancel.cancelled() => Decision::of(Action::Deny),

@@ -565,7 +565,7 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
-async fn a_destructive_tool_waits_for_approval_deny_then_allow() {
+async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
     let fake = FakeOllama::start().await;
     fake.set_responder(|req: &Value| {
         let last = last_message(req);
@@ -663,6 +663,57 @@ async fn a_destructive_tool_waits_for_approval_deny_then_allow() {
     )
     .await;
     assert_eq!(std::fs::read_to_string(&note).unwrap(), "hello");
+
+    // 3. edit the arguments: what does not fit the tool's schema is refused, the rest runs
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    send(&c, "save it once more").await;
+    wait_until(&c, "document.querySelectorAll('.tool-card').length === 3 && !!document.querySelectorAll('.tool-card')[2].querySelector('.approval')").await;
+    c.find(Locator::Css(".tool-card.awaiting [data-action='edit']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let editor = wait_css(&c, ".tool-card.awaiting .args-editor").await;
+    editor.clear().await.unwrap();
+    editor.send_keys(r#"{"path": 5}"#).await.unwrap();
+    c.find(Locator::Css(
+        ".tool-card.awaiting [data-action='allowOnce']",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('.approval-error')?.textContent.includes('do not fit')",
+    )
+    .await;
+    let err = text_content(&c, ".approval-error").await;
+    assert!(err.contains("\"content\" is a required property"), "{err}");
+    editor.clear().await.unwrap();
+    editor
+        .send_keys(r#"{"path": "edited.txt", "content": "hello, edited"}"#)
+        .await
+        .unwrap();
+    c.find(Locator::Css(
+        ".tool-card.awaiting [data-action='allowOnce']",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 2",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(note.with_file_name("edited.txt")).unwrap(),
+        "hello, edited"
+    );
     let badges = c
         .execute(
             "return [...document.querySelectorAll('.card-approval')].map((b) => b.textContent);",
@@ -670,7 +721,21 @@ async fn a_destructive_tool_waits_for_approval_deny_then_allow() {
         )
         .await
         .unwrap();
-    assert_eq!(badges, json!(["denied", "approved"]));
+    assert_eq!(
+        badges,
+        json!(["denied", "approved", "approved, arguments edited"])
+    );
+    let args = c
+        .execute(
+            "return [...document.querySelectorAll('.tool-card .args')].map((b) => b.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        args[2].as_str().unwrap().contains("edited.txt"),
+        "the card shows what ran: {args}"
+    );
     c.close().await.unwrap();
 }
 

@@ -1,4 +1,5 @@
-use switchboard_engine::chat::approval::Decision;
+use serde_json::Value;
+use switchboard_engine::chat::approval::{validate_arguments, Decision};
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -63,11 +64,31 @@ pub fn stop_turn(state: State<'_, AppState>, turn_id: String) -> bool {
     }
 }
 
-/// Answers a tool call that waits for approval. False when nothing waits under that id.
+/// Answers a tool call that waits for approval. Edited arguments are checked against the tool's
+/// `inputSchema` first: if they do not fit, the call keeps waiting and the error says why.
 #[tauri::command]
-pub fn resolve_approval(state: State<'_, AppState>, id: i64, decision: Decision) -> bool {
-    match state.approvals.lock().unwrap().remove(&id) {
-        Some(tx) => tx.send(decision).is_ok(),
-        None => false,
+pub fn resolve_approval(
+    state: State<'_, AppState>,
+    id: i64,
+    decision: Decision,
+) -> CmdResult<bool> {
+    let mut pending = state.approvals.lock().unwrap();
+    let Some((name, _)) = pending.get(&id) else {
+        return Ok(false);
+    };
+    if let Some(args) = &decision.arguments {
+        if let Some(schema) = state.runtime.host.tool_schema(name) {
+            validate_arguments(&schema, &Value::Object(args.clone())).map_err(|errors| {
+                UiError {
+                    field: Some("arguments".into()),
+                    ..UiError::new(
+                        "invalid",
+                        format!("The arguments do not fit the tool: {}", errors.join("; ")),
+                    )
+                }
+            })?;
+        }
     }
+    let (_, tx) = pending.remove(&id).expect("checked above");
+    Ok(tx.send(decision).is_ok())
 }

@@ -149,7 +149,7 @@ async function send() {
       case 'toolCallStarted': chat.addCard(ev); break;
       case 'toolCallFinished': chat.finishCard(ev.id, ev); break;
       case 'approvalRequested':
-        chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision).catch((err) => chat.addError(String(err))));
+        chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision));
         break;
       case 'approvalResolved': chat.resolveApproval(ev); break;
       case 'notice': chat.addNotice(ev.text); break;

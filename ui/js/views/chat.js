@@ -182,10 +182,40 @@ export class ChatView {
     card.querySelector('.card-icon').className = 'card-icon icon-ask';
     card.querySelector('.card-icon').textContent = '?';
     card.querySelector('.card-state').textContent = 'waiting for you';
-    const choose = (action) => {
+    const argsBox = card.querySelector('.args');
+    const editor = el('textarea', { class: 'code args-editor', rows: 6, spellcheck: 'false', 'aria-label': 'Arguments (JSON)', hidden: true });
+    const error = el('p', { class: 'field-error approval-error', role: 'alert' });
+    const choose = async (action) => {
+      error.textContent = '';
+      const decision = { action };
+      if (!editor.hidden && action !== 'deny') {
+        try {
+          decision.arguments = JSON.parse(editor.value);
+        } catch (e) {
+          error.textContent = `Not valid JSON: ${e.message}`;
+          return;
+        }
+        if (typeof decision.arguments !== 'object' || decision.arguments === null || Array.isArray(decision.arguments)) {
+          error.textContent = 'The arguments must be a JSON object.';
+          return;
+        }
+      }
       for (const b of bar.querySelectorAll('button')) b.disabled = true;
-      decide({ action });
+      try {
+        await decide(decision);
+      } catch (e) {
+        error.textContent = e?.message ?? String(e);
+        for (const b of bar.querySelectorAll('button')) b.disabled = false;
+      }
     };
+    const edit = () => {
+      editor.value = prettyJson(ev.arguments);
+      editor.hidden = false;
+      argsBox.hidden = true;
+      editBtn.hidden = true;
+      editor.focus();
+    };
+    const editBtn = el('button', { type: 'button', class: 'btn', dataset: { action: 'edit' }, onclick: edit }, 'Edit arguments');
     const bar = el('div', { class: `approval${ev.destructive ? ' destructive' : ''}`, role: 'group', 'aria-label': 'Approve this tool call' },
       el('p', { class: 'approval-question' },
         ev.destructive ? '⚠ This tool can change or delete data. ' : '',
@@ -195,7 +225,10 @@ export class ChatView {
         el('button', { type: 'button', class: 'btn', dataset: { action: 'allowConversation' }, onclick: () => choose('allowConversation') }, 'Allow in this chat'),
         ev.destructive ? null
           : el('button', { type: 'button', class: 'btn', dataset: { action: 'alwaysAllow' }, onclick: () => choose('alwaysAllow') }, 'Always allow'),
-        el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny' }, onclick: () => choose('deny') }, 'Deny')));
+        editBtn,
+        el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny' }, onclick: () => choose('deny') }, 'Deny')),
+      error);
+    argsBox.after(editor);
     card.querySelector('.card-body').prepend(bar);
     bar.querySelector('button').focus();
     this.scrollToEnd(true);
@@ -206,6 +239,8 @@ export class ChatView {
     if (!card) return;
     card.classList.remove('awaiting');
     card.querySelector('.approval')?.remove();
+    card.querySelector('.args-editor')?.remove();
+    card.querySelector('.args').hidden = false;
     card.querySelector('.args').textContent = prettyJson(ev.arguments);
     this.setApproval(ev.id, ev.approval);
     if (!ev.approval.startsWith('denied') && ev.approval !== 'cancelled') {

@@ -109,6 +109,28 @@ pub fn need(policy: Option<Policy>, tool: &RoutedTool, allowed_in_conversation: 
     }
 }
 
+/// Checks arguments the user edited against the tool's `inputSchema`; the errors say where.
+pub fn validate_arguments(schema: &Value, args: &Value) -> Result<(), Vec<String>> {
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| vec![format!("the tool's own schema is not valid: {e}")])?;
+    let errors: Vec<String> = validator
+        .iter_errors(args)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 /// How a decision is stored on the card.
 pub fn approval_label(action: Action, edited: bool) -> String {
     let base = match action {
@@ -157,6 +179,21 @@ mod tests {
         // destructive always asks
         assert_eq!(need(Some(Policy::Allow), &t(false, true), true), Need::Ask);
         assert_eq!(need(None, &t(true, true), false), Need::Ask);
+    }
+
+    #[test]
+    fn edited_arguments_are_checked_against_the_schema() {
+        let schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"], "additionalProperties": false});
+        assert!(validate_arguments(&schema, &serde_json::json!({"a": 1, "b": 2})).is_ok());
+        let errs = validate_arguments(&schema, &serde_json::json!({"a": "one"})).unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs.iter().any(|e| e.starts_with("/a:")), "{errs:?}");
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("\"b\" is a required property")),
+            "{errs:?}"
+        );
     }
 
     #[test]

@@ -597,6 +597,17 @@ impl McpHost {
         out
     }
 
+    /// The `inputSchema` of a tool, by exposed name.
+    pub fn tool_schema(&self, exposed: &str) -> Option<Value> {
+        let (server, tool) = self.names.read().unwrap().get(exposed).cloned()?;
+        let servers = self.servers.read().unwrap();
+        let st = servers.get(&server)?.state.lock().unwrap();
+        st.tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema.clone())
+    }
+
     /// Which server and tool an exposed name stands for.
     pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
         let (server, tool) = self.names.read().unwrap().get(exposed).cloned()?;
