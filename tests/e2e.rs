@@ -982,3 +982,95 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
     );
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn images_resource_links_and_structured_content_show_on_the_card() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        if last_message(req)["role"] == "tool" {
+            Stream::new().text("Here they are.").done().reply()
+        } else {
+            Stream::new()
+                .tool_calls(&[
+                    ("i", "everything__get-tiny-image", json!({})),
+                    (
+                        "s",
+                        "everything__get-structured-content",
+                        json!({"location": "Chicago"}),
+                    ),
+                    ("l", "everything__get-resource-links", json!({"count": 2})),
+                ])
+                .done()
+                .reply()
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let allow = json!({"everything__get-tiny-image": "allow", "everything__get-structured-content": "allow",
+        "everything__get-resource-links": "allow"});
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
+    )
+    .unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "everything".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "node",
+            &[support::everything_server().to_str().unwrap(), "stdio"],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
+    )
+    .await;
+    send(&c, "show me things").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 3",
+    )
+    .await;
+    wait_until(
+        &c,
+        "document.querySelector('.result-image')?.naturalWidth > 0",
+    )
+    .await;
+    let src = c
+        .execute(
+            "return document.querySelector('.result-image').getAttribute('src').slice(0, 22);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(src, json!("data:image/png;base64,"));
+    let structured = text_content(&c, ".structured").await;
+    let structured: Value = serde_json::from_str(&structured).unwrap();
+    assert!(structured.is_object(), "{structured}");
+    let links = c
+        .execute(
+            "return document.querySelectorAll('.result-link').length;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(links, json!(2));
+    c.execute(
+        "document.querySelectorAll('.tool-card').forEach((d) => d.open = true);",
+        vec![],
+    )
+    .await
+    .unwrap();
+    screenshot(&c, "rich-content.png").await;
+    c.close().await.unwrap();
+}

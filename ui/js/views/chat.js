@@ -67,6 +67,7 @@ export class ChatView {
           isError: item.isError,
           durationMs: item.durationMs,
           status: item.status,
+          raw: item.raw,
         });
       } else if (item.kind === 'notice') {
         this.addNotice(item.text);
@@ -156,7 +157,7 @@ export class ChatView {
     return card;
   }
 
-  finishCard(id, { result, isError, durationMs, status }) {
+  finishCard(id, { result, isError, durationMs, status, raw }) {
     const card = this.cards.get(id);
     if (!card) return;
     const failed = isError || status === 'interrupted';
@@ -168,6 +169,8 @@ export class ChatView {
       `${failed ? 'error' : 'done'}${durationMs !== null && durationMs !== undefined ? ' · ' + formatDuration(durationMs) : ''}`;
     card.querySelector('.result-label').textContent = failed ? 'Error' : 'Result';
     card.querySelector('.result').textContent = result;
+    const extras = richContent(raw);
+    if (extras.length) card.querySelector('.card-body').append(...extras);
     // finished successful cards fold away; errors stay open
     if (!failed) card.open = false;
     this.scrollToEnd();
@@ -267,6 +270,31 @@ export class ChatView {
     this.root.append(el('div', { class: 'notice error', role: 'alert' }, text));
     this.scrollToEnd(true);
   }
+}
+
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+/** Images, resource links and structured content of a tool result, built as DOM (never HTML). */
+function richContent(raw) {
+  if (!raw || typeof raw !== 'object') return [];
+  const out = [];
+  for (const block of Array.isArray(raw.content) ? raw.content : []) {
+    if (block?.type === 'image' && IMAGE_TYPES.includes(block.mimeType) && typeof block.data === 'string'
+        && /^[A-Za-z0-9+/=\s]+$/.test(block.data)) {
+      out.push(el('img', { class: 'result-image', alt: 'Image from the tool', src: `data:${block.mimeType};base64,${block.data.replace(/\s/g, '')}` }));
+    } else if (block?.type === 'resource_link' && typeof block.uri === 'string') {
+      const label = `${block.name ?? block.uri}${block.description ? ` — ${block.description}` : ''}`;
+      const link = /^https?:\/\//i.test(block.uri)
+        ? el('a', { href: block.uri }, label) // opened in the browser by the view's link handler
+        : el('span', {}, label);
+      out.push(el('div', { class: 'result-link' }, '🔗 ', link, el('code', { class: 'muted' }, ` ${block.uri}`)));
+    }
+  }
+  if (raw.structuredContent !== undefined && raw.structuredContent !== null) {
+    out.push(el('div', { class: 'card-label' }, 'Structured content'),
+      el('pre', { class: 'code structured' }, JSON.stringify(raw.structuredContent, null, 2)));
+  }
+  return out;
 }
 
 function describeTools(servers) {

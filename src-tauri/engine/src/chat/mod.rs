@@ -125,6 +125,8 @@ pub enum ChatEvent {
         result: String,
         is_error: bool,
         duration_ms: i64,
+        /// The server's whole result (content blocks, structuredContent), for the card.
+        raw: Option<Value>,
     },
     #[serde(rename_all = "camelCase")]
     Notice { message_id: i64, text: String },
@@ -633,6 +635,7 @@ impl ChatEngine {
             result: outcome.text,
             is_error: outcome.is_error,
             duration_ms,
+            raw: outcome.raw,
         });
         Ok(msg)
     }

@@ -33,6 +33,7 @@ pub enum Item {
         status: String,
         duration_ms: Option<i64>,
         approval: Option<String>,
+        raw: Option<Value>,
     },
     #[serde(rename_all = "camelCase")]
     Notice { id: i64, text: String },
@@ -58,6 +59,7 @@ fn card(t: &StoredToolCall) -> Item {
         status: t.status.clone(),
         duration_ms: t.duration_ms,
         approval: t.approval.clone(),
+        raw: t.result_raw.clone(),
     }
 }
 
