@@ -1091,3 +1091,50 @@ async fn a_crashed_server_is_restarted_with_backoff_and_given_up_on_when_it_keep
         .contains("gave up after 2 automatic restarts"));
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_streamable_http_server_works_like_a_stdio_one() {
+    let (_server, port) = support::everything_over_http("streamableHttp");
+    let r = rig(vec![
+        (
+            "remote",
+            ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+        ),
+        (
+            "nothing-there",
+            ServerConfig::http(format!("http://127.0.0.1:{}/mcp", support::free_port())),
+        ),
+    ])
+    .await;
+    let s = r.status("remote");
+    assert_eq!(s.status, ServerStatus::Running, "{s:?}");
+    assert_eq!(s.transport, switchboard_engine::mcp::Transport::Http);
+    assert_eq!(s.protocol_version.as_deref(), Some("2025-11-25"));
+    let down = r.status("nothing-there");
+    assert_eq!(down.status, ServerStatus::Failed);
+    assert!(
+        down.error.as_deref().unwrap().contains("127.0.0.1"),
+        "{down:?}"
+    );
+    r.fake.set_responder(call_then_answer(vec![
+        ("e", "remote__echo", json!({"message": "over HTTP"})),
+        ("s", "remote__get-sum", json!({"a": 40, "b": 2})),
+    ]));
+    let (summary, _) = r.turn("use the remote server").await;
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert!(
+        conv.tool_calls[0]
+            .result
+            .as_deref()
+            .unwrap()
+            .contains("over HTTP"),
+        "{:?}",
+        conv.tool_calls[0]
+    );
+    assert!(
+        conv.tool_calls[1].result.as_deref().unwrap().contains("42"),
+        "{:?}",
+        conv.tool_calls[1]
+    );
+    r.host.shutdown().await;
+}

@@ -908,7 +908,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         "mcpServers": {
             "dyn": {"command": "python3", "args": [support::fixture("dynamic_server.py")]},
             "calculator": {"command": "python3", "args": [support::fixture("crash_server.py")]},
-            "remote": {"url": "https://example.com/mcp"}
+            "old": {"type": "sse", "url": "https://example.com/sse"}
         },
         "globalShortcut": ""
     });
@@ -927,7 +927,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
     let preview = text_content(&c, "#import-preview").await;
     assert!(preview.contains("Claude Desktop"), "{preview}");
     assert!(
-        preview.contains("Skipped “remote”: HTTP servers are not supported yet"),
+        preview.contains("Skipped “old”: legacy HTTP+SSE servers are not supported yet"),
         "{preview}"
     );
     let names = c
@@ -1072,5 +1072,94 @@ async fn images_resource_links_and_structured_content_show_on_the_card() {
     .await
     .unwrap();
     screenshot(&c, "rich-content.png").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_streamable_http_server_is_added_in_settings_and_runs() {
+    let (_server, port) = support::everything_over_http("streamableHttp");
+    let home = tempfile::tempdir().unwrap();
+    let config_file = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("mcp.json");
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    c.find(Locator::Css("#servers-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+    c.find(Locator::Css("#server-add"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#srv-name")
+        .await
+        .send_keys("remote")
+        .await
+        .unwrap();
+    c.execute("const t = document.querySelector('#srv-transport'); t.value = 'http'; t.dispatchEvent(new Event('change'));", vec![])
+        .await
+        .unwrap();
+    assert!(
+        !c.find(Locator::Css("#srv-command"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap(),
+        "stdio fields hide"
+    );
+    c.find(Locator::Css("#srv-url"))
+        .await
+        .unwrap()
+        .send_keys("not a url")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#server-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "document.querySelector('.field-error[data-for=url]').textContent.includes('is not an http')").await;
+    let url = c.find(Locator::Css("#srv-url")).await.unwrap();
+    url.clear().await.unwrap();
+    url.send_keys(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .unwrap();
+    c.find(Locator::Css("#srv-headers"))
+        .await
+        .unwrap()
+        .send_keys("X-Test: yes")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#server-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".server.running[data-name='remote']").await;
+    let row = text_content(&c, ".server[data-name='remote']").await;
+    assert!(
+        row.contains("HTTP") && row.contains("MCP 2025-11-25"),
+        "{row}"
+    );
+    assert!(row.contains("echo") && row.contains("get-sum"), "{row}");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["mcpServers"]["remote"],
+        json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Test": "yes"}})
+    );
     c.close().await.unwrap();
 }

@@ -29,3 +29,50 @@ pub fn everything_server() -> PathBuf {
 pub fn fixture(name: &str) -> PathBuf {
     repo_dir().join("tests/fixtures").join(name)
 }
+
+/// A process the test started, ended (with its children) when dropped.
+pub struct Background(pub std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(-(self.0.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// server-everything over HTTP on 127.0.0.1: `mode` is `streamableHttp` or `sse`. Returns once it listens.
+pub fn everything_over_http(mode: &str) -> (Background, u16) {
+    use std::os::unix::process::CommandExt;
+    let port = free_port();
+    let child = std::process::Command::new("node")
+        .arg("-r")
+        .arg(fixture("bind-loopback.cjs"))
+        .arg(everything_server())
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("node runs server-everything");
+    let bg = Background(child);
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "server-everything ({mode}) did not listen on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (bg, port)
+}

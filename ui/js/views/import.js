@@ -59,7 +59,7 @@ export class ImportExportView {
           el('option', { value: 'rename' }, 'keep both (import under this name)'),
           el('option', { value: 'replace' }, `replace the existing “${s.name}”`))
         : el('span', { class: 'muted' }, 'new'),
-      el('code', { class: 'import-cmd' }, [s.server.command, ...s.server.args].join(' '))));
+      el('code', { class: 'import-cmd' }, s.server.url ?? [s.server.command, ...(s.server.args ?? [])].join(' '))));
     for (const row of rows) {
       const mode = row.querySelector('.import-mode');
       mode?.addEventListener('change', () => {

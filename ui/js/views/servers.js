@@ -25,6 +25,7 @@ export class ServersView {
     $('#server-add', dialog).addEventListener('click', () => this.openForm(null));
     $('#server-cancel', dialog).addEventListener('click', () => this.closeForm());
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
+    $('#srv-transport', dialog).addEventListener('change', () => this.showTransport());
   }
 
   /** view: { config: {mcpServers}, path } */
@@ -53,6 +54,7 @@ export class ServersView {
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, s.status),
+        el('span', { class: 'muted' }, s.transport === 'http' ? 'HTTP' : 'stdio'),
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
         s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
         s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
@@ -91,11 +93,21 @@ export class ServersView {
     $('#srv-args', this.form).value = (cfg?.args ?? []).join('\n');
     $('#srv-env', this.form).value = Object.entries(cfg?.env ?? {}).map(([k, v]) => `${k}=${v}`).join('\n');
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
+    $('#srv-transport', this.form).value = cfg && isHttp(cfg) ? 'http' : 'stdio';
+    $('#srv-url', this.form).value = cfg?.url ?? '';
+    $('#srv-headers', this.form).value = Object.entries(cfg?.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
+    this.showTransport();
     this.clearErrors();
     this.form.hidden = false;
     this.list.hidden = true;
     for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = true;
     $('#srv-name', this.form).focus();
+  }
+
+  showTransport() {
+    const http = $('#srv-transport', this.form).value === 'http';
+    for (const g of this.form.querySelectorAll('.http-only')) g.hidden = !http;
+    for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = http;
   }
 
   closeForm() {
@@ -122,14 +134,26 @@ export class ServersView {
       if (i < 1) { this.showError('env', `“${line}” is not KEY=value.`); return; }
       env[line.slice(0, i).trim()] = line.slice(i + 1);
     }
-    const cwd = $('#srv-cwd', this.form).value.trim();
-    const server = {
-      command: $('#srv-command', this.form).value.trim(),
-      args: $('#srv-args', this.form).value.split('\n').map((a) => a.trim()).filter(Boolean),
-      env,
-      cwd: cwd || null,
-      disabled: this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false,
-    };
+    const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
+    let server;
+    if ($('#srv-transport', this.form).value === 'http') {
+      const headers = {};
+      for (const line of $('#srv-headers', this.form).value.split('\n').map((l) => l.trim()).filter(Boolean)) {
+        const i = line.indexOf(':');
+        if (i < 1) { this.showError('headers', `“${line}” is not Name: value.`); return; }
+        headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+      }
+      server = { type: 'http', url: $('#srv-url', this.form).value.trim(), headers, disabled };
+    } else {
+      const cwd = $('#srv-cwd', this.form).value.trim();
+      server = {
+        command: $('#srv-command', this.form).value.trim(),
+        args: $('#srv-args', this.form).value.split('\n').map((a) => a.trim()).filter(Boolean),
+        env,
+        cwd: cwd || null,
+        disabled,
+      };
+    }
     try {
       await this.actions.save(this.editing, name, server);
       this.closeForm();
@@ -137,6 +161,10 @@ export class ServersView {
       this.showError(err?.field ?? 'form', err?.message ?? String(err));
     }
   }
+}
+
+export function isHttp(cfg) {
+  return cfg.type === 'http' || (!cfg.type && cfg.url && !cfg.command);
 }
 
 function dotLevel(status) {

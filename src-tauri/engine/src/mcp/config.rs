@@ -17,25 +17,65 @@ pub struct McpConfig {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerConfig {
+    /// `stdio` (default), or `http` (Streamable HTTP) for a server at `url`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The program, for stdio servers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The endpoint, for HTTP servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Extra HTTP headers (e.g. Authorization), for HTTP servers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+}
+
+/// How Switchboard talks to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Stdio,
+    Http,
 }
 
 impl ServerConfig {
     pub fn new(command: impl Into<String>, args: &[&str]) -> Self {
         ServerConfig {
+            transport: None,
             command: command.into(),
             args: args.iter().map(|s| s.to_string()).collect(),
             env: BTreeMap::new(),
             cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
             disabled: false,
+        }
+    }
+
+    /// A Streamable HTTP server.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig {
+            transport: Some("http".into()),
+            url: Some(url.into()),
+            ..ServerConfig::new("", &[])
+        }
+    }
+
+    pub fn transport(&self) -> Transport {
+        match self.transport.as_deref() {
+            Some("http") | Some("streamable-http") | Some("streamableHttp") => Transport::Http,
+            Some(_) => Transport::Stdio,
+            None if self.url.is_some() && self.command.is_empty() => Transport::Http,
+            None => Transport::Stdio,
         }
     }
 }
@@ -92,6 +132,49 @@ pub fn validate_server<'a>(
             "name",
             format!("There is already a server named \"{name}\"."),
         );
+    }
+    if let Some(t) = cfg.transport.as_deref() {
+        if !matches!(t, "stdio" | "http" | "streamable-http" | "streamableHttp") {
+            return field(
+                "transport",
+                format!("\"{t}\" servers are not supported yet: use stdio or http."),
+            );
+        }
+    }
+    if cfg.transport() == Transport::Http {
+        let url = cfg.url.as_deref().unwrap_or_default().trim();
+        if url.is_empty() {
+            return field(
+                "url",
+                "A URL is needed (for example http://127.0.0.1:3000/mcp).",
+            );
+        }
+        match reqwest::Url::parse(url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+            _ => {
+                return field(
+                    "url",
+                    format!("\"{url}\" is not an http:// or https:// URL."),
+                )
+            }
+        }
+        for (k, v) in &cfg.headers {
+            if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+                return field("headers", format!("\"{k}\" is not a valid header name."));
+            }
+            if ["accept", "mcp-session-id", "last-event-id", "content-type"]
+                .contains(&k.to_ascii_lowercase().as_str())
+            {
+                return field("headers", format!("{k} is set by Switchboard itself."));
+            }
+            if http::HeaderValue::from_str(v).is_err() {
+                return field(
+                    "headers",
+                    format!("The value of {k} is not a valid header value."),
+                );
+            }
+        }
+        return Ok(());
     }
     if cfg.command.trim().is_empty() {
         return field(
@@ -157,7 +240,7 @@ impl McpConfig {
                     detail: "a server has an empty name".into(),
                 });
             }
-            if s.command.trim().is_empty() {
+            if s.transport() == Transport::Stdio && s.command.trim().is_empty() {
                 return Err(ConfigError::Invalid {
                     path: path_for_errors.into(),
                     detail: format!("server \"{name}\" has no command"),
@@ -253,6 +336,24 @@ mod tests {
         assert_eq!(f("fs", &cwd), "cwd");
         cwd.cwd = Some("relative".into());
         assert_eq!(f("fs", &cwd), "cwd");
+        assert_eq!(
+            validate_server(
+                "web",
+                &ServerConfig::http("http://127.0.0.1:1/mcp"),
+                &others
+            ),
+            Ok(())
+        );
+        assert_eq!(f("web", &ServerConfig::http("ftp://x")), "url");
+        let mut h = ServerConfig::http("https://x/mcp");
+        h.headers.insert("Bad Header".into(), "v".into());
+        assert_eq!(f("web", &h), "headers");
+        let parsed = McpConfig::parse(
+            r#"{"mcpServers":{"w":{"url":"http://h/mcp","headers":{"Authorization":"Bearer t"}}}}"#,
+            "x",
+        )
+        .unwrap();
+        assert_eq!(parsed.servers["w"].transport(), Transport::Http);
     }
 
     #[test]

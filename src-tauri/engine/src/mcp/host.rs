@@ -14,10 +14,13 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::config::{McpConfig, ServerConfig};
+use super::config::{McpConfig, ServerConfig, Transport};
 use super::names;
 use super::process::{self, StderrTail};
 use crate::llm::ToolSpec;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
 
 /// Lines of stderr kept in a failed server's report.
 const REPORT_STDERR_LINES: usize = 20;
@@ -79,6 +82,7 @@ pub struct ToolView {
 pub struct ServerView {
     pub name: String,
     pub status: ServerStatus,
+    pub transport: Transport,
     /// The program that was (or would be) run.
     pub command: String,
     pub args: Vec<String>,
@@ -274,6 +278,9 @@ impl McpHost {
     }
 
     async fn start_one(self: Arc<Self>, server: Arc<Server>) {
+        if server.config.transport() == Transport::Http {
+            return self.start_http(server).await;
+        }
         let path = self.path();
         let program =
             match process::resolve_command(&server.config, &self.opts.self_exe, path.as_deref()) {
@@ -337,6 +344,18 @@ impl McpHost {
                 return self.fail_and_reap(&server, step, e).await;
             }
         };
+        self.running(server, running, tools, Some(spawned.exit), rx);
+    }
+
+    /// The handshake and tools/list went through: the server is running from now on.
+    fn running(
+        self: &Arc<Self>,
+        server: Arc<Server>,
+        running: RunningService<RoleClient, Handler>,
+        tools: Vec<rmcp::model::Tool>,
+        exit: Option<watch::Receiver<Option<String>>>,
+        tools_changed: mpsc::UnboundedReceiver<()>,
+    ) {
         let peer = running.peer().clone();
         {
             let mut st = server.state.lock().unwrap();
@@ -362,7 +381,71 @@ impl McpHost {
         self.rebuild_names();
         self.notify();
         tracing::info!(server = %server.name, "MCP server running");
-        tokio::spawn(self.clone().monitor(server, peer, spawned.exit, rx));
+        tokio::spawn(self.clone().monitor(server, peer, exit, tools_changed));
+    }
+
+    /// Connects to a Streamable HTTP server (rmcp's client: session id, protocol-version header,
+    /// the GET stream, re-initialize on an expired session).
+    async fn start_http(self: Arc<Self>, server: Arc<Server>) {
+        let url = server.config.url.clone().unwrap_or_default();
+        server.state.lock().unwrap().resolved = Some(PathBuf::from(&url));
+        let mut headers = std::collections::HashMap::new();
+        for (k, v) in &server.config.headers {
+            match (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                http::HeaderValue::from_str(v),
+            ) {
+                (Ok(k), Ok(v)) => {
+                    headers.insert(k, v);
+                }
+                _ => {
+                    return self.fail(
+                        &server,
+                        "connecting",
+                        format!("the header {k} is not valid"),
+                    )
+                }
+            }
+        }
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .expect("reqwest client");
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handler = Handler { tools_changed: tx };
+        const HANDSHAKE: &str = "the MCP handshake (initialize)";
+        let step = std::sync::Mutex::new(HANDSHAKE);
+        let init = tokio::time::timeout(self.opts.start_timeout, async {
+            let running = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+            *step.lock().unwrap() = "listing tools (tools/list)";
+            let tools = running
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("tools/list failed: {e}"))?;
+            Ok::<_, String>((running, tools))
+        })
+        .await;
+        let step = *step.lock().unwrap();
+        match init {
+            // no process to watch: the session lives until it is stopped
+            Ok(Ok((running, tools))) => self.running(server, running, tools, None, rx),
+            Ok(Err(e)) => self.fail(&server, step, e),
+            Err(_) => self.fail(
+                &server,
+                step,
+                format!(
+                    "no answer from {url} within {} s",
+                    self.opts.start_timeout.as_secs()
+                ),
+            ),
+        }
     }
 
     /// Watches a running server: its exit marks it failed; `tools/list_changed` refreshes its tools.
@@ -370,7 +453,7 @@ impl McpHost {
         self: Arc<Self>,
         server: Arc<Server>,
         peer: Peer<RoleClient>,
-        mut exit: watch::Receiver<Option<String>>,
+        mut exit: Option<watch::Receiver<Option<String>>>,
         mut tools_changed: mpsc::UnboundedReceiver<()>,
     ) {
         enum Event {
@@ -379,9 +462,15 @@ impl McpHost {
         }
         loop {
             let ev = tokio::select! {
-                r = exit.wait_for(|e| e.is_some()) => {
-                    Event::Exited(match r { Ok(e) => e.clone().unwrap_or_default(), Err(_) => String::new() })
-                }
+                desc = async {
+                    match exit.as_mut() {
+                        Some(exit) => match exit.wait_for(|e| e.is_some()).await {
+                            Ok(e) => e.clone().unwrap_or_default(),
+                            Err(_) => String::new(),
+                        },
+                        None => std::future::pending().await,
+                    }
+                } => Event::Exited(desc),
                 m = tools_changed.recv() => Event::ToolsChanged(m.is_some()),
             };
             match ev {
@@ -536,6 +625,7 @@ impl McpHost {
                 ServerView {
                     name: s.name.clone(),
                     status: st.status,
+                    transport: s.config.transport(),
                     command: st
                         .resolved
                         .as_ref()

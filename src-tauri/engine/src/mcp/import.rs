@@ -49,41 +49,58 @@ fn strings(v: Option<&Value>) -> Result<Vec<String>, String> {
     }
 }
 
+fn string_map(v: Option<&Value>) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for (k, v) in v.and_then(Value::as_object).into_iter().flatten() {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            Value::Null => continue,
+            other => other.to_string(),
+        };
+        out.insert(k.clone(), v);
+    }
+    out
+}
+
 fn entry(v: &Value) -> Result<ServerConfig, String> {
     let o = v.as_object().ok_or("not an object")?;
-    if let Some(t) = o.get("type").and_then(Value::as_str) {
-        if t != "stdio" {
-            return Err(format!(
-                "\"{t}\" servers are not supported yet (only stdio)"
-            ));
+    let kind = o.get("type").and_then(Value::as_str);
+    let url = o
+        .get("url")
+        .or_else(|| o.get("serverUrl"))
+        .and_then(Value::as_str);
+    let disabled = o.get("disabled").and_then(Value::as_bool).unwrap_or(false);
+    match (kind, url) {
+        (Some("sse"), _) => Err(
+            "legacy HTTP+SSE servers are not supported yet (stdio and Streamable HTTP are)".into(),
+        ),
+        (Some("http") | Some("streamable-http") | None, Some(url))
+            if o.get("command").is_none() =>
+        {
+            Ok(ServerConfig {
+                headers: string_map(o.get("headers")),
+                disabled,
+                ..ServerConfig::http(url)
+            })
+        }
+        (Some(t), _) if !matches!(t, "stdio" | "http" | "streamable-http") => {
+            Err(format!("\"{t}\" servers are not supported"))
+        }
+        _ => {
+            let command = o
+                .get("command")
+                .and_then(Value::as_str)
+                .ok_or("no \"command\"")?
+                .to_string();
+            Ok(ServerConfig {
+                args: strings(o.get("args"))?,
+                env: string_map(o.get("env")),
+                cwd: o.get("cwd").and_then(Value::as_str).map(String::from),
+                disabled,
+                ..ServerConfig::new(command, &[])
+            })
         }
     }
-    if o.contains_key("url") || o.contains_key("serverUrl") {
-        return Err("HTTP servers are not supported yet (only stdio)".into());
-    }
-    let command = o
-        .get("command")
-        .and_then(Value::as_str)
-        .ok_or("no \"command\"")?
-        .to_string();
-    let mut env = std::collections::BTreeMap::new();
-    if let Some(e) = o.get("env").and_then(Value::as_object) {
-        for (k, v) in e {
-            let v = match v {
-                Value::String(s) => s.clone(),
-                Value::Null => continue,
-                other => other.to_string(),
-            };
-            env.insert(k.clone(), v);
-        }
-    }
-    Ok(ServerConfig {
-        command,
-        args: strings(o.get("args"))?,
-        env,
-        cwd: o.get("cwd").and_then(Value::as_str).map(String::from),
-        disabled: o.get("disabled").and_then(Value::as_bool).unwrap_or(false),
-    })
 }
 
 fn free_name(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
@@ -169,13 +186,20 @@ mod tests {
             r#"{"mcpServers": {
                 "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
                 "calculator": {"command": "uvx", "args": ["calc"], "env": {"N": 1}},
-                "remote": {"url": "https://example.com/mcp"}
+                "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
+                "old": {"type": "sse", "url": "https://example.com/sse"}
             }, "globalShortcut": "Ctrl+Space"}"#,
             &existing,
         )
         .unwrap();
         assert!(p.format.contains("mcpServers"));
-        assert_eq!(p.servers.len(), 2);
+        assert_eq!(p.servers.len(), 3);
+        let remote = p.servers.iter().find(|s| s.name == "remote").unwrap();
+        assert_eq!(
+            remote.server.url.as_deref(),
+            Some("https://example.com/mcp")
+        );
+        assert_eq!(remote.server.headers["Authorization"], "Bearer t");
         let calc = p.servers.iter().find(|s| s.name == "calculator").unwrap();
         assert!(calc.conflict);
         assert_eq!(calc.suggested_name, "calculator-imported");
@@ -183,12 +207,11 @@ mod tests {
         let fs = p.servers.iter().find(|s| s.name == "filesystem").unwrap();
         assert!(!fs.conflict);
         assert_eq!(fs.server.args[0], "-y");
-        assert_eq!(
-            p.skipped,
-            vec![Skipped {
-                name: "remote".into(),
-                reason: "HTTP servers are not supported yet (only stdio)".into()
-            }]
+        assert_eq!(p.skipped.len(), 1);
+        assert!(
+            p.skipped[0].reason.contains("legacy HTTP+SSE"),
+            "{:?}",
+            p.skipped
         );
     }
 
@@ -196,15 +219,37 @@ mod tests {
     fn vs_code_shape_and_errors() {
         let p = preview(
             r#"{"inputs": [], "servers": {"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]},
-                "web": {"type": "http", "url": "http://x"}}}"#,
+                "web": {"type": "http", "url": "http://x"}, "odd": {"type": "websocket", "url": "ws://x"}}}"#,
             &McpConfig::default(),
         )
         .unwrap();
         assert!(p.format.starts_with("VS Code"));
-        assert_eq!(p.servers[0].server.command, "uvx");
-        assert!(p.skipped[0]
-            .reason
-            .contains("\"http\" servers are not supported"));
+        assert_eq!(
+            p.servers
+                .iter()
+                .find(|s| s.name == "time")
+                .unwrap()
+                .server
+                .command,
+            "uvx"
+        );
+        assert_eq!(
+            p.servers
+                .iter()
+                .find(|s| s.name == "web")
+                .unwrap()
+                .server
+                .url
+                .as_deref(),
+            Some("http://x")
+        );
+        assert!(
+            p.skipped[0]
+                .reason
+                .contains("\"websocket\" servers are not supported"),
+            "{:?}",
+            p.skipped
+        );
         assert!(preview("{oops", &McpConfig::default())
             .unwrap_err()
             .contains("not valid JSON"));

@@ -9,5 +9,5 @@ mod process;
 
 pub use process::{login_shell_path, merge_paths};
 
-pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig};
+pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
 pub use host::{HostOptions, McpHost, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView};
