@@ -1138,3 +1138,48 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
     );
     r.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_legacy_http_sse_server_works_through_our_own_transport() {
+    let (_server, port) = support::everything_over_http("sse");
+    let mut sse = ServerConfig::http(format!("http://127.0.0.1:{port}/sse"));
+    sse.transport = Some("sse".into());
+    let mut wrong = ServerConfig::http(format!("http://127.0.0.1:{port}/nope"));
+    wrong.transport = Some("sse".into());
+    let r = rig(vec![("legacy", sse), ("wrong-path", wrong)]).await;
+    let s = r.status("legacy");
+    assert_eq!(s.status, ServerStatus::Running, "{s:?}");
+    assert_eq!(s.transport, switchboard_engine::mcp::Transport::Sse);
+    assert!(s.tools.iter().any(|t| t.name == "get-sum"));
+    let wrong = r.status("wrong-path");
+    assert_eq!(wrong.status, ServerStatus::Failed);
+    assert_eq!(
+        wrong.failed_step.as_deref(),
+        Some("opening the event stream (GET)")
+    );
+    assert!(
+        wrong.error.as_deref().unwrap().contains("answered 404"),
+        "{wrong:?}"
+    );
+    r.fake.set_responder(call_then_answer(vec![
+        ("e", "legacy__echo", json!({"message": "over SSE"})),
+        ("s", "legacy__get-sum", json!({"a": 40, "b": 2})),
+    ]));
+    let (summary, _) = r.turn("use the legacy server").await;
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert!(
+        conv.tool_calls[0]
+            .result
+            .as_deref()
+            .unwrap()
+            .contains("over SSE"),
+        "{:?}",
+        conv.tool_calls[0]
+    );
+    assert!(
+        conv.tool_calls[1].result.as_deref().unwrap().contains("42"),
+        "{:?}",
+        conv.tool_calls[1]
+    );
+    r.host.shutdown().await;
+}

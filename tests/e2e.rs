@@ -908,7 +908,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         "mcpServers": {
             "dyn": {"command": "python3", "args": [support::fixture("dynamic_server.py")]},
             "calculator": {"command": "python3", "args": [support::fixture("crash_server.py")]},
-            "old": {"type": "sse", "url": "https://example.com/sse"}
+            "ws": {"type": "websocket", "url": "wss://example.com/mcp"}
         },
         "globalShortcut": ""
     });
@@ -927,7 +927,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
     let preview = text_content(&c, "#import-preview").await;
     assert!(preview.contains("Claude Desktop"), "{preview}");
     assert!(
-        preview.contains("Skipped “old”: legacy HTTP+SSE servers are not supported yet"),
+        preview.contains("Skipped “ws”: \"websocket\" servers are not supported"),
         "{preview}"
     );
     let names = c

@@ -54,7 +54,7 @@ export class ServersView {
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, s.status),
-        el('span', { class: 'muted' }, s.transport === 'http' ? 'HTTP' : 'stdio'),
+        el('span', { class: 'muted' }, { http: 'HTTP', sse: 'HTTP+SSE' }[s.transport] ?? 'stdio'),
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
         s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
         s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
@@ -93,7 +93,7 @@ export class ServersView {
     $('#srv-args', this.form).value = (cfg?.args ?? []).join('\n');
     $('#srv-env', this.form).value = Object.entries(cfg?.env ?? {}).map(([k, v]) => `${k}=${v}`).join('\n');
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
-    $('#srv-transport', this.form).value = cfg && isHttp(cfg) ? 'http' : 'stdio';
+    $('#srv-transport', this.form).value = !cfg ? 'stdio' : cfg.type === 'sse' ? 'sse' : isHttp(cfg) ? 'http' : 'stdio';
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-headers', this.form).value = Object.entries(cfg?.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
     this.showTransport();
@@ -105,7 +105,7 @@ export class ServersView {
   }
 
   showTransport() {
-    const http = $('#srv-transport', this.form).value === 'http';
+    const http = $('#srv-transport', this.form).value !== 'stdio';
     for (const g of this.form.querySelectorAll('.http-only')) g.hidden = !http;
     for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = http;
   }
@@ -136,14 +136,15 @@ export class ServersView {
     }
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
     let server;
-    if ($('#srv-transport', this.form).value === 'http') {
+    const transport = $('#srv-transport', this.form).value;
+    if (transport !== 'stdio') {
       const headers = {};
       for (const line of $('#srv-headers', this.form).value.split('\n').map((l) => l.trim()).filter(Boolean)) {
         const i = line.indexOf(':');
         if (i < 1) { this.showError('headers', `“${line}” is not Name: value.`); return; }
         headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
       }
-      server = { type: 'http', url: $('#srv-url', this.form).value.trim(), headers, disabled };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, disabled };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       server = {
@@ -164,7 +165,7 @@ export class ServersView {
 }
 
 export function isHttp(cfg) {
-  return cfg.type === 'http' || (!cfg.type && cfg.url && !cfg.command);
+  return cfg.type === 'http' || cfg.type === 'sse' || (!cfg.type && cfg.url && !cfg.command);
 }
 
 function dotLevel(status) {

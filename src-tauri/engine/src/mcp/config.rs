@@ -45,6 +45,8 @@ pub struct ServerConfig {
 pub enum Transport {
     Stdio,
     Http,
+    /// The legacy HTTP+SSE transport (2024-11-05).
+    Sse,
 }
 
 impl ServerConfig {
@@ -73,6 +75,7 @@ impl ServerConfig {
     pub fn transport(&self) -> Transport {
         match self.transport.as_deref() {
             Some("http") | Some("streamable-http") | Some("streamableHttp") => Transport::Http,
+            Some("sse") => Transport::Sse,
             Some(_) => Transport::Stdio,
             None if self.url.is_some() && self.command.is_empty() => Transport::Http,
             None => Transport::Stdio,
@@ -141,7 +144,7 @@ pub fn validate_server<'a>(
             );
         }
     }
-    if cfg.transport() == Transport::Http {
+    if cfg.transport() != Transport::Stdio {
         let url = cfg.url.as_deref().unwrap_or_default().trim();
         if url.is_empty() {
             return field(

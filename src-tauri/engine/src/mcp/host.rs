@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{McpConfig, ServerConfig, Transport};
 use super::names;
 use super::process::{self, StderrTail};
+use super::sse;
 use crate::llm::ToolSpec;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
@@ -278,7 +279,7 @@ impl McpHost {
     }
 
     async fn start_one(self: Arc<Self>, server: Arc<Server>) {
-        if server.config.transport() == Transport::Http {
+        if server.config.transport() != Transport::Stdio {
             return self.start_http(server).await;
         }
         let path = self.path();
@@ -407,22 +408,40 @@ impl McpHost {
                 }
             }
         }
-        let config =
-            StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .expect("reqwest client");
-        let transport = StreamableHttpClientTransport::with_client(client, config);
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = Handler { tools_changed: tx };
         const HANDSHAKE: &str = "the MCP handshake (initialize)";
         let step = std::sync::Mutex::new(HANDSHAKE);
+        let legacy = server.config.transport() == Transport::Sse;
         let init = tokio::time::timeout(self.opts.start_timeout, async {
-            let running = handler
-                .serve(transport)
+            let handshake = |e: String| format!("the MCP handshake with {url} failed: {e}");
+            let running = if legacy {
+                *step.lock().unwrap() = "opening the event stream (GET)";
+                let transport = sse::LegacySseTransport::connect(
+                    &url,
+                    &server.config.headers,
+                    self.opts.start_timeout,
+                )
                 .await
-                .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+                .map_err(|e| e.to_string())?;
+                *step.lock().unwrap() = HANDSHAKE;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| handshake(e.to_string()))?
+            } else {
+                let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                    .custom_headers(headers);
+                let client = reqwest::Client::builder()
+                    .connect_timeout(Duration::from_secs(10))
+                    .build()
+                    .expect("reqwest client");
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| handshake(e.to_string()))?
+            };
             *step.lock().unwrap() = "listing tools (tools/list)";
             let tools = running
                 .peer()

@@ -71,9 +71,12 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
         .and_then(Value::as_str);
     let disabled = o.get("disabled").and_then(Value::as_bool).unwrap_or(false);
     match (kind, url) {
-        (Some("sse"), _) => Err(
-            "legacy HTTP+SSE servers are not supported yet (stdio and Streamable HTTP are)".into(),
-        ),
+        (Some("sse"), Some(url)) => Ok(ServerConfig {
+            transport: Some("sse".into()),
+            headers: string_map(o.get("headers")),
+            disabled,
+            ..ServerConfig::http(url)
+        }),
         (Some("http") | Some("streamable-http") | None, Some(url))
             if o.get("command").is_none() =>
         {
@@ -187,13 +190,23 @@ mod tests {
                 "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
                 "calculator": {"command": "uvx", "args": ["calc"], "env": {"N": 1}},
                 "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
-                "old": {"type": "sse", "url": "https://example.com/sse"}
+                "old": {"type": "sse", "url": "https://example.com/sse"},
+                "ws": {"type": "websocket", "url": "wss://example.com"}
             }, "globalShortcut": "Ctrl+Space"}"#,
             &existing,
         )
         .unwrap();
         assert!(p.format.contains("mcpServers"));
-        assert_eq!(p.servers.len(), 3);
+        assert_eq!(p.servers.len(), 4);
+        assert_eq!(
+            p.servers
+                .iter()
+                .find(|s| s.name == "old")
+                .unwrap()
+                .server
+                .transport(),
+            crate::mcp::Transport::Sse
+        );
         let remote = p.servers.iter().find(|s| s.name == "remote").unwrap();
         assert_eq!(
             remote.server.url.as_deref(),
@@ -208,11 +221,7 @@ mod tests {
         assert!(!fs.conflict);
         assert_eq!(fs.server.args[0], "-y");
         assert_eq!(p.skipped.len(), 1);
-        assert!(
-            p.skipped[0].reason.contains("legacy HTTP+SSE"),
-            "{:?}",
-            p.skipped
-        );
+        assert_eq!(p.skipped[0].name, "ws");
     }
 
     #[test]

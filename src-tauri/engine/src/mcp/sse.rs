@@ -1,0 +1,290 @@
+//! The legacy HTTP+SSE transport (MCP 2024-11-05), which rmcp does not have: `GET {url}` opens an
+//! event stream whose first `endpoint` event names where to POST messages; replies and server
+//! messages come back as `message` events on the stream.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::RoleClient;
+use tokio::sync::{mpsc, oneshot};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SseError {
+    #[error("cannot reach {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("{url} answered {status}{}", if .body.is_empty() { String::new() } else { format!(": {}", .body) })]
+    Status {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Event {
+    pub event: String,
+    pub data: String,
+}
+
+/// Turns a byte stream into events. Lines are split at the byte level (a UTF-8 character split
+/// across chunks survives); blank lines end an event; comments and ids are ignored.
+#[derive(Default)]
+pub struct EventParser {
+    buf: Vec<u8>,
+    event: String,
+    data: Vec<String>,
+}
+
+impl EventParser {
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<Event> {
+        self.buf.extend_from_slice(chunk);
+        let mut out = Vec::new();
+        while let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
+            let mut line: Vec<u8> = self.buf.drain(..=pos).collect();
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            let line = String::from_utf8_lossy(&line).into_owned();
+            if line.is_empty() {
+                if !self.data.is_empty() || !self.event.is_empty() {
+                    out.push(Event {
+                        event: if self.event.is_empty() {
+                            "message".into()
+                        } else {
+                            std::mem::take(&mut self.event)
+                        },
+                        data: std::mem::take(&mut self.data).join("\n"),
+                    });
+                    self.event.clear();
+                }
+                continue;
+            }
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+                None => (line.as_str(), ""),
+            };
+            match field {
+                "event" => self.event = value.to_string(),
+                "data" => self.data.push(value.to_string()),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+pub struct LegacySseTransport {
+    http: reqwest::Client,
+    endpoint: reqwest::Url,
+    headers: reqwest::header::HeaderMap,
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl LegacySseTransport {
+    /// Opens the event stream and waits (up to `timeout`) for the `endpoint` event.
+    pub async fn connect(
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<Self, SseError> {
+        let base = reqwest::Url::parse(url)
+            .map_err(|e| SseError::Protocol(format!("\"{url}\" is not a URL: {e}")))?;
+        let mut hm = reqwest::header::HeaderMap::new();
+        for (k, v) in headers {
+            let (Ok(k), Ok(v)) = (
+                reqwest::header::HeaderName::from_bytes(k.as_bytes()),
+                reqwest::header::HeaderValue::from_str(v),
+            ) else {
+                return Err(SseError::Protocol(format!("the header {k} is not valid")));
+            };
+            hm.insert(k, v);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .expect("reqwest client");
+        let resp = http
+            .get(base.clone())
+            .headers(hm.clone())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| SseError::Connect {
+                url: url.into(),
+                detail: e.to_string(),
+            })?;
+        if !resp.status().is_success() {
+            let status = resp.status().as_u16();
+            let body = resp
+                .text()
+                .await
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect();
+            return Err(SseError::Status {
+                url: url.into(),
+                status,
+                body,
+            });
+        }
+        let (endpoint_tx, endpoint_rx) = oneshot::channel::<String>();
+        let (tx, incoming) = mpsc::channel(256);
+        let reader = tokio::spawn(async move {
+            let mut endpoint_tx = Some(endpoint_tx);
+            let mut parser = EventParser::default();
+            let mut stream = resp.bytes_stream();
+            while let Some(Ok(chunk)) = stream.next().await {
+                for ev in parser.push(&chunk) {
+                    match ev.event.as_str() {
+                        "endpoint" => {
+                            if let Some(t) = endpoint_tx.take() {
+                                let _ = t.send(ev.data.trim().to_string());
+                            }
+                        }
+                        "message" => {
+                            match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&ev.data) {
+                                Ok(msg) => {
+                                    if tx.send(msg).await.is_err() {
+                                        return;
+                                    }
+                                }
+                                Err(e) => tracing::warn!(
+                                    "ignoring an SSE message that is not JSON-RPC ({e}): {}",
+                                    ev.data
+                                ),
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            // the stream ended: dropping `tx` tells the service the transport closed
+        });
+        let endpoint = match tokio::time::timeout(timeout, endpoint_rx).await {
+            Ok(Ok(e)) => e,
+            _ => {
+                reader.abort();
+                return Err(SseError::Protocol(format!(
+                    "{url} sent no `endpoint` event (is it a legacy HTTP+SSE MCP server?)"
+                )));
+            }
+        };
+        let endpoint = base.join(&endpoint).map_err(|e| {
+            SseError::Protocol(format!("the endpoint \"{endpoint}\" is not a URL: {e}"))
+        })?;
+        if endpoint.origin() != base.origin() {
+            reader.abort();
+            return Err(SseError::Protocol(format!(
+                "the server sent an endpoint on another origin ({endpoint}); refused"
+            )));
+        }
+        Ok(LegacySseTransport {
+            http,
+            endpoint,
+            headers: hm,
+            incoming,
+            reader,
+        })
+    }
+}
+
+impl Transport<RoleClient> for LegacySseTransport {
+    type Error = SseError;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let http = self.http.clone();
+        let endpoint = self.endpoint.clone();
+        let headers = self.headers.clone();
+        async move {
+            let resp = http
+                .post(endpoint.clone())
+                .headers(headers)
+                .json(&item)
+                .send()
+                .await
+                .map_err(|e| SseError::Connect {
+                    url: endpoint.to_string(),
+                    detail: e.to_string(),
+                })?;
+            if !resp.status().is_success() {
+                let status = resp.status().as_u16();
+                let body = resp
+                    .text()
+                    .await
+                    .unwrap_or_default()
+                    .chars()
+                    .take(200)
+                    .collect();
+                return Err(SseError::Status {
+                    url: endpoint.to_string(),
+                    status,
+                    body,
+                });
+            }
+            Ok(())
+        }
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.reader.abort();
+        Ok(())
+    }
+}
+
+impl Drop for LegacySseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_across_chunks_with_crlf_comments_and_split_utf8() {
+        let raw = ": comment\r\nevent: endpoint\r\ndata: /message?sessionId=abc\r\n\r\ndata: {\"x\":\"caf\u{e9}\"}\n\nevent: message\ndata: a\ndata: b\n\n".as_bytes();
+        let cut = raw.iter().position(|&b| b == 0xC3).unwrap() + 1;
+        let mut p = EventParser::default();
+        let mut evs = p.push(&raw[..cut]);
+        evs.extend(p.push(&raw[cut..]));
+        assert_eq!(
+            evs,
+            vec![
+                Event {
+                    event: "endpoint".into(),
+                    data: "/message?sessionId=abc".into()
+                },
+                Event {
+                    event: "message".into(),
+                    data: "{\"x\":\"caf\u{e9}\"}".into()
+                },
+                Event {
+                    event: "message".into(),
+                    data: "a\nb".into()
+                },
+            ]
+        );
+    }
+}
