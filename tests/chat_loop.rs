@@ -1183,3 +1183,51 @@ async fn a_legacy_http_sse_server_works_through_our_own_transport() {
     );
     r.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
+    use std::os::unix::process::CommandExt;
+    let port = support::free_port();
+    let _server = support::Background(
+        std::process::Command::new("python3")
+            .arg(support::fixture("rest_server.py"))
+            .arg(port.to_string())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut rest = ServerConfig::http(format!("http://127.0.0.1:{port}"));
+    rest.transport = Some("rest".into());
+    let r = rig(vec![("legacy-rest", rest)]).await;
+    let s = r.status("legacy-rest");
+    assert_eq!(s.status, ServerStatus::Running, "{s:?}");
+    assert_eq!(
+        s.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        vec!["word_count", "shout"]
+    );
+    r.fake.set_responder(call_then_answer(vec![
+        (
+            "1",
+            "legacy-rest__word_count",
+            json!({"text": "one two three"}),
+        ),
+        ("2", "legacy-rest__shout", json!({"text": "hey"})),
+        ("3", "legacy-rest__word_count", json!({"text": 5})),
+    ]));
+    let (summary, _) = r.turn("count").await;
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let got: Vec<(Option<String>, bool)> = conv
+        .tool_calls
+        .iter()
+        .map(|t| (t.result.clone(), t.is_error))
+        .collect();
+    assert_eq!(got[0], (Some("3".into()), false));
+    assert_eq!(got[1], (Some("HEY".into()), false));
+    assert!(got[2].1, "the server's isError comes through: {got:?}");
+    r.host.shutdown().await;
+}

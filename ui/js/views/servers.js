@@ -54,7 +54,7 @@ export class ServersView {
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, s.status),
-        el('span', { class: 'muted' }, { http: 'HTTP', sse: 'HTTP+SSE' }[s.transport] ?? 'stdio'),
+        el('span', { class: 'muted' }, { http: 'HTTP', sse: 'HTTP+SSE', rest: 'REST' }[s.transport] ?? 'stdio'),
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
         s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
         s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
@@ -93,7 +93,7 @@ export class ServersView {
     $('#srv-args', this.form).value = (cfg?.args ?? []).join('\n');
     $('#srv-env', this.form).value = Object.entries(cfg?.env ?? {}).map(([k, v]) => `${k}=${v}`).join('\n');
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
-    $('#srv-transport', this.form).value = !cfg ? 'stdio' : cfg.type === 'sse' ? 'sse' : isHttp(cfg) ? 'http' : 'stdio';
+    $('#srv-transport', this.form).value = !cfg ? 'stdio' : ['sse', 'rest'].includes(cfg.type) ? cfg.type : isHttp(cfg) ? 'http' : 'stdio';
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-headers', this.form).value = Object.entries(cfg?.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
     this.showTransport();
@@ -165,7 +165,7 @@ export class ServersView {
 }
 
 export function isHttp(cfg) {
-  return cfg.type === 'http' || cfg.type === 'sse' || (!cfg.type && cfg.url && !cfg.command);
+  return ['http', 'sse', 'rest'].includes(cfg.type) || (!cfg.type && cfg.url && !cfg.command);
 }
 
 function dotLevel(status) {

@@ -47,6 +47,8 @@ pub enum Transport {
     Http,
     /// The legacy HTTP+SSE transport (2024-11-05).
     Sse,
+    /// The REST dialect of early MCP chatbot servers (`/mcp/v1/tools/list|call`, `/health`).
+    Rest,
 }
 
 impl ServerConfig {
@@ -76,6 +78,7 @@ impl ServerConfig {
         match self.transport.as_deref() {
             Some("http") | Some("streamable-http") | Some("streamableHttp") => Transport::Http,
             Some("sse") => Transport::Sse,
+            Some("rest") => Transport::Rest,
             Some(_) => Transport::Stdio,
             None if self.url.is_some() && self.command.is_empty() => Transport::Http,
             None => Transport::Stdio,
@@ -137,10 +140,13 @@ pub fn validate_server<'a>(
         );
     }
     if let Some(t) = cfg.transport.as_deref() {
-        if !matches!(t, "stdio" | "http" | "streamable-http" | "streamableHttp") {
+        if !matches!(
+            t,
+            "stdio" | "http" | "streamable-http" | "streamableHttp" | "sse" | "rest"
+        ) {
             return field(
                 "transport",
-                format!("\"{t}\" servers are not supported yet: use stdio or http."),
+                format!("\"{t}\" servers are not supported: use stdio, http, sse or rest."),
             );
         }
     }
@@ -357,6 +363,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed.servers["w"].transport(), Transport::Http);
+        for (t, want) in [("sse", Transport::Sse), ("rest", Transport::Rest)] {
+            let mut c = ServerConfig::http("http://127.0.0.1:1");
+            c.transport = Some(t.into());
+            assert_eq!(c.transport(), want);
+            assert_eq!(validate_server("x", &c, &others), Ok(()));
+        }
+        let mut ws = ServerConfig::http("ws://x");
+        ws.transport = Some("websocket".into());
+        assert_eq!(f("x", &ws), "transport");
     }
 
     #[test]

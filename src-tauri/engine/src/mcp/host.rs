@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{McpConfig, ServerConfig, Transport};
 use super::names;
 use super::process::{self, StderrTail};
-use super::sse;
+use super::{rest, sse};
 use crate::llm::ToolSpec;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
@@ -415,7 +415,14 @@ impl McpHost {
         let legacy = server.config.transport() == Transport::Sse;
         let init = tokio::time::timeout(self.opts.start_timeout, async {
             let handshake = |e: String| format!("the MCP handshake with {url} failed: {e}");
-            let running = if legacy {
+            let running = if server.config.transport() == Transport::Rest {
+                let transport = rest::RestTransport::new(&url, &server.config.headers)
+                    .map_err(|e| e.to_string())?;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| handshake(e.to_string()))?
+            } else if legacy {
                 *step.lock().unwrap() = "opening the event stream (GET)";
                 let transport = sse::LegacySseTransport::connect(
                     &url,

@@ -6,6 +6,7 @@ mod host;
 pub mod import;
 pub mod names;
 mod process;
+pub mod rest;
 pub mod sse;
 
 pub use process::{login_shell_path, merge_paths};
