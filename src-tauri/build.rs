@@ -11,6 +11,7 @@ fn main() {
         "send_message",
         "stop_turn",
         "resolve_approval",
+        "cancel_tool_call",
         "mcp_servers",
         "mcp_config",
         "save_mcp_server",

@@ -80,6 +80,7 @@ impl Rig {
             approver: Arc::new(AllowAll),
             policies: Default::default(),
             allowed_in_conversation: Default::default(),
+            running_calls: Default::default(),
         }
     }
 
@@ -248,6 +249,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::Done { .. } => "done",
             ChatEvent::ApprovalRequested { .. } => "ask",
             ChatEvent::ApprovalResolved { .. } => "answer",
+            ChatEvent::ToolCallProgress { .. } => "progress",
         })
         .collect();
     assert_eq!(
@@ -1229,5 +1231,108 @@ async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
     assert_eq!(got[0], (Some("3".into()), false));
     assert_eq!(got[1], (Some("HEY".into()), false));
     assert!(got[2].1, "the server's isError comes through: {got:?}");
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_is_reported_and_a_single_call_can_be_cancelled_while_the_turn_goes_on() {
+    let r = rig(vec![("everything", everything())]).await;
+    // everything's long-running operation reports progress every duration/steps seconds
+    r.fake.set_responder(call_then_answer(vec![
+        (
+            "p",
+            "everything__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 4}),
+        ),
+        (
+            "c",
+            "everything__trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+        ),
+    ]));
+    let mut engine = r.engine(5);
+    engine.policies.insert(
+        "everything__trigger-long-running-operation".into(),
+        Policy::Allow,
+    );
+    let running = engine.running_calls.clone();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    // cancel the second call once it has reported progress
+    let emit = move |e: ChatEvent| {
+        if let ChatEvent::ToolCallProgress { id, .. } = &e {
+            let second = ev
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|x| matches!(x, ChatEvent::ToolCallStarted { .. }))
+                .count()
+                == 2;
+            if second {
+                if let Some(t) = running.lock().unwrap().get(id) {
+                    t.cancel();
+                }
+            }
+        }
+        ev.lock().unwrap().push(e);
+    };
+    let t = std::time::Instant::now();
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "go".into(),
+            },
+            &emit,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "the cancelled 30 s operation did not hold the turn up"
+    );
+    assert!(
+        !summary.stopped,
+        "cancelling one call does not stop the turn"
+    );
+    let events = events.lock().unwrap().clone();
+    let progress: Vec<(i64, f64, Option<f64>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::ToolCallProgress {
+                id,
+                progress,
+                total,
+                ..
+            } => Some((*id, *progress, *total)),
+            _ => None,
+        })
+        .collect();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let (first, second) = (conv.tool_calls[0].id, conv.tool_calls[1].id);
+    let first_progress: Vec<_> = progress.iter().filter(|p| p.0 == first).collect();
+    assert!(first_progress.len() >= 3, "{progress:?}");
+    assert_eq!(first_progress.last().unwrap().2, Some(4.0));
+    assert!(!conv.tool_calls[0].is_error, "{:?}", conv.tool_calls[0]);
+    assert!(conv.tool_calls[1].is_error);
+    assert!(conv.tool_calls[1]
+        .result
+        .as_deref()
+        .unwrap()
+        .contains("cancelled by the user"));
+    // after the cancel, late progress for that call is not passed on
+    let after_finish = events
+        .iter()
+        .skip_while(|e| !matches!(e, ChatEvent::ToolCallFinished { id, .. } if *id == second))
+        .filter(|e| matches!(e, ChatEvent::ToolCallProgress { id, .. } if *id == second))
+        .count();
+    assert_eq!(after_finish, 0);
+    // the model got its answer
+    assert!(matches!(
+        events.last(),
+        Some(ChatEvent::Done { stopped: false, .. })
+    ));
     r.host.shutdown().await;
 }

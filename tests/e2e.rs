@@ -1163,3 +1163,85 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
     );
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_long_tool_call_shows_progress_and_its_stop_button_cancels_it() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text("Noted: ")
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call(
+                    "long",
+                    "everything__trigger-long-running-operation",
+                    json!({"duration": 60, "steps": 60}),
+                )
+                .done()
+                .reply()
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let allow = json!({"everything__trigger-long-running-operation": "allow"});
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
+    )
+    .unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "everything".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "node",
+            &[support::everything_server().to_str().unwrap(), "stdio"],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
+    )
+    .await;
+    send(&c, "run the long thing").await;
+    wait_until(
+        &c,
+        "document.querySelector('.tool-card.running .card-progress progress')?.value >= 2",
+    )
+    .await;
+    let shown = text_content(&c, ".card-progress-text").await;
+    assert!(shown.ends_with('%'), "{shown}");
+    screenshot(&c, "progress.png").await;
+    let t = Instant::now();
+    c.find(Locator::Css(".tool-card.running .card-stop"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".tool-card.error").await;
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(text_content(&c, ".tool-card .result")
+        .await
+        .contains("cancelled by the user"));
+    // the turn went on: the model answered after the cancel
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Noted')",
+    )
+    .await;
+    c.close().await.unwrap();
+}

@@ -92,3 +92,16 @@ pub fn resolve_approval(
     let (_, tx) = pending.remove(&id).expect("checked above");
     Ok(tx.send(decision).is_ok())
 }
+
+/// Stops one running tool call (the card's Stop): the server gets `notifications/cancelled`, the
+/// model reads that the user cancelled it, the turn goes on.
+#[tauri::command]
+pub fn cancel_tool_call(state: State<'_, AppState>, id: i64) -> bool {
+    match state.runtime.running_calls.lock().unwrap().get(&id) {
+        Some(t) => {
+            t.cancel();
+            true
+        }
+        None => false,
+    }
+}

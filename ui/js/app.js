@@ -20,6 +20,7 @@ const state = {
 const chat = new ChatView($('#messages'), {
   onLink: (href) => { if (/^https?:\/\//i.test(href)) ipc.openUrl(href).catch(() => {}); },
   onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
+  onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
 });
 const sidebar = new Sidebar($('#conversation-list'), { onOpen: openConversation });
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
@@ -148,6 +149,7 @@ async function send() {
       case 'assistantDone': chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content); break;
       case 'toolCallStarted': chat.addCard(ev); break;
       case 'toolCallFinished': chat.finishCard(ev.id, ev); break;
+      case 'toolCallProgress': chat.showProgress(ev.id, ev); break;
       case 'approvalRequested':
         chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision));
         break;

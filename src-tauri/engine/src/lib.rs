@@ -27,6 +27,9 @@ pub struct Runtime {
     pub mcp_config: mcp::McpConfig,
     /// Tools the user allowed for the rest of a conversation (kept while the app runs).
     pub allowed_in_conversation: Arc<std::sync::Mutex<std::collections::HashSet<(i64, String)>>>,
+    /// Tool calls under way (any turn), by tool-call id, so one can be cancelled on its own.
+    pub running_calls:
+        Arc<std::sync::Mutex<std::collections::HashMap<i64, tokio_util::sync::CancellationToken>>>,
 }
 
 impl Runtime {
@@ -50,6 +53,7 @@ impl Runtime {
             mcp_config_error,
             mcp_config,
             allowed_in_conversation: Default::default(),
+            running_calls: Default::default(),
         })
     }
 
@@ -94,6 +98,7 @@ impl Runtime {
             approver,
             policies: settings.tool_policies.clone(),
             allowed_in_conversation: self.allowed_in_conversation.clone(),
+            running_calls: self.running_calls.clone(),
         }
     }
 }

@@ -2,9 +2,10 @@
 import { el, setSanitizedHtml, formatDuration } from '../dom.js';
 
 export class ChatView {
-  constructor(root, { onLink, onExample }) {
+  constructor(root, { onLink, onExample, onCancelCall }) {
     this.root = root;
     this.onLink = onLink;
+    this.onCancelCall = onCancelCall;
     this.onExample = onExample;
     this.bubbles = new Map(); // message id -> { node, body, text }
     this.cards = new Map(); // tool call id -> card node
@@ -139,6 +140,12 @@ export class ChatView {
     const icon = el('span', { class: 'card-icon spinner', 'aria-hidden': 'true' });
     const state = el('span', { class: 'card-state' }, 'running…');
     const badge = el('span', { class: 'card-approval', hidden: true });
+    const stop = el('button', {
+      type: 'button', class: 'btn small card-stop', title: 'Cancel this tool call',
+      onclick: (e) => { e.preventDefault(); stop.disabled = true; this.onCancelCall(call.id); },
+    }, 'Stop');
+    const progress = el('div', { class: 'card-progress', hidden: true },
+      el('progress', { max: 1 }), el('span', { class: 'card-progress-text muted' }));
     const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name } },
       el('summary', {},
         icon,
@@ -147,7 +154,9 @@ export class ChatView {
           el('span', { class: 'card-sep' }, ' › '),
           el('span', { class: 'card-tool' }, call.tool || call.name)),
         badge,
-        state),
+        state,
+        stop),
+      progress,
       el('div', { class: 'card-body' },
         el('div', { class: 'card-label' }, 'Arguments'), args,
         el('div', { class: 'card-label result-label' }, 'Result'), result));
@@ -163,6 +172,8 @@ export class ChatView {
     const failed = isError || status === 'interrupted';
     card.classList.remove('running');
     card.classList.add(failed ? 'error' : 'ok');
+    card.querySelector('.card-stop')?.remove();
+    card.querySelector('.card-progress')?.remove();
     card.querySelector('.card-icon').className = `card-icon ${failed ? 'icon-error' : 'icon-ok'}`;
     card.querySelector('.card-icon').textContent = failed ? '✕' : '✓';
     card.querySelector('.card-state').textContent =
@@ -259,6 +270,17 @@ export class ChatView {
     badge.hidden = false;
     badge.textContent = approval;
     badge.classList.toggle('denied', approval.startsWith('denied') || approval === 'cancelled');
+  }
+
+  /** A running call reported progress; without a total the bar is indeterminate. */
+  showProgress(id, { progress, total, message }) {
+    const box = this.cards.get(id)?.querySelector('.card-progress');
+    if (!box) return;
+    box.hidden = false;
+    const bar = box.querySelector('progress');
+    if (total) { bar.max = total; bar.value = Math.min(progress, total); } else { bar.removeAttribute('value'); }
+    box.querySelector('.card-progress-text').textContent =
+      message ?? (total ? `${Math.round((progress / total) * 100)} %` : `${progress}`);
   }
 
   addNotice(text) {

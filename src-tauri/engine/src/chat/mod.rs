@@ -5,7 +5,7 @@
 pub mod approval;
 pub mod view;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use crate::llm::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec,
 };
 use crate::markdown;
-use crate::mcp::{McpHost, RoutedTool, ToolOutcome};
+use crate::mcp::{McpHost, Progress, RoutedTool, ToolOutcome};
 use crate::store::{status, Store, StoreError};
 use approval::{Action, ApprovalRequest, Approver, Need, Policy};
 
@@ -39,11 +39,13 @@ pub trait ToolHost: Send + Sync {
     fn tool_specs(&self) -> Vec<ToolSpec>;
     /// The server and tool behind an exposed name, with its annotations.
     fn route(&self, name: &str) -> Option<RoutedTool>;
+    /// Runs a call; the server's progress goes to `progress` while it runs.
     async fn call_tool(
         &self,
         name: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> ToolOutcome;
 }
 
@@ -60,8 +62,9 @@ impl ToolHost for McpHost {
         name: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> ToolOutcome {
-        McpHost::call_tool(self, name, arguments, cancel).await
+        McpHost::call_tool_with_progress(self, name, arguments, cancel, progress).await
     }
 }
 
@@ -102,6 +105,14 @@ pub enum ChatEvent {
         server: String,
         tool: String,
         arguments: Value,
+    },
+    /// A running call reported progress (`total` when the server knows it).
+    #[serde(rename_all = "camelCase")]
+    ToolCallProgress {
+        id: i64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
     },
     /// The call waits for the user: answer with the approver.
     #[serde(rename_all = "camelCase")]
@@ -193,6 +204,8 @@ pub struct ChatEngine {
     /// (conversation, tool) pairs the user allowed for the rest of that conversation; shared
     /// between turns by whoever owns the engine.
     pub allowed_in_conversation: Arc<Mutex<HashSet<(i64, String)>>>,
+    /// Calls under way, by tool-call id: cancelling one stops that call alone (the turn goes on).
+    pub running_calls: Arc<Mutex<HashMap<i64, CancellationToken>>>,
 }
 
 fn title_from(text: &str) -> String {
@@ -578,35 +591,61 @@ impl ChatEngine {
             raw: None,
         };
         let mut started = Instant::now();
-        let outcome = if cancel.is_cancelled() {
-            error("The call was cancelled by the user.".into())
-        } else {
-            match arguments_object(call) {
-                Err(why) => error(why),
-                // unknown tools need no approval: nothing runs, the host explains
-                Ok(args) if routed.is_none() => {
-                    self.tools.call_tool(&call.name, args, cancel).await
-                }
-                Ok(args) => match self
-                    .approve(
-                        conversation_id,
-                        id,
-                        call,
-                        routed.as_ref().unwrap(),
-                        args,
-                        emit,
-                        cancel,
-                    )
-                    .await?
-                {
-                    Ok(args) => {
-                        started = Instant::now();
-                        self.tools.call_tool(&call.name, args, cancel).await
-                    }
-                    Err(why) => error(why),
-                },
+        // this call alone can be cancelled (the card's Stop); stopping the turn cancels it too
+        let call_cancel = cancel.child_token();
+        self.running_calls
+            .lock()
+            .unwrap()
+            .insert(id, call_cancel.clone());
+        let cancel = &call_cancel;
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
+        let forward_progress = async {
+            while let Some(p) = progress_rx.recv().await {
+                emit(ChatEvent::ToolCallProgress {
+                    id,
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                });
             }
         };
+        let outcome = async {
+            let outcome = if cancel.is_cancelled() {
+                error("The call was cancelled by the user.".into())
+            } else {
+                match arguments_object(call) {
+                    Err(why) => error(why),
+                    // unknown tools need no approval: nothing runs, the host explains
+                    Ok(args) if routed.is_none() => {
+                        self.tools.call_tool(&call.name, args, cancel, None).await
+                    }
+                    Ok(args) => match self
+                        .approve(
+                            conversation_id,
+                            id,
+                            call,
+                            routed.as_ref().unwrap(),
+                            args,
+                            emit,
+                            cancel,
+                        )
+                        .await?
+                    {
+                        Ok(args) => {
+                            started = Instant::now();
+                            self.tools
+                                .call_tool(&call.name, args, cancel, Some(progress_tx))
+                                .await
+                        }
+                        Err(why) => error(why),
+                    },
+                }
+            };
+            Ok::<_, ChatError>(outcome)
+        };
+        let (outcome, ()) = tokio::join!(outcome, forward_progress);
+        self.running_calls.lock().unwrap().remove(&id);
+        let outcome = outcome?;
         let duration_ms = started.elapsed().as_millis() as i64;
         let content = if outcome.is_error && !outcome.text.starts_with("Error") {
             format!("Error: {}", outcome.text)

@@ -1,13 +1,14 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-    ProtocolVersion,
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, ProgressNotificationParam, ProtocolVersion, ServerResult,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{CancelledNotification, CancelledNotificationParam};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -156,6 +157,7 @@ struct State {
     exit_rx: Option<watch::Receiver<Option<String>>>,
     peer: Option<Peer<RoleClient>>,
     running: Option<RunningService<RoleClient, Handler>>,
+    progress: ProgressRoutes,
     stopping: bool,
 }
 
@@ -178,11 +180,39 @@ pub struct McpHost {
 /// Receives the server's notifications.
 struct Handler {
     tools_changed: mpsc::UnboundedSender<()>,
+    progress: ProgressRoutes,
+}
+
+/// Where a server's `notifications/progress` go, by progress token (as JSON text).
+type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>>;
+
+/// One `notifications/progress` of a running call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.tools_changed.send(());
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = serde_json::to_string(&params.progress_token).unwrap_or_default();
+        // progress for a call that is over (or was cancelled) has no route: it is ignored
+        if let Some(tx) = self.progress.lock().unwrap().get(&key) {
+            let _ = tx.send(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -308,7 +338,10 @@ impl McpHost {
             st.stderr = Some(spawned.stderr.clone());
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        let handler = Handler { tools_changed: tx };
+        let handler = Handler {
+            tools_changed: tx,
+            progress: server.state.lock().unwrap().progress.clone(),
+        };
         const HANDSHAKE: &str = "the MCP handshake (initialize)";
         const LISTING: &str = "listing tools (tools/list)";
         let step = std::sync::Mutex::new(HANDSHAKE);
@@ -409,7 +442,10 @@ impl McpHost {
             }
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        let handler = Handler { tools_changed: tx };
+        let handler = Handler {
+            tools_changed: tx,
+            progress: server.state.lock().unwrap().progress.clone(),
+        };
         const HANDSHAKE: &str = "the MCP handshake (initialize)";
         let step = std::sync::Mutex::new(HANDSHAKE);
         let legacy = server.config.transport() == Transport::Sse;
@@ -751,6 +787,20 @@ impl McpHost {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> ToolOutcome {
+        self.call_tool_with_progress(exposed, arguments, cancel, None)
+            .await
+    }
+
+    /// [`McpHost::call_tool`], reporting the server's progress notifications to `progress`. The
+    /// call's timeout starts again at each progress; cancelling sends `notifications/cancelled`
+    /// and ignores whatever comes after.
+    pub async fn call_tool_with_progress(
+        &self,
+        exposed: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> ToolOutcome {
         let Some(RoutedTool {
             server: server_name,
             tool,
@@ -780,10 +830,12 @@ impl McpHost {
         let Some(server) = server else {
             return err(format!("The server \"{server_name}\" is not configured."));
         };
-        let (peer, exit_rx) = {
+        let (peer, exit_rx, routes) = {
             let st = server.state.lock().unwrap();
             match (&st.peer, st.status) {
-                (Some(p), ServerStatus::Running) => (p.clone(), st.exit_rx.clone()),
+                (Some(p), ServerStatus::Running) => {
+                    (p.clone(), st.exit_rx.clone(), st.progress.clone())
+                }
                 _ => {
                     let why = st
                         .error
@@ -797,12 +849,41 @@ impl McpHost {
         };
         let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
         let started = Instant::now();
+        let options = PeerRequestOptions::with_timeout(self.opts.call_timeout)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(self.opts.call_timeout * 30);
+        let handle = match peer
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                options,
+            )
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return err(format!("The call could not be sent: {e}")),
+        };
+        let request_id = handle.id.clone();
+        let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
+        if let Some(tx) = progress {
+            routes.lock().unwrap().insert(token.clone(), tx);
+        }
         let res = tokio::select! {
-            r = tokio::time::timeout(self.opts.call_timeout, peer.call_tool_once(params)) => r,
-            _ = cancel.cancelled() => return err("The call was cancelled by the user.".into()),
+            r = handle.await_response() => Some(r),
+            _ = cancel.cancelled() => None,
+        };
+        routes.lock().unwrap().remove(&token);
+        let Some(res) = res else {
+            let note = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(request_id),
+                Some("cancelled by the user".into()),
+            ));
+            if let Err(e) = peer.send_notification(note.into()).await {
+                tracing::warn!("could not tell {server_name} about the cancel: {e}");
+            }
+            return err("The call was cancelled by the user.".into());
         };
         match res {
-            Ok(Ok(CallToolResponse::Complete(result))) => {
+            Ok(ServerResult::CallToolResult(result)) => {
                 let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
                 ToolOutcome {
                     server: server_name.clone(),
@@ -812,8 +893,13 @@ impl McpHost {
                     raw: Some(raw),
                 }
             }
-            Ok(Ok(_)) => err("The server asked for input or started a task, which Switchboard does not support yet.".into()),
-            Ok(Err(e)) => {
+            Ok(_) => err("The server asked for input or started a task, which Switchboard does not support yet.".into()),
+            Err(ServiceError::Timeout { .. }) => err(format!(
+                "The tool did not answer within {} s of its last sign of life (after {:.1} s the call was cancelled).",
+                self.opts.call_timeout.as_secs(),
+                started.elapsed().as_secs_f64()
+            )),
+            Err(e) => {
                 // if the process died, say so with its exit status
                 if let Some(mut rx) = exit_rx {
                     let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
@@ -823,11 +909,6 @@ impl McpHost {
                 }
                 err(format!("The call failed: {e}"))
             }
-            Err(_) => err(format!(
-                "The tool did not answer within {} s (after {:.1} s the call was cancelled).",
-                self.opts.call_timeout.as_secs(),
-                started.elapsed().as_secs_f64()
-            )),
         }
     }
 
@@ -887,6 +968,7 @@ impl Server {
                 exit_rx: None,
                 peer: None,
                 running: None,
+                progress: Default::default(),
                 stopping: false,
             }),
         }

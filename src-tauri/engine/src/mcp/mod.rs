@@ -12,4 +12,6 @@ pub mod sse;
 pub use process::{login_shell_path, merge_paths};
 
 pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
-pub use host::{HostOptions, McpHost, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView};
+pub use host::{
+    HostOptions, McpHost, Progress, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView,
+};
