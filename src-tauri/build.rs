@@ -12,6 +12,7 @@ fn main() {
         "stop_turn",
         "resolve_approval",
         "cancel_tool_call",
+        "answer_elicitation",
         "mcp_servers",
         "mcp_config",
         "save_mcp_server",

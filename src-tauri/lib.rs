@@ -70,6 +70,7 @@ pub fn run() {
             commands::chat::stop_turn,
             commands::chat::resolve_approval,
             commands::chat::cancel_tool_call,
+            commands::chat::answer_elicitation,
             commands::mcp::mcp_servers,
             commands::mcp::mcp_config,
             commands::mcp::save_mcp_server,

@@ -250,6 +250,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ApprovalRequested { .. } => "ask",
             ChatEvent::ApprovalResolved { .. } => "answer",
             ChatEvent::ToolCallProgress { .. } => "progress",
+            ChatEvent::ElicitationRequested { .. } => "elicit",
         })
         .collect();
     assert_eq!(
@@ -1333,6 +1334,94 @@ async fn progress_is_reported_and_a_single_call_can_be_cancelled_while_the_turn_
     assert!(matches!(
         events.last(),
         Some(ChatEvent::Done { stopped: false, .. })
+    ));
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_can_ask_the_user_for_input_during_a_call() {
+    let r = rig(vec![("everything", everything())]).await;
+    // server-everything offers its elicitation tool only to clients that declare elicitation
+    assert!(r
+        .status("everything")
+        .tools
+        .iter()
+        .any(|t| t.name == "trigger-elicitation-request"));
+    r.fake.set_responder(call_then_answer(vec![
+        ("a", "everything__trigger-elicitation-request", json!({})),
+        ("b", "everything__trigger-elicitation-request", json!({})),
+    ]));
+    let mut engine = r.engine(5);
+    engine.policies.insert(
+        "everything__trigger-elicitation-request".into(),
+        Policy::Allow,
+    );
+    let host = r.host.clone();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let a = asked.clone();
+    let emit = move |e: ChatEvent| {
+        if let ChatEvent::ElicitationRequested { elicitation, .. } = e {
+            let first = a.lock().unwrap().is_empty();
+            a.lock().unwrap().push(elicitation.clone());
+            let answer = if first {
+                switchboard_engine::mcp::ElicitationAnswer {
+                    action: "accept".into(),
+                    content: Some(
+                        json!({"name": "Ada Lovelace", "check": true, "email": "ada@example.com", "integer": 7}),
+                    ),
+                }
+            } else {
+                switchboard_engine::mcp::ElicitationAnswer {
+                    action: "decline".into(),
+                    content: None,
+                }
+            };
+            assert!(host.answer_elicitation(elicitation.id, answer));
+        }
+    };
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "ask me".into(),
+            },
+            &emit,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0].server, "everything");
+    let props = asked[0].schema.as_ref().unwrap()["properties"]
+        .as_object()
+        .unwrap()
+        .clone();
+    for k in [
+        "name",
+        "check",
+        "email",
+        "integer",
+        "untitledMultipleSelectEnum",
+    ] {
+        assert!(props.contains_key(k), "{k} in {props:?}");
+    }
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let first = conv.tool_calls[0].result.clone().unwrap();
+    assert!(
+        first.contains("Ada Lovelace"),
+        "the server got the answer: {first}"
+    );
+    let second = conv.tool_calls[1].result.clone().unwrap().to_lowercase();
+    assert!(second.contains("decline"), "{second}");
+    // nothing waits any more
+    assert!(!r.host.answer_elicitation(
+        asked[0].id,
+        switchboard_engine::mcp::ElicitationAnswer {
+            action: "cancel".into(),
+            content: None
+        }
     ));
     r.host.shutdown().await;
 }

@@ -1245,3 +1245,90 @@ async fn a_long_tool_call_shows_progress_and_its_stop_button_cancels_it() {
     .await;
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_server_asks_for_input_with_a_form_built_from_its_schema() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text("The server said: ")
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call("e", "everything__trigger-elicitation-request", json!({}))
+                .done()
+                .reply()
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let allow = json!({"everything__trigger-elicitation-request": "allow"});
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
+    )
+    .unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "everything".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "node",
+            &[support::everything_server().to_str().unwrap(), "stdio"],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
+    )
+    .await;
+    send(&c, "ask me things").await;
+    wait_css(&c, ".tool-card .elicitation").await;
+    // the form follows the schema: types, defaults, choices
+    let kinds = c
+        .execute(
+            "const f = document.querySelector('.elicitation');
+             const q = (n, s) => f.querySelector(`[data-name=${n}] ${s}`);
+             return { email: q('email', 'input')?.type, date: q('birthdate', 'input')?.type, int: q('integer', 'input')?.value,
+                      check: q('check', 'input')?.type, hero: q('titledSingleSelectEnum', 'select')?.selectedOptions[0]?.textContent,
+                      multi: f.querySelectorAll('[data-name=untitledMultipleSelectEnum] input[type=checkbox]').length };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        kinds,
+        json!({"email": "email", "date": "date", "int": "42", "check": "checkbox", "hero": "Superman", "multi": 5})
+    );
+    c.find(Locator::Css(".elicitation [data-name=name] input"))
+        .await
+        .unwrap()
+        .send_keys("Grace Hopper")
+        .await
+        .unwrap();
+    screenshot(&c, "elicitation.png").await;
+    c.find(Locator::Css(".elicitation [data-action=accept]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Grace Hopper')",
+    )
+    .await;
+    c.close().await.unwrap();
+}

@@ -1,5 +1,6 @@
 use serde_json::Value;
 use switchboard_engine::chat::approval::{validate_arguments, Decision};
+use switchboard_engine::mcp::ElicitationAnswer;
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -104,4 +105,20 @@ pub fn cancel_tool_call(state: State<'_, AppState>, id: i64) -> bool {
         }
         None => false,
     }
+}
+
+/// Answers a server's request for input (elicitation) shown in a tool card.
+#[tauri::command]
+pub fn answer_elicitation(
+    state: State<'_, AppState>,
+    id: u64,
+    answer: ElicitationAnswer,
+) -> CmdResult<bool> {
+    if !matches!(answer.action.as_str(), "accept" | "decline" | "cancel") {
+        return Err(UiError::new(
+            "invalid",
+            "The answer must be accept, decline or cancel",
+        ));
+    }
+    Ok(state.runtime.host.answer_elicitation(id, answer))
 }

@@ -150,6 +150,9 @@ async function send() {
       case 'toolCallStarted': chat.addCard(ev); break;
       case 'toolCallFinished': chat.finishCard(ev.id, ev); break;
       case 'toolCallProgress': chat.showProgress(ev.id, ev); break;
+      case 'elicitationRequested':
+        chat.askUser(ev.callId, ev.elicitation, (answer) => ipc.answerElicitation(ev.elicitation.id, answer));
+        break;
       case 'approvalRequested':
         chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision));
         break;

@@ -21,6 +21,8 @@ export const exportMcpConfig = () => call('export_mcp_config');
 export const renderMarkdown = (text) => call('render_markdown', { text });
 export const stopTurn = (turnId) => call('stop_turn', { turnId });
 /** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */
+/** answer = { action: 'accept' | 'decline' | 'cancel', content? } */
+export const answerElicitation = (id, answer) => call('answer_elicitation', { id, answer });
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
 export const resolveApproval = (id, decision) => call('resolve_approval', { id, decision });
 

@@ -1,5 +1,6 @@
 // The chat view: message bubbles, tool-call cards, notices, the empty state.
 import { el, setSanitizedHtml, formatDuration } from '../dom.js';
+import { elicitationForm } from './elicitation.js';
 
 export class ChatView {
   constructor(root, { onLink, onExample, onCancelCall }) {
@@ -270,6 +271,16 @@ export class ChatView {
     badge.hidden = false;
     badge.textContent = approval;
     badge.classList.toggle('denied', approval.startsWith('denied') || approval === 'cancelled');
+  }
+
+  /** A server asks the user for input during call `callId`. */
+  askUser(callId, ask, answer) {
+    const card = this.cards.get(callId);
+    if (!card) return;
+    card.open = true;
+    card.querySelector('.card-body').prepend(elicitationForm(ask, answer, this.onLink));
+    card.querySelector('.elicitation input, .elicitation select, .elicitation button')?.focus();
+    this.scrollToEnd(true);
   }
 
   /** A running call reported progress; without a total the bar is indeterminate. */

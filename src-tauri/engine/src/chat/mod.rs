@@ -19,7 +19,7 @@ use crate::llm::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec,
 };
 use crate::markdown;
-use crate::mcp::{McpHost, Progress, RoutedTool, ToolOutcome};
+use crate::mcp::{CallEvent, Elicitation, McpHost, RoutedTool, ToolOutcome};
 use crate::store::{status, Store, StoreError};
 use approval::{Action, ApprovalRequest, Approver, Need, Policy};
 
@@ -45,7 +45,7 @@ pub trait ToolHost: Send + Sync {
         name: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome;
 }
 
@@ -62,9 +62,9 @@ impl ToolHost for McpHost {
         name: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
-        McpHost::call_tool_with_progress(self, name, arguments, cancel, progress).await
+        McpHost::call_tool_with_events(self, name, arguments, cancel, events).await
     }
 }
 
@@ -105,6 +105,13 @@ pub enum ChatEvent {
         server: String,
         tool: String,
         arguments: Value,
+    },
+    /// A server asks the user for input during a call: answer it through the host
+    /// (`McpHost::answer_elicitation`) with the same id.
+    #[serde(rename_all = "camelCase")]
+    ElicitationRequested {
+        call_id: i64,
+        elicitation: Elicitation,
     },
     /// A running call reported progress (`total` when the server knows it).
     #[serde(rename_all = "camelCase")]
@@ -598,14 +605,20 @@ impl ChatEngine {
             .unwrap()
             .insert(id, call_cancel.clone());
         let cancel = &call_cancel;
-        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<CallEvent>();
         let forward_progress = async {
-            while let Some(p) = progress_rx.recv().await {
-                emit(ChatEvent::ToolCallProgress {
-                    id,
-                    progress: p.progress,
-                    total: p.total,
-                    message: p.message,
+            while let Some(ev) = progress_rx.recv().await {
+                emit(match ev {
+                    CallEvent::Progress(p) => ChatEvent::ToolCallProgress {
+                        id,
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    },
+                    CallEvent::Elicitation(e) => ChatEvent::ElicitationRequested {
+                        call_id: id,
+                        elicitation: e,
+                    },
                 });
             }
         };

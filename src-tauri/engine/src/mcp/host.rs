@@ -7,8 +7,13 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
     Implementation, ProgressNotificationParam, ProtocolVersion, ServerResult,
 };
-use rmcp::model::{CancelledNotification, CancelledNotificationParam};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, FormElicitationCapability, UrlElicitationCapability,
+};
+use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::ErrorData as McpError;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -158,6 +163,8 @@ struct State {
     peer: Option<Peer<RoleClient>>,
     running: Option<RunningService<RoleClient, Handler>>,
     progress: ProgressRoutes,
+    /// Where this server's elicitation requests go while one of its calls runs.
+    asks: AskRoute,
     stopping: bool,
 }
 
@@ -175,16 +182,29 @@ pub struct McpHost {
     /// exposed name → (server, tool)
     names: RwLock<BTreeMap<String, (String, String)>>,
     changed: broadcast::Sender<()>,
+    asks: Arc<PendingAsks>,
 }
 
 /// Receives the server's notifications.
 struct Handler {
+    server: String,
     tools_changed: mpsc::UnboundedSender<()>,
     progress: ProgressRoutes,
+    asks: AskRoute,
+    pending: Arc<PendingAsks>,
 }
 
 /// Where a server's `notifications/progress` go, by progress token (as JSON text).
-type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>>;
+type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<CallEvent>>>>;
+/// Where a server's requests for user input go (the call under way), if anywhere.
+type AskRoute = Arc<Mutex<Option<mpsc::UnboundedSender<CallEvent>>>>;
+
+/// Elicitations waiting for the user's answer, by id.
+#[derive(Default)]
+struct PendingAsks {
+    next: std::sync::atomic::AtomicU64,
+    waiting: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<ElicitationAnswer>>>,
+}
 
 /// One `notifications/progress` of a running call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -192,6 +212,34 @@ pub struct Progress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+}
+
+/// A server asks the user for input (`elicitation/create`) during a call: a form from
+/// `schema`, or a `url` to open.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Elicitation {
+    pub id: u64,
+    pub server: String,
+    pub message: String,
+    pub schema: Option<Value>,
+    pub url: Option<String>,
+}
+
+/// The user's answer: `accept` (with `content` for a form), `decline` or `cancel`.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitationAnswer {
+    pub action: String,
+    #[serde(default)]
+    pub content: Option<Value>,
+}
+
+/// What happens during one call, for whoever shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallEvent {
+    Progress(Progress),
+    Elicitation(Elicitation),
 }
 
 impl ClientHandler for Handler {
@@ -207,17 +255,68 @@ impl ClientHandler for Handler {
         let key = serde_json::to_string(&params.progress_token).unwrap_or_default();
         // progress for a call that is over (or was cancelled) has no route: it is ignored
         if let Some(tx) = self.progress.lock().unwrap().get(&key) {
-            let _ = tx.send(Progress {
+            let _ = tx.send(CallEvent::Progress(Progress {
                 progress: params.progress,
                 total: params.total,
                 message: params.message,
-            });
+            }));
         }
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let v = serde_json::to_value(&request).unwrap_or_default();
+        let route = self.asks.lock().unwrap().clone();
+        // outside a call nobody is there to answer
+        let Some(route) = route else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let id = self
+            .pending
+            .next
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.pending.waiting.lock().unwrap().insert(id, tx);
+        let ask = Elicitation {
+            id,
+            server: self.server.clone(),
+            message: v
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            schema: v.get("requestedSchema").cloned(),
+            url: v.get("url").and_then(Value::as_str).map(String::from),
+        };
+        if route.send(CallEvent::Elicitation(ask)).is_err() {
+            self.pending.waiting.lock().unwrap().remove(&id);
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        }
+        let answer = tokio::time::timeout(Duration::from_secs(600), rx).await;
+        self.pending.waiting.lock().unwrap().remove(&id);
+        Ok(match answer {
+            Ok(Ok(a)) if a.action == "accept" => {
+                let mut r = ElicitResult::new(ElicitationAction::Accept);
+                r.content = a.content;
+                r
+            }
+            Ok(Ok(a)) if a.action == "decline" => ElicitResult::new(ElicitationAction::Decline),
+            _ => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        elicitation.url = Some(UrlElicitationCapability::default());
+        capabilities.elicitation = Some(elicitation);
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("switchboard", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -232,6 +331,7 @@ impl McpHost {
             servers: RwLock::new(BTreeMap::new()),
             names: RwLock::new(BTreeMap::new()),
             changed: broadcast::channel(64).0,
+            asks: Default::default(),
         })
     }
 
@@ -242,6 +342,25 @@ impl McpHost {
 
     pub fn path(&self) -> Option<String> {
         self.path.read().unwrap().clone()
+    }
+
+    fn handler(&self, server: &Server, tools_changed: mpsc::UnboundedSender<()>) -> Handler {
+        let st = server.state.lock().unwrap();
+        Handler {
+            server: server.name.clone(),
+            tools_changed,
+            progress: st.progress.clone(),
+            asks: st.asks.clone(),
+            pending: self.asks.clone(),
+        }
+    }
+
+    /// Answers an elicitation the user was shown. False when it is no longer waiting.
+    pub fn answer_elicitation(&self, id: u64, answer: ElicitationAnswer) -> bool {
+        match self.asks.waiting.lock().unwrap().remove(&id) {
+            Some(tx) => tx.send(answer).is_ok(),
+            None => false,
+        }
     }
 
     /// Fires whenever a server's status or tools change.
@@ -338,10 +457,7 @@ impl McpHost {
             st.stderr = Some(spawned.stderr.clone());
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        let handler = Handler {
-            tools_changed: tx,
-            progress: server.state.lock().unwrap().progress.clone(),
-        };
+        let handler = self.handler(&server, tx);
         const HANDSHAKE: &str = "the MCP handshake (initialize)";
         const LISTING: &str = "listing tools (tools/list)";
         let step = std::sync::Mutex::new(HANDSHAKE);
@@ -442,10 +558,7 @@ impl McpHost {
             }
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        let handler = Handler {
-            tools_changed: tx,
-            progress: server.state.lock().unwrap().progress.clone(),
-        };
+        let handler = self.handler(&server, tx);
         const HANDSHAKE: &str = "the MCP handshake (initialize)";
         let step = std::sync::Mutex::new(HANDSHAKE);
         let legacy = server.config.transport() == Transport::Sse;
@@ -787,19 +900,19 @@ impl McpHost {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> ToolOutcome {
-        self.call_tool_with_progress(exposed, arguments, cancel, None)
+        self.call_tool_with_events(exposed, arguments, cancel, None)
             .await
     }
 
     /// [`McpHost::call_tool`], reporting the server's progress notifications to `progress`. The
     /// call's timeout starts again at each progress; cancelling sends `notifications/cancelled`
     /// and ignores whatever comes after.
-    pub async fn call_tool_with_progress(
+    pub async fn call_tool_with_events(
         &self,
         exposed: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
         let Some(RoutedTool {
             server: server_name,
@@ -830,12 +943,15 @@ impl McpHost {
         let Some(server) = server else {
             return err(format!("The server \"{server_name}\" is not configured."));
         };
-        let (peer, exit_rx, routes) = {
+        let (peer, exit_rx, routes, asks) = {
             let st = server.state.lock().unwrap();
             match (&st.peer, st.status) {
-                (Some(p), ServerStatus::Running) => {
-                    (p.clone(), st.exit_rx.clone(), st.progress.clone())
-                }
+                (Some(p), ServerStatus::Running) => (
+                    p.clone(),
+                    st.exit_rx.clone(),
+                    st.progress.clone(),
+                    st.asks.clone(),
+                ),
                 _ => {
                     let why = st
                         .error
@@ -864,14 +980,16 @@ impl McpHost {
         };
         let request_id = handle.id.clone();
         let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
-        if let Some(tx) = progress {
-            routes.lock().unwrap().insert(token.clone(), tx);
+        if let Some(tx) = events {
+            routes.lock().unwrap().insert(token.clone(), tx.clone());
+            *asks.lock().unwrap() = Some(tx);
         }
         let res = tokio::select! {
             r = handle.await_response() => Some(r),
             _ = cancel.cancelled() => None,
         };
         routes.lock().unwrap().remove(&token);
+        *asks.lock().unwrap() = None;
         let Some(res) = res else {
             let note = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(request_id),
@@ -969,6 +1087,7 @@ impl Server {
                 peer: None,
                 running: None,
                 progress: Default::default(),
+                asks: Default::default(),
                 stopping: false,
             }),
         }

@@ -13,5 +13,6 @@ pub use process::{login_shell_path, merge_paths};
 
 pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
 pub use host::{
-    HostOptions, McpHost, Progress, RoutedTool, ServerStatus, ServerView, ToolOutcome, ToolView,
+    CallEvent, Elicitation, ElicitationAnswer, HostOptions, McpHost, Progress, RoutedTool,
+    ServerStatus, ServerView, ToolOutcome, ToolView,
 };
