@@ -1425,3 +1425,67 @@ async fn a_server_can_ask_the_user_for_input_during_a_call() {
     ));
     r.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn hostile_servers_hang_flood_or_answer_50_mb_and_the_others_keep_working() {
+    let hostile = |mode: &str| {
+        let mut c = python("hostile_server.py");
+        c.args.push(mode.into());
+        c
+    };
+    let r = rig(vec![
+        ("hangs", hostile("hang-init")),
+        ("floods", hostile("flood")),
+        ("huge", hostile("huge")),
+        ("calculator", builtin("calculator")),
+    ])
+    .await;
+    let hangs = r.status("hangs");
+    assert_eq!(hangs.status, ServerStatus::Failed);
+    assert!(
+        hangs
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("no answer to the MCP handshake within 4 s"),
+        "{hangs:?}"
+    );
+    assert_eq!(r.status("floods").status, ServerStatus::Running);
+    r.fake.set_responder(call_then_answer(vec![
+        ("1", "huge__huge", json!({})),
+        ("2", "floods__ok", json!({})),
+        ("3", "calculator__add", json!({"a": 1, "b": 1})),
+    ]));
+    let t = std::time::Instant::now();
+    let (summary, _) = r.turn("misbehave").await;
+    assert!(t.elapsed() < Duration::from_secs(30));
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let huge = conv.tool_calls[0].result.clone().unwrap();
+    assert!(
+        huge.len() < 300 * 1024,
+        "the 50 MB result is cut: {} bytes",
+        huge.len()
+    );
+    assert!(
+        huge.contains("[Switchboard cut this result: it was 52428800 bytes"),
+        "{}",
+        &huge[huge.len() - 200..]
+    );
+    assert!(
+        conv.tool_calls[0].result_raw.is_none(),
+        "the 50 MB raw result is not stored"
+    );
+    assert_eq!(conv.tool_calls[1].result.as_deref(), Some("ok"));
+    assert_eq!(conv.tool_calls[2].result.as_deref(), Some("2"));
+    // what the model got is bounded too
+    let sent = r.fake.chat_requests()[1].to_string();
+    assert!(
+        sent.len() < 400 * 1024,
+        "{} bytes sent to the model",
+        sent.len()
+    );
+    // the flood is kept to its last lines
+    let floods = r.status("floods");
+    assert!(floods.stderr_tail.len() <= 200);
+    r.host.shutdown().await;
+}

@@ -10,6 +10,7 @@ use crate::store::{status, Conversation, ConversationSummary, StoredToolCall};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[allow(clippy::large_enum_variant)] // a view model, built once per item shown
 pub enum Item {
     #[serde(rename_all = "camelCase")]
     Message {

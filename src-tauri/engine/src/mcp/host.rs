@@ -25,6 +25,7 @@ use super::names;
 use super::process::{self, StderrTail};
 use super::{rest, sse};
 use crate::llm::ToolSpec;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
@@ -463,7 +464,12 @@ impl McpHost {
         let step = std::sync::Mutex::new(HANDSHAKE);
         let init = tokio::time::timeout(self.opts.start_timeout, async {
             let running = handler
-                .serve((spawned.stdout, spawned.stdin))
+                .serve(
+                    // rmcp drops lines over 16 MB (the call would then just time out); take up to
+                    // 64 MB and cut what the model sees instead
+                    AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
+                        .with_max_line_length(MAX_STDIO_MESSAGE),
+                )
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
             *step.lock().unwrap() = LISTING;
@@ -478,7 +484,7 @@ impl McpHost {
         let step = *step.lock().unwrap();
         let (running, tools) = match init {
             Ok(Ok(v)) => v,
-            Ok(Err(e)) => return self.fail_and_reap(&server, step, e).await,
+            Ok(Err(e)) => return self.fail_and_reap(&server, step, e, true).await,
             Err(_) => {
                 let e = if step == HANDSHAKE {
                     format!(
@@ -491,7 +497,8 @@ impl McpHost {
                         self.opts.start_timeout.as_secs()
                     )
                 };
-                return self.fail_and_reap(&server, step, e).await;
+                // it did not answer in time: that is the news, not how it ended after we gave up
+                return self.fail_and_reap(&server, step, e, false).await;
             }
         };
         self.running(server, running, tools, Some(spawned.exit), rx);
@@ -747,7 +754,15 @@ impl McpHost {
     }
 
     /// Marks the server failed after it has had a moment to exit, so the report has its exit status.
-    async fn fail_and_reap(&self, server: &Server, step: &'static str, error: String) {
+    /// `exit_explains`: when the process has exited, its exit is the better explanation (the
+    /// handshake broke because it died), rather than the error seen on our side.
+    async fn fail_and_reap(
+        &self,
+        server: &Server,
+        step: &'static str,
+        error: String,
+        exit_explains: bool,
+    ) {
         let (pid, rx) = {
             let st = server.state.lock().unwrap();
             (st.pid, st.exit_rx.clone())
@@ -757,7 +772,7 @@ impl McpHost {
             let _ = tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some()))
                 .await;
             let exited = rx.borrow().clone();
-            if let Some(how) = exited {
+            if let Some(how) = exited.filter(|_| exit_explains) {
                 error =
                     format!("the process {how} during start-up, before the MCP handshake finished");
             }
@@ -1003,13 +1018,8 @@ impl McpHost {
         match res {
             Ok(ServerResult::CallToolResult(result)) => {
                 let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
-                ToolOutcome {
-                    server: server_name.clone(),
-                    tool: tool.clone(),
-                    text: result_text(&raw),
-                    is_error: result.is_error.unwrap_or(false),
-                    raw: Some(raw),
-                }
+                let (text, raw) = bounded(result_text(&raw), raw);
+                ToolOutcome { server: server_name.clone(), tool: tool.clone(), text, is_error: result.is_error.unwrap_or(false), raw }
             }
             Ok(_) => err("The server asked for input or started a task, which Switchboard does not support yet.".into()),
             Err(ServiceError::Timeout { .. }) => err(format!(
@@ -1110,6 +1120,33 @@ fn cached(t: &rmcp::model::Tool) -> CachedTool {
             .and_then(|a| a.destructive_hint)
             .unwrap_or(false),
     }
+}
+
+/// The largest message read from a stdio server.
+pub const MAX_STDIO_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// Most of a result's text the model (and the store) gets; the rest is cut with a note.
+pub const MAX_RESULT_TEXT: usize = 256 * 1024;
+/// Larger raw results (images, structured content) are not kept beside the text.
+pub const MAX_RAW_RESULT: usize = 2 * 1024 * 1024;
+
+/// Keeps a huge result from flooding the model's context, the window and the database.
+fn bounded(text: String, raw: Value) -> (String, Option<Value>) {
+    let raw_len = serde_json::to_string(&raw).map(|s| s.len()).unwrap_or(0);
+    let raw = (raw_len <= MAX_RAW_RESULT).then_some(raw);
+    if text.len() <= MAX_RESULT_TEXT {
+        return (text, raw);
+    }
+    let mut end = MAX_RESULT_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let note = format!(
+        "\n\n[Switchboard cut this result: it was {} bytes; only the first {} are shown.]",
+        text.len(),
+        end
+    );
+    (format!("{}{note}", &text[..end]), raw)
 }
 
 /// The text the model reads from a result: its text blocks; other blocks described; the
