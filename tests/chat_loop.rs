@@ -770,15 +770,21 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
         |h: &McpHost| -> Vec<String> { h.tool_specs().into_iter().map(|t| t.name).collect() };
     assert_eq!(
         names(&host),
-        vec!["dynamic__grow", "dynamic__hang", "dynamic__t1"],
-        "both pages of tools/list"
+        vec![
+            "dynamic__grow",
+            "dynamic__hang",
+            "dynamic__t1",
+            "dynamic__log",
+            "dynamic__level"
+        ],
+        "all three pages of tools/list"
     );
 
     let none = CancellationToken::new();
     let grown = host
         .call_tool("dynamic__grow", Default::default(), &none)
         .await;
-    assert_eq!(grown.text, "now 4 tools");
+    assert_eq!(grown.text, "now 6 tools");
     let t = std::time::Instant::now();
     while !names(&host).contains(&"dynamic__t2".to_string()) {
         assert!(
@@ -1488,4 +1494,41 @@ async fn hostile_servers_hang_flood_or_answer_50_mb_and_the_others_keep_working(
     let floods = r.status("floods");
     assert!(floods.stderr_tail.len() <= 200);
     r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_servers_log_level_is_set_and_its_log_messages_are_kept() {
+    let mut config = McpConfig::default();
+    let mut dynamic = python("dynamic_server.py");
+    dynamic.log_level = Some("debug".into());
+    config.servers.insert("dynamic".into(), dynamic);
+    let host = McpHost::new(HostOptions::new(support::switchboard_bin()));
+    host.start_all(&config).await;
+    let none = CancellationToken::new();
+    let t = std::time::Instant::now();
+    // logging/setLevel is sent right after start
+    while host
+        .call_tool("dynamic__level", Default::default(), &none)
+        .await
+        .text
+        != "debug"
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the level was not set"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        host.call_tool("dynamic__log", Default::default(), &none)
+            .await
+            .text,
+        "logged"
+    );
+    let log = host.servers()[0].stderr_tail.clone();
+    assert!(
+        log.contains(&"[warning] dyn: disk almost full".to_string()),
+        "{log:?}"
+    );
+    host.shutdown().await;
 }

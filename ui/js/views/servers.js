@@ -73,7 +73,7 @@ export class ServersView {
         el('pre', { class: 'code' }, (this.config.path ?? '').split(':').join('\n'))) : null,
       s.stderrTail.length
         ? el('details', { class: 'server-log', open: s.status === 'failed' },
-          el('summary', {}, `Log (last ${s.stderrTail.length} lines of stderr)`),
+          el('summary', {}, `Log (last ${s.stderrTail.length} lines: stderr and the server's log messages)`),
           el('pre', { class: 'code stderr' }, s.stderrTail.join('\n')))
         : null,
       s.tools.length
@@ -95,6 +95,7 @@ export class ServersView {
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
     $('#srv-transport', this.form).value = !cfg ? 'stdio' : ['sse', 'rest'].includes(cfg.type) ? cfg.type : isHttp(cfg) ? 'http' : 'stdio';
     $('#srv-url', this.form).value = cfg?.url ?? '';
+    $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
     $('#srv-headers', this.form).value = Object.entries(cfg?.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
     this.showTransport();
     this.clearErrors();
@@ -135,6 +136,7 @@ export class ServersView {
       env[line.slice(0, i).trim()] = line.slice(i + 1);
     }
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
+    const logLevel = $('#srv-log-level', this.form).value || null;
     let server;
     const transport = $('#srv-transport', this.form).value;
     if (transport !== 'stdio') {
@@ -144,7 +146,7 @@ export class ServersView {
         if (i < 1) { this.showError('headers', `“${line}” is not Name: value.`); return; }
         headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
       }
-      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, disabled };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, disabled };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       server = {
@@ -152,6 +154,7 @@ export class ServersView {
         args: $('#srv-args', this.form).value.split('\n').map((a) => a.trim()).filter(Boolean),
         env,
         cwd: cwd || null,
+        logLevel,
         disabled,
       };
     }

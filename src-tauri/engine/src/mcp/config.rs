@@ -35,6 +35,9 @@ pub struct ServerConfig {
     /// Extra HTTP headers (e.g. Authorization), for HTTP servers.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// The `logging/setLevel` sent after start (debug, info, notice, warning, error, …).
+    #[serde(rename = "logLevel", default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
 }
@@ -61,6 +64,7 @@ impl ServerConfig {
             cwd: None,
             url: None,
             headers: BTreeMap::new(),
+            log_level: None,
             disabled: false,
         }
     }
@@ -147,6 +151,27 @@ pub fn validate_server<'a>(
             return field(
                 "transport",
                 format!("\"{t}\" servers are not supported: use stdio, http, sse or rest."),
+            );
+        }
+    }
+    const LEVELS: [&str; 8] = [
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    if let Some(l) = &cfg.log_level {
+        if !LEVELS.contains(&l.as_str()) {
+            return field(
+                "logLevel",
+                format!(
+                    "\"{l}\" is not a log level: use one of {}.",
+                    LEVELS.join(", ")
+                ),
             );
         }
     }

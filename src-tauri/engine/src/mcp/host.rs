@@ -1,3 +1,7 @@
+// MCP logging (logging/setLevel, notifications/message) is deprecated by 2026-07-28 (SEP-2577),
+// but it is what every 2025-11-25 server speaks, so the host still supports it.
+#![allow(deprecated)]
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -9,7 +13,8 @@ use rmcp::model::{
 };
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, FormElicitationCapability, UrlElicitationCapability,
+    ElicitationAction, ElicitationCapability, FormElicitationCapability, LoggingLevel,
+    LoggingMessageNotificationParam, SetLevelRequestParams, UrlElicitationCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
@@ -158,7 +163,8 @@ struct State {
     restarts: u32,
     running_since: Option<Instant>,
     exit: Option<String>,
-    stderr: Option<StderrTail>,
+    /// Its stderr and its `notifications/message`, newest last, bounded.
+    log: StderrTail,
     pid: Option<u32>,
     exit_rx: Option<watch::Receiver<Option<String>>>,
     peer: Option<Peer<RoleClient>>,
@@ -189,6 +195,7 @@ pub struct McpHost {
 /// Receives the server's notifications.
 struct Handler {
     server: String,
+    log: StderrTail,
     tools_changed: mpsc::UnboundedSender<()>,
     progress: ProgressRoutes,
     asks: AskRoute,
@@ -262,6 +269,23 @@ impl ClientHandler for Handler {
                 message: params.message,
             }));
         }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let data = match &params.data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let logger = params.logger.map(|l| format!("{l}: ")).unwrap_or_default();
+        self.log.push(format!("[{level}] {logger}{data}"));
     }
 
     async fn create_elicitation(
@@ -349,6 +373,7 @@ impl McpHost {
         let st = server.state.lock().unwrap();
         Handler {
             server: server.name.clone(),
+            log: st.log.clone(),
             tools_changed,
             progress: st.progress.clone(),
             asks: st.asks.clone(),
@@ -441,7 +466,8 @@ impl McpHost {
                 }
             };
         server.state.lock().unwrap().resolved = Some(program.clone());
-        let spawned = match process::spawn(&server.config, program.clone(), path.as_deref()) {
+        let log = server.state.lock().unwrap().log.clone();
+        let spawned = match process::spawn(&server.config, program.clone(), path.as_deref(), log) {
             Ok(s) => s,
             Err(e) => {
                 return self.fail(
@@ -455,7 +481,6 @@ impl McpHost {
             let mut st = server.state.lock().unwrap();
             st.pid = spawned.pid;
             st.exit_rx = Some(spawned.exit.clone());
-            st.stderr = Some(spawned.stderr.clone());
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = self.handler(&server, tx);
@@ -538,6 +563,24 @@ impl McpHost {
         self.rebuild_names();
         self.notify();
         tracing::info!(server = %server.name, "MCP server running");
+        if let Some(level) = server.config.log_level.clone() {
+            let peer = peer.clone();
+            let log = server.state.lock().unwrap().log.clone();
+            tokio::spawn(async move {
+                match serde_json::from_value::<LoggingLevel>(Value::String(level.clone())) {
+                    Ok(l) => {
+                        if let Err(e) = peer.set_level(SetLevelRequestParams::new(l)).await {
+                            log.push(format!(
+                                "[switchboard] logging/setLevel {level} failed: {e}"
+                            ));
+                        }
+                    }
+                    Err(_) => {
+                        log.push(format!("[switchboard] \"{level}\" is not an MCP log level"))
+                    }
+                }
+            });
+        }
         tokio::spawn(self.clone().monitor(server, peer, exit, tools_changed));
     }
 
@@ -843,8 +886,7 @@ impl McpHost {
                     failed_step: st.failed_step.map(String::from),
                     restarts: st.restarts,
                     exit: st.exit.clone(),
-                    stderr_tail: st
-                        .stderr
+                    stderr_tail: Some(&st.log)
                         .as_ref()
                         .map(|t| t.last(REPORT_STDERR_LINES))
                         .unwrap_or_default(),
@@ -1091,7 +1133,7 @@ impl Server {
                 restarts: 0,
                 running_since: None,
                 exit: None,
-                stderr: None,
+                log: StderrTail::default(),
                 pid: None,
                 exit_rx: None,
                 peer: None,

@@ -21,7 +21,7 @@ const STDERR_LINE_MAX: usize = 2000;
 pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
-    fn push(&self, line: String) {
+    pub fn push(&self, line: String) {
         let mut q = self.0.lock().unwrap();
         if q.len() == STDERR_LINES {
             q.pop_front();
@@ -49,7 +49,6 @@ pub struct Spawned {
     pub pid: Option<u32>,
     /// Becomes `Some(description)` once the process has exited.
     pub exit: watch::Receiver<Option<String>>,
-    pub stderr: StderrTail,
 }
 
 /// Finds the program: the built-in command means this binary; a bare name is looked up on PATH.
@@ -156,6 +155,7 @@ pub fn spawn(
     cfg: &ServerConfig,
     program: PathBuf,
     path_var: Option<&str>,
+    log: StderrTail,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(&program);
     if let Some(p) = path_var {
@@ -189,7 +189,7 @@ pub fn spawn(
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
-    let tail = StderrTail::default();
+    let tail = log;
     {
         let tail = tail.clone();
         tokio::spawn(async move {
@@ -212,7 +212,6 @@ pub fn spawn(
         stdout,
         pid,
         exit: rx,
-        stderr: tail,
     })
 }
 
