@@ -939,7 +939,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         .unwrap();
     assert_eq!(
         names,
-        json!(["calculator-imported", "dyn"]),
+        json!(["dyn", "calculator-imported"]),
         "the conflicting name gets a free one"
     );
     c.find(Locator::Css("#import-go"))
