@@ -1022,9 +1022,14 @@ impl McpHost {
         };
         let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
         let started = Instant::now();
-        let options = PeerRequestOptions::with_timeout(self.opts.call_timeout)
-            .reset_timeout_on_progress()
-            .with_max_total_timeout(self.opts.call_timeout * 30);
+        // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
+        let options = if events.is_some() {
+            PeerRequestOptions::with_timeout(self.opts.call_timeout)
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(self.opts.call_timeout * 30)
+        } else {
+            PeerRequestOptions::with_timeout(self.opts.call_timeout)
+        };
         let handle = match peer
             .send_request_with_option(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
@@ -1174,7 +1179,7 @@ pub const MAX_RAW_RESULT: usize = 2 * 1024 * 1024;
 
 /// Keeps a huge result from flooding the model's context, the window and the database.
 fn bounded(text: String, raw: Value) -> (String, Option<Value>) {
-    let raw_len = serde_json::to_string(&raw).map(|s| s.len()).unwrap_or(0);
+    let raw_len = approx_size(&raw);
     let raw = (raw_len <= MAX_RAW_RESULT).then_some(raw);
     if text.len() <= MAX_RESULT_TEXT {
         return (text, raw);
@@ -1189,6 +1194,17 @@ fn bounded(text: String, raw: Value) -> (String, Option<Value>) {
         end
     );
     (format!("{}{note}", &text[..end]), raw)
+}
+
+/// About how many bytes `v` takes as JSON (strings and keys counted, punctuation not): enough to
+/// tell a 2 MB result from a small one without serializing it.
+fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(approx_size).sum(),
+        Value::Object(o) => o.iter().map(|(k, v)| k.len() + approx_size(v)).sum(),
+        _ => 8,
+    }
 }
 
 /// The text the model reads from a result: its text blocks; other blocks described; the
