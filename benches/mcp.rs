@@ -2,6 +2,7 @@
 //! - `tools_call`: one `tools/call` round trip through the host (routing, timeout, progress
 //!   routes, result shaping) versus a bare rmcp client on the same server process kind.
 //! - `start`: time for 1 and for 20 servers to be ready (they start in parallel).
+//!
 //! The server is the built-in calculator (`switchboard mcp-server calculator`).
 
 use std::sync::Arc;
