@@ -61,6 +61,10 @@ impl AppState {
     pub async fn start_servers(&self) {
         let config = self.mcp_config();
         self.runtime.use_login_shell_path().await;
+        self.runtime
+            .host
+            .set_roots(switchboard_engine::roots(&self.settings()))
+            .await;
         self.runtime.host.start_all(&config).await;
     }
 
@@ -86,10 +90,15 @@ impl AppState {
         store.set("maxIterations", json!(settings.max_iterations));
         store.set("toolTimeoutSecs", json!(settings.tool_timeout_secs));
         store.set("toolPolicies", json!(settings.tool_policies));
+        store.set("roots", json!(settings.roots));
         store
             .save()
             .map_err(|e| format!("could not save the settings: {e}"))?;
+        let roots = switchboard_engine::roots(&settings);
         *self.settings.write().unwrap() = settings;
+        // running servers hear about changed roots (roots/list_changed)
+        let host = self.runtime.host.clone();
+        tauri::async_runtime::spawn(async move { host.set_roots(roots).await });
         Ok(())
     }
 

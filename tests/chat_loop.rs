@@ -1532,3 +1532,50 @@ async fn a_servers_log_level_is_set_and_its_log_messages_are_kept() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn roots_are_offered_and_a_change_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("alpha"), dir.path().join("beta dir"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let mut config = McpConfig::default();
+    config.servers.insert("everything".into(), everything());
+    let host = McpHost::new(HostOptions::new(support::switchboard_bin()));
+    host.set_roots(vec![a.clone()]).await;
+    host.start_all(&config).await;
+    let none = CancellationToken::new();
+    // server-everything offers get-roots-list only to clients that declare roots, and asks for them
+    let t = std::time::Instant::now();
+    let listed = loop {
+        let out = host
+            .call_tool("everything__get-roots-list", Default::default(), &none)
+            .await;
+        if out.text.contains("alpha") || t.elapsed() > Duration::from_secs(5) {
+            break out;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        listed.text.contains(&format!("file://{}", a.display())),
+        "{}",
+        listed.text
+    );
+    host.set_roots(vec![a.clone(), b.clone()]).await;
+    let t = std::time::Instant::now();
+    loop {
+        let out = host
+            .call_tool("everything__get-roots-list", Default::default(), &none)
+            .await;
+        if out.text.contains("beta%20dir") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "roots/list_changed was not acted on: {}",
+            out.text
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    host.shutdown().await;
+}

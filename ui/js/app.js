@@ -197,6 +197,8 @@ async function openSettings() {
     `Switchboard ${state.info?.version ?? ''} · data in ${state.info?.dataDir ?? ''} · MCP servers in ${state.info?.mcpConfigFile ?? ''}`);
 }
 
+/** Above this many tools, small models tend to get lost. */
+const TOOL_WARNING = 30;
 let serversTimer = null;
 let lastServersSnapshot = '';
 async function refreshServers() {
@@ -204,6 +206,11 @@ async function refreshServers() {
     state.servers = await ipc.mcpServers();
   } catch { return; }
   const { text, level } = summarize(state.servers);
+  const tools = runningServers().reduce((n, s) => n + s.tools.length, 0);
+  const warn = $('#tools-warning');
+  warn.hidden = tools <= TOOL_WARNING;
+  warn.textContent = `⚠ ${tools} tools offered`;
+  warn.title = `Every tool's description goes to the model with each message. Over ${TOOL_WARNING} tools, small local models often pick the wrong one or none: disable servers you do not need.`;
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
   // re-render only on a change, so an open log or an armed Delete survives the polling

@@ -32,6 +32,13 @@ pub struct Runtime {
         Arc<std::sync::Mutex<std::collections::HashMap<i64, tokio_util::sync::CancellationToken>>>,
 }
 
+/// The roots offered to MCP servers: the files sandbox, then the folders the user chose.
+pub fn roots(settings: &Settings) -> Vec<PathBuf> {
+    let mut out = vec![paths::data_dir().join("files")];
+    out.extend(settings.roots.iter().map(PathBuf::from));
+    out
+}
+
 impl Runtime {
     /// Opens the store and reads the settings and MCP config (creating the defaults on first
     /// run). Servers are not started yet: see [`Runtime::start_servers`].
@@ -59,6 +66,7 @@ impl Runtime {
 
     pub async fn start_servers(&self) {
         self.use_login_shell_path().await;
+        self.host.set_roots(roots(&self.settings)).await;
         self.host.start_all(&self.mcp_config).await;
     }
 

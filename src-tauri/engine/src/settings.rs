@@ -21,6 +21,8 @@ pub struct Settings {
     pub tool_timeout_secs: u64,
     /// Standing approval policies by exposed tool name (`server__tool`).
     pub tool_policies: BTreeMap<String, Policy>,
+    /// Folders offered to MCP servers as roots, besides the files sandbox.
+    pub roots: Vec<String>,
 }
 
 impl Default for Settings {
@@ -31,6 +33,7 @@ impl Default for Settings {
             max_iterations: 5,
             tool_timeout_secs: 60,
             tool_policies: BTreeMap::new(),
+            roots: Vec::new(),
         }
     }
 }
@@ -57,6 +60,13 @@ impl Settings {
         }
         if !MAX_ITERATIONS_RANGE.contains(&(self.max_iterations as u64)) {
             return Err("Max tool rounds must be between 1 and 100".into());
+        }
+        for r in &self.roots {
+            if !Path::new(r).is_absolute() || !Path::new(r).is_dir() {
+                return Err(format!(
+                    "{r} is not an existing folder (give its absolute path)"
+                ));
+            }
         }
         if !TOOL_TIMEOUT_RANGE.contains(&self.tool_timeout_secs) {
             return Err("The tool timeout must be between 1 and 3600 seconds".into());
@@ -112,6 +122,13 @@ impl Settings {
             .filter(|n| TOOL_TIMEOUT_RANGE.contains(n))
         {
             s.tool_timeout_secs = n;
+        }
+        if let Some(r) = v.get("roots").and_then(|x| x.as_array()) {
+            s.roots = r
+                .iter()
+                .filter_map(|x| x.as_str())
+                .map(String::from)
+                .collect();
         }
         if let Some(p) = v.get("toolPolicies").and_then(|x| x.as_object()) {
             s.tool_policies = p

@@ -11,6 +11,7 @@ export class SettingsView {
       const url = $('#set-llm-url', dialog).value.trim();
       const max = Number($('#set-max-iterations', dialog).value);
       const model = $('#set-model', dialog).value || null;
+      const roots = $('#set-roots', dialog).value.split('\n').map((r) => r.trim()).filter(Boolean);
       const err = $('#settings-error', dialog);
       err.textContent = '';
       if (url && !/^https?:\/\/\S+$/.test(url)) {
@@ -22,7 +23,7 @@ export class SettingsView {
         return;
       }
       try {
-        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max });
+        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, roots });
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -36,6 +37,7 @@ export class SettingsView {
     $('#set-llm-url-hint', this.dialog).textContent =
       `In effect: ${settings.effectiveLlmUrl}. Leave empty to use OLLAMA_HOST or the default.`;
     $('#set-max-iterations', this.dialog).value = settings.maxIterations;
+    $('#set-roots', this.dialog).value = (settings.roots ?? []).join('\n');
     const sel = $('#set-model', this.dialog);
     const names = models.map((m) => m.name);
     if (settings.model && !names.includes(settings.model)) names.unshift(settings.model);

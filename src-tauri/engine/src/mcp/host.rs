@@ -13,8 +13,9 @@ use rmcp::model::{
 };
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, FormElicitationCapability, LoggingLevel,
-    LoggingMessageNotificationParam, SetLevelRequestParams, UrlElicitationCapability,
+    ElicitationAction, ElicitationCapability, FormElicitationCapability, ListRootsResult,
+    LoggingLevel, LoggingMessageNotificationParam, Root, RootsCapabilities, SetLevelRequestParams,
+    UrlElicitationCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
@@ -190,12 +191,15 @@ pub struct McpHost {
     names: RwLock<BTreeMap<String, (String, String)>>,
     changed: broadcast::Sender<()>,
     asks: Arc<PendingAsks>,
+    /// Folders servers may work in (`roots/list`).
+    roots: Arc<RwLock<Vec<PathBuf>>>,
 }
 
 /// Receives the server's notifications.
 struct Handler {
     server: String,
     log: StderrTail,
+    roots: Arc<RwLock<Vec<PathBuf>>>,
     tools_changed: mpsc::UnboundedSender<()>,
     progress: ProgressRoutes,
     asks: AskRoute,
@@ -271,6 +275,23 @@ impl ClientHandler for Handler {
         }
     }
 
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, McpError> {
+        let roots = self.roots.read().unwrap().clone();
+        Ok(ListRootsResult::new(
+            roots
+                .iter()
+                .map(|p| {
+                    let mut r = Root::new(file_uri(p));
+                    r.name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    r
+                })
+                .collect(),
+        ))
+    }
+
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
@@ -340,6 +361,9 @@ impl ClientHandler for Handler {
         elicitation.form = Some(FormElicitationCapability::new());
         elicitation.url = Some(UrlElicitationCapability::default());
         capabilities.elicitation = Some(elicitation);
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        capabilities.roots = Some(roots);
         ClientConfig::new(
             capabilities,
             Implementation::new("switchboard", env!("CARGO_PKG_VERSION")),
@@ -357,6 +381,7 @@ impl McpHost {
             names: RwLock::new(BTreeMap::new()),
             changed: broadcast::channel(64).0,
             asks: Default::default(),
+            roots: Default::default(),
         })
     }
 
@@ -374,11 +399,40 @@ impl McpHost {
         Handler {
             server: server.name.clone(),
             log: st.log.clone(),
+            roots: self.roots.clone(),
             tools_changed,
             progress: st.progress.clone(),
             asks: st.asks.clone(),
             pending: self.asks.clone(),
         }
+    }
+
+    /// Sets the folders offered to servers as roots; running servers get
+    /// `notifications/roots/list_changed` when they differ from before.
+    pub async fn set_roots(&self, roots: Vec<PathBuf>) {
+        {
+            let mut current = self.roots.write().unwrap();
+            if *current == roots {
+                return;
+            }
+            *current = roots;
+        }
+        let peers: Vec<Peer<RoleClient>> = self
+            .servers
+            .read()
+            .unwrap()
+            .values()
+            .filter_map(|s| s.state.lock().unwrap().peer.clone())
+            .collect();
+        for p in peers {
+            if let Err(e) = p.notify_roots_list_changed().await {
+                tracing::warn!("could not send roots/list_changed: {e}");
+            }
+        }
+    }
+
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.roots.read().unwrap().clone()
     }
 
     /// Answers an elicitation the user was shown. False when it is no longer waiting.
@@ -1194,6 +1248,19 @@ fn bounded(text: String, raw: Value) -> (String, Option<Value>) {
         end
     );
     (format!("{}{note}", &text[..end]), raw)
+}
+
+/// `file://` URI of an absolute path (percent-encoding what a URI cannot hold as is).
+pub fn file_uri(p: &std::path::Path) -> String {
+    let mut out = String::from("file://");
+    for b in p.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// About how many bytes `v` takes as JSON (strings and keys counted, punctuation not): enough to
