@@ -174,6 +174,36 @@ async fn screenshot(c: &Client, name: &str) {
     std::fs::write(dir.join(name), png).unwrap();
 }
 
+/// A fresh app home with these settings and server-everything as its only MCP server; the app
+/// launched and its server running.
+async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "everything".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "node",
+            &[support::everything_server().to_str().unwrap(), "stdio"],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
+    )
+    .await;
+    (home, driver, c)
+}
+
 /// The MCP server processes of the running app, asked through its own IPC.
 async fn server_pids(c: &Client) -> Vec<u32> {
     let v = c
@@ -1005,36 +1035,10 @@ async fn images_resource_links_and_structured_content_show_on_the_card() {
                 .reply()
         }
     });
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
     let allow = json!({"everything__get-tiny-image": "allow", "everything__get-structured-content": "allow",
         "everything__get-resource-links": "allow"});
-    std::fs::write(
-        config_dir.join("settings.json"),
-        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
-    )
-    .unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "everything".into(),
-        switchboard_engine::mcp::ServerConfig::new(
-            "node",
-            &[support::everything_server().to_str().unwrap(), "stdio"],
-        ),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
-    let driver = Driver::start(home.path());
-    let c = driver.session().await;
-    wait_css(&c, "body[data-ready='true']").await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
-    )
-    .await;
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
     send(&c, "show me things").await;
     wait_until(
         &c,
@@ -1187,35 +1191,9 @@ async fn a_long_tool_call_shows_progress_and_its_stop_button_cancels_it() {
                 .reply()
         }
     });
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
     let allow = json!({"everything__trigger-long-running-operation": "allow"});
-    std::fs::write(
-        config_dir.join("settings.json"),
-        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
-    )
-    .unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "everything".into(),
-        switchboard_engine::mcp::ServerConfig::new(
-            "node",
-            &[support::everything_server().to_str().unwrap(), "stdio"],
-        ),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
-    let driver = Driver::start(home.path());
-    let c = driver.session().await;
-    wait_css(&c, "body[data-ready='true']").await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
-    )
-    .await;
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
     send(&c, "run the long thing").await;
     wait_until(
         &c,
@@ -1265,35 +1243,9 @@ async fn a_server_asks_for_input_with_a_form_built_from_its_schema() {
                 .reply()
         }
     });
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
     let allow = json!({"everything__trigger-elicitation-request": "allow"});
-    std::fs::write(
-        config_dir.join("settings.json"),
-        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
-    )
-    .unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "everything".into(),
-        switchboard_engine::mcp::ServerConfig::new(
-            "node",
-            &[support::everything_server().to_str().unwrap(), "stdio"],
-        ),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
-    let driver = Driver::start(home.path());
-    let c = driver.session().await;
-    wait_css(&c, "body[data-ready='true']").await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
-    )
-    .await;
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
     send(&c, "ask me things").await;
     wait_css(&c, ".tool-card .elicitation").await;
     // the form follows the schema: types, defaults, choices

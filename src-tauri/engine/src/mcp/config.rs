@@ -42,6 +42,21 @@ pub struct ServerConfig {
     pub disabled: bool,
 }
 
+/// The configured HTTP headers as a header map (for the HTTP, SSE and REST transports).
+pub fn header_map(headers: &BTreeMap<String, String>) -> Result<http::HeaderMap, String> {
+    let mut map = http::HeaderMap::new();
+    for (k, v) in headers {
+        let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(k.as_bytes()),
+            http::HeaderValue::from_str(v),
+        ) else {
+            return Err(format!("the header {k} is not valid"));
+        };
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
 /// How Switchboard talks to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -643,24 +643,11 @@ impl McpHost {
     async fn start_http(self: Arc<Self>, server: Arc<Server>) {
         let url = server.config.url.clone().unwrap_or_default();
         server.state.lock().unwrap().resolved = Some(PathBuf::from(&url));
-        let mut headers = std::collections::HashMap::new();
-        for (k, v) in &server.config.headers {
-            match (
-                http::HeaderName::from_bytes(k.as_bytes()),
-                http::HeaderValue::from_str(v),
-            ) {
-                (Ok(k), Ok(v)) => {
-                    headers.insert(k, v);
-                }
-                _ => {
-                    return self.fail(
-                        &server,
-                        "connecting",
-                        format!("the header {k} is not valid"),
-                    )
-                }
-            }
-        }
+        let headers: HashMap<http::HeaderName, http::HeaderValue> =
+            match super::config::header_map(&server.config.headers) {
+                Ok(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                Err(e) => return self.fail(&server, "connecting", e),
+            };
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = self.handler(&server, tx);
         const HANDSHAKE: &str = "the MCP handshake (initialize)";

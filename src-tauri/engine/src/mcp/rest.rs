@@ -30,16 +30,7 @@ pub struct RestTransport {
 
 impl RestTransport {
     pub fn new(base: &str, headers: &BTreeMap<String, String>) -> Result<Self, RestError> {
-        let mut hm = reqwest::header::HeaderMap::new();
-        for (k, v) in headers {
-            let (Ok(k), Ok(v)) = (
-                reqwest::header::HeaderName::from_bytes(k.as_bytes()),
-                reqwest::header::HeaderValue::from_str(v),
-            ) else {
-                return Err(RestError(format!("the header {k} is not valid")));
-            };
-            hm.insert(k, v);
-        }
+        let hm = super::config::header_map(headers).map_err(RestError)?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()

@@ -100,16 +100,7 @@ impl LegacySseTransport {
     ) -> Result<Self, SseError> {
         let base = reqwest::Url::parse(url)
             .map_err(|e| SseError::Protocol(format!("\"{url}\" is not a URL: {e}")))?;
-        let mut hm = reqwest::header::HeaderMap::new();
-        for (k, v) in headers {
-            let (Ok(k), Ok(v)) = (
-                reqwest::header::HeaderName::from_bytes(k.as_bytes()),
-                reqwest::header::HeaderValue::from_str(v),
-            ) else {
-                return Err(SseError::Protocol(format!("the header {k} is not valid")));
-            };
-            hm.insert(k, v);
-        }
+        let hm = super::config::header_map(headers).map_err(SseError::Protocol)?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
