@@ -538,8 +538,6 @@ impl McpHost {
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = self.handler(&server, tx);
-        const HANDSHAKE: &str = "the MCP handshake (initialize)";
-        const LISTING: &str = "listing tools (tools/list)";
         let step = std::sync::Mutex::new(HANDSHAKE);
         let init = tokio::time::timeout(self.opts.start_timeout, async {
             let running = handler
@@ -551,13 +549,7 @@ impl McpHost {
                 )
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            *step.lock().unwrap() = LISTING;
-            let tools = running
-                .peer()
-                .list_all_tools()
-                .await
-                .map_err(|e| format!("tools/list failed: {e}"))?;
-            Ok::<_, String>((running, tools))
+            with_tools(running, &step).await
         })
         .await;
         let step = *step.lock().unwrap();
@@ -650,7 +642,6 @@ impl McpHost {
             };
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = self.handler(&server, tx);
-        const HANDSHAKE: &str = "the MCP handshake (initialize)";
         let step = std::sync::Mutex::new(HANDSHAKE);
         let legacy = server.config.transport() == Transport::Sse;
         let init = tokio::time::timeout(self.opts.start_timeout, async {
@@ -689,13 +680,7 @@ impl McpHost {
                     .await
                     .map_err(|e| handshake(e.to_string()))?
             };
-            *step.lock().unwrap() = "listing tools (tools/list)";
-            let tools = running
-                .peer()
-                .list_all_tools()
-                .await
-                .map_err(|e| format!("tools/list failed: {e}"))?;
-            Ok::<_, String>((running, tools))
+            with_tools(running, &step).await
         })
         .await;
         let step = *step.lock().unwrap();
@@ -1134,6 +1119,23 @@ impl McpHost {
         futures::future::join_all(servers.iter().map(|s| stop_server(s))).await;
         self.notify();
     }
+}
+
+const HANDSHAKE: &str = "the MCP handshake (initialize)";
+const LISTING: &str = "listing tools (tools/list)";
+
+/// After the handshake, on every transport: list all the server's tools (every page).
+async fn with_tools(
+    running: RunningService<RoleClient, Handler>,
+    step: &std::sync::Mutex<&'static str>,
+) -> Result<(RunningService<RoleClient, Handler>, Vec<rmcp::model::Tool>), String> {
+    *step.lock().unwrap() = LISTING;
+    let tools = running
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    Ok((running, tools))
 }
 
 /// Ends a server's session and its whole process group; marks it stopped.
