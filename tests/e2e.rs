@@ -512,6 +512,18 @@ async fn escape_stops_a_streaming_reply_and_keeps_the_partial_text() {
     let driver = Driver::start(home.path());
     let c = driver.session().await;
     wait_css(&c, "body[data-ready='true']").await;
+    // Shift+Enter is a new line, not a send
+    let input = wait_css(&c, "#input").await;
+    // (modifiers are released at the end of each send)
+    input.send_keys("line one\u{E008}\u{E007}").await.unwrap();
+    input.send_keys("line two").await.unwrap();
+    let typed = c
+        .execute("return document.querySelector('#input').value;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(typed, json!("line one\nline two"));
+    assert_eq!(fake.chat_requests().len(), 0, "nothing was sent");
+    input.clear().await.unwrap();
     send(&c, "tell me a long story").await;
     wait_until(
         &c,
