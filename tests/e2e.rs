@@ -174,15 +174,21 @@ async fn screenshot(c: &Client, name: &str) {
     std::fs::write(dir.join(name), png).unwrap();
 }
 
-/// A fresh app home with these settings and server-everything as its only MCP server; the app
-/// launched and its server running.
-async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {
+/// A fresh home for the app (XDG folders under a temp dir) and its config folder, created.
+fn app_home() -> (tempfile::TempDir, PathBuf) {
     let home = tempfile::tempdir().unwrap();
     let config_dir = home
         .path()
         .join("config")
         .join(switchboard_engine::paths::APP_IDENTIFIER);
     std::fs::create_dir_all(&config_dir).unwrap();
+    (home, config_dir)
+}
+
+/// A fresh app home with these settings and server-everything as its only MCP server; the app
+/// launched and its server running.
+async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {
+    let (home, config_dir) = app_home();
     std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
     let mut cfg = switchboard_engine::mcp::McpConfig::default();
     cfg.servers.insert(
@@ -259,12 +265,7 @@ async fn wait_until(c: &Client, js_condition: &str) {
 async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     let fake = FakeOllama::start().await;
     script(&fake);
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
+    let (home, config_dir) = app_home();
     std::fs::write(
         config_dir.join("settings.json"),
         serde_json::to_string(&json!({"llmUrl": fake.url, "model": fake_ollama::MODEL})).unwrap(),
@@ -498,12 +499,7 @@ async fn escape_stops_a_streaming_reply_and_keeps_the_partial_text() {
     let mut reply = slow.done().reply();
     reply.pause = Duration::from_millis(100);
     fake.push(reply);
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
+    let (home, config_dir) = app_home();
     std::fs::write(
         config_dir.join("settings.json"),
         json!({"llmUrl": fake.url}).to_string(),
@@ -552,12 +548,7 @@ async fn escape_stops_a_streaming_reply_and_keeps_the_partial_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
+    let (home, config_dir) = app_home();
     let mut cfg = switchboard_engine::mcp::McpConfig::default_builtin();
     cfg.servers.insert(
         "crashy".into(),
@@ -628,12 +619,7 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
                 .reply()
         }
     });
-    let home = tempfile::tempdir().unwrap();
-    let config_dir = home
-        .path()
-        .join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER);
-    std::fs::create_dir_all(&config_dir).unwrap();
+    let (home, config_dir) = app_home();
     std::fs::write(
         config_dir.join("settings.json"),
         json!({"llmUrl": fake.url}).to_string(),

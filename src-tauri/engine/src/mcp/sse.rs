@@ -83,6 +83,26 @@ impl EventParser {
     }
 }
 
+/// The response when its status is a success; otherwise the status and the start of the body.
+async fn success(resp: reqwest::Response, url: &str) -> Result<reqwest::Response, SseError> {
+    if resp.status().is_success() {
+        return Ok(resp);
+    }
+    let status = resp.status().as_u16();
+    let body = resp
+        .text()
+        .await
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect();
+    Err(SseError::Status {
+        url: url.into(),
+        status,
+        body,
+    })
+}
+
 pub struct LegacySseTransport {
     http: reqwest::Client,
     endpoint: reqwest::Url,
@@ -115,21 +135,7 @@ impl LegacySseTransport {
                 url: url.into(),
                 detail: e.to_string(),
             })?;
-        if !resp.status().is_success() {
-            let status = resp.status().as_u16();
-            let body = resp
-                .text()
-                .await
-                .unwrap_or_default()
-                .chars()
-                .take(200)
-                .collect();
-            return Err(SseError::Status {
-                url: url.into(),
-                status,
-                body,
-            });
-        }
+        let resp = success(resp, url).await?;
         let (endpoint_tx, endpoint_rx) = oneshot::channel::<String>();
         let (tx, incoming) = mpsc::channel(256);
         let reader = tokio::spawn(async move {
@@ -212,22 +218,7 @@ impl Transport<RoleClient> for LegacySseTransport {
                     url: endpoint.to_string(),
                     detail: e.to_string(),
                 })?;
-            if !resp.status().is_success() {
-                let status = resp.status().as_u16();
-                let body = resp
-                    .text()
-                    .await
-                    .unwrap_or_default()
-                    .chars()
-                    .take(200)
-                    .collect();
-                return Err(SseError::Status {
-                    url: endpoint.to_string(),
-                    status,
-                    body,
-                });
-            }
-            Ok(())
+            success(resp, endpoint.as_str()).await.map(drop)
         }
     }
 
