@@ -23,6 +23,7 @@ fn main() {
         "import_mcp_servers",
         "export_mcp_config",
         "render_markdown",
+        "resolve_sampling",
     ];
     let attrs = tauri_build::Attributes::new()
         .capabilities_path_pattern("src-tauri/capabilities/**/*")

@@ -61,6 +61,7 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::app::render_markdown,
+            commands::chat::resolve_sampling,
             commands::settings::get_settings,
             commands::settings::save_settings,
             commands::settings::list_models,

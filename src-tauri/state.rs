@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use async_trait::async_trait;
 use serde_json::json;
 use switchboard_engine::chat::approval::{Action, ApprovalRequest, Approver, Decision, Policy};
-use switchboard_engine::mcp::McpConfig;
+use switchboard_engine::mcp::{McpConfig, SamplingRequest};
 use switchboard_engine::{paths, ChatEngine, Runtime, Settings};
 use tauri::{AppHandle, Manager};
 use tauri_plugin_store::StoreExt;
@@ -21,6 +21,8 @@ pub struct AppState {
     pub turns: Mutex<HashMap<String, CancellationToken>>,
     /// Tool calls waiting for the user, by tool-call id: the tool's exposed name and the answer slot.
     pub approvals: Mutex<HashMap<i64, (String, oneshot::Sender<Decision>)>>,
+    /// Servers' sampling requests waiting for the user, by request id.
+    pub sampling: Mutex<HashMap<u64, oneshot::Sender<bool>>>,
     /// The MCP server config as last saved (or read at start).
     mcp_config: Mutex<McpConfig>,
 }
@@ -36,6 +38,7 @@ impl AppState {
             settings,
             turns: Mutex::new(HashMap::new()),
             approvals: Mutex::new(HashMap::new()),
+            sampling: Mutex::new(HashMap::new()),
             mcp_config,
         })
     }
@@ -141,5 +144,17 @@ impl Approver for WindowApprover {
             }
         }
         decision
+    }
+
+    async fn decide_sampling(&self, request: &SamplingRequest, cancel: &CancellationToken) -> bool {
+        let state = self.app.state::<AppState>();
+        let (tx, rx) = oneshot::channel();
+        state.sampling.lock().unwrap().insert(request.id, tx);
+        let approved = tokio::select! {
+            d = rx => d.unwrap_or(false),
+            _ = cancel.cancelled() => false,
+        };
+        state.sampling.lock().unwrap().remove(&request.id);
+        approved
     }
 }

@@ -12,7 +12,9 @@ use switchboard_engine::chat::approval::{
     Action, AllowAll, ApprovalRequest, Approver, Decision, Policy,
 };
 use switchboard_engine::llm::OllamaClient;
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig, ServerStatus};
+use switchboard_engine::mcp::{
+    HostOptions, McpConfig, McpHost, SamplingRequest, ServerConfig, ServerStatus,
+};
 use switchboard_engine::store::{status, Store};
 use switchboard_engine::{ChatEngine, ChatEvent, ChatOptions, TurnRequest};
 use tokio_util::sync::CancellationToken;
@@ -251,6 +253,8 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ApprovalResolved { .. } => "answer",
             ChatEvent::ToolCallProgress { .. } => "progress",
             ChatEvent::ElicitationRequested { .. } => "elicit",
+            ChatEvent::SamplingRequested { .. } => "sample",
+            ChatEvent::SamplingFinished { .. } => "sampled",
         })
         .collect();
     assert_eq!(
@@ -840,6 +844,143 @@ impl Approver for ScriptedApprover {
         self.asked.lock().unwrap().push(request.clone());
         self.answers.lock().unwrap().remove(0)
     }
+    async fn decide_sampling(&self, _: &SamplingRequest, _: &CancellationToken) -> bool {
+        false
+    }
+}
+
+/// Allows every tool call; answers sampling requests from a script and records them.
+struct SamplingApprover {
+    answers: Mutex<Vec<bool>>,
+    asked: Mutex<Vec<SamplingRequest>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for SamplingApprover {
+    async fn decide(&self, _: &ApprovalRequest, _: &CancellationToken) -> Decision {
+        Decision::of(Action::AllowOnce)
+    }
+    async fn decide_sampling(&self, request: &SamplingRequest, _: &CancellationToken) -> bool {
+        self.asked.lock().unwrap().push(request.clone());
+        self.answers.lock().unwrap().remove(0)
+    }
+}
+
+#[tokio::test]
+async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
+    let r = rig(vec![("everything", everything())]).await;
+    // server-everything offers its sampling tool only to clients that declare sampling
+    assert!(r
+        .status("everything")
+        .tools
+        .iter()
+        .any(|t| t.name == "trigger-sampling-request"));
+    let tool_turn = call_then_answer(vec![
+        (
+            "a",
+            "everything__trigger-sampling-request",
+            json!({"prompt": "name a colour", "maxTokens": 20}),
+        ),
+        (
+            "b",
+            "everything__trigger-sampling-request",
+            json!({"prompt": "name a fruit"}),
+        ),
+    ]);
+    r.fake.set_responder(move |req: &Value| {
+        // the server's own request: its system prompt, no tools
+        if req["messages"][0]["content"] == "You are a helpful test server." {
+            let asked = last_message(req)["content"].as_str().unwrap().to_string();
+            return Stream::new()
+                .text("Sampled: ")
+                .text(&format!("teal ({asked})"))
+                .done()
+                .reply();
+        }
+        tool_turn(req)
+    });
+    let approver = Arc::new(SamplingApprover {
+        answers: Mutex::new(vec![true, false]),
+        asked: Mutex::new(vec![]),
+    });
+    let mut engine = r.engine(5);
+    engine.approver = approver.clone();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "sample twice".into(),
+            },
+            &emit,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let asked = approver.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0].server, "everything");
+    assert_eq!(
+        asked[0].system_prompt.as_deref(),
+        Some("You are a helpful test server.")
+    );
+    assert_eq!(asked[0].messages[0].role, "user");
+    assert!(asked[0].messages[0].text.contains("name a colour"));
+    assert_eq!(asked[0].max_tokens, 20);
+    // the model was asked once (the approved request), without tools
+    let sampling_requests: Vec<Value> = r
+        .fake
+        .chat_requests()
+        .into_iter()
+        .filter(|q| q["messages"][0]["content"] == "You are a helpful test server.")
+        .collect();
+    assert_eq!(sampling_requests.len(), 1);
+    assert!(sampling_requests[0]["tools"]
+        .as_array()
+        .is_none_or(|t| t.is_empty()));
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let first = conv.tool_calls[0].result.clone().unwrap();
+    assert!(!conv.tool_calls[0].is_error, "{first}");
+    assert!(
+        first.contains("Sampled: teal"),
+        "the server got the reply: {first}"
+    );
+    assert!(
+        first.contains(fake_ollama::MODEL),
+        "and the model's name: {first}"
+    );
+    let second = conv.tool_calls[1].result.clone().unwrap();
+    assert!(conv.tool_calls[1].is_error, "{second}");
+    assert!(second.contains("declined"), "{second}");
+    let events = events.lock().unwrap();
+    let outcomes: Vec<(String, Option<String>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::SamplingFinished { outcome, text, .. } => {
+                Some((outcome.clone(), text.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outcomes.len(), 2);
+    assert_eq!(outcomes[0].0, "answered");
+    assert!(outcomes[0]
+        .1
+        .as_deref()
+        .unwrap()
+        .starts_with("Sampled: teal"));
+    assert_eq!(outcomes[1], ("declined".to_string(), None));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, ChatEvent::SamplingRequested { .. }))
+            .count(),
+        2
+    );
+    r.host.shutdown().await;
 }
 
 #[tokio::test]

@@ -1282,3 +1282,62 @@ async fn a_server_asks_for_input_with_a_form_built_from_its_schema() {
     .await;
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_server_uses_the_model_only_after_the_user_says_yes() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if req["messages"][0]["content"] == "You are a helpful test server." {
+            Stream::new().text("Cobalt blue.").done().reply()
+        } else if last["role"] == "tool" {
+            Stream::new()
+                .text("The server got: ")
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call(
+                    "s",
+                    "everything__trigger-sampling-request",
+                    json!({"prompt": "name a colour"}),
+                )
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"everything__trigger-sampling-request": "allow"});
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "let the server ask").await;
+    wait_css(&c, ".tool-card .sampling").await;
+    // the request is shown before anything goes to the model
+    let shown = text_content(&c, ".tool-card .sampling").await;
+    assert!(shown.contains("everything"), "{shown}");
+    assert!(shown.contains("name a colour"), "{shown}");
+    assert!(shown.contains("You are a helpful test server."), "{shown}");
+    assert!(!fake
+        .chat_requests()
+        .iter()
+        .any(|q| q["messages"][0]["content"] == "You are a helpful test server."));
+    c.find(Locator::Css(".sampling [data-action=allow-sampling]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".sampling-reply").await;
+    assert_eq!(text_content(&c, ".sampling-reply").await, "Cobalt blue.");
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Cobalt blue.')",
+    )
+    .await;
+    c.execute("document.querySelector('.tool-card').open = true", vec![])
+        .await
+        .unwrap();
+    screenshot(&c, "sampling.png").await;
+    c.close().await.unwrap();
+}

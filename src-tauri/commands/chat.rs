@@ -122,3 +122,12 @@ pub fn answer_elicitation(
     }
     Ok(state.runtime.host.answer_elicitation(id, answer))
 }
+
+/// Answers a server's request to use the model (sampling), shown in a tool card.
+#[tauri::command]
+pub fn resolve_sampling(state: State<'_, AppState>, id: u64, approve: bool) -> bool {
+    match state.sampling.lock().unwrap().remove(&id) {
+        Some(tx) => tx.send(approve).is_ok(),
+        None => false,
+    }
+}

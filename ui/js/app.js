@@ -153,6 +153,10 @@ async function send() {
       case 'elicitationRequested':
         chat.askUser(ev.callId, ev.elicitation, (answer) => ipc.answerElicitation(ev.elicitation.id, answer));
         break;
+      case 'samplingRequested':
+        chat.askSampling(ev.callId, ev.request, (approve) => ipc.resolveSampling(ev.request.id, approve));
+        break;
+      case 'samplingFinished': chat.finishSampling(ev.callId, ev); break;
       case 'approvalRequested':
         chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision));
         break;

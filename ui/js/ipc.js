@@ -23,6 +23,8 @@ export const stopTurn = (turnId) => call('stop_turn', { turnId });
 /** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */
 /** answer = { action: 'accept' | 'decline' | 'cancel', content? } */
 export const answerElicitation = (id, answer) => call('answer_elicitation', { id, answer });
+/** Lets a server's sampling request go to the model (true) or declines it (false). */
+export const resolveSampling = (id, approve) => call('resolve_sampling', { id, approve });
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
 export const resolveApproval = (id, decision) => call('resolve_approval', { id, decision });
 

@@ -283,6 +283,53 @@ export class ChatView {
     this.scrollToEnd(true);
   }
 
+  /** A server asks to use the model during call `callId`: show what it would send; ask. */
+  askSampling(callId, req, decide) {
+    const card = this.cards.get(callId);
+    if (!card) return;
+    card.open = true;
+    const error = el('p', { class: 'field-error', role: 'alert' });
+    const choose = async (approve) => {
+      for (const b of box.querySelectorAll('button')) b.disabled = true;
+      try {
+        await decide(approve);
+        box.querySelector('.approval-buttons').replaceChildren(
+          el('p', { class: 'muted sampling-state' }, approve ? 'Asking the model…' : 'Declined.'));
+      } catch (e) {
+        error.textContent = e?.message ?? String(e);
+        for (const b of box.querySelectorAll('button')) b.disabled = false;
+      }
+    };
+    const box = el('div', { class: 'sampling approval', role: 'group', dataset: { id: req.id }, 'aria-label': 'Sampling request' },
+      el('p', { class: 'approval-question' }, el('strong', {}, req.server),
+        ` wants to ask your model (up to ${req.maxTokens} tokens):`),
+      req.systemPrompt ? el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, 'system'), el('pre', { class: 'code' }, req.systemPrompt)) : null,
+      req.messages.map((m) => el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, m.role), el('pre', { class: 'code' }, m.text))),
+      el('div', { class: 'approval-buttons' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'allow-sampling' }, onclick: () => choose(true) }, 'Send to the model'),
+        el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny-sampling' }, onclick: () => choose(false) }, 'Decline')),
+      error);
+    card.querySelector('.card-body').prepend(box);
+    box.querySelector('button').focus();
+    this.scrollToEnd(true);
+  }
+
+  /** The outcome of a sampling request: the model's reply (as text), a refusal or an error. */
+  finishSampling(callId, ev) {
+    const box = this.cards.get(callId)?.querySelector(`.sampling[data-id="${ev.id}"]`);
+    if (!box) return;
+    const state = box.querySelector('.sampling-state') ?? el('p', { class: 'muted sampling-state' });
+    box.querySelector('.approval-buttons')?.remove();
+    if (ev.outcome === 'answered') {
+      state.replaceChildren(`${ev.model} answered:`);
+      box.append(state, el('pre', { class: 'code sampling-reply' }, ev.text ?? ''));
+    } else {
+      state.textContent = ev.outcome === 'declined' ? 'Declined: the server was told no.' : `Failed: ${ev.error ?? ''}`;
+      box.append(state);
+    }
+    box.classList.add('done');
+  }
+
   /** A running call reported progress; without a total the bar is indeterminate. */
   showProgress(id, { progress, total, message }) {
     const box = this.cards.get(id)?.querySelector('.card-progress');

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::RoutedTool;
+use crate::mcp::{RoutedTool, SamplingRequest};
 
 /// A tool's standing policy (settings: `toolPolicies`, keyed by exposed name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +66,8 @@ pub struct ApprovalRequest {
 #[async_trait]
 pub trait Approver: Send + Sync {
     async fn decide(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> Decision;
+    /// May the server's sampling request go to the model? Called after `samplingRequested`.
+    async fn decide_sampling(&self, request: &SamplingRequest, cancel: &CancellationToken) -> bool;
 }
 
 /// Approves everything (tests, and the CLI's `--approve-all`).
@@ -76,6 +78,9 @@ impl Approver for AllowAll {
     async fn decide(&self, _: &ApprovalRequest, _: &CancellationToken) -> Decision {
         Decision::of(Action::AllowOnce)
     }
+    async fn decide_sampling(&self, _: &SamplingRequest, _: &CancellationToken) -> bool {
+        true
+    }
 }
 
 /// Refuses every call that needs approval (the CLI without `--approve-all`).
@@ -85,6 +90,9 @@ pub struct DenyAll;
 impl Approver for DenyAll {
     async fn decide(&self, _: &ApprovalRequest, _: &CancellationToken) -> Decision {
         Decision::of(Action::Deny)
+    }
+    async fn decide_sampling(&self, _: &SamplingRequest, _: &CancellationToken) -> bool {
+        false
     }
 }
 

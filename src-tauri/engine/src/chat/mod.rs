@@ -19,7 +19,9 @@ use crate::llm::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec,
 };
 use crate::markdown;
-use crate::mcp::{CallEvent, Elicitation, McpHost, RoutedTool, ToolOutcome};
+use crate::mcp::{
+    CallEvent, Elicitation, McpHost, RoutedTool, SamplingAnswer, SamplingRequest, ToolOutcome,
+};
 use crate::store::{status, Store, StoreError};
 use approval::{Action, ApprovalRequest, Approver, Need, Policy};
 
@@ -47,6 +49,10 @@ pub trait ToolHost: Send + Sync {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome;
+    /// Answers a server's sampling request (see [`CallEvent::Sampling`]).
+    fn answer_sampling(&self, _id: u64, _answer: SamplingAnswer) -> bool {
+        false
+    }
 }
 
 #[async_trait]
@@ -65,6 +71,9 @@ impl ToolHost for McpHost {
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
         McpHost::call_tool_with_events(self, name, arguments, cancel, events).await
+    }
+    fn answer_sampling(&self, id: u64, answer: SamplingAnswer) -> bool {
+        McpHost::answer_sampling(self, id, answer)
     }
 }
 
@@ -112,6 +121,23 @@ pub enum ChatEvent {
     ElicitationRequested {
         call_id: i64,
         elicitation: Elicitation,
+    },
+    /// A server asks for a completion from the model during a call: answer with the approver
+    /// (`decide_sampling`); the outcome follows as `samplingFinished`.
+    #[serde(rename_all = "camelCase")]
+    SamplingRequested {
+        call_id: i64,
+        request: SamplingRequest,
+    },
+    /// `outcome`: `answered` (with the model's `text`), `declined` or `failed` (with `error`).
+    #[serde(rename_all = "camelCase")]
+    SamplingFinished {
+        call_id: i64,
+        id: u64,
+        outcome: String,
+        model: String,
+        text: Option<String>,
+        error: Option<String>,
     },
     /// A running call reported progress (`total` when the server knows it).
     #[serde(rename_all = "camelCase")]
@@ -340,7 +366,7 @@ impl ChatEngine {
             }
             for call in &reply.tool_calls {
                 let tool_msg = self
-                    .run_tool_call(conversation_id, message_id, call, emit, &cancel)
+                    .run_tool_call(conversation_id, message_id, &req.model, call, emit, &cancel)
                     .await?;
                 messages.push(tool_msg);
             }
@@ -559,11 +585,90 @@ impl ChatEngine {
         }
     }
 
+    /// A server asked for a completion during call `call_id`: with the user's approval, the
+    /// conversation's model answers it (without tools); the server hears the reply or a refusal.
+    async fn sample(
+        &self,
+        call_id: i64,
+        model: &str,
+        request: SamplingRequest,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) {
+        let id = request.id;
+        emit(ChatEvent::SamplingRequested {
+            call_id,
+            request: request.clone(),
+        });
+        let finished = |outcome: &str, text: Option<String>, error: Option<String>| {
+            emit(ChatEvent::SamplingFinished {
+                call_id,
+                id,
+                outcome: outcome.into(),
+                model: model.into(),
+                text,
+                error,
+            })
+        };
+        if !self.approver.decide_sampling(&request, cancel).await {
+            self.tools.answer_sampling(
+                id,
+                SamplingAnswer::Refused("The user declined the sampling request.".into()),
+            );
+            return finished("declined", None, None);
+        }
+        let mut messages = Vec::new();
+        if let Some(system) = request
+            .system_prompt
+            .as_ref()
+            .filter(|s| !s.trim().is_empty())
+        {
+            messages.push(Message::new(Role::System, system.clone()));
+        }
+        for m in &request.messages {
+            let role = if m.role == "assistant" {
+                Role::Assistant
+            } else {
+                Role::User
+            };
+            messages.push(Message::new(role, m.text.clone()));
+        }
+        let chat = ChatRequest {
+            model: model.to_string(),
+            messages,
+            tools: vec![],
+        };
+        match self.llm.chat(&chat, &mut |_| {}, cancel).await {
+            Ok(reply) if !reply.stopped => {
+                self.tools.answer_sampling(
+                    id,
+                    SamplingAnswer::Reply {
+                        model: model.to_string(),
+                        text: reply.content.clone(),
+                    },
+                );
+                finished("answered", Some(reply.content), None)
+            }
+            Ok(_) => {
+                self.tools
+                    .answer_sampling(id, SamplingAnswer::Refused("Stopped by the user.".into()));
+                finished("declined", None, Some("stopped".into()))
+            }
+            Err(e) => {
+                let why = format!("The model could not answer: {e}");
+                self.tools
+                    .answer_sampling(id, SamplingAnswer::Refused(why.clone()));
+                finished("failed", None, Some(why))
+            }
+        }
+    }
+
     /// Runs one call and stores it; returns the `tool` message for the model.
     async fn run_tool_call(
         &self,
         conversation_id: i64,
         message_id: i64,
+        model: &str,
         call: &ToolCall,
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: &CancellationToken,
@@ -608,18 +713,19 @@ impl ChatEngine {
         let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<CallEvent>();
         let forward_progress = async {
             while let Some(ev) = progress_rx.recv().await {
-                emit(match ev {
-                    CallEvent::Progress(p) => ChatEvent::ToolCallProgress {
+                match ev {
+                    CallEvent::Progress(p) => emit(ChatEvent::ToolCallProgress {
                         id,
                         progress: p.progress,
                         total: p.total,
                         message: p.message,
-                    },
-                    CallEvent::Elicitation(e) => ChatEvent::ElicitationRequested {
+                    }),
+                    CallEvent::Elicitation(e) => emit(ChatEvent::ElicitationRequested {
                         call_id: id,
                         elicitation: e,
-                    },
-                });
+                    }),
+                    CallEvent::Sampling(s) => self.sample(id, model, s, emit, cancel).await,
+                }
             }
         };
         let outcome = async {

@@ -17,6 +17,10 @@ use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, Root, RootsCapabilities, SetLevelRequestParams,
     UrlElicitationCapability,
 };
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ErrorCode, Role as McpRole,
+    SamplingCapability, SamplingMessage, SamplingMessageContentBlock,
+};
 use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::ErrorData as McpError;
@@ -211,11 +215,45 @@ type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<CallEvent>
 /// Where a server's requests for user input go (the call under way), if anywhere.
 type AskRoute = Arc<Mutex<Option<mpsc::UnboundedSender<CallEvent>>>>;
 
-/// Elicitations waiting for the user's answer, by id.
+/// Server requests (elicitation, sampling) waiting for an answer, by id.
 #[derive(Default)]
 struct PendingAsks {
     next: std::sync::atomic::AtomicU64,
     waiting: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<ElicitationAnswer>>>,
+    sampling: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<SamplingAnswer>>>,
+}
+
+impl PendingAsks {
+    fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+}
+
+/// A server asks for a completion from the user's model (`sampling/createMessage`) during a
+/// call. Only text is passed on; other content is named in brackets.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplingRequest {
+    pub id: u64,
+    pub server: String,
+    pub system_prompt: Option<String>,
+    pub messages: Vec<SamplingText>,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SamplingText {
+    /// `user` or `assistant`
+    pub role: String,
+    pub text: String,
+}
+
+/// What the server gets back: the model's reply, or a refusal (the user declined, or the model
+/// failed) with the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SamplingAnswer {
+    Reply { model: String, text: String },
+    Refused(String),
 }
 
 /// One `notifications/progress` of a running call.
@@ -252,6 +290,7 @@ pub struct ElicitationAnswer {
 pub enum CallEvent {
     Progress(Progress),
     Elicitation(Elicitation),
+    Sampling(SamplingRequest),
 }
 
 impl ClientHandler for Handler {
@@ -320,11 +359,7 @@ impl ClientHandler for Handler {
         let Some(route) = route else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
-        let id = self
-            .pending
-            .next
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
+        let id = self.pending.next_id();
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.pending.waiting.lock().unwrap().insert(id, tx);
         let ask = Elicitation {
@@ -355,8 +390,50 @@ impl ClientHandler for Handler {
         })
     }
 
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        // the spec's code for "the user rejected the sampling request"
+        let refused = |why: String| McpError::new(ErrorCode(-1), why, None);
+        let route = self.asks.lock().unwrap().clone();
+        let Some(route) = route else {
+            return Err(refused(
+                "Switchboard answers sampling requests only during a tool call the user started"
+                    .into(),
+            ));
+        };
+        let id = self.pending.next_id();
+        let request = SamplingRequest {
+            id,
+            server: self.server.clone(),
+            system_prompt: params.system_prompt.clone(),
+            messages: params.messages.iter().map(sampling_text).collect(),
+            max_tokens: params.max_tokens,
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.pending.sampling.lock().unwrap().insert(id, tx);
+        if route.send(CallEvent::Sampling(request)).is_err() {
+            self.pending.sampling.lock().unwrap().remove(&id);
+            return Err(refused("the call is over".into()));
+        }
+        let answer = tokio::time::timeout(Duration::from_secs(600), rx).await;
+        self.pending.sampling.lock().unwrap().remove(&id);
+        match answer {
+            Ok(Ok(SamplingAnswer::Reply { model, text })) => {
+                let mut r = CreateMessageResult::new(SamplingMessage::assistant_text(text), model);
+                r.stop_reason = Some(CreateMessageResult::STOP_REASON_END_TURN.into());
+                Ok(r)
+            }
+            Ok(Ok(SamplingAnswer::Refused(why))) => Err(refused(why)),
+            _ => Err(refused("nobody answered the sampling request".into())),
+        }
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
+        capabilities.sampling = Some(SamplingCapability::default());
         let mut elicitation = ElicitationCapability::new();
         elicitation.form = Some(FormElicitationCapability::new());
         elicitation.url = Some(UrlElicitationCapability::default());
@@ -438,6 +515,14 @@ impl McpHost {
     /// Answers an elicitation the user was shown. False when it is no longer waiting.
     pub fn answer_elicitation(&self, id: u64, answer: ElicitationAnswer) -> bool {
         match self.asks.waiting.lock().unwrap().remove(&id) {
+            Some(tx) => tx.send(answer).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Answers a server's sampling request. False when it is no longer waiting.
+    pub fn answer_sampling(&self, id: u64, answer: SamplingAnswer) -> bool {
+        match self.asks.sampling.lock().unwrap().remove(&id) {
             Some(tx) => tx.send(answer).is_ok(),
             None => false,
         }
@@ -1240,6 +1325,33 @@ fn bounded(text: String, raw: Value) -> (String, Option<Value>) {
 }
 
 /// `file://` URI of an absolute path (percent-encoding what a URI cannot hold as is).
+/// One sampling message as text: text blocks as they are, other content named in brackets.
+fn sampling_text(m: &SamplingMessage) -> SamplingText {
+    let role = match m.role {
+        McpRole::Assistant => "assistant",
+        _ => "user",
+    };
+    let text = m
+        .content
+        .clone()
+        .into_vec()
+        .iter()
+        .map(|c| match c {
+            SamplingMessageContentBlock::Text(t) => t.text.clone(),
+            SamplingMessageContentBlock::Image(_) => "[image]".into(),
+            SamplingMessageContentBlock::Audio(_) => "[audio]".into(),
+            SamplingMessageContentBlock::ToolUse(u) => format!("[tool use: {}]", u.name),
+            SamplingMessageContentBlock::ToolResult(_) => "[tool result]".into(),
+            _ => "[other content]".into(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    SamplingText {
+        role: role.into(),
+        text,
+    }
+}
+
 pub fn file_uri(p: &std::path::Path) -> String {
     let mut out = String::from("file://");
     for b in p.to_string_lossy().bytes() {

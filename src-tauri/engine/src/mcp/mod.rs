@@ -14,5 +14,5 @@ pub use process::{login_shell_path, merge_paths};
 pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
 pub use host::{
     CallEvent, Elicitation, ElicitationAnswer, HostOptions, McpHost, Progress, RoutedTool,
-    ServerStatus, ServerView, ToolOutcome, ToolView,
+    SamplingAnswer, SamplingRequest, SamplingText, ServerStatus, ServerView, ToolOutcome, ToolView,
 };
