@@ -955,7 +955,7 @@ async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
     let second = conv.tool_calls[1].result.clone().unwrap();
     assert!(conv.tool_calls[1].is_error, "{second}");
     assert!(second.contains("declined"), "{second}");
-    let events = events.lock().unwrap();
+    let events = events.lock().unwrap().clone();
     let outcomes: Vec<(String, Option<String>)> = events
         .iter()
         .filter_map(|e| match e {
