@@ -23,6 +23,9 @@ fn main() {
         "import_mcp_servers",
         "export_mcp_config",
         "render_markdown",
+        "mcp_resources",
+        "get_mcp_prompt",
+        "mcp_prompts",
         "resolve_sampling",
     ];
     let attrs = tauri_build::Attributes::new()

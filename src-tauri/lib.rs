@@ -61,6 +61,9 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::app::render_markdown,
+            commands::mcp::mcp_resources,
+            commands::mcp::get_mcp_prompt,
+            commands::mcp::mcp_prompts,
             commands::chat::resolve_sampling,
             commands::settings::get_settings,
             commands::settings::save_settings,

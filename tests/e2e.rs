@@ -1341,3 +1341,84 @@ async fn a_server_uses_the_model_only_after_the_user_says_yes() {
     screenshot(&c, "sampling.png").await;
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn slash_inserts_a_prompt_and_an_attached_resource_goes_with_the_message() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|_req: &Value| Stream::new().text("Read it.").done().reply());
+    let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
+    let input = wait_css(&c, "#input").await;
+    // `/` lists the running servers' prompts; typing filters; Enter picks; a form asks for arguments
+    input.send_keys("/args").await.unwrap();
+    wait_css(&c, "#composer-menu .menu-item").await;
+    let listed = text_content(&c, "#composer-menu").await;
+    assert!(listed.contains("/args-prompt"), "{listed}");
+    assert!(!listed.contains("/simple-prompt"), "filtered: {listed}");
+    input.send_keys("\u{E007}").await.unwrap(); // Enter
+    let city = wait_css(&c, ".prompt-form [data-name=city] input").await;
+    screenshot(&c, "prompt-form.png").await;
+    // the required argument is checked before anything is sent
+    c.find(Locator::Css(".prompt-form [data-action=insert-prompt]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert!(text_content(&c, ".prompt-form .field-error")
+        .await
+        .contains("city"));
+    city.send_keys("Lisbon").await.unwrap();
+    city.send_keys("\u{E007}").await.unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('#input').value === \"What's weather in Lisbon?\"",
+    )
+    .await;
+    assert!(fake.chat_requests().is_empty(), "inserted, not sent");
+
+    // 📎 lists the resources; picking one attaches it as a chip
+    c.find(Locator::Css("#attach"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#composer-menu .menu-item").await;
+    c.execute(
+        "[...document.querySelectorAll('#composer-menu .menu-item')].find((n) => n.textContent.includes('features.md'))
+           .dispatchEvent(new MouseEvent('mousedown', { bubbles: true }));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    wait_css(&c, "#attachments .chip").await;
+    assert!(text_content(&c, "#attachments")
+        .await
+        .contains("features.md"));
+    screenshot(&c, "attachment.png").await;
+    c.find(Locator::Css("#send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Read it.')",
+    )
+    .await;
+    let sent = last_message(&fake.chat_requests()[0]);
+    let content = sent["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("What's weather in Lisbon?\n\n<attachment name=\"features.md\" uri=\"demo://resource/static/document/features.md\">\n"),
+        "{content}"
+    );
+    assert!(content.len() > 300, "the resource's text went along");
+    // the chip is gone; the message shows the attachment folded
+    assert!(c.find(Locator::Css("#attachments .chip")).await.is_err());
+    assert!(text_content(&c, ".msg.user .attachment summary")
+        .await
+        .contains("features.md"));
+    c.close().await.unwrap();
+}

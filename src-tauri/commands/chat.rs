@@ -1,5 +1,6 @@
 use serde_json::Value;
 use switchboard_engine::chat::approval::{validate_arguments, Decision};
+use switchboard_engine::chat::{with_attachments, Attachment};
 use switchboard_engine::mcp::ElicitationAnswer;
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
@@ -8,6 +9,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, UiError};
 use crate::AppState;
+
+/// A resource the user attached to a message.
+#[derive(serde::Deserialize)]
+pub struct ResourceRef {
+    server: String,
+    uri: String,
+    name: String,
+}
 
 /// Runs one turn; its events stream through `on_event`. `turn_id` is chosen by the window so it
 /// can stop the turn while it runs.
@@ -19,11 +28,29 @@ pub async fn send_message(
     conversation_id: Option<i64>,
     model: String,
     text: String,
+    attachments: Option<Vec<ResourceRef>>,
     on_event: Channel<ChatEvent>,
 ) -> CmdResult<TurnSummary> {
     if text.trim().is_empty() {
         return Err(UiError::new("invalid", "The message is empty"));
     }
+    // attached resources are read now; one that cannot be read stops the send (nothing is lost:
+    // the window keeps the text and the attachments)
+    let mut read = Vec::new();
+    for r in attachments.unwrap_or_default() {
+        let got = state
+            .runtime
+            .host
+            .read_resource(&r.server, &r.uri)
+            .await
+            .map_err(|e| UiError::new("attachment", format!("Could not attach {}: {e}", r.name)))?;
+        read.push(Attachment {
+            name: r.name,
+            uri: r.uri,
+            text: got.text,
+        });
+    }
+    let text = with_attachments(&text, &read);
     if model.trim().is_empty() {
         return Err(UiError::new("invalid", "Choose a model first"));
     }

@@ -1,6 +1,8 @@
 use serde::{Deserialize, Serialize};
 use switchboard_engine::mcp::import::{self, ImportPreview};
-use switchboard_engine::mcp::{validate_server, McpConfig, ServerConfig, ServerView};
+use switchboard_engine::mcp::{
+    validate_server, McpConfig, PromptText, PromptView, ResourceView, ServerConfig, ServerView,
+};
 use tauri::{AppHandle, Manager, State};
 
 use super::{CmdResult, UiError};
@@ -167,4 +169,32 @@ pub fn import_mcp_servers(
 #[tauri::command]
 pub fn export_mcp_config(state: State<'_, AppState>) -> String {
     import::export(&state.mcp_config())
+}
+
+/// The prompts of the running servers (the composer lists them when the message starts with `/`).
+#[tauri::command]
+pub fn mcp_prompts(state: State<'_, AppState>) -> Vec<PromptView> {
+    state.runtime.host.prompts()
+}
+
+/// Runs a prompt with the user's arguments; its messages as text, to put in the composer.
+#[tauri::command]
+pub async fn get_mcp_prompt(
+    state: State<'_, AppState>,
+    server: String,
+    name: String,
+    arguments: serde_json::Map<String, serde_json::Value>,
+) -> CmdResult<Vec<PromptText>> {
+    state
+        .runtime
+        .host
+        .get_prompt(&server, &name, arguments)
+        .await
+        .map_err(|e| UiError::new("mcp", e))
+}
+
+/// The resources of the running servers (the composer's attach menu).
+#[tauri::command]
+pub fn mcp_resources(state: State<'_, AppState>) -> Vec<ResourceView> {
+    state.runtime.host.resources()
 }

@@ -7,6 +7,7 @@ import { Sidebar } from './views/sidebar.js';
 import { SettingsView } from './views/settings.js';
 import { summarize, ServersView } from './views/servers.js';
 import { ImportExportView } from './views/import.js';
+import { ComposerView } from './views/composer.js';
 
 const state = {
   conversationId: null,
@@ -22,6 +23,11 @@ const chat = new ChatView($('#messages'), {
   onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
 });
+const composer = new ComposerView(
+  { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },
+  { resources: ipc.mcpResources, prompts: ipc.mcpPrompts, getPrompt: ipc.getMcpPrompt },
+  () => autosize(),
+);
 const sidebar = new Sidebar($('#conversation-list'), { onOpen: openConversation });
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
 const serversView = new ServersView($('#servers-dialog'), {
@@ -127,19 +133,23 @@ async function send() {
     explainLlmError({ kind: 'unreachable' });
     return;
   }
+  const attachments = composer.attachments();
   input.value = '';
   autosize();
   const turnId = crypto.randomUUID();
   state.turnId = turnId;
   setBusy(true);
   let failed = false;
+  let started = false;
   const onEvent = (ev) => {
     switch (ev.type) {
       case 'turnStarted': {
+        started = true;
         state.conversationId = ev.conversationId;
         $('#chat-title').textContent = ev.title;
         const b = chat.addMessage(ev.userMessageId, 'user');
-        b.body.textContent = text;
+        chat.setUserText(b, text, attachments);
+        composer.clearAttachments();
         refreshConversations();
         break;
       }
@@ -172,11 +182,11 @@ async function send() {
     }
   };
   try {
-    await ipc.sendMessage({ turnId, conversationId: state.conversationId, model, text }, onEvent);
+    await ipc.sendMessage({ turnId, conversationId: state.conversationId, model, text, attachments }, onEvent);
     if (!failed) hideBanner();
   } catch (err) {
     chat.addError(err?.message ?? String(err));
-    if (!state.conversationId) input.value = text; // nothing was saved: give the text back
+    if (!started) { input.value = text; autosize(); } // nothing was saved: give the text back (attachments stay)
   } finally {
     state.turnId = null;
     setBusy(false);

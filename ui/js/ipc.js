@@ -18,6 +18,9 @@ export const restartMcpServer = (name) => call('restart_mcp_server', { name });
 export const previewMcpImport = (text) => call('preview_mcp_import', { text });
 export const importMcpServers = (servers) => call('import_mcp_servers', { servers });
 export const exportMcpConfig = () => call('export_mcp_config');
+export const mcpPrompts = () => call('mcp_prompts');
+export const getMcpPrompt = (server, name, args) => call('get_mcp_prompt', { server, name, arguments: args });
+export const mcpResources = () => call('mcp_resources');
 export const renderMarkdown = (text) => call('render_markdown', { text });
 export const stopTurn = (turnId) => call('stop_turn', { turnId });
 /** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */
@@ -35,8 +38,8 @@ export const openUrl = (url) => call('plugin:opener|open_url', { url });
  * Sends a message; `onEvent` receives each ChatEvent as it happens.
  * Resolves with the turn summary when the turn has ended.
  */
-export function sendMessage({ turnId, conversationId, model, text }, onEvent) {
+export function sendMessage({ turnId, conversationId, model, text, attachments }, onEvent) {
   const channel = new core.Channel();
   channel.onmessage = onEvent;
-  return call('send_message', { turnId, conversationId, model, text, onEvent: channel });
+  return call('send_message', { turnId, conversationId, model, text, attachments, onEvent: channel });
 }

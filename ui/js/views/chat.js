@@ -1,5 +1,6 @@
 // The chat view: message bubbles, tool-call cards, notices, the empty state.
 import { el, setSanitizedHtml, formatDuration } from '../dom.js';
+import { splitAttachments } from './composer.js';
 import { elicitationForm } from './elicitation.js';
 
 export class ChatView {
@@ -57,6 +58,9 @@ export class ChatView {
         if (item.role === 'assistant') {
           setSanitizedHtml(b.body, item.html ?? '');
           if (item.thinking) this.setThinking(item.id, item.thinking);
+        } else if (item.role === 'user') {
+          const { text, attachments } = splitAttachments(item.content);
+          this.setUserText(b, text, attachments);
         } else {
           b.body.textContent = item.content;
         }
@@ -90,6 +94,16 @@ export class ChatView {
     this.bubbles.set(id, b);
     this.scrollToEnd(role === 'user');
     return b;
+  }
+
+  /** A user message: the typed text, then each attached resource folded (its text only when known). */
+  setUserText(b, text, attachments = []) {
+    b.body.textContent = text;
+    for (const a of attachments) {
+      b.node.append(el('details', { class: 'attachment', title: a.uri },
+        el('summary', {}, 'Attached: ', el('strong', {}, a.name)),
+        a.text !== undefined ? el('pre', { class: 'code' }, a.text) : el('p', { class: 'muted' }, a.uri)));
+    }
   }
 
   setStatus(id, status) {

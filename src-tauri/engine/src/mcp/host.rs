@@ -30,6 +30,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::catalog::{self, PromptText, PromptView, ResourceText, ResourceView};
 use super::config::{McpConfig, ServerConfig, Transport};
 use super::names;
 use super::process::{self, StderrTail};
@@ -162,6 +163,8 @@ struct State {
     protocol_version: Option<String>,
     server_info: Option<String>,
     tools: Vec<CachedTool>,
+    prompts: Vec<PromptView>,
+    resources: Vec<ResourceView>,
     error: Option<String>,
     failed_step: Option<&'static str>,
     /// Automatic restarts after crashes, in a row.
@@ -204,10 +207,18 @@ struct Handler {
     server: String,
     log: StderrTail,
     roots: Arc<RwLock<Vec<PathBuf>>>,
-    tools_changed: mpsc::UnboundedSender<()>,
+    tools_changed: mpsc::UnboundedSender<Listing>,
     progress: ProgressRoutes,
     asks: AskRoute,
     pending: Arc<PendingAsks>,
+}
+
+/// Which of a server's lists changed (`notifications/…/list_changed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    Tools,
+    Prompts,
+    Resources,
 }
 
 /// Where a server's `notifications/progress` go, by progress token (as JSON text).
@@ -295,7 +306,15 @@ pub enum CallEvent {
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.tools_changed.send(());
+        let _ = self.tools_changed.send(Listing::Tools);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(Listing::Prompts);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(Listing::Resources);
     }
 
     async fn on_progress(
@@ -471,7 +490,7 @@ impl McpHost {
         self.path.read().unwrap().clone()
     }
 
-    fn handler(&self, server: &Server, tools_changed: mpsc::UnboundedSender<()>) -> Handler {
+    fn handler(&self, server: &Server, tools_changed: mpsc::UnboundedSender<Listing>) -> Handler {
         let st = server.state.lock().unwrap();
         Handler {
             server: server.name.clone(),
@@ -634,11 +653,11 @@ impl McpHost {
                 )
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            with_tools(running, &step).await
+            with_tools(running, &step, &server.name).await
         })
         .await;
         let step = *step.lock().unwrap();
-        let (running, tools) = match init {
+        let (running, lists) = match init {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => return self.fail_and_reap(&server, step, e, true).await,
             Err(_) => {
@@ -657,7 +676,7 @@ impl McpHost {
                 return self.fail_and_reap(&server, step, e, false).await;
             }
         };
-        self.running(server, running, tools, Some(spawned.exit), rx);
+        self.running(server, running, lists, Some(spawned.exit), rx);
     }
 
     /// The handshake and tools/list went through: the server is running from now on.
@@ -665,9 +684,9 @@ impl McpHost {
         self: &Arc<Self>,
         server: Arc<Server>,
         running: RunningService<RoleClient, Handler>,
-        tools: Vec<rmcp::model::Tool>,
+        lists: Lists,
         exit: Option<watch::Receiver<Option<String>>>,
-        tools_changed: mpsc::UnboundedReceiver<()>,
+        tools_changed: mpsc::UnboundedReceiver<Listing>,
     ) {
         let peer = running.peer().clone();
         {
@@ -685,7 +704,9 @@ impl McpHost {
                     .as_ref()
                     .map(|i| format!("{} {}", i.name, i.version));
             }
-            st.tools = tools.iter().map(cached).collect();
+            st.tools = lists.tools.iter().map(cached).collect();
+            st.prompts = lists.prompts;
+            st.resources = lists.resources;
             st.status = ServerStatus::Running;
             st.running_since = Some(Instant::now());
             st.peer = Some(peer.clone());
@@ -765,13 +786,13 @@ impl McpHost {
                     .await
                     .map_err(|e| handshake(e.to_string()))?
             };
-            with_tools(running, &step).await
+            with_tools(running, &step, &server.name).await
         })
         .await;
         let step = *step.lock().unwrap();
         match init {
             // no process to watch: the session lives until it is stopped
-            Ok(Ok((running, tools))) => self.running(server, running, tools, None, rx),
+            Ok(Ok((running, lists))) => self.running(server, running, lists, None, rx),
             Ok(Err(e)) => self.fail(&server, step, e),
             Err(_) => self.fail(
                 &server,
@@ -790,11 +811,11 @@ impl McpHost {
         server: Arc<Server>,
         peer: Peer<RoleClient>,
         mut exit: Option<watch::Receiver<Option<String>>>,
-        mut tools_changed: mpsc::UnboundedReceiver<()>,
+        mut tools_changed: mpsc::UnboundedReceiver<Listing>,
     ) {
         enum Event {
             Exited(String),
-            ToolsChanged(bool),
+            Changed(Option<Listing>),
         }
         loop {
             let ev = tokio::select! {
@@ -807,7 +828,7 @@ impl McpHost {
                         None => std::future::pending().await,
                     }
                 } => Event::Exited(desc),
-                m = tools_changed.recv() => Event::ToolsChanged(m.is_some()),
+                m = tools_changed.recv() => Event::Changed(m),
             };
             match ev {
                 Event::Exited(desc) => {
@@ -818,23 +839,133 @@ impl McpHost {
                     }
                     return;
                 }
-                Event::ToolsChanged(false) => return,
-                Event::ToolsChanged(true) => {
-                    while tools_changed.try_recv().is_ok() {}
-                    match tokio::time::timeout(self.opts.start_timeout, peer.list_all_tools()).await
-                    {
-                        Ok(Ok(tools)) => {
-                            server.state.lock().unwrap().tools = tools.iter().map(cached).collect();
-                            self.rebuild_names();
-                            self.notify();
-                        }
-                        other => {
-                            tracing::warn!(server = %server.name, "refreshing tools failed: {other:?}")
+                Event::Changed(None) => return,
+                Event::Changed(Some(first)) => {
+                    let mut kinds = vec![first];
+                    while let Ok(k) = tools_changed.try_recv() {
+                        if !kinds.contains(&k) {
+                            kinds.push(k);
                         }
                     }
+                    for kind in kinds {
+                        self.refresh(&server, &peer, kind).await;
+                    }
+                    self.rebuild_names();
+                    self.notify();
                 }
             }
         }
+    }
+
+    /// Lists one of a running server's lists again (after its `list_changed`).
+    async fn refresh(&self, server: &Server, peer: &Peer<RoleClient>, kind: Listing) {
+        let wait = self.opts.start_timeout;
+        let failed = |what: &str, e: String| {
+            tracing::warn!(server = %server.name, "refreshing {what} failed: {e}");
+            server
+                .state
+                .lock()
+                .unwrap()
+                .log
+                .push(format!("[switchboard] refreshing {what} failed: {e}"));
+        };
+        let timed_out = || format!("no answer within {} s", wait.as_secs());
+        match kind {
+            Listing::Tools => match tokio::time::timeout(wait, peer.list_all_tools()).await {
+                Ok(Ok(tools)) => {
+                    server.state.lock().unwrap().tools = tools.iter().map(cached).collect()
+                }
+                Ok(Err(e)) => failed("tools", e.to_string()),
+                Err(_) => failed("tools", timed_out()),
+            },
+            Listing::Prompts => {
+                match tokio::time::timeout(wait, catalog::list_prompts(&server.name, peer)).await {
+                    Ok(Ok(p)) => server.state.lock().unwrap().prompts = p,
+                    Ok(Err(e)) => failed("prompts", e),
+                    Err(_) => failed("prompts", timed_out()),
+                }
+            }
+            Listing::Resources => {
+                match tokio::time::timeout(wait, catalog::list_resources(&server.name, peer)).await
+                {
+                    Ok(Ok(r)) => server.state.lock().unwrap().resources = r,
+                    Ok(Err(e)) => failed("resources", e),
+                    Err(_) => failed("resources", timed_out()),
+                }
+            }
+        }
+    }
+
+    /// The prompts of the running servers (typing `/` lists them).
+    pub fn prompts(&self) -> Vec<PromptView> {
+        self.running_servers()
+            .iter()
+            .flat_map(|s| s.state.lock().unwrap().prompts.clone())
+            .collect()
+    }
+
+    /// The resources of the running servers.
+    pub fn resources(&self) -> Vec<ResourceView> {
+        self.running_servers()
+            .iter()
+            .flat_map(|s| s.state.lock().unwrap().resources.clone())
+            .collect()
+    }
+
+    fn running_servers(&self) -> Vec<Arc<Server>> {
+        self.servers
+            .read()
+            .unwrap()
+            .values()
+            .filter(|s| s.state.lock().unwrap().status == ServerStatus::Running)
+            .cloned()
+            .collect()
+    }
+
+    fn running_peer(&self, server: &str) -> Result<Peer<RoleClient>, String> {
+        let servers = self.servers.read().unwrap();
+        let s = servers
+            .get(server)
+            .ok_or_else(|| format!("The server \"{server}\" is not configured."))?;
+        let st = s.state.lock().unwrap();
+        match (&st.peer, st.status) {
+            (Some(p), ServerStatus::Running) => Ok(p.clone()),
+            _ => Err(format!("The server \"{server}\" is not running.")),
+        }
+    }
+
+    /// Runs a prompt (`prompts/get`) with the user's arguments; its messages as text.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Vec<PromptText>, String> {
+        let peer = self.running_peer(server)?;
+        tokio::time::timeout(
+            self.opts.call_timeout,
+            catalog::get_prompt(&peer, name, arguments),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "{server} did not answer prompts/get within {} s",
+                self.opts.call_timeout.as_secs()
+            )
+        })?
+    }
+
+    /// Reads a resource (`resources/read`) as text.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<ResourceText, String> {
+        let peer = self.running_peer(server)?;
+        tokio::time::timeout(self.opts.call_timeout, catalog::read_resource(&peer, uri))
+            .await
+            .map_err(|_| {
+                format!(
+                    "{server} did not answer resources/read within {} s",
+                    self.opts.call_timeout.as_secs()
+                )
+            })?
     }
 
     /// A running server died: mark it failed and, unless it keeps crashing, restart it after a
@@ -1209,18 +1340,48 @@ impl McpHost {
 const HANDSHAKE: &str = "the MCP handshake (initialize)";
 const LISTING: &str = "listing tools (tools/list)";
 
-/// After the handshake, on every transport: list all the server's tools (every page).
+/// What a server offers, as listed when it starts.
+struct Lists {
+    tools: Vec<rmcp::model::Tool>,
+    prompts: Vec<PromptView>,
+    resources: Vec<ResourceView>,
+}
+
+/// After the handshake, on every transport: list all the server's tools, prompts and resources
+/// (every page). Only tools are required: a server whose prompts or resources cannot be listed
+/// still runs, and its log says why.
 async fn with_tools(
     running: RunningService<RoleClient, Handler>,
     step: &std::sync::Mutex<&'static str>,
-) -> Result<(RunningService<RoleClient, Handler>, Vec<rmcp::model::Tool>), String> {
+    server: &str,
+) -> Result<(RunningService<RoleClient, Handler>, Lists), String> {
     *step.lock().unwrap() = LISTING;
-    let tools = running
-        .peer()
+    let peer = running.peer().clone();
+    let tools = peer
         .list_all_tools()
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
-    Ok((running, tools))
+    let (prompts, resources) = tokio::join!(
+        catalog::list_prompts(server, &peer),
+        catalog::list_resources(server, &peer)
+    );
+    fn keep<T>(r: Result<Vec<T>, String>, log: &StderrTail) -> Vec<T> {
+        r.unwrap_or_else(|e| {
+            log.push(format!("[switchboard] {e}"));
+            vec![]
+        })
+    }
+    let log = &running.service().log;
+    let prompts = keep(prompts, log);
+    let resources = keep(resources, log);
+    Ok((
+        running,
+        Lists {
+            tools,
+            prompts,
+            resources,
+        },
+    ))
 }
 
 /// Ends a server's session and its whole process group; marks it stopped.
@@ -1261,6 +1422,8 @@ impl Server {
                 protocol_version: None,
                 server_info: None,
                 tools: vec![],
+                prompts: vec![],
+                resources: vec![],
                 error: None,
                 failed_step: None,
                 restarts: 0,

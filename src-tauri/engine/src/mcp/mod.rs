@@ -1,6 +1,7 @@
 //! The MCP host: starts the configured servers (stdio, on rmcp), caches their tools, routes
 //! calls, and keeps a failing server from affecting the others.
 
+pub mod catalog;
 pub mod config;
 mod host;
 pub mod import;
@@ -11,6 +12,7 @@ pub mod sse;
 
 pub use process::{login_shell_path, merge_paths};
 
+pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
 pub use host::{
     CallEvent, Elicitation, ElicitationAnswer, HostOptions, McpHost, Progress, RoutedTool,
