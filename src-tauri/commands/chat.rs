@@ -20,6 +20,7 @@ pub struct ResourceRef {
 
 /// Runs one turn; its events stream through `on_event`. `turn_id` is chosen by the window so it
 /// can stop the turn while it runs.
+#[allow(clippy::too_many_arguments)] // a Tauri command: its arguments are the IPC payload
 #[tauri::command]
 pub async fn send_message(
     app: AppHandle,
