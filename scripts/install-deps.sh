@@ -15,7 +15,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
       libayatana-appindicator3-dev libxdo-dev libssl-dev pkg-config build-essential curl file)
 if [ $want_test = 1 ]; then
-  pkgs+=(xvfb xauth webkit2gtk-driver python3)
+  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 

@@ -23,6 +23,7 @@ fn main() {
         "import_mcp_servers",
         "export_mcp_config",
         "render_markdown",
+        "pick_mcp_import_file",
         "mcp_resources",
         "get_mcp_prompt",
         "mcp_prompts",

@@ -48,6 +48,8 @@ pub fn run() {
         }))
         .plugin(tauri_plugin_store::Builder::new().build())
         .plugin(tauri_plugin_opener::init())
+        // used from Rust only (the import file picker): the window gets no dialog permission
+        .plugin(tauri_plugin_dialog::init())
         .setup(|app| {
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);
@@ -61,6 +63,7 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::app::render_markdown,
+            commands::mcp::pick_mcp_import_file,
             commands::mcp::mcp_resources,
             commands::mcp::get_mcp_prompt,
             commands::mcp::mcp_prompts,

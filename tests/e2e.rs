@@ -47,6 +47,8 @@ impl Driver {
             ])
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
+            // GTK dialogs remember settings in dconf, which needs a session bus; keep them in memory
+            .env("GSETTINGS_BACKEND", "memory")
             .env("XDG_CACHE_HOME", home.join("cache"))
             .env("SWITCHBOARD_LOG", "warn,tauri_plugin_single_instance=error")
             .env_remove("OLLAMA_HOST")
@@ -158,6 +160,39 @@ async fn send(c: &Client, text: &str) {
     let input = wait_css(c, "#input").await;
     input.send_keys(text).await.unwrap();
     input.send_keys("\u{E007}").await.unwrap(); // Enter
+}
+
+/// Waits for the system file dialog titled `title`, types `path` into it and presses Enter
+/// (xdotool, through the X server the app runs on).
+async fn pick_in_file_dialog(title: &str, path: &std::path::Path) {
+    let xdotool = |args: &[&str]| {
+        std::process::Command::new("xdotool")
+            .args(args)
+            .output()
+            .expect("xdotool (installed by scripts/install-deps.sh --test)")
+    };
+    let t = Instant::now();
+    let window = loop {
+        let out = xdotool(&["search", "--name", title]);
+        let found = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .map(String::from);
+        if let Some(w) = found.filter(|w| !w.is_empty()) {
+            break w;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no \"{title}\" dialog appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // let GTK finish mapping it
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    xdotool(&["windowfocus", "--sync", &window]);
+    xdotool(&["type", "--delay", "15", &path.display().to_string()]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    xdotool(&["key", "Return"]);
 }
 
 /// Writes a screenshot to docs/screenshots/NAME once the page has painted what the DOM holds.
@@ -940,9 +975,15 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         },
         "globalShortcut": ""
     });
+    // where Claude Desktop keeps it; the Open dialog starts in that folder
+    let claude_dir = home.path().join("config").join("Claude");
+    std::fs::create_dir_all(&claude_dir).unwrap();
+    let claude_file = claude_dir.join("claude_desktop_config.json");
+    std::fs::write(&claude_file, claude_desktop.to_string()).unwrap();
+    // pasted text that is not a config is refused with a reason
     wait_css(&c, "#import-text")
         .await
-        .send_keys(&claude_desktop.to_string())
+        .send_keys("{\"mcpServers\": ")
         .await
         .unwrap();
     c.find(Locator::Css("#import-preview-button"))
@@ -951,6 +992,24 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         .click()
         .await
         .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('#import-error').textContent.length > 0",
+    )
+    .await;
+    c.find(Locator::Css("#import-choose"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // the real GTK file dialog: type the path into it (xdotool), as a person would
+    pick_in_file_dialog("Import MCP servers", &claude_file).await;
+    wait_css(&c, ".import-row").await;
+    assert_eq!(
+        text_content(&c, "#import-file-name").await,
+        claude_file.display().to_string()
+    );
     wait_css(&c, ".import-row").await;
     let preview = text_content(&c, "#import-preview").await;
     assert!(preview.contains("Claude Desktop"), "{preview}");

@@ -268,6 +268,7 @@ function showServersPanel(panel) {
 }
 new ImportExportView($('#servers-dialog'), {
   preview: (text) => ipc.previewMcpImport(text),
+  pickFile: () => ipc.pickMcpImportFile(),
   import: async (choices) => { await ipc.importMcpServers(choices); await reloadServerConfig(); },
   export: () => ipc.exportMcpConfig(),
 }, showServersPanel);

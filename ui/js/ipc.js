@@ -16,6 +16,8 @@ export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
 export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
 export const restartMcpServer = (name) => call('restart_mcp_server', { name });
 export const previewMcpImport = (text) => call('preview_mcp_import', { text });
+/** Opens the system's file dialog; resolves with { path, text } or null when closed. */
+export const pickMcpImportFile = () => call('pick_mcp_import_file');
 export const importMcpServers = (servers) => call('import_mcp_servers', { servers });
 export const exportMcpConfig = () => call('export_mcp_config');
 export const mcpPrompts = () => call('mcp_prompts');

@@ -30,3 +30,11 @@ pub fn mcp_config_file() -> PathBuf {
 pub fn settings_file() -> PathBuf {
     config_dir().join("settings.json")
 }
+
+/// Where an import dialog starts: Claude Desktop's config folder when it exists, else home.
+pub fn import_start_dir() -> Option<PathBuf> {
+    dirs::config_dir()
+        .map(|d| d.join("Claude"))
+        .filter(|d| d.is_dir())
+        .or_else(dirs::home_dir)
+}

@@ -3,7 +3,7 @@
 import { el, $ } from '../dom.js';
 
 export class ImportExportView {
-  /** actions: { preview(text), import(choices), export() }; onShow(panel|null) hides the rest of the dialog */
+  /** actions: { preview(text), pickFile(), import(choices), export() }; onShow(panel|null) hides the rest of the dialog */
   constructor(dialog, actions, onShow) {
     this.dialog = dialog;
     this.actions = actions;
@@ -14,6 +14,7 @@ export class ImportExportView {
     $('#import-cancel', dialog).addEventListener('click', () => this.close());
     $('#export-close', dialog).addEventListener('click', () => this.close());
     $('#import-preview-button', dialog).addEventListener('click', () => this.showPreview());
+    $('#import-choose', dialog).addEventListener('click', () => this.chooseFile());
     $('#import-go', dialog).addEventListener('click', () => this.doImport());
     $('#export-copy', dialog).addEventListener('click', async () => {
       const t = $('#export-text', dialog);
@@ -25,11 +26,31 @@ export class ImportExportView {
 
   openImport() {
     $('#import-text', this.dialog).value = '';
+    $('#import-file-name', this.dialog).textContent = '';
     $('#import-error', this.dialog).textContent = '';
     $('#import-preview', this.dialog).replaceChildren();
     $('#import-go', this.dialog).disabled = true;
     this.onShow('#import-panel');
     $('#import-text', this.dialog).focus();
+  }
+
+  /** The file dialog (opened by the Rust side); a picked file's text goes in the box and is previewed. */
+  async chooseFile() {
+    const err = $('#import-error', this.dialog);
+    err.textContent = '';
+    const button = $('#import-choose', this.dialog);
+    button.disabled = true;
+    try {
+      const picked = await this.actions.pickFile();
+      if (!picked) return; // the dialog was closed
+      $('#import-text', this.dialog).value = picked.text;
+      $('#import-file-name', this.dialog).textContent = picked.path;
+      await this.showPreview();
+    } catch (e) {
+      err.textContent = e?.message ?? String(e);
+    } finally {
+      button.disabled = false;
+    }
   }
 
   async openExport() {
