@@ -40,5 +40,12 @@ if [ $want_test = 1 ]; then
     echo "install-deps: installing npm test servers"
     (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
   fi
+  # Real MCP servers used by the tests (PyPI), pinned by tests/servers/requirements.txt, in their own venv.
+  if ! cmp -s tests/servers/requirements.txt tests/servers/.venv/installed.txt 2>/dev/null; then
+    echo "install-deps: installing PyPI test servers"
+    python3 -m venv tests/servers/.venv
+    tests/servers/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/servers/requirements.txt
+    cp tests/servers/requirements.txt tests/servers/.venv/installed.txt
+  fi
 fi
 echo "install-deps: ok"

@@ -760,6 +760,71 @@ async fn shutdown_ends_every_server_and_its_children() {
         .all(|s| s.status == ServerStatus::Stopped));
 }
 
+/// mcp-server-time (PyPI, Python SDK 2.x) speaks both eras: with discovery the host starts it
+/// with 2026-07-28 `server/discover`; without, with the 2025 `initialize` handshake. The 2025-only
+/// server-everything falls back to `initialize` either way. Calls work in every case.
+#[tokio::test]
+async fn both_protocol_eras_discover_with_fallback_to_initialize() {
+    let time = ServerConfig::new(
+        support::pypi_server("mcp-server-time").to_str().unwrap(),
+        &["--local-timezone", "UTC"],
+    );
+    for discover in [true, false] {
+        let mut config = McpConfig::default();
+        config.servers.insert("time".into(), time.clone());
+        config.servers.insert("everything".into(), everything());
+        let mut opts = HostOptions::new(support::switchboard_bin());
+        opts.discover = discover;
+        let host = McpHost::new(opts);
+        host.start_all(&config).await;
+        let views = host.servers();
+        let version = |name: &str| {
+            let v = views.iter().find(|s| s.name == name).unwrap();
+            assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+            v.protocol_version.clone().unwrap()
+        };
+        let expected = if discover { "2026-07-28" } else { "2025-11-25" };
+        assert_eq!(version("time"), expected, "discover = {discover}");
+        assert_eq!(version("everything"), "2025-11-25", "discover = {discover}");
+        let none = CancellationToken::new();
+        let now = host
+            .call_tool(
+                "time__get_current_time",
+                json!({"timezone": "Europe/Lisbon"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                &none,
+            )
+            .await;
+        assert!(!now.is_error, "{}", now.text);
+        assert!(now.text.contains("Europe/Lisbon"), "{}", now.text);
+        let structured = &now.raw.as_ref().unwrap()["structuredContent"];
+        assert_eq!(structured["timezone"], "Europe/Lisbon", "{:?}", now.raw);
+        // a bad timezone is the tool's error, passed on for the model
+        let bad = host
+            .call_tool(
+                "time__get_current_time",
+                json!({"timezone": "Mars/Olympus"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                &none,
+            )
+            .await;
+        assert!(bad.is_error, "{}", bad.text);
+        let sum = host
+            .call_tool(
+                "everything__get-sum",
+                json!({"a": 2, "b": 40}).as_object().unwrap().clone(),
+                &none,
+            )
+            .await;
+        assert!(sum.text.contains("42"), "{}", sum.text);
+        host.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn prompts_and_resources_come_from_every_page_and_refresh_on_list_changed() {
     let mut config = McpConfig::default();
@@ -1361,6 +1426,16 @@ async fn a_crashed_server_is_restarted_with_backoff_and_given_up_on_when_it_keep
     })
     .await;
     assert_eq!(gave_up.restarts, 2);
+    // it answers `server/discover` with an empty result: not 2026, not an error; the host
+    // starts it again with `initialize` (which it speaks), and says so in its log
+    assert!(
+        gave_up
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("starting it again with the 2025 initialize handshake")),
+        "{:?}",
+        gave_up.stderr_tail
+    );
     assert!(gave_up
         .error
         .unwrap()

@@ -76,3 +76,14 @@ pub fn everything_over_http(mode: &str) -> (Background, u16) {
     }
     (bg, port)
 }
+
+/// A command from the PyPI test servers' venv (`scripts/install-deps.sh --test`).
+pub fn pypi_server(command: &str) -> PathBuf {
+    let p = repo_dir().join("tests/servers/.venv/bin").join(command);
+    assert!(
+        p.exists(),
+        "{} is missing: run `scripts/install-deps.sh --test` (make test does)",
+        p.display()
+    );
+    p
+}

@@ -24,7 +24,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::ErrorData as McpError;
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, ServiceExt};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -58,6 +58,9 @@ pub struct HostOptions {
     pub restart_base_delay: Duration,
     /// Restarts in a row before giving up (a server that stayed up a minute starts afresh).
     pub max_restarts: u32,
+    /// Probe stdio servers with 2026-07-28 `server/discover` first and fall back to the
+    /// `initialize` handshake (2025-11-25) when they do not speak it. Off: `initialize` only.
+    pub discover: bool,
 }
 
 impl HostOptions {
@@ -69,6 +72,7 @@ impl HostOptions {
             path_var: None,
             restart_base_delay: Duration::from_secs(1),
             max_restarts: 5,
+            discover: true,
         }
     }
 }
@@ -615,12 +619,28 @@ impl McpHost {
         if server.config.transport() != Transport::Stdio {
             return self.start_http(server).await;
         }
+        if self
+            .clone()
+            .start_stdio(server.clone(), self.opts.discover)
+            .await
+            == Started::RetryLegacy
+        {
+            // a server that answered `server/discover` with something that is neither a 2026
+            // result nor an error: whatever it is, it may still speak the 2025 handshake
+            if !server.state.lock().unwrap().stopping {
+                self.start_stdio(server, false).await;
+            }
+        }
+    }
+
+    async fn start_stdio(self: Arc<Self>, server: Arc<Server>, discover: bool) -> Started {
         let path = self.path();
         let program =
             match process::resolve_command(&server.config, &self.opts.self_exe, path.as_deref()) {
                 Ok(p) => p,
                 Err(e) => {
-                    return self.fail(&server, "finding the command", format!("cannot start: {e}"))
+                    self.fail(&server, "finding the command", format!("cannot start: {e}"));
+                    return Started::Done;
                 }
             };
         server.state.lock().unwrap().resolved = Some(program.clone());
@@ -628,11 +648,12 @@ impl McpHost {
         let spawned = match process::spawn(&server.config, program.clone(), path.as_deref(), log) {
             Ok(s) => s,
             Err(e) => {
-                return self.fail(
+                self.fail(
                     &server,
                     "starting the process",
                     format!("cannot start {}: {e}", program.display()),
-                )
+                );
+                return Started::Done;
             }
         };
         {
@@ -644,13 +665,23 @@ impl McpHost {
         let handler = self.handler(&server, tx);
         let step = std::sync::Mutex::new(HANDSHAKE);
         let init = tokio::time::timeout(self.opts.start_timeout, async {
+            // rmcp drops lines over 16 MB (the call would then just time out); take up to
+            // 64 MB and cut what the model sees instead
+            let transport =
+                AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
+                    .with_max_line_length(MAX_STDIO_MESSAGE);
+            // the spec's dual-era start on stdio: `server/discover` first; any error or no answer
+            // (10 s) means a 2025-era server, which gets the `initialize` handshake
+            let lifecycle = if discover {
+                ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
+                }
+            } else {
+                ClientLifecycleMode::Initialize
+            };
             let running = handler
-                .serve(
-                    // rmcp drops lines over 16 MB (the call would then just time out); take up to
-                    // 64 MB and cut what the model sees instead
-                    AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
-                        .with_max_line_length(MAX_STDIO_MESSAGE),
-                )
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
             with_tools(running, &step, &server.name).await
@@ -659,7 +690,18 @@ impl McpHost {
         let step = *step.lock().unwrap();
         let (running, lists) = match init {
             Ok(Ok(v)) => v,
-            Ok(Err(e)) => return self.fail_and_reap(&server, step, e, true).await,
+            Ok(Err(e)) if discover && step == HANDSHAKE && spawned.exit.borrow().is_none() => {
+                server.state.lock().unwrap().log.push(format!(
+                    "[switchboard] {e}; starting it again with the 2025 initialize handshake"
+                ));
+                let (pid, mut exit) = (spawned.pid, spawned.exit.clone());
+                process::terminate(pid, &mut exit, Duration::from_secs(1)).await;
+                return Started::RetryLegacy;
+            }
+            Ok(Err(e)) => {
+                self.fail_and_reap(&server, step, e, true).await;
+                return Started::Done;
+            }
             Err(_) => {
                 let e = if step == HANDSHAKE {
                     format!(
@@ -673,10 +715,12 @@ impl McpHost {
                     )
                 };
                 // it did not answer in time: that is the news, not how it ended after we gave up
-                return self.fail_and_reap(&server, step, e, false).await;
+                self.fail_and_reap(&server, step, e, false).await;
+                return Started::Done;
             }
         };
         self.running(server, running, lists, Some(spawned.exit), rx);
+        Started::Done
     }
 
     /// The handshake and tools/list went through: the server is running from now on.
@@ -1338,6 +1382,15 @@ impl McpHost {
 }
 
 const HANDSHAKE: &str = "the MCP handshake (initialize)";
+
+/// How one attempt to start a stdio server ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Started {
+    /// Running, or failed with its report written.
+    Done,
+    /// The `server/discover` probe broke on something other than an error or silence.
+    RetryLegacy,
+}
 const LISTING: &str = "listing tools (tools/list)";
 
 /// What a server offers, as listed when it starts.
