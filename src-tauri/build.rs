@@ -23,6 +23,7 @@ fn main() {
         "import_mcp_servers",
         "export_mcp_config",
         "render_markdown",
+        "set_conversation_tools",
         "pick_mcp_import_file",
         "mcp_resources",
         "get_mcp_prompt",

@@ -196,6 +196,7 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
                 conversation_id,
                 model,
                 text: prompt,
+                tool_choice: None,
             },
             &emit,
             cancel,

@@ -63,6 +63,7 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::app::render_markdown,
+            commands::conversations::set_conversation_tools,
             commands::mcp::pick_mcp_import_file,
             commands::mcp::mcp_resources,
             commands::mcp::get_mcp_prompt,

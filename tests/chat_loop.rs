@@ -106,6 +106,7 @@ impl Rig {
                     conversation_id: None,
                     model: fake_ollama::MODEL.into(),
                     text: text.into(),
+                    tool_choice: None,
                 },
                 &emit,
                 cancel,
@@ -592,6 +593,7 @@ async fn the_iteration_limit_stops_the_loop_and_says_so() {
                 conversation_id: Some(summary.conversation_id),
                 model: fake_ollama::MODEL.into(),
                 text: "next".into(),
+                tool_choice: None,
             },
             &|_| {},
             CancellationToken::new(),
@@ -677,6 +679,7 @@ async fn an_llm_error_mid_stream_keeps_the_partial_text_and_reports_it() {
                 conversation_id: None,
                 model: "missing:7b".into(),
                 text: "hi".into(),
+                tool_choice: None,
             },
             &move |e| ev.lock().unwrap().push(e),
             CancellationToken::new(),
@@ -823,6 +826,102 @@ async fn both_protocol_eras_discover_with_fallback_to_initialize() {
         assert!(sum.text.contains("42"), "{}", sum.text);
         host.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_conversation_uses_only_the_servers_and_tools_chosen_for_it() {
+    let r = rig(vec![
+        ("calculator", builtin("calculator")),
+        ("files", builtin("files")),
+    ])
+    .await;
+    // the model tries a tool that was turned off for this conversation
+    r.fake.set_responder(call_then_answer(vec![(
+        "m",
+        "calculator__multiply",
+        json!({"a": 6, "b": 7}),
+    )]));
+    let engine = r.engine(5);
+    let choice = switchboard_engine::store::ToolChoice {
+        disabled_servers: ["files".to_string()].into(),
+        disabled_tools: ["calculator/multiply".to_string()].into(),
+    };
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "six times seven".into(),
+                tool_choice: Some(choice.clone()),
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let offered = |req: &Value| -> Vec<String> {
+        req["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let first = offered(&r.fake.chat_requests()[0]);
+    assert!(first.contains(&"calculator__add".to_string()), "{first:?}");
+    assert!(!first.iter().any(|n| n.starts_with("files__")), "{first:?}");
+    assert!(
+        !first.contains(&"calculator__multiply".to_string()),
+        "{first:?}"
+    );
+    // the call to the turned-off tool did not run; the model was told why
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert!(conv.tool_calls[0].is_error);
+    assert!(conv.tool_calls[0]
+        .result
+        .as_deref()
+        .unwrap()
+        .contains("turned off for this conversation"));
+    assert_eq!(conv.tool_choice, choice, "stored with the conversation");
+
+    // the next turn (no choice given) keeps the stored one
+    r.fake
+        .set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
+    engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: Some(summary.conversation_id),
+                model: fake_ollama::MODEL.into(),
+                text: "again".into(),
+                tool_choice: None,
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let later = offered(r.fake.chat_requests().last().unwrap());
+    assert_eq!(later, first);
+    // a new conversation offers everything
+    engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "fresh".into(),
+                tool_choice: None,
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let fresh = offered(r.fake.chat_requests().last().unwrap());
+    assert!(fresh.contains(&"calculator__multiply".to_string()));
+    assert!(fresh.iter().any(|n| n.starts_with("files__")));
+    r.host.shutdown().await;
 }
 
 #[tokio::test]
@@ -1105,6 +1204,7 @@ async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "sample twice".into(),
+                tool_choice: None,
             },
             &emit,
             CancellationToken::new(),
@@ -1223,6 +1323,7 @@ async fn approval_read_only_runs_destructive_asks_denied_calls_never_run() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "do it".into(),
+                tool_choice: None,
             },
             &move |e| ev.lock().unwrap().push(e),
             CancellationToken::new(),
@@ -1308,6 +1409,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "a".into(),
+                tool_choice: None,
             },
             &|_| {},
             CancellationToken::new(),
@@ -1320,6 +1422,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
                 conversation_id: Some(first.conversation_id),
                 model: fake_ollama::MODEL.into(),
                 text: "b".into(),
+                tool_choice: None,
             },
             &|_| {},
             CancellationToken::new(),
@@ -1337,6 +1440,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "c".into(),
+                tool_choice: None,
             },
             &|_| {},
             CancellationToken::new(),
@@ -1632,6 +1736,7 @@ async fn progress_is_reported_and_a_single_call_can_be_cancelled_while_the_turn_
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "go".into(),
+                tool_choice: None,
             },
             &emit,
             CancellationToken::new(),
@@ -1733,6 +1838,7 @@ async fn a_server_can_ask_the_user_for_input_during_a_call() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "ask me".into(),
+                tool_choice: None,
             },
             &emit,
             CancellationToken::new(),

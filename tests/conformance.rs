@@ -73,7 +73,13 @@ fn the_conformance_suite_fails_a_client_that_declines_elicitation() {
 fn mcp_call_calls_a_configured_server_by_name() {
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(support::switchboard_bin())
-        .args(["mcp-call", "--call", "add", "--args", r#"{"a": 2, "b": 40}"#])
+        .args([
+            "mcp-call",
+            "--call",
+            "add",
+            "--args",
+            r#"{"a": 2, "b": 40}"#,
+        ])
         .args(["--call", "divide", "--args", r#"{"a": 1, "b": 0}"#])
         .args(["--call", "nope", "calculator"])
         .env("XDG_DATA_HOME", home.path().join("data"))

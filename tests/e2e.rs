@@ -1481,3 +1481,103 @@ async fn slash_inserts_a_prompt_and_an_attached_resource_goes_with_the_message()
         .contains("features.md"));
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|_req: &Value| Stream::new().text("Fine.").done().reply());
+    let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
+    wait_until(
+        &c,
+        "/Tools 1\\d\\/1\\d/.test(document.querySelector('#tools-button').textContent)",
+    )
+    .await;
+    let total = text_content(&c, "#tools-button").await;
+    c.find(Locator::Css("#tools-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#tools-panel [data-tool='everything/get-sum']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    screenshot(&c, "tools-picker.png").await;
+    assert!(!text_content(&c, "#tools-panel").await.contains("null"));
+    let after = text_content(&c, "#tools-button").await;
+    assert_ne!(after, total, "the count follows: {after}");
+    send(&c, "hello").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Fine.')",
+    )
+    .await;
+    let offered = |req: &Value| -> Vec<String> {
+        req["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let first = offered(&fake.chat_requests()[0]);
+    assert!(first.contains(&"everything__echo".to_string()), "{first:?}");
+    assert!(
+        !first.contains(&"everything__get-sum".to_string()),
+        "{first:?}"
+    );
+
+    // the choice belongs to the conversation: a new chat has everything on, reopening restores it
+    c.find(Locator::Css("#new-chat"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert_eq!(text_content(&c, "#tools-button").await, total);
+    c.find(Locator::Css("#conversation-list .conv"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        &format!(
+            "document.querySelector('#tools-button').textContent === {}",
+            serde_json::to_string(&after).unwrap()
+        ),
+    )
+    .await;
+    // turning the whole server off for this chat: nothing is offered in its next turn
+    c.find(Locator::Css("#tools-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#tools-panel [data-server='everything'] legend input")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('#tools-button').textContent.includes('Tools 0/')",
+    )
+    .await;
+    send(&c, "again").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.msg.assistant.complete').length === 2",
+    )
+    .await;
+    let last = offered(fake.chat_requests().last().unwrap());
+    assert!(last.is_empty(), "{last:?}");
+    c.close().await.unwrap();
+}

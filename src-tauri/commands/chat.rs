@@ -2,6 +2,7 @@ use serde_json::Value;
 use switchboard_engine::chat::approval::{validate_arguments, Decision};
 use switchboard_engine::chat::{with_attachments, Attachment};
 use switchboard_engine::mcp::ElicitationAnswer;
+use switchboard_engine::store::ToolChoice;
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -30,6 +31,7 @@ pub async fn send_message(
     model: String,
     text: String,
     attachments: Option<Vec<ResourceRef>>,
+    tool_choice: Option<ToolChoice>,
     on_event: Channel<ChatEvent>,
 ) -> CmdResult<TurnSummary> {
     if text.trim().is_empty() {
@@ -73,6 +75,7 @@ pub async fn send_message(
                 conversation_id,
                 model,
                 text,
+                tool_choice,
             },
             &emit,
             cancel,

@@ -1,5 +1,5 @@
 use switchboard_engine::chat::view::{conversation_view, ConversationView};
-use switchboard_engine::store::ConversationSummary;
+use switchboard_engine::store::{ConversationSummary, ToolChoice};
 use tauri::State;
 
 use super::CmdResult;
@@ -15,4 +15,14 @@ pub async fn load_conversation(state: State<'_, AppState>, id: i64) -> CmdResult
     Ok(conversation_view(
         &state.runtime.store.conversation(id).await?,
     ))
+}
+
+/// Sets which servers and tools a conversation may use (from its next turn on).
+#[tauri::command]
+pub async fn set_conversation_tools(
+    state: State<'_, AppState>,
+    id: i64,
+    choice: ToolChoice,
+) -> CmdResult<()> {
+    Ok(state.runtime.store.set_tool_choice(id, &choice).await?)
 }

@@ -8,6 +8,7 @@ import { SettingsView } from './views/settings.js';
 import { summarize, ServersView } from './views/servers.js';
 import { ImportExportView } from './views/import.js';
 import { ComposerView } from './views/composer.js';
+import { ToolsPicker } from './views/tools.js';
 
 const state = {
   conversationId: null,
@@ -28,6 +29,16 @@ const composer = new ComposerView(
   { resources: ipc.mcpResources, prompts: ipc.mcpPrompts, getPrompt: ipc.getMcpPrompt },
   () => autosize(),
 );
+// a new chat's choice waits here until its first message creates the conversation
+let pendingToolChoice = null;
+const toolsPicker = new ToolsPicker($('#tools-button'), $('#tools-panel'), async (choice) => {
+  if (!state.conversationId) { pendingToolChoice = choice; return; }
+  try {
+    await ipc.setConversationTools(state.conversationId, choice);
+  } catch (err) {
+    showBanner('Could not save the tool choice.', err?.message ?? String(err));
+  }
+});
 const sidebar = new Sidebar($('#conversation-list'), { onOpen: openConversation });
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
 const serversView = new ServersView($('#servers-dialog'), {
@@ -94,6 +105,8 @@ async function openConversation(id) {
     state.conversationId = id;
     $('#chat-title').textContent = view.summary.title;
     chat.renderConversation(view);
+    toolsPicker.setChoice(view.toolChoice);
+    pendingToolChoice = null;
     sidebar.setActive(id);
     const names = [...$('#model-select').options].map((o) => o.value);
     if (view.summary.model && names.includes(view.summary.model)) $('#model-select').value = view.summary.model;
@@ -106,6 +119,8 @@ async function openConversation(id) {
 function newChat() {
   if (state.turnId) return;
   state.conversationId = null;
+  pendingToolChoice = null;
+  toolsPicker.setChoice(null);
   $('#chat-title').textContent = 'New chat';
   sidebar.setActive(null);
   chat.showEmpty(runningServers());
@@ -146,6 +161,7 @@ async function send() {
       case 'turnStarted': {
         started = true;
         state.conversationId = ev.conversationId;
+        pendingToolChoice = null;
         $('#chat-title').textContent = ev.title;
         const b = chat.addMessage(ev.userMessageId, 'user');
         chat.setUserText(b, text, attachments);
@@ -182,7 +198,8 @@ async function send() {
     }
   };
   try {
-    await ipc.sendMessage({ turnId, conversationId: state.conversationId, model, text, attachments }, onEvent);
+    const toolChoice = state.conversationId ? null : pendingToolChoice;
+    await ipc.sendMessage({ turnId, conversationId: state.conversationId, model, text, attachments, toolChoice }, onEvent);
     if (!failed) hideBanner();
   } catch (err) {
     chat.addError(err?.message ?? String(err));
@@ -211,8 +228,6 @@ async function openSettings() {
     `Switchboard ${state.info?.version ?? ''} · data in ${state.info?.dataDir ?? ''} · MCP servers in ${state.info?.mcpConfigFile ?? ''}`);
 }
 
-/** Above this many tools, small models tend to get lost. */
-const TOOL_WARNING = 30;
 let serversTimer = null;
 let lastServersSnapshot = '';
 async function refreshServers() {
@@ -220,11 +235,7 @@ async function refreshServers() {
     state.servers = await ipc.mcpServers();
   } catch { return; }
   const { text, level } = summarize(state.servers);
-  const tools = runningServers().reduce((n, s) => n + s.tools.length, 0);
-  const warn = $('#tools-warning');
-  warn.hidden = tools <= TOOL_WARNING;
-  warn.textContent = `⚠ ${tools} tools offered`;
-  warn.title = `Every tool's description goes to the model with each message. Over ${TOOL_WARNING} tools, small local models often pick the wrong one or none: disable servers you do not need.`;
+  toolsPicker.setServers(runningServers());
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
   // re-render only on a change, so an open log or an armed Delete survives the polling

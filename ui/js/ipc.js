@@ -9,6 +9,8 @@ export const saveSettings = (settings) => call('save_settings', { settings });
 export const listModels = () => call('list_models');
 export const listConversations = () => call('list_conversations');
 export const loadConversation = (id) => call('load_conversation', { id });
+/** choice = { disabledServers: [name], disabledTools: ['server/tool'] } */
+export const setConversationTools = (id, choice) => call('set_conversation_tools', { id, choice });
 export const mcpServers = () => call('mcp_servers');
 export const mcpConfig = () => call('mcp_config');
 export const saveMcpServer = (original, name, server) => call('save_mcp_server', { original, name, server });
@@ -40,8 +42,8 @@ export const openUrl = (url) => call('plugin:opener|open_url', { url });
  * Sends a message; `onEvent` receives each ChatEvent as it happens.
  * Resolves with the turn summary when the turn has ended.
  */
-export function sendMessage({ turnId, conversationId, model, text, attachments }, onEvent) {
+export function sendMessage({ turnId, conversationId, model, text, attachments, toolChoice }, onEvent) {
   const channel = new core.Channel();
   channel.onmessage = onEvent;
-  return call('send_message', { turnId, conversationId, model, text, attachments, onEvent: channel });
+  return call('send_message', { turnId, conversationId, model, text, attachments, toolChoice, onEvent: channel });
 }

@@ -22,7 +22,7 @@ use crate::markdown;
 use crate::mcp::{
     CallEvent, Elicitation, McpHost, RoutedTool, SamplingAnswer, SamplingRequest, ToolOutcome,
 };
-use crate::store::{status, Store, StoreError};
+use crate::store::{status, Store, StoreError, ToolChoice};
 use approval::{Action, ApprovalRequest, Approver, Need, Policy};
 
 /// How often partial text is written to the store while it streams.
@@ -214,6 +214,9 @@ pub struct TurnRequest {
     pub conversation_id: Option<i64>,
     pub model: String,
     pub text: String,
+    /// When given, stored as the conversation's choice of servers and tools before the turn;
+    /// otherwise the conversation's stored choice applies (a new one: everything).
+    pub tool_choice: Option<ToolChoice>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -309,7 +312,7 @@ impl ChatEngine {
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: CancellationToken,
     ) -> Result<TurnSummary, ChatError> {
-        let (conversation_id, history, title) = match req.conversation_id {
+        let (conversation_id, history, title, mut tool_choice) = match req.conversation_id {
             Some(id) => {
                 let conv = self.store.conversation(id).await?;
                 let history: Vec<Message> = conv
@@ -321,7 +324,7 @@ impl ChatEngine {
                     })
                     .map(|m| m.to_llm())
                     .collect();
-                (id, history, conv.summary.title)
+                (id, history, conv.summary.title, conv.tool_choice)
             }
             None => {
                 let title = title_from(&req.text);
@@ -329,9 +332,14 @@ impl ChatEngine {
                     self.store.create_conversation(&title, &req.model).await?,
                     vec![],
                     title,
+                    ToolChoice::default(),
                 )
             }
         };
+        if let Some(choice) = req.tool_choice.clone() {
+            self.store.set_tool_choice(conversation_id, &choice).await?;
+            tool_choice = choice;
+        }
         let user = Message::new(Role::User, req.text.clone());
         let user_id = self
             .store
@@ -365,7 +373,7 @@ impl ChatEngine {
             let request = ChatRequest {
                 model: req.model.clone(),
                 messages: messages.clone(),
-                tools: self.tools.tool_specs(),
+                tools: self.offered_tools(&tool_choice),
             };
             let (reply, message_id) = match self
                 .stream_reply(conversation_id, &request, emit, &cancel)
@@ -397,7 +405,15 @@ impl ChatEngine {
             }
             for call in &reply.tool_calls {
                 let tool_msg = self
-                    .run_tool_call(conversation_id, message_id, &req.model, call, emit, &cancel)
+                    .run_tool_call(
+                        conversation_id,
+                        message_id,
+                        &req.model,
+                        &tool_choice,
+                        call,
+                        emit,
+                        &cancel,
+                    )
                     .await?;
                 messages.push(tool_msg);
             }
@@ -616,6 +632,19 @@ impl ChatEngine {
         }
     }
 
+    /// The tools offered to the model in a conversation with `choice`.
+    fn offered_tools(&self, choice: &ToolChoice) -> Vec<ToolSpec> {
+        self.tools
+            .tool_specs()
+            .into_iter()
+            .filter(|t| {
+                self.tools
+                    .route(&t.name)
+                    .is_none_or(|r| choice.allows(&r.server, &r.tool))
+            })
+            .collect()
+    }
+
     /// A server asked for a completion during call `call_id`: with the user's approval, the
     /// conversation's model answers it (without tools); the server hears the reply or a refusal.
     async fn sample(
@@ -700,11 +729,15 @@ impl ChatEngine {
         conversation_id: i64,
         message_id: i64,
         model: &str,
+        tool_choice: &ToolChoice,
         call: &ToolCall,
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Message, ChatError> {
         let routed = self.tools.route(&call.name);
+        let turned_off = routed
+            .as_ref()
+            .is_some_and(|r| !tool_choice.allows(&r.server, &r.tool));
         let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
         let id = self
             .store
@@ -762,6 +795,11 @@ impl ChatEngine {
         let outcome = async {
             let outcome = if cancel.is_cancelled() {
                 error("The call was cancelled by the user.".into())
+            } else if turned_off {
+                error(format!(
+                    "The tool \"{}\" is turned off for this conversation; use only the tools you were given.",
+                    call.name
+                ))
             } else {
                 match arguments_object(call) {
                     Err(why) => error(why),

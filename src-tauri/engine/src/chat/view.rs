@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::llm::Role;
 use crate::markdown;
-use crate::store::{status, Conversation, ConversationSummary, StoredToolCall};
+use crate::store::{status, Conversation, ConversationSummary, StoredToolCall, ToolChoice};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -45,6 +45,7 @@ pub enum Item {
 pub struct ConversationView {
     pub summary: ConversationSummary,
     pub items: Vec<Item>,
+    pub tool_choice: ToolChoice,
 }
 
 fn card(t: &StoredToolCall) -> Item {
@@ -108,5 +109,6 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
     ConversationView {
         summary: c.summary.clone(),
         items,
+        tool_choice: c.tool_choice.clone(),
     }
 }

@@ -94,6 +94,8 @@ fn migrations() -> Migrations<'static> {
         ),
         // how the call came to run or not: "read-only", "approved", "denied", …
         M::up("ALTER TABLE tool_calls ADD COLUMN approval TEXT;"),
+        // the servers and tools turned off for one conversation (JSON; NULL = everything on)
+        M::up("ALTER TABLE conversations ADD COLUMN tool_choice TEXT;"),
     ])
 }
 
@@ -156,6 +158,23 @@ pub struct Conversation {
     pub summary: ConversationSummary,
     pub messages: Vec<StoredMessage>,
     pub tool_calls: Vec<StoredToolCall>,
+    pub tool_choice: ToolChoice,
+}
+
+/// Which servers and tools one conversation may use: everything, except what is turned off.
+/// Tools are named `server/tool` (their own names, which stay put when exposed names change).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ToolChoice {
+    pub disabled_servers: std::collections::BTreeSet<String>,
+    pub disabled_tools: std::collections::BTreeSet<String>,
+}
+
+impl ToolChoice {
+    pub fn allows(&self, server: &str, tool: &str) -> bool {
+        !self.disabled_servers.contains(server)
+            && !self.disabled_tools.contains(&format!("{server}/{tool}"))
+    }
 }
 
 impl StoredMessage {
@@ -265,6 +284,22 @@ impl Store {
         .await
     }
 
+    /// Sets the servers and tools a conversation may use.
+    pub async fn set_tool_choice(&self, id: i64, choice: &ToolChoice) -> Result<(), StoreError> {
+        let json = serde_json::to_string(choice).unwrap_or_default();
+        self.call(move |c| {
+            let n = c.execute(
+                "UPDATE conversations SET tool_choice = ?2 WHERE id = ?1",
+                params![id, json],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NoConversation(id));
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Newest first.
     pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
         self.call(|c| {
@@ -318,7 +353,15 @@ impl Store {
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(Conversation { summary, messages, tool_calls })
+            let choice: Option<String> = c.query_row(
+                "SELECT tool_choice FROM conversations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )?;
+            let tool_choice = choice
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            Ok(Conversation { summary, messages, tool_calls, tool_choice })
         })
         .await
     }
