@@ -228,6 +228,14 @@ pub struct TurnSummary {
     pub llm_error: Option<String>,
 }
 
+/// What every tool call of one turn shares.
+#[derive(Clone, Copy)]
+struct TurnContext<'a> {
+    conversation_id: i64,
+    model: &'a str,
+    tool_choice: &'a ToolChoice,
+}
+
 pub struct ChatEngine {
     pub llm: Arc<dyn LlmClient>,
     pub tools: Arc<dyn ToolHost>,
@@ -406,10 +414,12 @@ impl ChatEngine {
             for call in &reply.tool_calls {
                 let tool_msg = self
                     .run_tool_call(
-                        conversation_id,
+                        &TurnContext {
+                            conversation_id,
+                            model: &req.model,
+                            tool_choice: &tool_choice,
+                        },
                         message_id,
-                        &req.model,
-                        &tool_choice,
                         call,
                         emit,
                         &cancel,
@@ -726,14 +736,17 @@ impl ChatEngine {
     /// Runs one call and stores it; returns the `tool` message for the model.
     async fn run_tool_call(
         &self,
-        conversation_id: i64,
+        turn: &TurnContext<'_>,
         message_id: i64,
-        model: &str,
-        tool_choice: &ToolChoice,
         call: &ToolCall,
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Message, ChatError> {
+        let TurnContext {
+            conversation_id,
+            model,
+            tool_choice,
+        } = *turn;
         let routed = self.tools.route(&call.name);
         let turned_off = routed
             .as_ref()
