@@ -1642,20 +1642,7 @@ async fn a_legacy_http_sse_server_works_through_our_own_transport() {
 #[tokio::test]
 async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
     use std::os::unix::process::CommandExt;
-    let port = support::free_port();
-    let _server = support::Background(
-        std::process::Command::new("python3")
-            .arg(support::fixture("rest_server.py"))
-            .arg(port.to_string())
-            .process_group(0)
-            .spawn()
-            .unwrap(),
-    );
-    let t = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (_server, port) = support::rest_server();
     let mut rest = ServerConfig::http(format!("http://127.0.0.1:{port}"));
     rest.transport = Some("rest".into());
     let r = rig(vec![("legacy-rest", rest)]).await;

@@ -1581,3 +1581,188 @@ async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
     assert!(last.is_empty(), "{last:?}");
     c.close().await.unwrap();
 }
+
+/// Adds a server through the settings form: name, transport, URL.
+async fn add_remote_server(c: &Client, name: &str, transport: &str, url: &str) {
+    c.find(Locator::Css("#server-add"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(c, "#srv-name")
+        .await
+        .send_keys(name)
+        .await
+        .unwrap();
+    c.execute(
+        &format!("const t = document.querySelector('#srv-transport'); t.value = '{transport}'; t.dispatchEvent(new Event('change'));"),
+        vec![],
+    )
+    .await
+    .unwrap();
+    c.find(Locator::Css("#srv-url"))
+        .await
+        .unwrap()
+        .send_keys(url)
+        .await
+        .unwrap();
+    c.find(Locator::Css("#server-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn legacy_sse_and_rest_servers_are_added_in_settings_and_their_tools_run() {
+    let (_sse, sse_port) = support::everything_over_http("sse");
+    let (_rest, rest_port) = support::rest_server();
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            let results: Vec<&str> = req["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap())
+                .collect();
+            Stream::new().text(&results.join(" | ")).done().reply()
+        } else {
+            Stream::new()
+                .tool_calls(&[
+                    ("a", "legacy__echo", json!({"message": "over SSE"})),
+                    ("b", "rest__word_count", json!({"text": "one two three"})),
+                ])
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"legacy__echo": "allow", "rest__word_count": "allow"});
+    let home = tempfile::tempdir().unwrap();
+    let settings_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&settings_dir).unwrap();
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
+    )
+    .unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    c.find(Locator::Css("#servers-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+    add_remote_server(
+        &c,
+        "legacy",
+        "sse",
+        &format!("http://127.0.0.1:{sse_port}/sse"),
+    )
+    .await;
+    wait_css(&c, ".server.running[data-name='legacy']").await;
+    add_remote_server(&c, "rest", "rest", &format!("http://127.0.0.1:{rest_port}")).await;
+    wait_css(&c, ".server.running[data-name='rest']").await;
+    let legacy = text_content(&c, ".server[data-name='legacy']").await;
+    assert!(
+        legacy.contains("HTTP+SSE") && legacy.contains("echo"),
+        "{legacy}"
+    );
+    let rest = text_content(&c, ".server[data-name='rest']").await;
+    assert!(
+        rest.contains("REST") && rest.contains("word_count"),
+        "{rest}"
+    );
+    c.find(Locator::Css("#servers-close"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    send(&c, "use both").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Echo: over SSE')",
+    )
+    .await;
+    let answer = text_content(&c, ".msg.assistant.complete").await;
+    assert!(answer.contains('3'), "the REST word count: {answer}");
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.tool-card.ok').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(2)
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call("r", "everything__get-roots-list", json!({}))
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"everything__get-roots-list": "allow"});
+    let (home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    let folder = home.path().join("my-projects");
+    std::fs::create_dir_all(&folder).unwrap();
+    c.find(Locator::Css("#settings-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#set-roots")
+        .await
+        .send_keys(&folder.display().to_string())
+        .await
+        .unwrap();
+    c.find(Locator::Css("#settings-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "!document.querySelector('#settings-dialog').open").await;
+    // the running server was told (roots/list_changed) and asks again (roots/list); give it a moment
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    send(&c, "which folders may you use?").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('my-projects')",
+    )
+    .await;
+    let answer = text_content(&c, ".msg.assistant.complete").await;
+    assert!(
+        answer.contains(&format!("file://{}", folder.display())),
+        "{answer}"
+    );
+    c.close().await.unwrap();
+}

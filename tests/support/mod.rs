@@ -52,29 +52,46 @@ pub fn free_port() -> u16 {
 
 /// server-everything over HTTP on 127.0.0.1: `mode` is `streamableHttp` or `sse`. Returns once it listens.
 pub fn everything_over_http(mode: &str) -> (Background, u16) {
-    use std::os::unix::process::CommandExt;
     let port = free_port();
-    let child = std::process::Command::new("node")
-        .arg("-r")
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg("-r")
         .arg(fixture("bind-loopback.cjs"))
         .arg(everything_server())
         .arg(mode)
-        .env("PORT", port.to_string())
+        .env("PORT", port.to_string());
+    (
+        listening(cmd, port, &format!("server-everything ({mode})")),
+        port,
+    )
+}
+
+/// The REST-dialect fixture server on 127.0.0.1. Returns once it listens.
+pub fn rest_server() -> (Background, u16) {
+    let port = free_port();
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(fixture("rest_server.py")).arg(port.to_string());
+    (listening(cmd, port, "the REST fixture server"), port)
+}
+
+/// Starts `cmd` in its own process group and waits until it accepts connections on `port`.
+fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Background {
+    use std::os::unix::process::CommandExt;
+    let child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .process_group(0)
         .spawn()
-        .expect("node runs server-everything");
+        .unwrap_or_else(|e| panic!("starting {what}: {e}"));
     let bg = Background(child);
     let t = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
             t.elapsed() < std::time::Duration::from_secs(20),
-            "server-everything ({mode}) did not listen on {port}"
+            "{what} did not listen on {port}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    (bg, port)
+    bg
 }
 
 /// A command from the PyPI test servers' venv (`scripts/install-deps.sh --test`).
