@@ -1594,6 +1594,118 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
     r.host.shutdown().await;
 }
 
+/// Over Streamable HTTP and legacy SSE too, a call reports progress, and the server's
+/// elicitation and sampling requests reach the user and the model (server-everything sends them on
+/// the POST response stream; on SSE on the event stream); prompts and resources are listed.
+#[tokio::test]
+async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
+    let (_http, http_port) = support::everything_over_http("streamableHttp");
+    let (_sse, sse_port) = support::everything_over_http("sse");
+    let mut sse = ServerConfig::http(format!("http://127.0.0.1:{sse_port}/sse"));
+    sse.transport = Some("sse".into());
+    let r = rig(vec![
+        (
+            "http",
+            ServerConfig::http(format!("http://127.0.0.1:{http_port}/mcp")),
+        ),
+        ("sse", sse),
+    ])
+    .await;
+    for server in ["http", "sse"] {
+        assert_eq!(r.status(server).status, ServerStatus::Running);
+        assert!(r
+            .host
+            .prompts()
+            .iter()
+            .any(|p| p.server == server && p.name == "args-prompt"));
+        assert!(r.host.resources().iter().any(|x| x.server == server));
+    }
+    let tool_turn = call_then_answer(vec![
+        (
+            "p1",
+            "http__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+        ),
+        ("e1", "http__trigger-elicitation-request", json!({})),
+        (
+            "s1",
+            "http__trigger-sampling-request",
+            json!({"prompt": "http colour"}),
+        ),
+        (
+            "p2",
+            "sse__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+        ),
+        ("e2", "sse__trigger-elicitation-request", json!({})),
+        (
+            "s2",
+            "sse__trigger-sampling-request",
+            json!({"prompt": "sse colour"}),
+        ),
+    ]);
+    r.fake.set_responder(move |req: &Value| {
+        if req["messages"][0]["content"] == "You are a helpful test server." {
+            return Stream::new().text("Sampled teal").done().reply();
+        }
+        tool_turn(req)
+    });
+    let mut engine = r.engine(5);
+    engine.approver = Arc::new(SamplingApprover {
+        answers: Mutex::new(vec![true, true]),
+        asked: Mutex::new(vec![]),
+    });
+    let host = r.host.clone();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let emit = move |e: ChatEvent| {
+        if let ChatEvent::ElicitationRequested { elicitation, .. } = &e {
+            host.answer_elicitation(
+                elicitation.id,
+                switchboard_engine::mcp::ElicitationAnswer {
+                    action: "accept".into(),
+                    content: Some(json!({"name": "Ada", "check": true, "email": "ada@example.com", "integer": 7})),
+                },
+            );
+        }
+        ev.lock().unwrap().push(e);
+    };
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "everything, remotely".into(),
+                tool_choice: None,
+            },
+            &emit,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert_eq!(conv.tool_calls.len(), 6);
+    for c in &conv.tool_calls {
+        assert!(!c.is_error, "{c:?}");
+    }
+    let events = events.lock().unwrap().clone();
+    for (i, call) in conv.tool_calls.iter().enumerate() {
+        let result = call.result.clone().unwrap();
+        match i % 3 {
+            0 => assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e, ChatEvent::ToolCallProgress { id, .. } if *id == call.id)),
+                "no progress for {}",
+                call.name
+            ),
+            1 => assert!(result.contains("Ada"), "{}: {result}", call.name),
+            _ => assert!(result.contains("Sampled teal"), "{}: {result}", call.name),
+        }
+    }
+    r.host.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_legacy_http_sse_server_works_through_our_own_transport() {
     let (_server, port) = support::everything_over_http("sse");
