@@ -1753,7 +1753,6 @@ async fn a_legacy_http_sse_server_works_through_our_own_transport() {
 
 #[tokio::test]
 async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
-    use std::os::unix::process::CommandExt;
     let (_server, port) = support::rest_server();
     let mut rest = ServerConfig::http(format!("http://127.0.0.1:{port}"));
     rest.transport = Some("rest".into());
