@@ -34,10 +34,15 @@ e2e:
 # Part of the E2E run: writes docs/screenshots/chat.png.
 screenshots: e2e
 
-# The installable .deb (target/release/bundle/deb/), with the npm Tauri CLI.
+# The installable .deb (target/release/bundle/deb/), with the npm Tauri CLI. The built-in servers' small
+# binary goes in next to the app (an external binary named the way Tauri wants: NAME-<target triple>).
+TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
 bundle: deps
 	npm install --no-audit --no-fund
-	npx tauri build --bundles deb
+	$(CARGO) build --release -p switchboard-engine --bin switchboard-mcp
+	mkdir -p target/external
+	cp target/release/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
+	npx tauri build --bundles deb --config '{"bundle":{"externalBin":["target/external/switchboard-mcp"]}}'
 
 lint:
 	$(CARGO) fmt --all --check

@@ -1,7 +1,9 @@
 //! MCP host benchmarks (`cargo bench --bench mcp`):
 //! - `tools_call`: one `tools/call` round trip through the host (routing, timeout, progress
 //!   routes, result shaping) versus a bare rmcp client on the same server process kind.
-//! - `start`: time for 1 and for 20 servers to be ready (they start in parallel).
+//! - `start`: time for 1 and for 20 servers to be ready (they start in parallel): the built-in
+//!   calculator (its small `switchboard-mcp` binary: `cargo build --release` builds it), and a
+//!   "slow" one that needs 200 ms before it answers, as npx/uvx servers do (`slow-server.sh`).
 //!
 //! The server is the built-in calculator (`switchboard mcp-server calculator`).
 
@@ -26,6 +28,20 @@ fn config(n: usize) -> McpConfig {
         c.servers.insert(
             format!("calc{i}"),
             ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
+        );
+    }
+    c
+}
+
+/// `n` servers that each wait 200 ms before they can answer.
+fn slow_config(n: usize) -> McpConfig {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/slow-server.sh");
+    let dir = bin().parent().unwrap().display().to_string();
+    let mut c = McpConfig::default();
+    for i in 0..n {
+        c.servers.insert(
+            format!("slow{i}"),
+            ServerConfig::new(script, &[dir.as_str()]),
         );
     }
     c
@@ -76,22 +92,32 @@ fn start(c: &mut Criterion) {
     let mut g = c.benchmark_group("start");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(10));
-    for n in [1usize, 20] {
-        g.bench_function(format!("{n} servers ready"), |b| {
-            // only the start is timed; shutting down is not
-            b.to_async(&rt).iter_custom(|iters| async move {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let h = McpHost::new(HostOptions::new(bin()));
-                    let t = std::time::Instant::now();
-                    h.start_all(&config(n)).await;
-                    total += t.elapsed();
-                    assert_eq!(h.tool_specs().len(), 6 * n);
-                    h.shutdown().await;
-                }
-                total
-            })
-        });
+    assert!(
+        bin().with_file_name("switchboard-mcp").is_file(),
+        "build the small built-in server binary first: cargo build --release"
+    );
+    for (kind, make) in [
+        ("built-in", config as fn(usize) -> McpConfig),
+        ("slow (200 ms)", slow_config),
+    ] {
+        for n in [1usize, 20] {
+            g.bench_function(format!("{n} {kind} servers ready"), |b| {
+                // only the start is timed; shutting down is not
+                b.to_async(&rt).iter_custom(|iters| async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let h = McpHost::new(HostOptions::new(bin()));
+                        let cfg = make(n);
+                        let t = std::time::Instant::now();
+                        h.start_all(&cfg).await;
+                        total += t.elapsed();
+                        assert_eq!(h.tool_specs().len(), 6 * n);
+                        h.shutdown().await;
+                    }
+                    total
+                })
+            });
+        }
     }
     g.finish();
 }

@@ -176,6 +176,12 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
     ])
     .await;
     assert_eq!(r.status("calculator").status, ServerStatus::Running);
+    // built-in servers run from the small binary next to the app's
+    assert!(
+        r.status("calculator").command.ends_with("/switchboard-mcp"),
+        "{}",
+        r.status("calculator").command
+    );
     assert_eq!(
         r.status("calculator").protocol_version.as_deref(),
         Some("2025-11-25")

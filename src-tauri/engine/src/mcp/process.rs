@@ -51,6 +51,9 @@ pub struct Spawned {
     pub exit: watch::Receiver<Option<String>>,
 }
 
+/// The built-in servers' own small binary (`src-tauri/engine/src/bin/switchboard-mcp.rs`).
+pub const LIGHT_BINARY: &str = "switchboard-mcp";
+
 /// Finds the program: the built-in command means this binary; a bare name is looked up on PATH.
 pub fn resolve_command(
     cfg: &ServerConfig,
@@ -58,6 +61,11 @@ pub fn resolve_command(
     path_var: Option<&str>,
 ) -> Result<PathBuf, String> {
     if cfg.command == SELF_COMMAND {
+        // the built-in servers start faster from the small binary next to the app, when it is there
+        let light = self_exe.with_file_name(LIGHT_BINARY);
+        if cfg.args.first().map(String::as_str) == Some("mcp-server") && light.is_file() {
+            return Ok(light);
+        }
         return Ok(self_exe.to_path_buf());
     }
     let p = Path::new(&cfg.command);
@@ -273,6 +281,24 @@ fn signal_group(pid: u32, sig: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_in_servers_prefer_the_small_binary_next_to_the_app() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = dir.path().join("switchboard");
+        std::fs::write(&app, "").unwrap();
+        let builtin = ServerConfig::new(SELF_COMMAND, &["mcp-server", "calculator"]);
+        // without it: the app binary itself
+        assert_eq!(resolve_command(&builtin, &app, None).unwrap(), app);
+        std::fs::write(dir.path().join(LIGHT_BINARY), "").unwrap();
+        assert_eq!(
+            resolve_command(&builtin, &app, None).unwrap(),
+            dir.path().join(LIGHT_BINARY)
+        );
+        // other uses of the app binary stay with it
+        let other = ServerConfig::new(SELF_COMMAND, &["chat", "x"]);
+        assert_eq!(resolve_command(&other, &app, None).unwrap(), app);
+    }
 
     #[test]
     fn login_shell_path_is_read_and_bounded() {

@@ -1,0 +1,43 @@
+//! `switchboard-mcp mcp-server calculator|files [--root DIR]`: the built-in MCP servers in a
+//! small binary without the GUI libraries, so each starts in a millisecond or two instead of the
+//! ~50 ms the app binary needs to load WebKitGTK. The host uses it when it sits next to the app
+//! binary; `switchboard mcp-server …` does the same thing, slower.
+
+use switchboard_engine::servers;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = || {
+        eprintln!(
+            "usage: switchboard-mcp mcp-server {} [--root DIR]",
+            servers::names().join("|")
+        );
+        std::process::exit(2);
+    };
+    if args.first().map(String::as_str) != Some("mcp-server") {
+        usage();
+    }
+    let Some(name) = args.get(1) else { usage() };
+    let root = match args.iter().position(|a| a == "--root") {
+        Some(i) => match args.get(i + 1) {
+            Some(d) => Some(d.into()),
+            None => usage(),
+        },
+        None => None,
+    };
+    let Some(server) = servers::by_name(name, root) else {
+        eprintln!(
+            "switchboard-mcp: unknown built-in server \"{name}\"; choose one of: {}",
+            servers::names().join(", ")
+        );
+        std::process::exit(2);
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    if let Err(e) = rt.block_on(servers::serve_stdio(server.as_ref())) {
+        eprintln!("switchboard-mcp: {e}");
+        std::process::exit(1);
+    }
+}
