@@ -769,19 +769,30 @@ async fn shutdown_ends_every_server_and_its_children() {
         .all(|s| s.status == ServerStatus::Stopped));
 }
 
-/// mcp-server-time (PyPI, Python SDK 2.x) speaks both eras: with discovery the host starts it
-/// with 2026-07-28 `server/discover`; without, with the 2025 `initialize` handshake. The 2025-only
-/// server-everything falls back to `initialize` either way. Calls work in every case.
+/// mcp-server-time (PyPI, Python SDK 2.x, stdio) and an SDK 2.x server over Streamable HTTP speak
+/// both eras: with discovery the host starts them with 2026-07-28 `server/discover`; without, with
+/// the 2025 `initialize` handshake. The 2025-only server-everything (stdio and HTTP) falls back to
+/// `initialize` either way. Calls work in every case.
 #[tokio::test]
 async fn both_protocol_eras_discover_with_fallback_to_initialize() {
     let time = ServerConfig::new(
         support::pypi_server("mcp-server-time").to_str().unwrap(),
         &["--local-timezone", "UTC"],
     );
+    let (_dual, dual_port) = support::dual_era_http_server();
+    let (_legacy_http, legacy_port) = support::everything_over_http("streamableHttp");
     for discover in [true, false] {
         let mut config = McpConfig::default();
         config.servers.insert("time".into(), time.clone());
         config.servers.insert("everything".into(), everything());
+        config.servers.insert(
+            "dual".into(),
+            ServerConfig::http(format!("http://127.0.0.1:{dual_port}/mcp")),
+        );
+        config.servers.insert(
+            "legacy".into(),
+            ServerConfig::http(format!("http://127.0.0.1:{legacy_port}/mcp")),
+        );
         let mut opts = HostOptions::new(support::switchboard_bin());
         opts.discover = discover;
         let host = McpHost::new(opts);
@@ -794,7 +805,17 @@ async fn both_protocol_eras_discover_with_fallback_to_initialize() {
         };
         let expected = if discover { "2026-07-28" } else { "2025-11-25" };
         assert_eq!(version("time"), expected, "discover = {discover}");
+        assert_eq!(version("dual"), expected, "discover = {discover}");
         assert_eq!(version("everything"), "2025-11-25", "discover = {discover}");
+        assert_eq!(version("legacy"), "2025-11-25", "discover = {discover}");
+        let added = host
+            .call_tool(
+                "dual__add",
+                json!({"a": 2, "b": 40}).as_object().unwrap().clone(),
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!((added.text.as_str(), added.is_error), ("42.0", false));
         let none = CancellationToken::new();
         let now = host
             .call_tool(

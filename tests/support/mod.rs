@@ -73,6 +73,19 @@ pub fn rest_server() -> (Background, u16) {
     (listening(cmd, port, "the REST fixture server"), port)
 }
 
+/// A dual-era Streamable HTTP server on the Python SDK 2.x (`fixtures/dual_era_http_server.py`,
+/// run with the PyPI test venv's python). Returns once it listens; the URL path is `/mcp`.
+pub fn dual_era_http_server() -> (Background, u16) {
+    let port = free_port();
+    let mut cmd = std::process::Command::new(pypi_server("python"));
+    cmd.arg(fixture("dual_era_http_server.py"))
+        .arg(port.to_string());
+    (
+        listening(cmd, port, "the dual-era HTTP fixture server"),
+        port,
+    )
+}
+
 /// Starts `cmd` in its own process group and waits until it accepts connections on `port`.
 fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Background {
     use std::os::unix::process::CommandExt;

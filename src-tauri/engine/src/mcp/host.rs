@@ -670,18 +670,8 @@ impl McpHost {
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
                     .with_max_line_length(MAX_STDIO_MESSAGE);
-            // the spec's dual-era start on stdio: `server/discover` first; any error or no answer
-            // (10 s) means a 2025-era server, which gets the `initialize` handshake
-            let lifecycle = if discover {
-                ClientLifecycleMode::Auto {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
-                }
-            } else {
-                ClientLifecycleMode::Initialize
-            };
             let running = handler
-                .serve_with_lifecycle(transport, lifecycle)
+                .serve_with_lifecycle(transport, lifecycle(discover))
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
             with_tools(running, &step, &server.name).await
@@ -783,12 +773,24 @@ impl McpHost {
     /// Connects to a Streamable HTTP server (rmcp's client: session id, protocol-version header,
     /// the GET stream, re-initialize on an expired session).
     async fn start_http(self: Arc<Self>, server: Arc<Server>) {
+        let discover = self.opts.discover && server.config.transport() == Transport::Http;
+        if self.clone().connect_http(server.clone(), discover).await == Started::RetryLegacy
+            && !server.state.lock().unwrap().stopping
+        {
+            self.connect_http(server, false).await;
+        }
+    }
+
+    async fn connect_http(self: Arc<Self>, server: Arc<Server>, discover: bool) -> Started {
         let url = server.config.url.clone().unwrap_or_default();
         server.state.lock().unwrap().resolved = Some(PathBuf::from(&url));
         let headers: HashMap<http::HeaderName, http::HeaderValue> =
             match super::config::header_map(&server.config.headers) {
                 Ok(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                Err(e) => return self.fail(&server, "connecting", e),
+                Err(e) => {
+                    self.fail(&server, "connecting", e);
+                    return Started::Done;
+                }
             };
         let (tx, rx) = mpsc::unbounded_channel();
         let handler = self.handler(&server, tx);
@@ -826,7 +828,7 @@ impl McpHost {
                     .expect("reqwest client");
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, lifecycle(discover))
                     .await
                     .map_err(|e| handshake(e.to_string()))?
             };
@@ -837,6 +839,13 @@ impl McpHost {
         match init {
             // no process to watch: the session lives until it is stopped
             Ok(Ok((running, lists))) => self.running(server, running, lists, None, rx),
+            // a 2025-only server that answered the probe with something else than an error
+            Ok(Err(e)) if discover && step == HANDSHAKE => {
+                server.state.lock().unwrap().log.push(format!(
+                    "[switchboard] {e}; connecting again with the 2025 initialize handshake"
+                ));
+                return Started::RetryLegacy;
+            }
             Ok(Err(e)) => self.fail(&server, step, e),
             Err(_) => self.fail(
                 &server,
@@ -847,6 +856,7 @@ impl McpHost {
                 ),
             ),
         }
+        Started::Done
     }
 
     /// Watches a running server: its exit marks it failed; `tools/list_changed` refreshes its tools.
@@ -1383,7 +1393,20 @@ impl McpHost {
 
 const HANDSHAKE: &str = "the MCP handshake (initialize)";
 
-/// How one attempt to start a stdio server ended.
+/// The dual-era start: 2026-07-28 `server/discover` first; an error or no answer (10 s) means a
+/// 2025-era server, which gets the `initialize` handshake. Without discovery: `initialize` only.
+fn lifecycle(discover: bool) -> ClientLifecycleMode {
+    if discover {
+        ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        }
+    } else {
+        ClientLifecycleMode::Initialize
+    }
+}
+
+/// How one attempt to start a server ended.
 #[derive(Debug, PartialEq, Eq)]
 enum Started {
     /// Running, or failed with its report written.
