@@ -1623,7 +1623,8 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
 
 /// Over Streamable HTTP and legacy SSE too, a call reports progress, and the server's
 /// elicitation and sampling requests reach the user and the model (server-everything sends them on
-/// the POST response stream; on SSE on the event stream); prompts and resources are listed.
+/// the POST response stream; on SSE on the event stream); prompts and resources are listed; image
+/// content arrives, roots reach the server, and a call can be cancelled.
 #[tokio::test]
 async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
     let (_http, http_port) = support::everything_over_http("streamableHttp");
@@ -1729,6 +1730,74 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
             1 => assert!(result.contains("Ada"), "{}: {result}", call.name),
             _ => assert!(result.contains("Sampled teal"), "{}: {result}", call.name),
         }
+    }
+    // and, on both transports: image content, roots (with roots/list_changed), cancel
+    let roots_dir = tempfile::tempdir().unwrap();
+    r.host.set_roots(vec![roots_dir.path().to_path_buf()]).await;
+    let none = CancellationToken::new();
+    for server in ["http", "sse"] {
+        let image = r
+            .host
+            .call_tool(
+                &format!("{server}__get-tiny-image"),
+                Default::default(),
+                &none,
+            )
+            .await;
+        let blocks = image.raw.as_ref().unwrap()["content"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert!(
+            blocks
+                .iter()
+                .any(|b| b["type"] == "image" && b["mimeType"] == "image/png"),
+            "{server}: {blocks:?}"
+        );
+        let t = std::time::Instant::now();
+        loop {
+            let roots = r
+                .host
+                .call_tool(
+                    &format!("{server}__get-roots-list"),
+                    Default::default(),
+                    &none,
+                )
+                .await;
+            if roots.text.contains(&roots_dir.path().display().to_string()) {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{server} never saw the new root: {}",
+                roots.text
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let cancel = CancellationToken::new();
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            c.cancel();
+        });
+        let t = std::time::Instant::now();
+        let long = r
+            .host
+            .call_tool(
+                &format!("{server}__trigger-long-running-operation"),
+                json!({"duration": 30, "steps": 30})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                &cancel,
+            )
+            .await;
+        assert!(
+            long.is_error && long.text.contains("cancelled"),
+            "{server}: {}",
+            long.text
+        );
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
     r.host.shutdown().await;
 }
