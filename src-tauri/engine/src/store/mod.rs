@@ -10,6 +10,9 @@ use serde_json::Value;
 
 use crate::llm::{Message, Role, ToolCall};
 
+pub mod exchange;
+pub mod search;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
@@ -20,6 +23,10 @@ pub enum StoreError {
     Closed,
     #[error("no conversation with id {0}")]
     NoConversation(i64),
+    #[error("no message with id {0}")]
+    NoMessage(i64),
+    #[error("{0}")]
+    Import(String),
 }
 
 impl From<tokio_rusqlite::Error<StoreError>> for StoreError {
@@ -96,6 +103,10 @@ fn migrations() -> Migrations<'static> {
         M::up("ALTER TABLE tool_calls ADD COLUMN approval TEXT;"),
         // the servers and tools turned off for one conversation (JSON; NULL = everything on)
         M::up("ALTER TABLE conversations ADD COLUMN tool_choice TEXT;"),
+        // messages form a tree (edits and regenerations are siblings); the conversation shows the
+        // path to its leaf. Pins, deletion that can be undone, per-conversation settings, and
+        // full-text search over messages and tool calls.
+        M::up(search::MIGRATION_TREE_AND_SEARCH),
     ])
 }
 
@@ -115,6 +126,9 @@ pub struct ConversationSummary {
     pub created_at: i64,
     pub updated_at: i64,
     pub message_count: i64,
+    pub pinned: bool,
+    /// The last user or assistant text on the shown branch, cut short.
+    pub snippet: String,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -130,6 +144,10 @@ pub struct StoredMessage {
     pub tool_call_id: Option<String>,
     pub status: String,
     pub created_at: i64,
+    pub parent_id: Option<i64>,
+    /// Its place among the messages with the same parent (edits and regenerations), from 0.
+    pub sibling_index: i64,
+    pub sibling_count: i64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -156,9 +174,23 @@ pub struct StoredToolCall {
 #[serde(rename_all = "camelCase")]
 pub struct Conversation {
     pub summary: ConversationSummary,
+    /// The shown branch: the path from the first message to the conversation's leaf.
     pub messages: Vec<StoredMessage>,
+    /// The tool calls of those messages.
     pub tool_calls: Vec<StoredToolCall>,
     pub tool_choice: ToolChoice,
+    pub settings: ConversationSettings,
+}
+
+/// One conversation's own settings; `None` = the app-wide default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ConversationSettings {
+    pub system_prompt: Option<String>,
+    pub temperature: Option<f64>,
+    pub num_ctx: Option<u32>,
+    /// The provider the conversation talks to (its id in the settings).
+    pub provider: Option<String>,
 }
 
 /// Which servers and tools one conversation may use: everything, except what is turned off.
@@ -207,6 +239,8 @@ fn setup(conn: &mut rusqlite::Connection) -> Result<(), StoreError> {
         "UPDATE messages SET status = ?1 WHERE status = ?2",
         params![status::INTERRUPTED, status::STREAMING],
     )?;
+    // conversations deleted (and not restored) in an earlier run are gone for good
+    conn.execute("DELETE FROM conversations WHERE deleted_at IS NOT NULL", [])?;
     conn.execute(
         "UPDATE tool_calls SET status = 'interrupted', is_error = 1,
             result = COALESCE(result, 'The app ended before the tool answered.') WHERE status = 'running'",
@@ -231,10 +265,23 @@ fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage> {
         tool_call_id: r.get(7)?,
         status: r.get(8)?,
         created_at: r.get(9)?,
+        parent_id: r.get(10)?,
+        sibling_index: r.get(11)?,
+        sibling_count: r.get(12)?,
     })
 }
 
+/// The columns `read_message` reads, for `messages m`.
+const MESSAGE_COLUMNS: &str =
+    "m.id, m.seq, m.role, m.content, m.thinking, m.tool_calls, m.tool_name,
+    m.tool_call_id, m.status, m.created_at, m.parent_id,
+    (SELECT COUNT(*) FROM messages s WHERE s.conversation_id = m.conversation_id
+        AND s.parent_id IS m.parent_id AND s.id < m.id),
+    (SELECT COUNT(*) FROM messages s WHERE s.conversation_id = m.conversation_id
+        AND s.parent_id IS m.parent_id)";
+
 fn read_summary(r: &rusqlite::Row) -> rusqlite::Result<ConversationSummary> {
+    let snippet: Option<String> = r.get(7)?;
     Ok(ConversationSummary {
         id: r.get(0)?,
         title: r.get(1)?,
@@ -242,11 +289,23 @@ fn read_summary(r: &rusqlite::Row) -> rusqlite::Result<ConversationSummary> {
         created_at: r.get(3)?,
         updated_at: r.get(4)?,
         message_count: r.get(5)?,
+        pinned: r.get(6)?,
+        snippet: snippet.unwrap_or_default(),
     })
 }
 
+/// The snippet is the leaf's text, or its nearest user/assistant ancestor's with text (a tool
+/// message or an empty reply at the end is skipped).
 const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.updated_at,
-    (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) FROM conversations c";
+    (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id), c.pinned,
+    (WITH RECURSIVE up(id, parent_id, role, content, depth) AS (
+        SELECT m.id, m.parent_id, m.role, m.content, 0 FROM messages m WHERE m.id = c.leaf_id
+        UNION ALL
+        SELECT m.id, m.parent_id, m.role, m.content, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id
+        WHERE up.depth < 8)
+     SELECT substr(content, 1, 160) FROM up
+     WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1)
+    FROM conversations c";
 
 impl Store {
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
@@ -303,8 +362,8 @@ impl Store {
     /// Newest first.
     pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
         self.call(|c| {
-            let mut st = c.prepare(&format!(
-                "{SUMMARY_SQL} ORDER BY c.updated_at DESC, c.id DESC"
+            let mut st = c.prepare_cached(&format!(
+                "{SUMMARY_SQL} WHERE c.deleted_at IS NULL ORDER BY c.pinned DESC, c.updated_at DESC, c.id DESC"
             ))?;
             let rows = st
                 .query_map([], read_summary)?
@@ -320,11 +379,15 @@ impl Store {
                 .query_row(&format!("{SUMMARY_SQL} WHERE c.id = ?1"), [id], read_summary)
                 .optional()?
                 .ok_or(StoreError::NoConversation(id))?;
-            let mut st = c.prepare(
-                "SELECT id, seq, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at
-                 FROM messages WHERE conversation_id = ?1 ORDER BY seq",
-            )?;
+            let mut st = c.prepare_cached(&format!(
+                "WITH RECURSIVE path(id) AS (
+                    SELECT leaf_id FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
+                    UNION ALL
+                    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL)
+                 SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id IN path ORDER BY m.seq"
+            ))?;
             let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
+            let on_path: std::collections::HashSet<i64> = messages.iter().map(|m| m.id).collect();
             let mut st = c.prepare(
                 "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
                         is_error, status, started_at, duration_ms, approval
@@ -352,16 +415,22 @@ impl Store {
                         approval: r.get(14)?,
                     })
                 })?
-                .collect::<Result<Vec<_>, _>>()?;
-            let choice: Option<String> = c.query_row(
-                "SELECT tool_choice FROM conversations WHERE id = ?1",
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .filter(|t: &StoredToolCall| on_path.contains(&t.message_id))
+                .collect();
+            let (choice, settings): (Option<String>, Option<String>) = c.query_row(
+                "SELECT tool_choice, settings FROM conversations WHERE id = ?1",
                 [id],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             let tool_choice = choice
                 .and_then(|t| serde_json::from_str(&t).ok())
                 .unwrap_or_default();
-            Ok(Conversation { summary, messages, tool_calls, tool_choice })
+            let settings = settings
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            Ok(Conversation { summary, messages, tool_calls, tool_choice, settings })
         })
         .await
     }
@@ -384,16 +453,20 @@ impl Store {
                 |r| r.get(0),
             )?;
             let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
+            let parent: Option<i64> = tx
+                .query_row("SELECT leaf_id FROM conversations WHERE id = ?1", [conversation_id], |r| r.get(0))
+                .optional()?
+                .ok_or(StoreError::NoConversation(conversation_id))?;
             tx.execute(
-                "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![conversation_id, seq, m.role.as_str(), m.content, m.thinking, calls, m.tool_name, m.tool_call_id, status, now],
+                "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at, parent_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![conversation_id, seq, m.role.as_str(), m.content, m.thinking, calls, m.tool_name, m.tool_call_id, status, now, parent],
             )?;
             let id = tx.last_insert_rowid();
-            let n = tx.execute("UPDATE conversations SET updated_at = ?1 WHERE id = ?2", params![now, conversation_id])?;
-            if n == 0 {
-                return Err(StoreError::NoConversation(conversation_id));
-            }
+            tx.execute(
+                "UPDATE conversations SET updated_at = ?1, leaf_id = ?3 WHERE id = ?2",
+                params![now, conversation_id, id],
+            )?;
             tx.commit()?;
             Ok(id)
         })
@@ -420,9 +493,160 @@ impl Store {
         .await
     }
 
+    /// Deletes a message (and what hangs below it); a conversation whose leaf it was shows its
+    /// parent from now on.
     pub async fn delete_message(&self, id: i64) -> Result<(), StoreError> {
         self.call(move |c| {
-            c.execute("DELETE FROM messages WHERE id = ?1", [id])?;
+            let tx = c.transaction()?;
+            tx.execute(
+                "UPDATE conversations SET leaf_id = (SELECT parent_id FROM messages WHERE id = ?1)
+                 WHERE leaf_id = ?1",
+                [id],
+            )?;
+            tx.execute("DELETE FROM messages WHERE id = ?1", [id])?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Shows the branch through `message_id`: the leaf becomes its newest descendant (the newest
+    /// child at each step), or the message itself.
+    pub async fn show_branch(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+    ) -> Result<(), StoreError> {
+        self.call(move |c| {
+            let leaf: i64 = c
+                .query_row(
+                    "WITH RECURSIVE down(id, depth) AS (
+                    SELECT id, 0 FROM messages WHERE id = ?1 AND conversation_id = ?2
+                    UNION ALL
+                    SELECT (SELECT MAX(m.id) FROM messages m WHERE m.parent_id = down.id), depth + 1
+                    FROM down WHERE EXISTS (SELECT 1 FROM messages m WHERE m.parent_id = down.id))
+                 SELECT id FROM down ORDER BY depth DESC LIMIT 1",
+                    params![message_id, conversation_id],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or(StoreError::NoMessage(message_id))?;
+            c.execute(
+                "UPDATE conversations SET leaf_id = ?1 WHERE id = ?2",
+                params![leaf, conversation_id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The next message appended goes right after `parent` (`None`: at the start), as a sibling of
+    /// what follows it there: this is how an edit or a regeneration starts a branch.
+    pub async fn branch_after(
+        &self,
+        conversation_id: i64,
+        parent: Option<i64>,
+    ) -> Result<(), StoreError> {
+        self.call(move |c| {
+            if let Some(p) = parent {
+                let ok: Option<i64> = c
+                    .query_row(
+                        "SELECT id FROM messages WHERE id = ?1 AND conversation_id = ?2",
+                        params![p, conversation_id],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                ok.ok_or(StoreError::NoMessage(p))?;
+            }
+            let n = c.execute(
+                "UPDATE conversations SET leaf_id = ?1 WHERE id = ?2",
+                params![parent, conversation_id],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NoConversation(conversation_id));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// One message, wherever it is in the tree.
+    pub async fn message(&self, id: i64) -> Result<StoredMessage, StoreError> {
+        self.call(move |c| {
+            c.query_row(
+                &format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1"),
+                [id],
+                read_message,
+            )
+            .optional()?
+            .ok_or(StoreError::NoMessage(id))
+        })
+        .await
+    }
+
+    pub async fn rename_conversation(&self, id: i64, title: &str) -> Result<(), StoreError> {
+        let title = title.trim().to_string();
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET title = ?2 WHERE id = ?1",
+            title,
+        )
+        .await
+    }
+
+    pub async fn set_pinned(&self, id: i64, pinned: bool) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET pinned = ?2 WHERE id = ?1",
+            pinned,
+        )
+        .await
+    }
+
+    /// Hides a conversation (list, search); [`Store::restore_conversation`] brings it back until
+    /// the store is opened again, which deletes it for good.
+    pub async fn delete_conversation(&self, id: i64) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET deleted_at = ?2 WHERE id = ?1",
+            now_ms(),
+        )
+        .await
+    }
+
+    pub async fn restore_conversation(&self, id: i64) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET deleted_at = ?2 WHERE id = ?1",
+            Option::<i64>::None,
+        )
+        .await
+    }
+
+    pub async fn set_settings(
+        &self,
+        id: i64,
+        settings: &ConversationSettings,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(settings).unwrap_or_default();
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET settings = ?2 WHERE id = ?1",
+            json,
+        )
+        .await
+    }
+
+    async fn update_conversation<V: rusqlite::ToSql + Send + 'static>(
+        &self,
+        id: i64,
+        sql: &'static str,
+        value: V,
+    ) -> Result<(), StoreError> {
+        self.call(move |c| {
+            if c.execute(sql, params![id, value])? == 0 {
+                return Err(StoreError::NoConversation(id));
+            }
             Ok(())
         })
         .await
@@ -553,6 +777,219 @@ mod tests {
             s.conversation(999).await,
             Err(StoreError::NoConversation(999))
         ));
+    }
+
+    async fn path(s: &Store, c: i64) -> Vec<(i64, i64, i64)> {
+        s.conversation(c)
+            .await
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| (m.id, m.sibling_index, m.sibling_count))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn edits_and_regenerations_are_branches_and_the_leaf_picks_the_shown_one() {
+        let s = Store::open_in_memory().await.unwrap();
+        let c = s.create_conversation("t", "m").await.unwrap();
+        let msg = |r, t: &str| Message::new(r, t);
+        let u1 = s
+            .append_message(c, &msg(Role::User, "hello"), status::COMPLETE)
+            .await
+            .unwrap();
+        let a1 = s
+            .append_message(c, &msg(Role::Assistant, "hi"), status::COMPLETE)
+            .await
+            .unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 1), (a1, 0, 1)]);
+        // edit the first message: a sibling at the root
+        s.branch_after(c, None).await.unwrap();
+        let u2 = s
+            .append_message(c, &msg(Role::User, "hello again"), status::COMPLETE)
+            .await
+            .unwrap();
+        let a2 = s
+            .append_message(c, &msg(Role::Assistant, "hey"), status::COMPLETE)
+            .await
+            .unwrap();
+        assert_eq!(path(&s, c).await, vec![(u2, 1, 2), (a2, 0, 1)]);
+        assert_eq!(s.message(a2).await.unwrap().parent_id, Some(u2));
+        // back to the first branch, to its newest end
+        s.show_branch(c, u1).await.unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a1, 0, 1)]);
+        // regenerate the reply to u1: a sibling of a1
+        s.branch_after(c, Some(u1)).await.unwrap();
+        let a3 = s
+            .append_message(c, &msg(Role::Assistant, "hi, v2"), status::COMPLETE)
+            .await
+            .unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a3, 1, 2)]);
+        s.show_branch(c, a1).await.unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a1, 0, 2)]);
+        // showing u1's branch again follows its newest child
+        s.show_branch(c, u1).await.unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a3, 1, 2)]);
+        // deleting the leaf shows its parent
+        s.delete_message(a3).await.unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2)]);
+        assert_eq!(s.list_conversations().await.unwrap()[0].message_count, 4);
+        // a message of another conversation is refused
+        let other = s.create_conversation("o", "m").await.unwrap();
+        assert!(matches!(
+            s.branch_after(other, Some(u1)).await,
+            Err(StoreError::NoMessage(_))
+        ));
+        assert!(matches!(
+            s.show_branch(other, u1).await,
+            Err(StoreError::NoMessage(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn search_finds_text_and_tool_calls_follows_edits_and_skips_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite3");
+        let s = Store::open(&path).await.unwrap();
+        let c = s.create_conversation("Otters", "m").await.unwrap();
+        let other = s.create_conversation("Other", "m").await.unwrap();
+        s.append_message(
+            c,
+            &Message::new(Role::User, "Tell me how the otter swims"),
+            status::COMPLETE,
+        )
+        .await
+        .unwrap();
+        let a = s
+            .append_message(c, &Message::new(Role::Assistant, ""), status::STREAMING)
+            .await
+            .unwrap();
+        let tc = s
+            .start_tool_call(
+                c,
+                a,
+                None,
+                "web__lookup",
+                "web",
+                "lookup",
+                &json!({"city": "Lisbon"}),
+            )
+            .await
+            .unwrap();
+        s.finish_tool_call(tc, "The lighthouse keeper says hello", None, false, 5, None)
+            .await
+            .unwrap();
+        s.update_message(
+            a,
+            &Message::new(Role::Assistant, "Paddling with its tail."),
+            status::COMPLETE,
+        )
+        .await
+        .unwrap();
+        let hits = s.search("otter", 10).await.unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            (hits[0].conversation_id, hits[0].kind.as_str()),
+            (c, "message")
+        );
+        assert!(
+            hits[0]
+                .snippet
+                .contains(&format!("{}otter{}", search::MARK_START, search::MARK_END)),
+            "{:?}",
+            hits[0]
+        );
+        // words inside a tool result and inside the arguments, by prefix; the hit names the message
+        let hits = s.search("lighthouse", 10).await.unwrap();
+        assert_eq!(
+            (hits.len(), hits[0].kind.as_str(), hits[0].message_id),
+            (1, "tool", a)
+        );
+        assert_eq!(s.search("lisb", 10).await.unwrap().len(), 1);
+        // the streamed text was indexed as it changed: the final text, not the empty start
+        assert_eq!(
+            s.search("paddling tail", 10).await.unwrap()[0].message_id,
+            a
+        );
+        s.update_message(
+            a,
+            &Message::new(Role::Assistant, "Rewritten."),
+            status::COMPLETE,
+        )
+        .await
+        .unwrap();
+        assert!(s.search("paddling", 10).await.unwrap().is_empty());
+        assert!(
+            s.search("\"(*", 10).await.unwrap().is_empty(),
+            "odd input is no error"
+        );
+        // pinned first, deleted hidden, restore brings it back
+        s.set_pinned(other, true).await.unwrap();
+        let ids: Vec<i64> = s
+            .list_conversations()
+            .await
+            .unwrap()
+            .iter()
+            .map(|x| x.id)
+            .collect();
+        assert_eq!(ids, vec![other, c]);
+        s.delete_conversation(c).await.unwrap();
+        assert!(s.search("otter", 10).await.unwrap().is_empty());
+        assert_eq!(s.list_conversations().await.unwrap().len(), 1);
+        s.restore_conversation(c).await.unwrap();
+        assert_eq!(s.search("otter", 10).await.unwrap().len(), 1);
+        let listed = s.list_conversations().await.unwrap();
+        assert_eq!(listed[1].snippet, "Rewritten.");
+        s.rename_conversation(c, "  Sea otters ").await.unwrap();
+        assert_eq!(s.conversation(c).await.unwrap().summary.title, "Sea otters");
+        // deleted and not restored: gone when the store opens next, index rows too
+        s.delete_conversation(c).await.unwrap();
+        drop(s);
+        let s = Store::open(&path).await.unwrap();
+        assert!(matches!(
+            s.conversation(c).await,
+            Err(StoreError::NoConversation(_))
+        ));
+        let left: i64 = s
+            .call(|c| Ok(c.query_row("SELECT COUNT(*) FROM search", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(left, 0);
+    }
+
+    #[tokio::test]
+    async fn a_database_from_before_branches_becomes_one_branch_and_is_searchable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite3");
+        {
+            let mut conn = rusqlite::Connection::open(&path).unwrap();
+            migrations().to_version(&mut conn, 3).unwrap();
+            conn.execute_batch(
+                "INSERT INTO conversations (id, title, model, created_at, updated_at) VALUES (7, 'old', 'm', 1, 1);
+                 INSERT INTO messages (id, conversation_id, seq, role, content, status, created_at)
+                   VALUES (10, 7, 1, 'user', 'quokka question', 'complete', 1),
+                          (11, 7, 2, 'assistant', '', 'complete', 1),
+                          (12, 7, 3, 'tool', 'tool said wombat', 'complete', 1),
+                          (13, 7, 4, 'assistant', 'answer', 'complete', 1);
+                 INSERT INTO tool_calls (conversation_id, message_id, name, server, tool, arguments, result, status, started_at)
+                   VALUES (7, 11, 'z__w', 'z', 'w', '{}', 'tool said wombat', 'done', 1);",
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path).await.unwrap();
+        let conv = s.conversation(7).await.unwrap();
+        let ids: Vec<i64> = conv.messages.iter().map(|m| m.id).collect();
+        assert_eq!(ids, vec![10, 11, 12, 13]);
+        assert_eq!(conv.messages[3].parent_id, Some(12));
+        assert_eq!(conv.tool_calls.len(), 1);
+        assert_eq!(s.search("quokka", 5).await.unwrap()[0].message_id, 10);
+        assert_eq!(s.search("wombat", 5).await.unwrap()[0].kind, "tool");
+        // appending continues the branch
+        let next = s
+            .append_message(7, &Message::new(Role::User, "more"), status::COMPLETE)
+            .await
+            .unwrap();
+        assert_eq!(s.message(next).await.unwrap().parent_id, Some(13));
     }
 
     #[tokio::test]
