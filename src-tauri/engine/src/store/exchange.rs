@@ -1,2 +1,554 @@
 //! Export and import: a conversation as JSON (everything: every branch, tool calls, thinking,
 //! settings; imported back losslessly) and as Markdown (the shown branch, for reading).
+//!
+//! In the JSON, messages are numbered 1, 2, … in the order they were written, and every
+//! reference (a parent, the leaf, a tool call's message) uses those numbers, so an export does not
+//! depend on the database's ids: exporting an imported conversation gives the same document.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{now_ms, status, Conversation, ConversationSettings, Store, StoreError, ToolChoice};
+use crate::llm::{Role, ToolCall};
+
+pub const FORMAT: &str = "switchboard.conversation";
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedConversation {
+    pub format: String,
+    pub version: u32,
+    pub title: String,
+    pub model: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(default)]
+    pub pinned: bool,
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    #[serde(default)]
+    pub settings: ConversationSettings,
+    /// The message shown last (the end of the shown branch).
+    pub leaf: Option<i64>,
+    pub messages: Vec<ExportedMessage>,
+    #[serde(default)]
+    pub tool_calls: Vec<ExportedToolCall>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedMessage {
+    pub id: i64,
+    pub parent: Option<i64>,
+    pub role: Role,
+    pub content: String,
+    #[serde(default)]
+    pub thinking: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    pub status: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedToolCall {
+    pub message: i64,
+    pub result_message: Option<i64>,
+    pub call_id: Option<String>,
+    pub name: String,
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub result: Option<String>,
+    pub result_raw: Option<Value>,
+    pub is_error: bool,
+    pub status: String,
+    pub started_at: i64,
+    pub duration_ms: Option<i64>,
+    pub approval: Option<String>,
+}
+
+type Row = (
+    i64,
+    Option<i64>,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    i64,
+);
+
+impl Store {
+    /// The whole conversation (every branch) as a JSON document.
+    pub async fn export_json(&self, id: i64) -> Result<ExportedConversation, StoreError> {
+        self.call(move |c| {
+            #[allow(clippy::type_complexity)]
+            let head: (String, String, i64, i64, bool, Option<String>, Option<String>, Option<i64>) = c
+                .query_row(
+                    "SELECT title, model, created_at, updated_at, pinned, tool_choice, settings, leaf_id
+                     FROM conversations WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+                )
+                .optional()?
+                .ok_or(StoreError::NoConversation(id))?;
+            let mut st = c.prepare(
+                "SELECT id, parent_id, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at
+                 FROM messages WHERE conversation_id = ?1 ORDER BY seq",
+            )?;
+            let rows: Vec<Row> = st
+                .query_map([id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?))
+                })?
+                .collect::<Result<_, _>>()?;
+            let local: HashMap<i64, i64> = rows.iter().enumerate().map(|(i, r)| (r.0, i as i64 + 1)).collect();
+            let messages = rows
+                .iter()
+                .map(|r| ExportedMessage {
+                    id: local[&r.0],
+                    parent: r.1.and_then(|p| local.get(&p).copied()),
+                    role: Role::parse(&r.2).unwrap_or(Role::Assistant),
+                    content: r.3.clone(),
+                    thinking: r.4.clone(),
+                    tool_calls: r.5.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default(),
+                    tool_name: r.6.clone(),
+                    tool_call_id: r.7.clone(),
+                    status: r.8.clone(),
+                    created_at: r.9,
+                })
+                .collect();
+            let mut st = c.prepare(
+                "SELECT message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
+                        is_error, status, started_at, duration_ms, approval
+                 FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
+            )?;
+            let tool_calls = st
+                .query_map([id], |r| {
+                    let args: String = r.get(6)?;
+                    let raw: Option<String> = r.get(8)?;
+                    Ok(ExportedToolCall {
+                        message: r.get(0)?,
+                        result_message: r.get(1)?,
+                        call_id: r.get(2)?,
+                        name: r.get(3)?,
+                        server: r.get(4)?,
+                        tool: r.get(5)?,
+                        arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
+                        result: r.get(7)?,
+                        result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
+                        is_error: r.get(9)?,
+                        status: r.get(10)?,
+                        started_at: r.get(11)?,
+                        duration_ms: r.get(12)?,
+                        approval: r.get(13)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .map(|mut t| {
+                    t.message = local.get(&t.message).copied().unwrap_or(0);
+                    t.result_message = t.result_message.and_then(|m| local.get(&m).copied());
+                    t
+                })
+                .collect();
+            Ok(ExportedConversation {
+                format: FORMAT.into(),
+                version: VERSION,
+                title: head.0,
+                model: head.1,
+                created_at: head.2,
+                updated_at: head.3,
+                pinned: head.4,
+                tool_choice: head.5.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default(),
+                settings: head.6.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default(),
+                leaf: head.7.and_then(|l| local.get(&l).copied()),
+                messages,
+                tool_calls,
+            })
+        })
+        .await
+    }
+
+    /// Adds an exported conversation as a new one (its title replaced by `title`, if given);
+    /// returns its id. The document is checked first; nothing is written when it is not sound.
+    pub async fn import_json(
+        &self,
+        doc: &ExportedConversation,
+        title: Option<String>,
+    ) -> Result<i64, StoreError> {
+        check(doc)?;
+        let doc = doc.clone();
+        self.call(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO conversations (title, model, created_at, updated_at, pinned, tool_choice, settings)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    title.unwrap_or_else(|| doc.title.clone()),
+                    doc.model,
+                    doc.created_at,
+                    doc.updated_at,
+                    doc.pinned,
+                    serde_json::to_string(&doc.tool_choice).unwrap(),
+                    serde_json::to_string(&doc.settings).unwrap()
+                ],
+            )?;
+            let conv = tx.last_insert_rowid();
+            let mut ids: HashMap<i64, i64> = HashMap::new();
+            for (seq, m) in doc.messages.iter().enumerate() {
+                let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
+                // a stream that was cut off stays marked as such, never "streaming"
+                let st = if m.status == status::STREAMING { status::INTERRUPTED } else { m.status.as_str() };
+                tx.execute(
+                    "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name,
+                        tool_call_id, status, created_at, parent_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    params![
+                        conv, seq as i64 + 1, m.role.as_str(), m.content, m.thinking, calls, m.tool_name,
+                        m.tool_call_id, st, m.created_at, m.parent.map(|p| ids[&p])
+                    ],
+                )?;
+                ids.insert(m.id, tx.last_insert_rowid());
+            }
+            for t in &doc.tool_calls {
+                tx.execute(
+                    "INSERT INTO tool_calls (conversation_id, message_id, result_message_id, call_id, name, server, tool,
+                        arguments, result, result_raw, is_error, status, started_at, duration_ms, approval)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    params![
+                        conv, ids[&t.message], t.result_message.map(|m| ids[&m]), t.call_id, t.name, t.server, t.tool,
+                        serde_json::to_string(&t.arguments).unwrap(), t.result,
+                        t.result_raw.as_ref().map(|r| serde_json::to_string(r).unwrap()),
+                        t.is_error, if t.status == "running" { "interrupted" } else { t.status.as_str() },
+                        t.started_at, t.duration_ms, t.approval
+                    ],
+                )?;
+            }
+            tx.execute(
+                "UPDATE conversations SET leaf_id = ?1 WHERE id = ?2",
+                params![doc.leaf.map(|l| ids[&l]), conv],
+            )?;
+            tx.commit()?;
+            Ok(conv)
+        })
+        .await
+    }
+
+    /// A copy of a conversation, every branch included, titled "… (copy)", updated now.
+    pub async fn duplicate_conversation(&self, id: i64) -> Result<i64, StoreError> {
+        let mut doc = self.export_json(id).await?;
+        doc.updated_at = now_ms();
+        doc.pinned = false;
+        let title = format!("{} (copy)", doc.title);
+        self.import_json(&doc, Some(title)).await
+    }
+}
+
+/// Refuses a document that is not a Switchboard conversation or whose references do not hold.
+fn check(doc: &ExportedConversation) -> Result<(), StoreError> {
+    let bad = |why: String| Err(StoreError::Import(why));
+    if doc.format != FORMAT {
+        return bad(format!(
+            "this is not a Switchboard conversation (format \"{}\")",
+            doc.format
+        ));
+    }
+    if doc.version != VERSION {
+        return bad(format!(
+            "conversation format version {} is not supported (this app reads {VERSION})",
+            doc.version
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for m in &doc.messages {
+        if let Some(p) = m.parent {
+            if !seen.contains(&p) {
+                return bad(format!(
+                    "message {} names parent {p}, which does not come before it",
+                    m.id
+                ));
+            }
+        }
+        if !seen.insert(m.id) {
+            return bad(format!("message {} appears twice", m.id));
+        }
+    }
+    if let Some(l) = doc.leaf {
+        if !seen.contains(&l) {
+            return bad(format!("the shown message {l} is not in the conversation"));
+        }
+    }
+    for t in &doc.tool_calls {
+        if !seen.contains(&t.message) || t.result_message.is_some_and(|r| !seen.contains(&r)) {
+            return bad(format!(
+                "tool call {} refers to a message that is not there",
+                t.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The shown branch as Markdown: who said what, tool calls as readable blocks, thinking quoted.
+pub fn markdown(conv: &Conversation) -> String {
+    let mut out = format!(
+        "# {}\n\n*Model: {}*\n",
+        conv.summary.title, conv.summary.model
+    );
+    let fence = |text: &str| {
+        // a fence longer than any run of backticks inside
+        let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        "`".repeat(longest.max(2) + 1)
+    };
+    for m in &conv.messages {
+        match m.role {
+            Role::User => out.push_str(&format!("\n## You\n\n{}\n", m.content.trim_end())),
+            Role::Assistant if m.status == status::NOTICE => {
+                out.push_str(&format!("\n> *{}*\n", m.content.trim()))
+            }
+            Role::Assistant => {
+                let calls: Vec<_> = conv
+                    .tool_calls
+                    .iter()
+                    .filter(|t| t.message_id == m.id)
+                    .collect();
+                if m.content.trim().is_empty() && calls.is_empty() && m.thinking.is_none() {
+                    continue;
+                }
+                out.push_str("\n## Assistant\n\n");
+                if let Some(t) = m.thinking.as_deref().filter(|t| !t.trim().is_empty()) {
+                    for line in t.trim().lines() {
+                        out.push_str(&format!("> {line}\n"));
+                    }
+                    out.push('\n');
+                }
+                if !m.content.trim().is_empty() {
+                    out.push_str(&format!("{}\n", m.content.trim_end()));
+                }
+                for t in calls {
+                    let args = serde_json::to_string_pretty(&t.arguments).unwrap_or_default();
+                    let result = t.result.clone().unwrap_or_default();
+                    let (fa, fr) = (fence(&args), fence(&result));
+                    let how = t
+                        .approval
+                        .as_deref()
+                        .map(|a| format!(", {a}"))
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "\n**Tool call: {} › {}**{}{}\n\n{fa}json\n{args}\n{fa}\n\n{}:\n\n{fr}\n{}\n{fr}\n",
+                        t.server,
+                        t.tool,
+                        if t.is_error { " (failed" } else { " (" },
+                        format!("{}{how})", t.duration_ms.map(|d| format!("{d} ms")).unwrap_or_else(|| "no answer".into())),
+                        if t.is_error { "Error" } else { "Result" },
+                        result.trim_end()
+                    ));
+                }
+            }
+            Role::Tool | Role::System => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Message;
+    use serde_json::json;
+
+    /// A conversation with two branches, a tool call with raw content and an approval, thinking,
+    /// settings, a tool choice and a pin.
+    async fn sample(s: &Store) -> i64 {
+        let c = s.create_conversation("Trip", "llama3.2").await.unwrap();
+        let u = s
+            .append_message(
+                c,
+                &Message::new(Role::User, "Plan a trip to Lisbon"),
+                status::COMPLETE,
+            )
+            .await
+            .unwrap();
+        let mut a = Message::new(Role::Assistant, "");
+        a.thinking = Some("Need the weather.\nThen a plan.".into());
+        a.tool_calls = vec![ToolCall {
+            id: Some("c1".into()),
+            name: "w__forecast".into(),
+            arguments: json!({"city": "Lisbon"}),
+        }];
+        let a1 = s.append_message(c, &a, status::COMPLETE).await.unwrap();
+        let tc = s
+            .start_tool_call(
+                c,
+                a1,
+                Some("c1"),
+                "w__forecast",
+                "w",
+                "forecast",
+                &json!({"city": "Lisbon"}),
+            )
+            .await
+            .unwrap();
+        let mut t = Message::new(Role::Tool, "Sunny, 24 °C ```code```");
+        t.tool_name = Some("w__forecast".into());
+        t.tool_call_id = Some("c1".into());
+        let tm = s.append_message(c, &t, status::COMPLETE).await.unwrap();
+        s.finish_tool_call(
+            tc,
+            "Sunny, 24 °C ```code```",
+            Some(&json!({"content": [{"type": "text", "text": "Sunny"}]})),
+            false,
+            12,
+            Some(tm),
+        )
+        .await
+        .unwrap();
+        s.set_tool_call_approval(tc, "approved").await.unwrap();
+        s.append_message(
+            c,
+            &Message::new(Role::Assistant, "Go in **May**."),
+            status::COMPLETE,
+        )
+        .await
+        .unwrap();
+        // an edit of the question: a second branch, shown
+        s.branch_after(c, None).await.unwrap();
+        s.append_message(
+            c,
+            &Message::new(Role::User, "Plan a trip to Porto"),
+            status::COMPLETE,
+        )
+        .await
+        .unwrap();
+        s.append_message(
+            c,
+            &Message::new(Role::Assistant, "Porto in June."),
+            status::STOPPED,
+        )
+        .await
+        .unwrap();
+        s.show_branch(c, u).await.unwrap();
+        s.set_pinned(c, true).await.unwrap();
+        s.set_tool_choice(
+            c,
+            &ToolChoice {
+                disabled_servers: ["files".to_string()].into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        s.set_settings(
+            c,
+            &ConversationSettings {
+                system_prompt: Some("Be brief.".into()),
+                temperature: Some(0.2),
+                num_ctx: Some(8192),
+                provider: None,
+            },
+        )
+        .await
+        .unwrap();
+        c
+    }
+
+    #[tokio::test]
+    async fn export_then_import_then_export_is_the_same_document() {
+        let s = Store::open_in_memory().await.unwrap();
+        let c = sample(&s).await;
+        let first = s.export_json(c).await.unwrap();
+        assert_eq!(first.messages.len(), 6);
+        assert_eq!(first.messages[4].parent, None, "the edit is a second root");
+        assert_eq!(
+            first.leaf,
+            Some(4),
+            "the shown branch ends at the first answer"
+        );
+        assert_eq!(first.tool_calls[0].message, 2);
+        assert_eq!(first.tool_calls[0].result_message, Some(3));
+        // through text, as a file would carry it
+        let text = serde_json::to_string_pretty(&first).unwrap();
+        let read: ExportedConversation = serde_json::from_str(&text).unwrap();
+        let copy = s.import_json(&read, None).await.unwrap();
+        assert_ne!(copy, c);
+        let second = s.export_json(copy).await.unwrap();
+        assert_eq!(second, first);
+        // the copy shows the same branch, with its tool call
+        let shown = s.conversation(copy).await.unwrap();
+        assert_eq!(shown.messages.len(), 4);
+        assert_eq!(shown.messages[0].content, "Plan a trip to Lisbon");
+        assert_eq!(shown.tool_calls[0].approval.as_deref(), Some("approved"));
+        assert_eq!(shown.settings.system_prompt.as_deref(), Some("Be brief."));
+        assert_eq!(
+            s.search("june", 10).await.unwrap().len(),
+            2,
+            "both copies are searchable"
+        );
+        // duplicate: the same, renamed and not pinned
+        let dup = s.duplicate_conversation(c).await.unwrap();
+        let d = s.export_json(dup).await.unwrap();
+        assert_eq!(d.title, "Trip (copy)");
+        assert!(!d.pinned);
+        assert_eq!(d.messages, first.messages);
+    }
+
+    #[tokio::test]
+    async fn unsound_documents_are_refused_and_nothing_is_written() {
+        let s = Store::open_in_memory().await.unwrap();
+        let c = sample(&s).await;
+        let good = s.export_json(c).await.unwrap();
+        let before = s.list_conversations().await.unwrap().len();
+        let mut wrong_format = good.clone();
+        wrong_format.format = "something.else".into();
+        let mut forward_parent = good.clone();
+        forward_parent.messages[0].parent = Some(3);
+        let mut dangling_call = good.clone();
+        dangling_call.tool_calls[0].message = 99;
+        let mut newer = good.clone();
+        newer.version = 2;
+        for (doc, why) in [
+            (wrong_format, "not a Switchboard conversation"),
+            (forward_parent, "does not come before it"),
+            (dangling_call, "refers to a message"),
+            (newer, "version 2 is not supported"),
+        ] {
+            let e = s.import_json(&doc, None).await.unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        assert_eq!(s.list_conversations().await.unwrap().len(), before);
+    }
+
+    #[tokio::test]
+    async fn markdown_shows_the_shown_branch_with_tool_calls_as_blocks() {
+        let s = Store::open_in_memory().await.unwrap();
+        let c = sample(&s).await;
+        let md = markdown(&s.conversation(c).await.unwrap());
+        assert!(md.starts_with("# Trip\n\n*Model: llama3.2*\n"), "{md}");
+        assert!(md.contains("## You\n\nPlan a trip to Lisbon\n"), "{md}");
+        assert!(!md.contains("Porto"), "only the shown branch: {md}");
+        assert!(md.contains("> Need the weather.\n> Then a plan.\n"), "{md}");
+        assert!(
+            md.contains("**Tool call: w › forecast** (12 ms, approved)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("```json\n{\n  \"city\": \"Lisbon\"\n}\n```"),
+            "{md}"
+        );
+        // a result with backticks inside gets a longer fence
+        assert!(md.contains("````\nSunny, 24 °C ```code```\n````"), "{md}");
+        assert!(md.trim_end().ends_with("Go in **May**."), "{md}");
+    }
+}
