@@ -346,13 +346,16 @@ pub fn markdown(conv: &Conversation) -> String {
                         .as_deref()
                         .map(|a| format!(", {a}"))
                         .unwrap_or_default();
+                    let took = t
+                        .duration_ms
+                        .map(|d| format!("{d} ms"))
+                        .unwrap_or_else(|| "no answer".into());
+                    let state = if t.is_error { "failed, " } else { "" };
+                    let label = if t.is_error { "Error" } else { "Result" };
                     out.push_str(&format!(
-                        "\n**Tool call: {} › {}**{}{}\n\n{fa}json\n{args}\n{fa}\n\n{}:\n\n{fr}\n{}\n{fr}\n",
+                        "\n**Tool call: {} › {}** ({state}{took}{how})\n\n{fa}json\n{args}\n{fa}\n\n{label}:\n\n{fr}\n{}\n{fr}\n",
                         t.server,
                         t.tool,
-                        if t.is_error { " (failed" } else { " (" },
-                        format!("{}{how})", t.duration_ms.map(|d| format!("{d} ms")).unwrap_or_else(|| "no answer".into())),
-                        if t.is_error { "Error" } else { "Result" },
                         result.trim_end()
                     ));
                 }
