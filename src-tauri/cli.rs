@@ -196,7 +196,7 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
                 conversation_id,
                 model,
                 text: prompt,
-                tool_choice: None,
+                ..Default::default()
             },
             &emit,
             cancel,

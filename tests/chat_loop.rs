@@ -11,7 +11,7 @@ use support::fake_ollama::{self, last_message, FakeOllama, Stream};
 use switchboard_engine::chat::approval::{
     Action, AllowAll, ApprovalRequest, Approver, Decision, Policy,
 };
-use switchboard_engine::llm::OllamaClient;
+use switchboard_engine::llm::{OllamaClient, Role};
 use switchboard_engine::mcp::{
     HostOptions, McpConfig, McpHost, SamplingRequest, ServerConfig, ServerStatus,
 };
@@ -106,7 +106,7 @@ impl Rig {
                     conversation_id: None,
                     model: fake_ollama::MODEL.into(),
                     text: text.into(),
-                    tool_choice: None,
+                    ..Default::default()
                 },
                 &emit,
                 cancel,
@@ -557,15 +557,275 @@ async fn a_missing_command_and_a_garbage_server_fail_clearly_while_others_run() 
     r.host.shutdown().await;
 }
 
+/// A model that always wants one more sum: calculator__add with a different `a` each round.
+fn counting_calls(req: &Value) -> fake_ollama::Reply {
+    let done = req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    Stream::new()
+        .tool_call("c", "calculator__add", json!({"a": done, "b": 1}))
+        .done()
+        .reply()
+}
+
 #[tokio::test]
-async fn the_iteration_limit_stops_the_loop_and_says_so() {
+async fn the_same_call_twice_in_a_row_stops_the_loop_with_an_explanation() {
     let r = rig(vec![("calculator", builtin("calculator"))]).await;
-    r.fake.set_responder(|_req: &Value| {
+    // the second time the arguments come as a JSON string: still the same call
+    r.fake.set_responder(|req: &Value| {
+        let first = !req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool");
+        let args = if first {
+            json!({"a": 1, "b": 1})
+        } else {
+            json!("{\"b\": 1, \"a\": 1}")
+        };
         Stream::new()
-            .tool_call("again", "calculator__add", json!({"a": 1, "b": 1}))
+            .tool_call("same", "calculator__add", args)
             .done()
             .reply()
     });
+    let (summary, events) = r
+        .turn_with("add forever", 5, CancellationToken::new())
+        .await;
+    assert_eq!(summary.repeated_call.as_deref(), Some("calculator__add"));
+    assert!(!summary.limit_reached);
+    assert_eq!(r.fake.chat_requests().len(), 2, "stopped after the repeat");
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert_eq!(conv.tool_calls.len(), 2);
+    assert!(!conv.tool_calls[0].is_error);
+    assert!(conv.tool_calls[1].is_error);
+    assert_eq!(
+        conv.tool_calls[1].approval.as_deref(),
+        Some("not run (repeated)")
+    );
+    let notice = events.iter().find_map(|e| match e {
+        ChatEvent::Notice { text, .. } => Some(text.clone()),
+        _ => None,
+    });
+    assert!(notice.unwrap().contains("twice in a row"));
+    // every call the model made has its answer, so the next turn's history is sound
+    r.fake
+        .set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
+    r.engine(5)
+        .run_turn(
+            TurnRequest {
+                conversation_id: Some(summary.conversation_id),
+                model: fake_ollama::MODEL.into(),
+                text: "next".into(),
+                ..Default::default()
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let sent = r.fake.chat_requests().last().unwrap().clone();
+    let roles: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "user"
+        ]
+    );
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_the_limit_continue_goes_on_and_wrap_up_answers_without_tools() {
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    r.fake.set_responder(counting_calls);
+    let (summary, _) = r.turn_with("count", 2, CancellationToken::new()).await;
+    assert!(summary.limit_reached);
+    let id = summary.conversation_id;
+    let engine = r.engine(2);
+    let resume = |how| TurnRequest {
+        conversation_id: Some(id),
+        model: fake_ollama::MODEL.into(),
+        resume: Some(how),
+        ..Default::default()
+    };
+    // continue: two more rounds, no new user message
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let more = engine
+        .run_turn(
+            resume(switchboard_engine::chat::Resume::Continue),
+            &move |e| ev.lock().unwrap().push(e),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(more.limit_reached);
+    assert!(matches!(
+        events.lock().unwrap()[0],
+        ChatEvent::TurnStarted {
+            user_message_id: None,
+            ..
+        }
+    ));
+    let conv = r.store.conversation(id).await.unwrap();
+    assert_eq!(conv.tool_calls.len(), 4);
+    assert_eq!(
+        conv.messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .count(),
+        1
+    );
+    // wrap up: one reply, no tools offered, told to answer now
+    r.fake.set_responder(|req: &Value| {
+        assert!(
+            req["tools"].as_array().is_none_or(|t| t.is_empty()),
+            "{req}"
+        );
+        Stream::new().text("The count reached 4.").done().reply()
+    });
+    let done = engine
+        .run_turn(
+            resume(switchboard_engine::chat::Resume::WrapUp),
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(!done.limit_reached);
+    let sent = r.fake.chat_requests().last().unwrap().clone();
+    assert_eq!(
+        last_message(&sent)["content"],
+        switchboard_engine::chat::WRAP_UP_PROMPT
+    );
+    let conv = r.store.conversation(id).await.unwrap();
+    assert_eq!(
+        conv.messages.last().unwrap().content,
+        "The count reached 4."
+    );
+    // a new conversation cannot be continued
+    assert!(engine
+        .run_turn(
+            TurnRequest {
+                resume: Some(switchboard_engine::chat::Resume::Continue),
+                model: fake_ollama::MODEL.into(),
+                ..Default::default()
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .is_err());
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn edits_and_regenerations_make_branches_and_the_model_sees_only_the_shown_one() {
+    let r = rig(vec![]).await;
+    // the fake answers with what it was sent, so the test sees the history the model got
+    r.fake.set_responder(|req: &Value| {
+        let said: Vec<String> = req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect();
+        Stream::new().text(&said.join(" / ")).done().reply()
+    });
+    let engine = r.engine(5);
+    let turn = |req: TurnRequest| engine.run_turn(req, &|_| {}, CancellationToken::new());
+    let first = turn(TurnRequest {
+        model: fake_ollama::MODEL.into(),
+        text: "two plus two".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let id = first.conversation_id;
+    let ask = |text: &str| TurnRequest {
+        conversation_id: Some(id),
+        model: fake_ollama::MODEL.into(),
+        text: text.into(),
+        ..Default::default()
+    };
+    turn(ask("three plus three")).await.unwrap();
+    let conv = r.store.conversation(id).await.unwrap();
+    let (u1, u2) = (conv.messages[0].id, conv.messages[2].id);
+    // edit the second question: the model sees the edit, not the original
+    turn(TurnRequest {
+        edit_of: Some(u2),
+        ..ask("five plus five")
+    })
+    .await
+    .unwrap();
+    let conv = r.store.conversation(id).await.unwrap();
+    assert_eq!(
+        conv.messages.last().unwrap().content,
+        "two plus two / two plus two / five plus five"
+    );
+    assert_eq!(
+        (
+            conv.messages[2].sibling_index,
+            conv.messages[2].sibling_count
+        ),
+        (1, 2)
+    );
+    // regenerate the first reply: the model sees the question alone
+    turn(TurnRequest {
+        regenerate: Some(u1),
+        ..ask("")
+    })
+    .await
+    .unwrap();
+    let conv = r.store.conversation(id).await.unwrap();
+    assert_eq!(conv.messages.len(), 2);
+    assert_eq!(conv.messages[1].content, "two plus two");
+    assert_eq!(
+        (
+            conv.messages[1].sibling_index,
+            conv.messages[1].sibling_count
+        ),
+        (1, 2)
+    );
+    // the old branch is still there
+    r.store.show_branch(id, u2).await.unwrap();
+    let conv = r.store.conversation(id).await.unwrap();
+    assert_eq!(conv.messages[2].content, "three plus three");
+    // only user messages are edited; regenerating needs the user message
+    let reply = conv.messages[1].id;
+    assert!(turn(TurnRequest {
+        edit_of: Some(reply),
+        ..ask("x")
+    })
+    .await
+    .is_err());
+    assert!(turn(TurnRequest {
+        regenerate: Some(reply),
+        ..ask("")
+    })
+    .await
+    .is_err());
+}
+
+#[tokio::test]
+async fn the_iteration_limit_stops_the_loop_and_says_so() {
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    r.fake.set_responder(counting_calls);
     let (summary, events) = r
         .turn_with("loop forever", 3, CancellationToken::new())
         .await;
@@ -599,7 +859,7 @@ async fn the_iteration_limit_stops_the_loop_and_says_so() {
                 conversation_id: Some(summary.conversation_id),
                 model: fake_ollama::MODEL.into(),
                 text: "next".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -685,7 +945,7 @@ async fn an_llm_error_mid_stream_keeps_the_partial_text_and_reports_it() {
                 conversation_id: None,
                 model: "missing:7b".into(),
                 text: "hi".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &move |e| ev.lock().unwrap().push(e),
             CancellationToken::new(),
@@ -880,6 +1140,7 @@ async fn a_conversation_uses_only_the_servers_and_tools_chosen_for_it() {
                 model: fake_ollama::MODEL.into(),
                 text: "six times seven".into(),
                 tool_choice: Some(choice.clone()),
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -922,7 +1183,7 @@ async fn a_conversation_uses_only_the_servers_and_tools_chosen_for_it() {
                 conversation_id: Some(summary.conversation_id),
                 model: fake_ollama::MODEL.into(),
                 text: "again".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -938,7 +1199,7 @@ async fn a_conversation_uses_only_the_servers_and_tools_chosen_for_it() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "fresh".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -1231,7 +1492,7 @@ async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "sample twice".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &emit,
             CancellationToken::new(),
@@ -1350,7 +1611,7 @@ async fn approval_read_only_runs_destructive_asks_denied_calls_never_run() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "do it".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &move |e| ev.lock().unwrap().push(e),
             CancellationToken::new(),
@@ -1436,7 +1697,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "a".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -1449,7 +1710,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
                 conversation_id: Some(first.conversation_id),
                 model: fake_ollama::MODEL.into(),
                 text: "b".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -1467,7 +1728,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "c".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &|_| {},
             CancellationToken::new(),
@@ -1704,7 +1965,7 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "everything, remotely".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &emit,
             CancellationToken::new(),
@@ -1930,7 +2191,7 @@ async fn progress_is_reported_and_a_single_call_can_be_cancelled_while_the_turn_
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "go".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &emit,
             CancellationToken::new(),
@@ -2032,7 +2293,7 @@ async fn a_server_can_ask_the_user_for_input_during_a_call() {
                 conversation_id: None,
                 model: fake_ollama::MODEL.into(),
                 text: "ask me".into(),
-                tool_choice: None,
+                ..Default::default()
             },
             &emit,
             CancellationToken::new(),

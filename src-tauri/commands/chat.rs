@@ -1,5 +1,6 @@
 use serde_json::Value;
 use switchboard_engine::chat::approval::{validate_arguments, Decision};
+use switchboard_engine::chat::Resume;
 use switchboard_engine::chat::{with_attachments, Attachment};
 use switchboard_engine::mcp::ElicitationAnswer;
 use switchboard_engine::store::ToolChoice;
@@ -19,50 +20,66 @@ pub struct ResourceRef {
     name: String,
 }
 
-/// Runs one turn; its events stream through `on_event`. `turn_id` is chosen by the window so it
-/// can stop the turn while it runs.
-#[allow(clippy::too_many_arguments)] // a Tauri command: its arguments are the IPC payload
+/// What the window sends for one turn.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendRequest {
+    /// Chosen by the window, so it can stop the turn while it runs.
+    turn_id: String,
+    conversation_id: Option<i64>,
+    model: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    attachments: Vec<ResourceRef>,
+    tool_choice: Option<ToolChoice>,
+    /// Edit: the message this text replaces (a new branch).
+    edit_of: Option<i64>,
+    /// Regenerate the reply to this user message (a new branch).
+    regenerate: Option<i64>,
+    /// After the tool-round limit: continue or wrap up.
+    resume: Option<Resume>,
+}
+
+/// Runs one turn; its events stream through `on_event`.
 #[tauri::command]
 pub async fn send_message(
     app: AppHandle,
     state: State<'_, AppState>,
-    turn_id: String,
-    conversation_id: Option<i64>,
-    model: String,
-    text: String,
-    attachments: Option<Vec<ResourceRef>>,
-    tool_choice: Option<ToolChoice>,
+    request: SendRequest,
     on_event: Channel<ChatEvent>,
 ) -> CmdResult<TurnSummary> {
-    if text.trim().is_empty() {
+    let r = request;
+    let adds_message = r.regenerate.is_none() && r.resume.is_none();
+    if adds_message && r.text.trim().is_empty() {
         return Err(UiError::new("invalid", "The message is empty"));
+    }
+    if r.model.trim().is_empty() {
+        return Err(UiError::new("invalid", "Choose a model first"));
     }
     // attached resources are read now; one that cannot be read stops the send (nothing is lost:
     // the window keeps the text and the attachments)
     let mut read = Vec::new();
-    for r in attachments.unwrap_or_default() {
+    for a in r.attachments {
         let got = state
             .runtime
             .host
-            .read_resource(&r.server, &r.uri)
+            .read_resource(&a.server, &a.uri)
             .await
-            .map_err(|e| UiError::new("attachment", format!("Could not attach {}: {e}", r.name)))?;
+            .map_err(|e| UiError::new("attachment", format!("Could not attach {}: {e}", a.name)))?;
         read.push(Attachment {
-            name: r.name,
-            uri: r.uri,
+            name: a.name,
+            uri: a.uri,
             text: got.text,
         });
     }
-    let text = with_attachments(&text, &read);
-    if model.trim().is_empty() {
-        return Err(UiError::new("invalid", "Choose a model first"));
-    }
+    let text = with_attachments(&r.text, &read);
     let cancel = CancellationToken::new();
     state
         .turns
         .lock()
         .unwrap()
-        .insert(turn_id.clone(), cancel.clone());
+        .insert(r.turn_id.clone(), cancel.clone());
     let engine = state.chat_engine(&app);
     let emit = move |ev: ChatEvent| {
         if let Err(e) = on_event.send(ev) {
@@ -72,16 +89,19 @@ pub async fn send_message(
     let result = engine
         .run_turn(
             TurnRequest {
-                conversation_id,
-                model,
+                conversation_id: r.conversation_id,
+                model: r.model,
                 text,
-                tool_choice,
+                tool_choice: r.tool_choice,
+                edit_of: r.edit_of,
+                regenerate: r.regenerate,
+                resume: r.resume,
             },
             &emit,
             cancel,
         )
         .await;
-    state.turns.lock().unwrap().remove(&turn_id);
+    state.turns.lock().unwrap().remove(&r.turn_id);
     Ok(result?)
 }
 

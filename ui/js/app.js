@@ -163,9 +163,11 @@ async function send() {
         state.conversationId = ev.conversationId;
         pendingToolChoice = null;
         $('#chat-title').textContent = ev.title;
-        const b = chat.addMessage(ev.userMessageId, 'user');
-        chat.setUserText(b, text, attachments);
-        composer.clearAttachments();
+        if (ev.userMessageId !== null && ev.userMessageId !== undefined) {
+          const b = chat.addMessage(ev.userMessageId, 'user');
+          chat.setUserText(b, text, attachments);
+          composer.clearAttachments();
+        }
         refreshConversations();
         break;
       }

@@ -39,11 +39,12 @@ export const resolveApproval = (id, decision) => call('resolve_approval', { id, 
 export const openUrl = (url) => call('plugin:opener|open_url', { url });
 
 /**
- * Sends a message; `onEvent` receives each ChatEvent as it happens.
+ * Runs a turn; `onEvent` receives each ChatEvent as it happens. request = { turnId, conversationId,
+ * model, text, attachments, toolChoice, editOf?, regenerate?, resume?: 'continue' | 'wrapUp' }.
  * Resolves with the turn summary when the turn has ended.
  */
-export function sendMessage({ turnId, conversationId, model, text, attachments, toolChoice }, onEvent) {
+export function sendMessage(request, onEvent) {
   const channel = new core.Channel();
   channel.onmessage = onEvent;
-  return call('send_message', { turnId, conversationId, model, text, attachments, toolChoice, onEvent: channel });
+  return call('send_message', { request, onEvent: channel });
 }

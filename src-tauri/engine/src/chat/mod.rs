@@ -81,10 +81,11 @@ impl ToolHost for McpHost {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ChatEvent {
+    /// `user_message_id` is `None` when the turn adds no message (regenerate, continue, wrap up).
     #[serde(rename_all = "camelCase")]
     TurnStarted {
         conversation_id: i64,
-        user_message_id: i64,
+        user_message_id: Option<i64>,
         title: String,
         model: String,
     },
@@ -207,8 +208,11 @@ impl Default for ChatOptions {
 pub enum ChatError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("{0}")]
+    Invalid(String),
 }
 
+#[derive(Debug, Clone, Default)]
 pub struct TurnRequest {
     /// `None` starts a new conversation.
     pub conversation_id: Option<i64>,
@@ -217,7 +221,26 @@ pub struct TurnRequest {
     /// When given, stored as the conversation's choice of servers and tools before the turn;
     /// otherwise the conversation's stored choice applies (a new one: everything).
     pub tool_choice: Option<ToolChoice>,
+    /// Edit: `text` replaces this user message, as its sibling (a new branch).
+    pub edit_of: Option<i64>,
+    /// Regenerate: a new reply to this user message, a sibling of the old one; `text` is unused.
+    pub regenerate: Option<i64>,
+    /// After the iteration limit: go on with tools, or answer without them; `text` is unused.
+    pub resume: Option<Resume>,
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Resume {
+    /// More rounds of tool calls.
+    Continue,
+    /// One last reply, without tools.
+    WrapUp,
+}
+
+/// Sent (not stored) for a "wrap up" reply.
+pub const WRAP_UP_PROMPT: &str = "The limit of tool calls for this turn has been reached. \
+Answer the user now with what you have found so far. Do not call any tools.";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -226,6 +249,8 @@ pub struct TurnSummary {
     pub stopped: bool,
     pub limit_reached: bool,
     pub llm_error: Option<String>,
+    /// The loop guard stopped the turn: the model repeated this call.
+    pub repeated_call: Option<String>,
 }
 
 /// What every tool call of one turn shares.
@@ -296,6 +321,14 @@ pub fn with_attachments(text: &str, attachments: &[Attachment]) -> String {
     out
 }
 
+/// Arguments as a value to compare: a JSON string is parsed, so `{"a":1}` and `"{\"a\": 1}"` match.
+fn normalized_arguments(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        other => other.clone(),
+    }
+}
+
 /// Turns the model's arguments into an object, or says why it cannot.
 fn arguments_object(call: &ToolCall) -> Result<Map<String, Value>, String> {
     match &call.arguments {
@@ -320,47 +353,74 @@ impl ChatEngine {
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: CancellationToken,
     ) -> Result<TurnSummary, ChatError> {
-        let (conversation_id, history, title, mut tool_choice) = match req.conversation_id {
-            Some(id) => {
-                let conv = self.store.conversation(id).await?;
-                let history: Vec<Message> = conv
-                    .messages
-                    .iter()
-                    .filter(|m| {
-                        m.status != status::NOTICE
-                            && !(m.status == status::ERROR && m.content.is_empty())
-                    })
-                    .map(|m| m.to_llm())
-                    .collect();
-                (id, history, conv.summary.title, conv.tool_choice)
+        let adds_message = req.regenerate.is_none() && req.resume.is_none();
+        let conversation_id = match req.conversation_id {
+            Some(id) => id,
+            None if adds_message => {
+                self.store
+                    .create_conversation(&title_from(&req.text), &req.model)
+                    .await?
             }
             None => {
-                let title = title_from(&req.text);
-                (
-                    self.store.create_conversation(&title, &req.model).await?,
-                    vec![],
-                    title,
-                    ToolChoice::default(),
-                )
+                return Err(ChatError::Invalid(
+                    "only an existing conversation can be regenerated or continued".into(),
+                ))
             }
         };
+        // an edit or a regeneration starts a new branch: a sibling of the edited message, or of the
+        // reply being regenerated
+        if let Some(edited) = req.edit_of {
+            let m = self.store.message(edited).await?;
+            if m.role != Role::User {
+                return Err(ChatError::Invalid(
+                    "only your own messages can be edited".into(),
+                ));
+            }
+            self.store
+                .branch_after(conversation_id, m.parent_id)
+                .await?;
+        }
+        if let Some(asked) = req.regenerate {
+            if self.store.message(asked).await?.role != Role::User {
+                return Err(ChatError::Invalid(
+                    "a reply is regenerated from the message it answers".into(),
+                ));
+            }
+            self.store
+                .branch_after(conversation_id, Some(asked))
+                .await?;
+        }
+        let conv = self.store.conversation(conversation_id).await?;
+        let history: Vec<Message> = conv
+            .messages
+            .iter()
+            .filter(|m| {
+                m.status != status::NOTICE && !(m.status == status::ERROR && m.content.is_empty())
+            })
+            .map(|m| m.to_llm())
+            .collect();
+        let mut tool_choice = conv.tool_choice;
         if let Some(choice) = req.tool_choice.clone() {
             self.store.set_tool_choice(conversation_id, &choice).await?;
             tool_choice = choice;
         }
-        let user = Message::new(Role::User, req.text.clone());
-        let user_id = self
-            .store
-            .append_message(conversation_id, &user, status::COMPLETE)
-            .await?;
+        let user = adds_message.then(|| Message::new(Role::User, req.text.clone()));
+        let user_message_id = match &user {
+            Some(u) => Some(
+                self.store
+                    .append_message(conversation_id, u, status::COMPLETE)
+                    .await?,
+            ),
+            None => None,
+        };
         emit(ChatEvent::TurnStarted {
             conversation_id,
-            user_message_id: user_id,
-            title,
+            user_message_id,
+            title: conv.summary.title,
             model: req.model.clone(),
         });
 
-        let mut messages = Vec::with_capacity(history.len() + 2);
+        let mut messages = Vec::with_capacity(history.len() + 3);
         if !self.options.system_prompt.trim().is_empty() {
             messages.push(Message::new(
                 Role::System,
@@ -368,20 +428,36 @@ impl ChatEngine {
             ));
         }
         messages.extend(history);
-        messages.push(user);
+        messages.extend(user);
+        let wrap_up = req.resume == Some(Resume::WrapUp);
+        if wrap_up {
+            // not stored: an instruction for this one reply
+            messages.push(Message::new(Role::System, WRAP_UP_PROMPT));
+        }
 
         let mut summary = TurnSummary {
             conversation_id,
             stopped: false,
             limit_reached: false,
             llm_error: None,
+            repeated_call: None,
         };
-        let max = self.options.max_iterations.max(1);
+        let max = if wrap_up {
+            1
+        } else {
+            self.options.max_iterations.max(1)
+        };
+        // the calls of the previous round, to catch a model that repeats itself
+        let mut previous_round: Vec<(String, Value)> = Vec::new();
         for iteration in 1..=max {
             let request = ChatRequest {
                 model: req.model.clone(),
                 messages: messages.clone(),
-                tools: self.offered_tools(&tool_choice),
+                tools: if wrap_up {
+                    vec![]
+                } else {
+                    self.offered_tools(&tool_choice)
+                },
             };
             let (reply, message_id) = match self
                 .stream_reply(conversation_id, &request, emit, &cancel)
@@ -411,42 +487,48 @@ impl ChatEngine {
             if reply.tool_calls.is_empty() {
                 break;
             }
+            let turn = TurnContext {
+                conversation_id,
+                model: &req.model,
+                tool_choice: &tool_choice,
+            };
+            let mut this_round = Vec::new();
             for call in &reply.tool_calls {
-                let tool_msg = self
-                    .run_tool_call(
-                        &TurnContext {
-                            conversation_id,
-                            model: &req.model,
-                            tool_choice: &tool_choice,
-                        },
-                        message_id,
-                        call,
-                        emit,
-                        &cancel,
-                    )
-                    .await?;
+                let key = (call.name.clone(), normalized_arguments(&call.arguments));
+                let tool_msg = if previous_round.contains(&key) {
+                    summary.repeated_call = Some(call.name.clone());
+                    let why = "Not run: the same tool with the same arguments was called in the \
+                        previous round; its result is above. Switchboard stopped the turn here.";
+                    self.skip_tool_call(&turn, message_id, call, why, "not run (repeated)", emit)
+                        .await?
+                } else {
+                    self.run_tool_call(&turn, message_id, call, emit, &cancel)
+                        .await?
+                };
+                this_round.push(key);
                 messages.push(tool_msg);
             }
+            previous_round = this_round;
             if cancel.is_cancelled() {
                 summary.stopped = true;
                 break;
             }
-            if iteration == max {
+            if let Some(name) = summary.repeated_call.clone() {
+                let text = format!(
+                    "Stopped: the model asked for {name} with the same arguments twice in a row, which \
+                     usually means it is going in circles. Rephrase your question, or turn that tool off \
+                     for this chat."
+                );
+                self.notice(conversation_id, text, emit).await?;
+                break;
+            }
+            if iteration == max && !wrap_up {
                 summary.limit_reached = true;
                 let text = format!(
                     "Stopped after {max} rounds of tool calls: that is the limit for one turn (Settings → Max tool rounds). \
-                     The model had not finished. Send \"continue\" to let it go on, or raise the limit."
+                     The model had not finished: Continue lets it go on, Wrap up asks for an answer without more tools."
                 );
-                let mut m = Message::new(Role::Assistant, text.clone());
-                m.tool_name = None;
-                let id = self
-                    .store
-                    .append_message(conversation_id, &m, status::NOTICE)
-                    .await?;
-                emit(ChatEvent::Notice {
-                    message_id: id,
-                    text,
-                });
+                self.notice(conversation_id, text, emit).await?;
             }
         }
         emit(ChatEvent::Done {
@@ -455,6 +537,25 @@ impl ChatEngine {
             limit_reached: summary.limit_reached,
         });
         Ok(summary)
+    }
+
+    /// A note from Switchboard in the conversation: stored (never sent to the model) and shown.
+    async fn notice(
+        &self,
+        conversation_id: i64,
+        text: String,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+    ) -> Result<(), ChatError> {
+        let m = Message::new(Role::Assistant, text.clone());
+        let id = self
+            .store
+            .append_message(conversation_id, &m, status::NOTICE)
+            .await?;
+        emit(ChatEvent::Notice {
+            message_id: id,
+            text,
+        });
+        Ok(())
     }
 
     /// Streams one reply into a stored assistant message. The outer error is the store's; the
@@ -731,6 +832,64 @@ impl ChatEngine {
                 finished("failed", None, Some(why))
             }
         }
+    }
+
+    /// Records a call that is not run (the loop guard): its card says why, and the model gets a
+    /// `tool` message saying so (every call it made is answered).
+    async fn skip_tool_call(
+        &self,
+        turn: &TurnContext<'_>,
+        message_id: i64,
+        call: &ToolCall,
+        why: &str,
+        label: &str,
+        emit: &(dyn Fn(ChatEvent) + Send + Sync),
+    ) -> Result<Message, ChatError> {
+        let RoutedTool { server, tool, .. } = self.tools.route(&call.name).unwrap_or_default();
+        let id = self
+            .store
+            .start_tool_call(
+                turn.conversation_id,
+                message_id,
+                call.id.as_deref(),
+                &call.name,
+                &server,
+                &tool,
+                &call.arguments,
+            )
+            .await?;
+        self.store.set_tool_call_approval(id, label).await?;
+        emit(ChatEvent::ToolCallStarted {
+            id,
+            message_id,
+            name: call.name.clone(),
+            server,
+            tool,
+            arguments: call.arguments.clone(),
+        });
+        let mut msg = Message::new(Role::Tool, format!("Error: {why}"));
+        msg.tool_name = Some(call.name.clone());
+        msg.tool_call_id = call.id.clone();
+        let result_id = self
+            .store
+            .append_message(turn.conversation_id, &msg, status::COMPLETE)
+            .await?;
+        self.store
+            .finish_tool_call(id, why, None, true, 0, Some(result_id))
+            .await?;
+        emit(ChatEvent::ApprovalResolved {
+            id,
+            approval: label.into(),
+            arguments: call.arguments.clone(),
+        });
+        emit(ChatEvent::ToolCallFinished {
+            id,
+            result: why.into(),
+            is_error: true,
+            duration_ms: 0,
+            raw: None,
+        });
+        Ok(msg)
     }
 
     /// Runs one call and stores it; returns the `tool` message for the model.
