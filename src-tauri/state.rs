@@ -88,12 +88,12 @@ impl AppState {
         let store = app
             .store(paths::settings_file())
             .map_err(|e| e.to_string())?;
-        store.set("llmUrl", json!(settings.llm_url));
-        store.set("model", json!(settings.model));
-        store.set("maxIterations", json!(settings.max_iterations));
-        store.set("toolTimeoutSecs", json!(settings.tool_timeout_secs));
-        store.set("toolPolicies", json!(settings.tool_policies));
-        store.set("roots", json!(settings.roots));
+        // every setting under its own key (other keys in the file are kept)
+        if let serde_json::Value::Object(keys) = json!(settings) {
+            for (k, v) in keys {
+                store.set(k, v);
+            }
+        }
         store
             .save()
             .map_err(|e| format!("could not save the settings: {e}"))?;

@@ -83,6 +83,7 @@ impl Rig {
             policies: Default::default(),
             allowed_in_conversation: Default::default(),
             running_calls: Default::default(),
+            capabilities: Default::default(),
         }
     }
 
@@ -820,6 +821,82 @@ async fn edits_and_regenerations_make_branches_and_the_model_sees_only_the_shown
     })
     .await
     .is_err());
+}
+
+async fn run(
+    engine: &ChatEngine,
+    conversation_id: Option<i64>,
+    model: &str,
+) -> switchboard_engine::TurnSummary {
+    let req = TurnRequest {
+        conversation_id,
+        model: model.into(),
+        text: "hi".into(),
+        ..Default::default()
+    };
+    engine
+        .run_turn(req, &|_| {}, CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn conversation_settings_and_thinking_shape_what_the_model_is_sent() {
+    let r = rig(vec![]).await;
+    r.fake.set_models(&[fake_ollama::MODEL, "thinker:latest"]);
+    r.fake
+        .set_capabilities("thinker:latest", &["completion", "tools", "thinking"]);
+    r.fake.set_responder(|req: &Value| {
+        if req["model"] == "thinker:latest" {
+            Stream::new()
+                .thinking("Let me see…")
+                .text("Done.")
+                .done()
+                .reply()
+        } else {
+            Stream::new().text("ok").done().reply()
+        }
+    });
+    let mut engine = r.engine(5);
+    engine.options.system_prompt = "App prompt.".into();
+    engine.options.temperature = Some(0.7);
+    let first = run(&engine, None, fake_ollama::MODEL).await;
+    let sent = r.fake.chat_requests().last().unwrap().clone();
+    assert_eq!(sent["messages"][0]["content"], "App prompt.");
+    assert_eq!(sent["options"], json!({"temperature": 0.7}));
+    assert!(sent.get("think").is_none(), "not a thinking model: {sent}");
+    // the conversation's own settings win
+    let id = first.conversation_id;
+    r.store
+        .set_settings(
+            id,
+            &switchboard_engine::store::ConversationSettings {
+                system_prompt: Some("Conversation prompt.".into()),
+                temperature: Some(0.1),
+                num_ctx: Some(4096),
+                provider: None,
+            },
+        )
+        .await
+        .unwrap();
+    run(&engine, Some(id), fake_ollama::MODEL).await;
+    let sent = r.fake.chat_requests().last().unwrap().clone();
+    assert_eq!(sent["messages"][0]["content"], "Conversation prompt.");
+    assert_eq!(
+        sent["options"],
+        json!({"temperature": 0.1, "num_ctx": 4096})
+    );
+    // a model that can think is asked to, and its thinking is kept
+    let t = run(&engine, None, "thinker:latest").await;
+    let sent = r.fake.chat_requests().last().unwrap().clone();
+    assert_eq!(sent["think"], true);
+    let conv = r.store.conversation(t.conversation_id).await.unwrap();
+    assert_eq!(conv.messages[1].thinking.as_deref(), Some("Let me see…"));
+    // unless thinking is off in the settings
+    engine.options.thinking = false;
+    run(&engine, None, "thinker:latest").await;
+    let sent = r.fake.chat_requests().last().unwrap().clone();
+    assert!(sent.get("think").is_none());
 }
 
 #[tokio::test]

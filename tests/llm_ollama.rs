@@ -19,6 +19,7 @@ fn request(model: &str) -> ChatRequest {
             description: "Add".into(),
             parameters: json!({"type": "object"}),
         }],
+        options: Default::default(),
     }
 }
 

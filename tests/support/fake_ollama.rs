@@ -134,6 +134,8 @@ struct Shared {
     responder: Option<Responder>,
     requests: Vec<(String, Value)>,
     models: Vec<String>,
+    /// `/api/show` capabilities by model; a model not listed: completion and tools.
+    capabilities: std::collections::HashMap<String, Vec<String>>,
 }
 
 #[derive(Clone)]
@@ -191,6 +193,15 @@ impl FakeOllama {
     /// Answers `/api/chat` from the request when the script is empty.
     pub fn set_responder(&self, f: impl Fn(&Value) -> Reply + Send + Sync + 'static) {
         self.shared.lock().unwrap().responder = Some(Box::new(f));
+    }
+
+    /// What `/api/show` says `model` can do.
+    pub fn set_capabilities(&self, model: &str, caps: &[&str]) {
+        self.shared
+            .lock()
+            .unwrap()
+            .capabilities
+            .insert(model.into(), caps.iter().map(|c| c.to_string()).collect());
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -279,9 +290,14 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                 ("POST", "/api/show") => {
                     let model = req.get("model").and_then(Value::as_str).unwrap_or_default();
                     if s.models.iter().any(|m| m == model) {
+                        let caps = s
+                            .capabilities
+                            .get(model)
+                            .cloned()
+                            .unwrap_or_else(|| vec!["completion".into(), "tools".into()]);
                         Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({
                             "modelfile": "", "parameters": "", "template": "", "details": {"family": "llama"},
-                            "model_info": {"general.architecture": "llama"}, "capabilities": ["completion", "tools"]})).unwrap()], pause: Duration::ZERO }
+                            "model_info": {"general.architecture": "llama"}, "capabilities": caps})).unwrap()], pause: Duration::ZERO }
                     } else {
                         model_not_found(model)
                     }

@@ -30,6 +30,8 @@ pub struct Runtime {
     /// Tool calls under way (any turn), by tool-call id, so one can be cancelled on its own.
     pub running_calls:
         Arc<std::sync::Mutex<std::collections::HashMap<i64, tokio_util::sync::CancellationToken>>>,
+    /// Models' capabilities, asked once per model (by name) while the app runs.
+    pub capabilities: Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>>,
 }
 
 /// The roots offered to MCP servers: the files sandbox, then the folders the user chose.
@@ -61,6 +63,7 @@ impl Runtime {
             mcp_config,
             allowed_in_conversation: Default::default(),
             running_calls: Default::default(),
+            capabilities: Default::default(),
         })
     }
 
@@ -101,12 +104,20 @@ impl Runtime {
             store: self.store.clone(),
             options: ChatOptions {
                 max_iterations: settings.max_iterations,
-                ..ChatOptions::default()
+                system_prompt: settings
+                    .system_prompt
+                    .clone()
+                    .unwrap_or_else(|| chat::DEFAULT_SYSTEM_PROMPT.into()),
+                temperature: settings.temperature,
+                num_ctx: settings.num_ctx,
+                thinking: settings.thinking,
+                tool_modes: settings.tool_modes.clone(),
             },
             approver,
             policies: settings.tool_policies.clone(),
             allowed_in_conversation: self.allowed_in_conversation.clone(),
             running_calls: self.running_calls.clone(),
+            capabilities: self.capabilities.clone(),
         }
     }
 }

@@ -23,6 +23,25 @@ pub struct Settings {
     pub tool_policies: BTreeMap<String, Policy>,
     /// Folders offered to MCP servers as roots, besides the files sandbox.
     pub roots: Vec<String>,
+    /// The system prompt for conversations that have none of their own; `None` = the built-in one.
+    pub system_prompt: Option<String>,
+    /// Sampling temperature for conversations without their own; `None` = the model's default.
+    pub temperature: Option<f64>,
+    /// Context length (Ollama `num_ctx`) for conversations without their own.
+    pub num_ctx: Option<u32>,
+    /// Ask models that can think to think (and show it); off: never send `think`.
+    pub thinking: bool,
+    /// How each model gets its tools, by model name: `native` (function calling), `text` (described
+    /// in the system prompt, calls read from the reply as JSON); a model not listed: by its
+    /// capabilities.
+    pub tool_modes: BTreeMap<String, ToolMode>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolMode {
+    Native,
+    Text,
 }
 
 impl Default for Settings {
@@ -34,12 +53,19 @@ impl Default for Settings {
             tool_timeout_secs: 60,
             tool_policies: BTreeMap::new(),
             roots: Vec::new(),
+            system_prompt: None,
+            temperature: None,
+            num_ctx: None,
+            thinking: true,
+            tool_modes: BTreeMap::new(),
         }
     }
 }
 
 pub const MAX_ITERATIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100;
 pub const TOOL_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
+pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=2.0;
+pub const NUM_CTX_RANGE: std::ops::RangeInclusive<u32> = 256..=1_048_576;
 
 impl Settings {
     /// Why these settings cannot be saved, if they cannot.
@@ -71,6 +97,15 @@ impl Settings {
         if !TOOL_TIMEOUT_RANGE.contains(&self.tool_timeout_secs) {
             return Err("The tool timeout must be between 1 and 3600 seconds".into());
         }
+        if self
+            .temperature
+            .is_some_and(|t| !TEMPERATURE_RANGE.contains(&t))
+        {
+            return Err("The temperature must be between 0 and 2".into());
+        }
+        if self.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
+            return Err("The context length must be between 256 and 1048576 tokens".into());
+        }
         Ok(())
     }
 
@@ -99,44 +134,54 @@ impl Settings {
                 return Settings::default();
             }
         };
-        let mut s = Settings::default();
-        let str_opt = |k: &str| {
-            v.get(k)
-                .and_then(|x| x.as_str())
-                .map(str::trim)
-                .filter(|x| !x.is_empty())
-                .map(String::from)
+        let Some(obj) = v.as_object() else {
+            return Settings::default();
         };
-        s.llm_url = str_opt("llmUrl");
-        s.model = str_opt("model");
-        if let Some(n) = v
-            .get("maxIterations")
-            .and_then(|x| x.as_u64())
-            .filter(|n| MAX_ITERATIONS_RANGE.contains(n))
+        // each key on its own: a bad value falls back to its default without losing the others
+        let mut merged = serde_json::to_value(Settings::default()).expect("settings serialize");
+        for (k, val) in obj {
+            let val = if k == "toolPolicies" {
+                // and each policy on its own
+                let kept: serde_json::Map<String, serde_json::Value> = val
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter(|(_, p)| serde_json::from_value::<Policy>((*p).clone()).is_ok())
+                    .map(|(n, p)| (n.clone(), p.clone()))
+                    .collect();
+                serde_json::Value::Object(kept)
+            } else {
+                val.clone()
+            };
+            let mut trial = merged.clone();
+            trial[k] = val;
+            if serde_json::from_value::<Settings>(trial.clone()).is_ok() {
+                merged = trial;
+            } else {
+                tracing::warn!(
+                    "setting {k} in {} is not valid; using its default",
+                    path.display()
+                );
+            }
+        }
+        let mut s: Settings = serde_json::from_value(merged).unwrap_or_default();
+        let d = Settings::default();
+        let trimmed = |x: Option<String>| x.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        s.llm_url = trimmed(s.llm_url);
+        s.model = trimmed(s.model);
+        if !MAX_ITERATIONS_RANGE.contains(&(s.max_iterations as u64)) {
+            s.max_iterations = d.max_iterations;
+        }
+        if !TOOL_TIMEOUT_RANGE.contains(&s.tool_timeout_secs) {
+            s.tool_timeout_secs = d.tool_timeout_secs;
+        }
+        if s.temperature
+            .is_some_and(|t| !TEMPERATURE_RANGE.contains(&t))
         {
-            s.max_iterations = n as usize;
+            s.temperature = None;
         }
-        if let Some(n) = v
-            .get("toolTimeoutSecs")
-            .and_then(|x| x.as_u64())
-            .filter(|n| TOOL_TIMEOUT_RANGE.contains(n))
-        {
-            s.tool_timeout_secs = n;
-        }
-        if let Some(r) = v.get("roots").and_then(|x| x.as_array()) {
-            s.roots = r
-                .iter()
-                .filter_map(|x| x.as_str())
-                .map(String::from)
-                .collect();
-        }
-        if let Some(p) = v.get("toolPolicies").and_then(|x| x.as_object()) {
-            s.tool_policies = p
-                .iter()
-                .filter_map(|(k, v)| {
-                    Some((k.clone(), serde_json::from_value::<Policy>(v.clone()).ok()?))
-                })
-                .collect();
+        if s.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
+            s.num_ctx = None;
         }
         s
     }
@@ -184,5 +229,17 @@ mod tests {
         .is_ok());
         std::fs::write(&p, "garbage").unwrap();
         assert_eq!(Settings::load(&p), Settings::default());
+        std::fs::write(
+            &p,
+            r#"{"temperature": 7, "numCtx": 8192, "thinking": "yes", "systemPrompt": "Be brief.",
+                "toolModes": {"gemma3:270m": "text"}, "somethingNew": 1}"#,
+        )
+        .unwrap();
+        let s = Settings::load(&p);
+        assert_eq!(s.temperature, None, "out of range");
+        assert_eq!(s.num_ctx, Some(8192));
+        assert!(s.thinking, "a bad value keeps the default");
+        assert_eq!(s.system_prompt.as_deref(), Some("Be brief."));
+        assert_eq!(s.tool_modes["gemma3:270m"], ToolMode::Text);
     }
 }

@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::{
-    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, Role, ToolCall, ToolSpec,
+    ChatReply, ChatRequest, Delta, GenOptions, LlmClient, LlmError, Message, Role, ToolCall,
+    ToolSpec,
 };
 use crate::markdown;
 use crate::mcp::{
@@ -192,7 +193,15 @@ pub enum ChatEvent {
 #[derive(Debug, Clone)]
 pub struct ChatOptions {
     pub max_iterations: usize,
+    /// For conversations without their own.
     pub system_prompt: String,
+    /// For conversations without their own.
+    pub temperature: Option<f64>,
+    pub num_ctx: Option<u32>,
+    /// Send `think` to models whose capabilities include `thinking`.
+    pub thinking: bool,
+    /// How each model gets its tools; a model not listed: by its capabilities.
+    pub tool_modes: BTreeMap<String, crate::settings::ToolMode>,
 }
 
 impl Default for ChatOptions {
@@ -200,6 +209,10 @@ impl Default for ChatOptions {
         ChatOptions {
             max_iterations: 5,
             system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
+            temperature: None,
+            num_ctx: None,
+            thinking: true,
+            tool_modes: BTreeMap::new(),
         }
     }
 }
@@ -275,6 +288,8 @@ pub struct ChatEngine {
     pub allowed_in_conversation: Arc<Mutex<HashSet<(i64, String)>>>,
     /// Calls under way, by tool-call id: cancelling one stops that call alone (the turn goes on).
     pub running_calls: Arc<Mutex<HashMap<i64, CancellationToken>>>,
+    /// Models' capabilities as the LLM server reported them, by model (shared between turns).
+    pub capabilities: Arc<Mutex<HashMap<String, Vec<String>>>>,
 }
 
 fn title_from(text: &str) -> String {
@@ -420,12 +435,22 @@ impl ChatEngine {
             model: req.model.clone(),
         });
 
+        // the conversation's own settings, else the app's
+        let system_prompt = conv
+            .settings
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| self.options.system_prompt.clone());
+        let capabilities = self.capabilities(&req.model).await;
+        let gen = GenOptions {
+            temperature: conv.settings.temperature.or(self.options.temperature),
+            num_ctx: conv.settings.num_ctx.or(self.options.num_ctx),
+            think: (self.options.thinking && capabilities.iter().any(|c| c == "thinking"))
+                .then_some(true),
+        };
         let mut messages = Vec::with_capacity(history.len() + 3);
-        if !self.options.system_prompt.trim().is_empty() {
-            messages.push(Message::new(
-                Role::System,
-                self.options.system_prompt.clone(),
-            ));
+        if !system_prompt.trim().is_empty() {
+            messages.push(Message::new(Role::System, system_prompt));
         }
         messages.extend(history);
         messages.extend(user);
@@ -458,6 +483,7 @@ impl ChatEngine {
                 } else {
                     self.offered_tools(&tool_choice)
                 },
+                options: gen.clone(),
             };
             let (reply, message_id) = match self
                 .stream_reply(conversation_id, &request, emit, &cancel)
@@ -743,6 +769,25 @@ impl ChatEngine {
         }
     }
 
+    /// What the model can do (`tools`, `thinking`, …), asked once per model; empty when the
+    /// server does not say.
+    async fn capabilities(&self, model: &str) -> Vec<String> {
+        if let Some(c) = self.capabilities.lock().unwrap().get(model) {
+            return c.clone();
+        }
+        match self.llm.capabilities(model).await {
+            Ok(c) => {
+                self.capabilities
+                    .lock()
+                    .unwrap()
+                    .insert(model.to_string(), c.clone());
+                c
+            }
+            // not cached: the chat request will report what is wrong
+            Err(_) => vec![],
+        }
+    }
+
     /// The tools offered to the model in a conversation with `choice`.
     fn offered_tools(&self, choice: &ToolChoice) -> Vec<ToolSpec> {
         self.tools
@@ -808,6 +853,7 @@ impl ChatEngine {
             model: model.to_string(),
             messages,
             tools: vec![],
+            options: GenOptions::default(),
         };
         match self.llm.chat(&chat, &mut |_| {}, cancel).await {
             Ok(reply) if !reply.stopped => {

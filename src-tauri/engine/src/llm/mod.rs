@@ -93,6 +93,17 @@ pub struct ChatRequest {
     pub model: String,
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
+    pub options: GenOptions,
+}
+
+/// How to generate; `None` = the server's or model's default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GenOptions {
+    pub temperature: Option<f64>,
+    /// Context length (Ollama's `num_ctx`).
+    pub num_ctx: Option<u32>,
+    /// Ask the model to think first (only for models that can).
+    pub think: Option<bool>,
 }
 
 /// Pieces of a reply as they stream in.

@@ -178,6 +178,19 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
         "messages": r.messages.iter().map(message_to_wire).collect::<Vec<_>>(),
         "stream": true,
     });
+    let mut options = serde_json::Map::new();
+    if let Some(t) = r.options.temperature {
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = r.options.num_ctx {
+        options.insert("num_ctx".into(), json!(n));
+    }
+    if !options.is_empty() {
+        body["options"] = Value::Object(options);
+    }
+    if let Some(think) = r.options.think {
+        body["think"] = json!(think);
+    }
     if !r.tools.is_empty() {
         body["tools"] = Value::Array(
             r.tools
