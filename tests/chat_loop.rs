@@ -992,6 +992,47 @@ async fn stopping_keeps_the_partial_reply_marked_stopped() {
 }
 
 #[tokio::test]
+async fn every_llm_call_is_recorded_exactly_for_the_debug_view() {
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "a",
+        "calculator__add",
+        json!({"a": 2, "b": 40}),
+    )]));
+    let (summary, _) = r.turn("what is 2+40?").await;
+    let calls = r.store.llm_calls(summary.conversation_id).await.unwrap();
+    let sent = r.fake.chat_requests();
+    assert_eq!(calls.len(), 2);
+    // the request exactly as sent, the response object by object
+    assert_eq!(calls[0].request, sent[0]);
+    assert_eq!(calls[1].request, sent[1]);
+    assert_eq!(calls[0].model, fake_ollama::MODEL);
+    assert_eq!(
+        calls[0].response[0]["message"]["tool_calls"][0]["function"]["name"],
+        "calculator__add"
+    );
+    assert_eq!(calls[1].response.last().unwrap()["done"], true);
+    assert!(calls
+        .iter()
+        .all(|c| c.error.is_none() && c.message_id.is_some()));
+    // only the most recent calls of a conversation are kept
+    let id = summary.conversation_id;
+    r.fake
+        .set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
+    let engine = r.engine(5);
+    for _ in 0..switchboard_engine::store::debug::KEEP_PER_CONVERSATION {
+        run(&engine, Some(id), fake_ollama::MODEL).await;
+    }
+    let kept = r.store.llm_calls(id).await.unwrap();
+    assert_eq!(
+        kept.len() as i64,
+        switchboard_engine::store::debug::KEEP_PER_CONVERSATION
+    );
+    assert!(kept[0].id > calls[1].id, "the oldest went first");
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_llm_error_mid_stream_keeps_the_partial_text_and_reports_it() {
     let r = rig(vec![]).await;
     r.fake.push(
@@ -1011,6 +1052,17 @@ async fn an_llm_error_mid_stream_keeps_the_partial_text_and_reports_it() {
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert_eq!(conv.messages[1].content, "Half an ");
     assert_eq!(conv.messages[1].status, status::ERROR);
+    // the debug record has what came before the error, and the error
+    let calls = r.store.llm_calls(summary.conversation_id).await.unwrap();
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("an error was encountered"));
+    assert_eq!(calls[0].response.len(), 2);
+    assert_eq!(calls[0].response[0]["message"]["content"], "Half an ");
+    assert_eq!(calls[0].message_id, Some(conv.messages[1].id));
 
     // unknown model: a 404 with Ollama's message, and no empty assistant message left behind
     let events = Arc::new(Mutex::new(Vec::new()));

@@ -600,6 +600,8 @@ impl ChatEngine {
             .await?;
         emit(ChatEvent::AssistantStarted { message_id });
 
+        let request_body = self.llm.request_body(request);
+        let started = Instant::now();
         let (tx, mut rx) = mpsc::unbounded_channel::<Delta>();
         let llm = self.llm.clone();
         let chat = async move {
@@ -613,8 +615,18 @@ impl ChatEngine {
             let mut last_flush = Instant::now();
             let mut last_render = Instant::now() - RENDER_EVERY;
             let mut thinking = String::new();
+            let mut raw: Vec<Value> = Vec::new();
+            let mut dropped = 0usize;
             while let Some(d) = rx.recv().await {
                 match d {
+                    Delta::Raw(v) => {
+                        if raw.len() < crate::store::debug::MAX_RESPONSE_OBJECTS {
+                            raw.push(v);
+                        } else {
+                            dropped += 1;
+                        }
+                        continue;
+                    }
                     Delta::Text(t) => {
                         partial.content.push_str(&t);
                         let html = (last_render.elapsed() >= RENDER_EVERY).then(|| {
@@ -647,9 +659,13 @@ impl ChatEngine {
                     }
                 }
             }
-            partial
+            if dropped > 0 {
+                raw.push(serde_json::json!({ "switchboard": format!("{dropped} more objects not kept") }));
+            }
+            (partial, raw)
         };
-        let (result, partial) = tokio::join!(chat, consume);
+        let (result, (partial, raw)) = tokio::join!(chat, consume);
+        let duration_ms = started.elapsed().as_millis() as i64;
         match result {
             Ok(reply) => {
                 let mut m = Message::new(Role::Assistant, reply.content.clone());
@@ -661,6 +677,17 @@ impl ChatEngine {
                     status::COMPLETE
                 };
                 self.store.update_message(message_id, &m, st).await?;
+                self.store
+                    .record_llm_call(
+                        conversation_id,
+                        Some(message_id),
+                        &request.model,
+                        &request_body,
+                        &raw,
+                        None,
+                        duration_ms,
+                    )
+                    .await?;
                 emit(ChatEvent::AssistantDone {
                     message_id,
                     status: st.into(),
@@ -670,7 +697,19 @@ impl ChatEngine {
                 Ok(Ok((reply, message_id)))
             }
             Err(e) => {
-                if partial.content.is_empty() && partial.tool_calls.is_empty() {
+                let kept = !(partial.content.is_empty() && partial.tool_calls.is_empty());
+                self.store
+                    .record_llm_call(
+                        conversation_id,
+                        kept.then_some(message_id),
+                        &request.model,
+                        &request_body,
+                        &raw,
+                        Some(e.to_string()),
+                        duration_ms,
+                    )
+                    .await?;
+                if !kept {
                     self.store.delete_message(message_id).await?;
                 } else {
                     self.store

@@ -112,6 +112,9 @@ pub enum Delta {
     Text(String),
     Thinking(String),
     ToolCall(ToolCall),
+    /// One object of the response exactly as the server sent it (an NDJSON line, an SSE `data:`),
+    /// for the debug view.
+    Raw(Value),
 }
 
 /// A whole reply. `stopped` is true when the caller cancelled the stream: the text is partial.
@@ -167,6 +170,8 @@ impl LlmError {
 pub trait LlmClient: Send + Sync {
     /// The base URL, shown in errors.
     fn base_url(&self) -> &str;
+    /// The exact body `chat` sends for `request` (for the debug view).
+    fn request_body(&self, request: &ChatRequest) -> Value;
     /// Streams one reply. `on_delta` sees each piece as it arrives. When `cancel` fires, returns
     /// the partial reply with `stopped: true`.
     async fn chat(

@@ -217,6 +217,7 @@ fn apply_line(
             String::from_utf8_lossy(line)
         ))
     })?;
+    on_delta(Delta::Raw(v.clone()));
     if let Some(err) = v.get("error") {
         let msg = err
             .as_str()
@@ -272,6 +273,10 @@ fn apply_line(
 impl LlmClient for OllamaClient {
     fn base_url(&self) -> &str {
         &self.base
+    }
+
+    fn request_body(&self, request: &ChatRequest) -> Value {
+        request_to_wire(request)
     }
 
     async fn chat(

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::llm::{Message, Role, ToolCall};
 
+pub mod debug;
 pub mod exchange;
 pub mod search;
 
@@ -107,6 +108,21 @@ fn migrations() -> Migrations<'static> {
         // path to its leaf. Pins, deletion that can be undone, per-conversation settings, and
         // full-text search over messages and tool calls.
         M::up(search::MIGRATION_TREE_AND_SEARCH),
+        // the debug view: the exact request and response of recent LLM calls
+        M::up(
+            "CREATE TABLE llm_calls (
+                id INTEGER PRIMARY KEY,
+                conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+                model TEXT NOT NULL,
+                request TEXT NOT NULL,
+                response TEXT NOT NULL,
+                error TEXT,
+                started_at INTEGER NOT NULL,
+                duration_ms INTEGER NOT NULL
+            );
+            CREATE INDEX llm_calls_conversation ON llm_calls(conversation_id, id);",
+        ),
     ])
 }
 
