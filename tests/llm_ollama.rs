@@ -31,9 +31,48 @@ async fn chat(
     Vec<Delta>,
 ) {
     let mut deltas = Vec::new();
-    let mut on = |d: Delta| deltas.push(d);
+    // the raw copies of each line are checked on their own
+    let mut on = |d: Delta| {
+        if !matches!(d, Delta::Raw(_)) {
+            deltas.push(d)
+        }
+    };
     let r = client.chat(req, &mut on, &CancellationToken::new()).await;
     (r, deltas)
+}
+
+#[tokio::test]
+async fn every_response_line_is_also_passed_on_as_sent() {
+    let fake = FakeOllama::start().await;
+    fake.push(
+        Stream::new()
+            .text("a")
+            .tool_call("t1", "calculator__add", json!({"a": 1}))
+            .done()
+            .reply(),
+    );
+    let client = OllamaClient::new(&fake.url);
+    let mut raw = Vec::new();
+    let mut on = |d: Delta| {
+        if let Delta::Raw(v) = d {
+            raw.push(v)
+        }
+    };
+    client
+        .chat(
+            &request(fake_ollama::MODEL),
+            &mut on,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(raw.len(), 3);
+    assert_eq!(raw[0]["message"]["content"], "a");
+    assert_eq!(raw[1]["message"]["tool_calls"][0]["id"], "t1");
+    assert_eq!(raw[2]["done"], true);
+    // and the body it sent is the one request_body describes
+    let sent = fake.chat_requests();
+    assert_eq!(client.request_body(&request(fake_ollama::MODEL)), sent[0]);
 }
 
 #[tokio::test]
