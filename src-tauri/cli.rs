@@ -156,7 +156,7 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
     } else {
         std::sync::Arc::new(DenyAll)
     };
-    let engine = rt.chat_engine(&rt.settings, approver);
+    let engine = rt.chat_engine(&rt.settings, None, approver);
     let model = match model.or_else(|| rt.settings.model.clone()) {
         Some(m) => m,
         None => {

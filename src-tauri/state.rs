@@ -105,9 +105,11 @@ impl AppState {
         Ok(())
     }
 
-    pub fn chat_engine(&self, app: &AppHandle) -> ChatEngine {
+    /// An engine talking to `provider` (an id from the settings; `None`: the default Ollama).
+    pub fn chat_engine(&self, app: &AppHandle, provider: Option<&str>) -> ChatEngine {
         self.runtime.chat_engine(
             &self.settings(),
+            provider,
             Arc::new(WindowApprover { app: app.clone() }),
         )
     }

@@ -39,6 +39,8 @@ pub struct SendRequest {
     regenerate: Option<i64>,
     /// After the tool-round limit: continue or wrap up.
     resume: Option<Resume>,
+    /// The provider of `model` (an id from the settings); `None`: the conversation's, or Ollama.
+    provider: Option<String>,
 }
 
 /// Runs one turn; its events stream through `on_event`.
@@ -80,7 +82,12 @@ pub async fn send_message(
         .lock()
         .unwrap()
         .insert(r.turn_id.clone(), cancel.clone());
-    let engine = state.chat_engine(&app);
+    let provider = match (&r.provider, r.conversation_id) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(id)) => state.runtime.store.settings(id).await?.provider,
+        (None, None) => None,
+    };
+    let engine = state.chat_engine(&app, provider.as_deref());
     let emit = move |ev: ChatEvent| {
         if let Err(e) = on_event.send(ev) {
             tracing::warn!("could not deliver a chat event to the window: {e}");
@@ -96,6 +103,7 @@ pub async fn send_message(
                 edit_of: r.edit_of,
                 regenerate: r.regenerate,
                 resume: r.resume,
+                provider,
             },
             &emit,
             cancel,

@@ -1,7 +1,10 @@
-//! A scripted fake Ollama server on 127.0.0.1. It speaks the native API's wire format byte for
-//! byte as documented (shared/reference/ollama_api.md): NDJSON lines on `/api/chat` sent as
-//! separate HTTP chunks (so a test can split a UTF-8 character across two writes), JSON error
-//! bodies, `/api/tags`, `/api/show`, `/api/version`. It records every request body.
+//! A scripted fake LLM server on 127.0.0.1. It speaks Ollama's native API byte for byte as
+//! documented (shared/reference/ollama_api.md): NDJSON lines on `/api/chat` sent as separate HTTP
+//! chunks (so a test can split a UTF-8 character across two writes), JSON error bodies,
+//! `/api/tags`, `/api/show`, `/api/version`; and the OpenAI-compatible API as llama.cpp's
+//! llama-server sends it: `/v1/chat/completions` as Server-Sent Events (`data: {chunk}` events,
+//! tool-call arguments in fragments, `data: [DONE]`), `/v1/models`. It records every request
+//! (path, body, Authorization header).
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
@@ -102,6 +105,87 @@ impl Default for Stream {
     }
 }
 
+/// A streamed `/v1/chat/completions` reply, event by event, as llama-server sends it.
+pub struct Sse {
+    model: String,
+    events: Vec<Vec<u8>>,
+}
+
+impl Sse {
+    pub fn new() -> Self {
+        Sse {
+            model: MODEL.into(),
+            events: vec![],
+        }
+    }
+    fn chunk(mut self, delta: Value, finish: Option<&str>) -> Self {
+        let v = json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
+            "created": 1763800000, "id": "chatcmpl-fake", "model": self.model,
+            "system_fingerprint": "b7000-fake", "object": "chat.completion.chunk"});
+        self.events
+            .push(format!("data: {}\n\n", serde_json::to_string(&v).unwrap()).into_bytes());
+        self
+    }
+    pub fn text(self, t: &str) -> Self {
+        self.chunk(json!({"content": t}), None)
+    }
+    pub fn reasoning(self, t: &str) -> Self {
+        self.chunk(json!({"reasoning_content": t}), None)
+    }
+    /// The first fragment of a tool call: its index, id and name, and the start of its arguments.
+    pub fn tool_call(self, index: u64, id: &str, name: &str, args: &str) -> Self {
+        self.chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": args}}]}),
+            None,
+        )
+    }
+    /// More of a tool call's arguments.
+    pub fn arguments(self, index: u64, more: &str) -> Self {
+        self.chunk(
+            json!({"tool_calls": [{"index": index, "function": {"arguments": more}}]}),
+            None,
+        )
+    }
+    pub fn finish(self, reason: &str) -> Self {
+        self.chunk(json!({}), Some(reason))
+    }
+    pub fn done(mut self) -> Self {
+        self.events.push(b"data: [DONE]\n\n".to_vec());
+        self
+    }
+    pub fn reply(self) -> Reply {
+        Reply {
+            status: 200,
+            content_type: "text/event-stream",
+            chunks: self.events,
+            pause: Duration::from_millis(5),
+        }
+    }
+    pub fn bytes(self) -> Vec<u8> {
+        self.events.concat()
+    }
+}
+
+impl Default for Sse {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// An OpenAI-style error answer.
+pub fn openai_error(status: u16, msg: &str) -> Reply {
+    Reply {
+        status,
+        content_type: "application/json; charset=utf-8",
+        chunks: vec![serde_json::to_vec(
+            &json!({"error": {"code": status, "message": msg, "type": "invalid_request_error"}}),
+        )
+        .unwrap()],
+        pause: Duration::ZERO,
+    }
+}
+
 /// A reply whose bytes are written in the given pieces.
 pub fn raw_chunks(chunks: Vec<Vec<u8>>) -> Reply {
     Reply {
@@ -132,7 +216,9 @@ pub fn model_not_found(model: &str) -> Reply {
 struct Shared {
     script: VecDeque<Reply>,
     responder: Option<Responder>,
+    openai_responder: Option<Responder>,
     requests: Vec<(String, Value)>,
+    authorizations: Vec<Option<String>>,
     models: Vec<String>,
     /// `/api/show` capabilities by model; a model not listed: completion and tools.
     capabilities: std::collections::HashMap<String, Vec<String>>,
@@ -195,6 +281,32 @@ impl FakeOllama {
         self.shared.lock().unwrap().responder = Some(Box::new(f));
     }
 
+    /// Answers `/v1/chat/completions` from the request.
+    pub fn set_openai_responder(&self, f: impl Fn(&Value) -> Reply + Send + Sync + 'static) {
+        self.shared.lock().unwrap().openai_responder = Some(Box::new(f));
+    }
+
+    /// Bodies of the `/v1/chat/completions` requests received so far.
+    pub fn openai_requests(&self) -> Vec<Value> {
+        self.requests_to("/v1/chat/completions")
+    }
+
+    /// The Authorization header of every request, in order (`None` when there was none).
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        self.shared.lock().unwrap().authorizations.clone()
+    }
+
+    fn requests_to(&self, path: &str) -> Vec<Value> {
+        self.shared
+            .lock()
+            .unwrap()
+            .requests
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
     /// What `/api/show` says `model` can do.
     pub fn set_capabilities(&self, model: &str, caps: &[&str]) {
         self.shared
@@ -242,11 +354,20 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
         let mut parts = request_line.split_whitespace();
         let method = parts.next().unwrap_or_default().to_string();
         let path = parts.next().unwrap_or_default().to_string();
-        let len: usize = lines
+        let headers: Vec<(String, String)> = lines
             .filter_map(|l| l.split_once(':'))
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-            .and_then(|(_, v)| v.trim().parse().ok())
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let len: usize = header("content-length")
+            .and_then(|v| v.parse().ok())
             .unwrap_or(0);
+        let authorization = header("authorization");
         let mut body = buf[head_end + 4..].to_vec();
         while body.len() < len {
             let n = sock.read(&mut byte).await?;
@@ -259,7 +380,40 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
         let reply = {
             let mut s = shared.lock().unwrap();
             s.requests.push((path.clone(), req.clone()));
+            s.authorizations.push(authorization);
             match (method.as_str(), path.as_str()) {
+                ("POST", "/v1/chat/completions") => {
+                    let model = req
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    if !s.models.contains(&model) {
+                        openai_error(404, &format!("model '{model}' not found"))
+                    } else if let Some(f) = &s.openai_responder {
+                        f(&req)
+                    } else {
+                        openai_error(500, "the fake LLM has no scripted reply")
+                    }
+                }
+                ("GET", "/v1/models") => {
+                    let data: Vec<Value> = s
+                        .models
+                        .iter()
+                        .map(|m| {
+                            json!({"id": m, "object": "model",
+                        "created": 1763800000, "owned_by": "llamacpp"})
+                        })
+                        .collect();
+                    Reply {
+                        status: 200,
+                        content_type: "application/json; charset=utf-8",
+                        chunks: vec![
+                            serde_json::to_vec(&json!({"object": "list", "data": data})).unwrap()
+                        ],
+                        pause: Duration::ZERO,
+                    }
+                }
                 ("POST", "/api/chat") => {
                     let model = req
                         .get("model")

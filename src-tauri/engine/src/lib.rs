@@ -35,6 +35,16 @@ pub struct Runtime {
 }
 
 /// The roots offered to MCP servers: the files sandbox, then the folders the user chose.
+/// A client for one provider.
+pub fn llm_client(p: &settings::ProviderConfig) -> Arc<dyn llm::LlmClient> {
+    match p.kind {
+        settings::ProviderKind::Ollama => Arc::new(llm::OllamaClient::new(p.url.clone())),
+        settings::ProviderKind::Openai => {
+            Arc::new(llm::OpenAiClient::new(&p.url, p.api_key.clone()))
+        }
+    }
+}
+
 pub fn roots(settings: &Settings) -> Vec<PathBuf> {
     let mut out = vec![paths::data_dir().join("files")];
     out.extend(settings.roots.iter().map(PathBuf::from));
@@ -96,10 +106,11 @@ impl Runtime {
     pub fn chat_engine(
         &self,
         settings: &Settings,
+        provider: Option<&str>,
         approver: Arc<dyn chat::approval::Approver>,
     ) -> ChatEngine {
         ChatEngine {
-            llm: Arc::new(llm::OllamaClient::new(settings.llm_url())),
+            llm: llm_client(&settings.provider(provider)),
             tools: self.host.clone(),
             store: self.store.clone(),
             options: ChatOptions {

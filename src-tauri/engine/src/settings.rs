@@ -35,7 +35,34 @@ pub struct Settings {
     /// in the system prompt, calls read from the reply as JSON); a model not listed: by its
     /// capabilities.
     pub tool_modes: BTreeMap<String, ToolMode>,
+    /// LLM servers besides the Ollama at `llm_url` (which is always there, as `ollama`).
+    pub providers: Vec<ProviderConfig>,
 }
+
+/// An LLM server the app can talk to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    /// Unique; conversations remember it.
+    pub id: String,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub url: String,
+    /// Sent as a bearer token (OpenAI-compatible servers that want one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Ollama,
+    /// OpenAI-compatible: llama.cpp's llama-server, LM Studio, vLLM, …
+    Openai,
+}
+
+/// The id of the provider that is always there: Ollama at `llmUrl`.
+pub const DEFAULT_PROVIDER: &str = "ollama";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -58,6 +85,7 @@ impl Default for Settings {
             num_ctx: None,
             thinking: true,
             tool_modes: BTreeMap::new(),
+            providers: Vec::new(),
         }
     }
 }
@@ -106,7 +134,45 @@ impl Settings {
         if self.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
             return Err("The context length must be between 256 and 1048576 tokens".into());
         }
+        let mut ids = std::collections::HashSet::from([DEFAULT_PROVIDER.to_string()]);
+        for p in &self.providers {
+            if p.id.trim().is_empty() || !ids.insert(p.id.clone()) {
+                return Err(format!("Provider id \"{}\" is empty or used twice", p.id));
+            }
+            if p.name.trim().is_empty() {
+                return Err("Every provider needs a name".into());
+            }
+            let u = p.url.trim();
+            if !(u.starts_with("http://") || u.starts_with("https://"))
+                || reqwest::Url::parse(u).is_err()
+            {
+                return Err(format!(
+                    "The URL of {} must start with http:// or https://",
+                    p.name
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Every provider: the default Ollama first, then the configured ones.
+    pub fn all_providers(&self) -> Vec<ProviderConfig> {
+        let mut all = vec![ProviderConfig {
+            id: DEFAULT_PROVIDER.into(),
+            name: "Ollama".into(),
+            kind: ProviderKind::Ollama,
+            url: self.llm_url(),
+            api_key: None,
+        }];
+        all.extend(self.providers.iter().cloned());
+        all
+    }
+
+    /// The provider with this id; the default one for `None` or an id that is gone.
+    pub fn provider(&self, id: Option<&str>) -> ProviderConfig {
+        let all = self.all_providers();
+        id.and_then(|id| all.iter().find(|p| p.id == id).cloned())
+            .unwrap_or_else(|| all[0].clone())
     }
 
     /// The LLM base URL in effect: this setting, else `OLLAMA_HOST`, else the default.
@@ -241,5 +307,30 @@ mod tests {
         assert!(s.thinking, "a bad value keeps the default");
         assert_eq!(s.system_prompt.as_deref(), Some("Be brief."));
         assert_eq!(s.tool_modes["gemma3:270m"], ToolMode::Text);
+        // providers: the default Ollama is always first; ids are unique; URLs are URLs
+        let llama = ProviderConfig {
+            id: "llamacpp".into(),
+            name: "llama.cpp".into(),
+            kind: ProviderKind::Openai,
+            url: "http://127.0.0.1:8080".into(),
+            api_key: None,
+        };
+        let with = |p: Vec<ProviderConfig>| Settings {
+            providers: p,
+            ..Settings::default()
+        };
+        let s = with(vec![llama.clone()]);
+        assert!(s.validate().is_ok());
+        assert_eq!(s.all_providers()[0].id, DEFAULT_PROVIDER);
+        assert_eq!(s.provider(Some("llamacpp")), llama);
+        assert_eq!(s.provider(Some("gone")).id, DEFAULT_PROVIDER);
+        assert_eq!(s.provider(None).kind, ProviderKind::Ollama);
+        assert!(with(vec![llama.clone(), llama.clone()]).validate().is_err());
+        let mut bad = llama.clone();
+        bad.id = DEFAULT_PROVIDER.into();
+        assert!(with(vec![bad]).validate().is_err());
+        let mut bad = llama;
+        bad.url = "localhost:8080".into();
+        assert!(with(vec![bad]).validate().is_err());
     }
 }

@@ -240,6 +240,9 @@ pub struct TurnRequest {
     pub regenerate: Option<i64>,
     /// After the iteration limit: go on with tools, or answer without them; `text` is unused.
     pub resume: Option<Resume>,
+    /// The provider (its id in the settings) the engine's LLM client talks to; remembered by the
+    /// conversation with the model.
+    pub provider: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -405,7 +408,17 @@ impl ChatEngine {
                 .branch_after(conversation_id, Some(asked))
                 .await?;
         }
-        let conv = self.store.conversation(conversation_id).await?;
+        let mut conv = self.store.conversation(conversation_id).await?;
+        // the conversation remembers the provider and model it talks to
+        if req.provider.is_some() && req.provider != conv.settings.provider {
+            conv.settings.provider = req.provider.clone();
+            self.store
+                .set_settings(conversation_id, &conv.settings)
+                .await?;
+        }
+        if req.model != conv.summary.model {
+            self.store.set_model(conversation_id, &req.model).await?;
+        }
         let history: Vec<Message> = conv
             .messages
             .iter()

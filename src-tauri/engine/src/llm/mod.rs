@@ -2,6 +2,7 @@
 
 mod ndjson;
 pub mod ollama;
+pub mod openai;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use ndjson::NdjsonSplitter;
 pub use ollama::OllamaClient;
+pub use openai::OpenAiClient;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

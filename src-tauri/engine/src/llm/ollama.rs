@@ -70,17 +70,43 @@ impl OllamaClient {
     }
 
     fn map_send_error(&self, e: reqwest::Error) -> LlmError {
-        if e.is_connect() || e.is_timeout() || e.is_request() {
-            LlmError::Unreachable {
-                url: self.base.clone(),
-                detail: root_cause(&e),
-            }
-        } else {
-            LlmError::Protocol(root_cause(&e))
-        }
+        send_error(&self.base, e)
     }
 
     async fn check(&self, resp: reqwest::Response) -> Result<reqwest::Response, LlmError> {
+        check_response(resp).await
+    }
+
+    async fn get_json(&self, path: &str) -> Result<Value, LlmError> {
+        let resp = self
+            .http
+            .get(self.url(path))
+            .send()
+            .await
+            .map_err(|e| self.map_send_error(e))?;
+        let resp = self.check(resp).await?;
+        resp.json::<Value>()
+            .await
+            .map_err(|e| LlmError::Protocol(e.to_string()))
+    }
+}
+
+/// A request that got no answer: nothing at the URL, or the connection broke.
+pub(super) fn send_error(base: &str, e: reqwest::Error) -> LlmError {
+    if e.is_connect() || e.is_timeout() || e.is_request() {
+        LlmError::Unreachable {
+            url: base.to_string(),
+            detail: root_cause(&e),
+        }
+    } else {
+        LlmError::Protocol(root_cause(&e))
+    }
+}
+
+/// An HTTP error answer becomes an error with the server's own message (`{"error": "…"}` or
+/// `{"error": {"message": "…"}}`), else the body's start or the status text.
+pub(super) async fn check_response(resp: reqwest::Response) -> Result<reqwest::Response, LlmError> {
+    {
         let status = resp.status();
         if status.is_success() {
             return Ok(resp);
@@ -108,22 +134,9 @@ impl OllamaClient {
             message,
         })
     }
-
-    async fn get_json(&self, path: &str) -> Result<Value, LlmError> {
-        let resp = self
-            .http
-            .get(self.url(path))
-            .send()
-            .await
-            .map_err(|e| self.map_send_error(e))?;
-        let resp = self.check(resp).await?;
-        resp.json::<Value>()
-            .await
-            .map_err(|e| LlmError::Protocol(e.to_string()))
-    }
 }
 
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;

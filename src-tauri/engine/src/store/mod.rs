@@ -639,6 +639,33 @@ impl Store {
         .await
     }
 
+    /// A conversation's own settings (without loading its messages).
+    pub async fn settings(&self, id: i64) -> Result<ConversationSettings, StoreError> {
+        self.call(move |c| {
+            let t: Option<String> = c
+                .query_row(
+                    "SELECT settings FROM conversations WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or(StoreError::NoConversation(id))?;
+            Ok(t.and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default())
+        })
+        .await
+    }
+
+    /// The model the conversation talks to from now on.
+    pub async fn set_model(&self, id: i64, model: &str) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET model = ?2 WHERE id = ?1",
+            model.to_string(),
+        )
+        .await
+    }
+
     pub async fn set_settings(
         &self,
         id: i64,

@@ -1,0 +1,488 @@
+//! OpenAI-compatible servers (llama.cpp's llama-server, LM Studio, vLLM, …):
+//! `POST /v1/chat/completions` with `stream: true` (Server-Sent Events), `GET /v1/models`.
+//!
+//! Tool calls stream as fragments: the first fragment of a call has its `index`, `id` and
+//! `function.name`; later ones add pieces of `function.arguments` (a JSON text) for that index.
+//! They are put together here and handed on when the stream ends.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::ollama::{check_response, root_cause, send_error};
+use super::{
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, NdjsonSplitter, Role,
+    ToolCall,
+};
+
+pub struct OpenAiClient {
+    base: String,
+    api_key: Option<String>,
+    http: reqwest::Client,
+}
+
+impl OpenAiClient {
+    /// `base_url` with or without the trailing `/v1`.
+    pub fn new(base_url: &str, api_key: Option<String>) -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .read_timeout(Duration::from_secs(600))
+            .build()
+            .expect("reqwest client");
+        let base = base_url.trim().trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base).to_string();
+        OpenAiClient {
+            base,
+            api_key: api_key.filter(|k| !k.trim().is_empty()),
+            http,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/v1{path}", self.base)
+    }
+
+    fn authorized(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(k) => rb.bearer_auth(k.trim()),
+            None => rb,
+        }
+    }
+}
+
+/// Messages in the OpenAI shape. Every assistant tool call gets an id (calls that came from a
+/// provider without ids get `call_N`), and each tool result names the call it answers.
+pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut unanswered: std::collections::VecDeque<String> = Default::default();
+    let mut n = 0;
+    for m in messages {
+        match m.role {
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| {
+                        n += 1;
+                        let id = c.id.clone().unwrap_or_else(|| format!("call_{n}"));
+                        unanswered.push_back(id.clone());
+                        let args = match &c.arguments {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        json!({"id": id, "type": "function",
+                               "function": {"name": c.name, "arguments": args}})
+                    })
+                    .collect();
+                let content = (!m.content.is_empty()).then(|| m.content.clone());
+                out.push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
+            }
+            Role::Tool => {
+                let id = match &m.tool_call_id {
+                    Some(id) => {
+                        unanswered.retain(|u| u != id);
+                        id.clone()
+                    }
+                    None => unanswered
+                        .pop_front()
+                        .unwrap_or_else(|| "call_unknown".into()),
+                };
+                out.push(json!({"role": "tool", "tool_call_id": id, "content": m.content}));
+            }
+            role => out.push(json!({"role": role.as_str(), "content": m.content})),
+        }
+    }
+    out
+}
+
+pub fn request_to_wire(r: &ChatRequest) -> Value {
+    let mut body = json!({
+        "model": r.model,
+        "messages": messages_to_wire(&r.messages),
+        "stream": true,
+    });
+    if let Some(t) = r.options.temperature {
+        body["temperature"] = json!(t);
+    }
+    if !r.tools.is_empty() {
+        body["tools"] = Value::Array(
+            r.tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters }})
+                })
+                .collect(),
+        );
+    }
+    body
+}
+
+/// A tool call being put together from its fragments.
+#[derive(Default)]
+struct Partial {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// What the stream has said so far.
+#[derive(Default)]
+pub struct SseState {
+    calls: BTreeMap<u64, Partial>,
+    done: bool,
+}
+
+impl SseState {
+    /// Applies one line of the event stream. `Ok(true)` at `data: [DONE]`.
+    pub fn apply_line(
+        &mut self,
+        line: &[u8],
+        reply: &mut ChatReply,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<bool, LlmError> {
+        let text = String::from_utf8_lossy(line);
+        // comments (`: keep-alive`), `event:`, `id:`, `retry:` lines carry nothing here
+        let Some(data) = text.strip_prefix("data:") else {
+            return Ok(false);
+        };
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        let v: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::Protocol(format!("bad event data ({e}): {data}")))?;
+        on_delta(Delta::Raw(v.clone()));
+        if let Some(err) = v.get("error") {
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| err.to_string());
+            return Err(LlmError::Stream(msg));
+        }
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(false);
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        let thinking = delta
+            .get("reasoning_content")
+            .or_else(|| delta.get("reasoning"))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty());
+        if let Some(t) = thinking {
+            reply.thinking.push_str(t);
+            on_delta(Delta::Thinking(t.to_string()));
+        }
+        if let Some(t) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            reply.content.push_str(t);
+            on_delta(Delta::Text(t.to_string()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (i, c) in calls.iter().enumerate() {
+                let index = c.get("index").and_then(Value::as_u64).unwrap_or(i as u64);
+                let p = self.calls.entry(index).or_default();
+                if let Some(id) = c
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                {
+                    p.id = Some(id.to_string());
+                }
+                let f = c.get("function").unwrap_or(&Value::Null);
+                if let Some(n) = f.get("name").and_then(Value::as_str) {
+                    p.name.push_str(n);
+                }
+                match f.get("arguments") {
+                    Some(Value::String(a)) => p.arguments.push_str(a),
+                    // some servers send the arguments as an object in one piece
+                    Some(o @ Value::Object(_)) => p.arguments.push_str(&o.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+            reply.done_reason = Some(r.to_string());
+        }
+        Ok(false)
+    }
+
+    /// The stream is over: hand on the tool calls, arguments parsed (kept as text when they are
+    /// not valid JSON, so the loop can tell the model).
+    pub fn finish(
+        &mut self,
+        reply: &mut ChatReply,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<(), LlmError> {
+        if !self.done && reply.done_reason.is_none() {
+            return Err(LlmError::Protocol(
+                "the stream ended before the reply was done".into(),
+            ));
+        }
+        for (_, p) in std::mem::take(&mut self.calls) {
+            let arguments = if p.arguments.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(&p.arguments).unwrap_or(Value::String(p.arguments))
+            };
+            let call = ToolCall {
+                id: p.id,
+                name: p.name,
+                arguments,
+            };
+            reply.tool_calls.push(call.clone());
+            on_delta(Delta::ToolCall(call));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl LlmClient for OpenAiClient {
+    fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn request_body(&self, request: &ChatRequest) -> Value {
+        request_to_wire(request)
+    }
+
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ChatReply, LlmError> {
+        let mut reply = ChatReply::default();
+        let send = self
+            .authorized(self.http.post(self.url("/chat/completions")))
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(&request_to_wire(request))
+            .send();
+        let resp = tokio::select! {
+            r = send => r.map_err(|e| send_error(&self.base, e))?,
+            _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
+        };
+        let resp = check_response(resp).await?;
+        let mut stream = resp.bytes_stream();
+        let mut lines = NdjsonSplitter::new();
+        let mut state = SseState::default();
+        loop {
+            let chunk = tokio::select! {
+                c = stream.next() => c,
+                _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
+            };
+            match chunk {
+                Some(Ok(bytes)) => {
+                    for line in lines.push(&bytes) {
+                        if state.apply_line(&line, &mut reply, on_delta)? {
+                            state.finish(&mut reply, on_delta)?;
+                            return Ok(reply);
+                        }
+                    }
+                }
+                Some(Err(e)) => {
+                    return Err(LlmError::Unreachable {
+                        url: self.base.clone(),
+                        detail: format!("the stream broke off: {}", root_cause(&e)),
+                    })
+                }
+                None => break,
+            }
+        }
+        if let Some(line) = lines.finish() {
+            state.apply_line(&line, &mut reply, on_delta)?;
+        }
+        state.finish(&mut reply, on_delta)?;
+        Ok(reply)
+    }
+
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
+        let resp = self
+            .authorized(self.http.get(self.url("/models")))
+            .send()
+            .await
+            .map_err(|e| send_error(&self.base, e))?;
+        let v: Value = check_response(resp)
+            .await?
+            .json()
+            .await
+            .map_err(|e| LlmError::Protocol(e.to_string()))?;
+        let models = v
+            .get("data")
+            .or_else(|| v.get("models"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Ok(models
+            .iter()
+            .filter_map(|m| {
+                let id = m.get("id").or_else(|| m.get("name"))?.as_str()?;
+                Some(ModelInfo {
+                    name: id.to_string(),
+                    size: 0,
+                    parameter_size: None,
+                    family: m.get("owned_by").and_then(Value::as_str).map(String::from),
+                })
+            })
+            .collect())
+    }
+
+    /// The API does not say; the chat loop then offers tools natively (a per-model setting can
+    /// switch a model to tools described in text).
+    async fn capabilities(&self, _model: &str) -> Result<Vec<String>, LlmError> {
+        Ok(vec![])
+    }
+
+    async fn version(&self) -> Result<String, LlmError> {
+        self.list_models().await?;
+        Ok("OpenAI-compatible".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(lines: &[&str]) -> (Result<ChatReply, LlmError>, Vec<Delta>) {
+        let mut deltas = Vec::new();
+        let mut on = |d: Delta| {
+            if !matches!(d, Delta::Raw(_)) {
+                deltas.push(d)
+            }
+        };
+        let mut reply = ChatReply::default();
+        let mut state = SseState::default();
+        let mut splitter = NdjsonSplitter::new();
+        let text: String = lines.iter().map(|l| format!("{l}\n\n")).collect();
+        // one byte at a time: every line and every UTF-8 character is split somewhere
+        let mut result = Ok(());
+        'outer: for b in text.as_bytes() {
+            for line in splitter.push(std::slice::from_ref(b)) {
+                match state.apply_line(&line, &mut reply, &mut on) {
+                    Ok(true) => break 'outer,
+                    Ok(false) => {}
+                    Err(e) => {
+                        result = Err(e);
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        let r = result
+            .and_then(|_| state.finish(&mut reply, &mut on))
+            .map(|_| reply);
+        (r, deltas)
+    }
+
+    #[test]
+    fn text_split_anywhere_and_fragmented_tool_calls_come_together() {
+        let (r, deltas) = feed(&[
+            ": keep-alive",
+            r#"data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Ça "}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"content":"va — 👍"}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"calculator__add","arguments":""}}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"files__read_file","arguments":"{\"pa"}}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\": 2,"}}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":" \"b\": 40}"}}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"th\": \"é.txt\"}"}}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "data: [DONE]",
+        ]);
+        let r = r.unwrap();
+        assert_eq!(r.content, "Ça va — 👍");
+        assert_eq!(r.done_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(r.tool_calls[0].id.as_deref(), Some("call_a"));
+        assert_eq!(r.tool_calls[0].name, "calculator__add");
+        assert_eq!(r.tool_calls[0].arguments, json!({"a": 2, "b": 40}));
+        assert_eq!(r.tool_calls[1].arguments, json!({"path": "é.txt"}));
+        let texts: Vec<&Delta> = deltas
+            .iter()
+            .filter(|d| matches!(d, Delta::Text(_)))
+            .collect();
+        assert_eq!(texts.len(), 2);
+    }
+
+    #[test]
+    fn reasoning_errors_bad_arguments_and_cut_streams() {
+        let (r, deltas) = feed(&[
+            r#"data: {"choices":[{"delta":{"reasoning_content":"Hmm."}}]}"#,
+            r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"t","arguments":"{broken"}}]}}]}"#,
+            r#"data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        let r = r.unwrap();
+        assert_eq!(r.thinking, "Hmm.");
+        assert!(matches!(deltas[0], Delta::Thinking(_)));
+        assert_eq!(
+            r.tool_calls[0].arguments,
+            json!("{broken"),
+            "kept as text for the loop to report"
+        );
+        let (r, _) =
+            feed(&[r#"data: {"error":{"message":"model crashed","type":"server_error"}}"#]);
+        assert!(matches!(r, Err(LlmError::Stream(m)) if m == "model crashed"));
+        let (r, _) = feed(&[r#"data: {"choices":[{"delta":{"content":"half"}}]}"#]);
+        assert!(
+            matches!(r, Err(LlmError::Protocol(_))),
+            "no finish_reason, no [DONE]"
+        );
+    }
+
+    #[test]
+    fn messages_get_ids_that_pair_calls_with_results() {
+        let mut a = Message::new(Role::Assistant, "");
+        a.tool_calls = vec![
+            ToolCall {
+                id: None,
+                name: "x__a".into(),
+                arguments: json!({"q": 1}),
+            },
+            ToolCall {
+                id: Some("own".into()),
+                name: "x__b".into(),
+                arguments: json!("{\"q\": 2}"),
+            },
+        ];
+        let t1 = Message::new(Role::Tool, "r1");
+        let mut t2 = Message::new(Role::Tool, "r2");
+        t2.tool_call_id = Some("own".into());
+        let wire = messages_to_wire(&[Message::new(Role::User, "hi"), a, t1, t2]);
+        assert_eq!(wire[1]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(
+            wire[1]["tool_calls"][0]["function"]["arguments"],
+            "{\"q\":1}"
+        );
+        assert_eq!(
+            wire[1]["tool_calls"][1]["function"]["arguments"],
+            "{\"q\": 2}"
+        );
+        assert_eq!(wire[1]["content"], Value::Null);
+        assert_eq!(
+            wire[2],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "r1"})
+        );
+        assert_eq!(wire[3]["tool_call_id"], "own");
+    }
+
+    #[test]
+    fn the_base_url_may_end_in_v1() {
+        assert_eq!(
+            OpenAiClient::new("http://h:8080/v1/", None).url("/models"),
+            "http://h:8080/v1/models"
+        );
+        assert_eq!(
+            OpenAiClient::new("http://h:8080", None).url("/models"),
+            "http://h:8080/v1/models"
+        );
+    }
+}
