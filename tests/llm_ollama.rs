@@ -281,3 +281,71 @@ async fn stopping_mid_stream_returns_the_partial_text_marked_stopped() {
     assert!(r.stopped);
     assert_eq!(r.content, "one two ");
 }
+
+#[tokio::test]
+async fn a_pull_reports_progress_to_success_and_can_be_cancelled_and_delete_works() {
+    let fake = FakeOllama::start().await;
+    let client = OllamaClient::new(&fake.url);
+    let mut seen = Vec::new();
+    let ok = client
+        .pull(
+            "qwen3:0.6b",
+            &mut |p| seen.push(p),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(ok);
+    assert_eq!(seen[0].status, "pulling manifest");
+    let layer: Vec<_> = seen.iter().filter(|p| p.total.is_some()).collect();
+    assert_eq!(layer.len(), 11);
+    assert_eq!(layer[0].completed, None, "completed may be absent at first");
+    assert_eq!(layer.last().unwrap().completed, Some(1_000_000));
+    assert_eq!(seen.last().unwrap().status, "success");
+    // an error from the server, with its message
+    match client
+        .pull("missing-model", &mut |_| {}, &CancellationToken::new())
+        .await
+    {
+        Err(LlmError::Http {
+            status: 500,
+            message,
+        }) => assert!(message.contains("does not exist")),
+        other => panic!("{other:?}"),
+    }
+    // cancelled midway: stops at once, reports no success
+    fake.set_pull(50, std::time::Duration::from_millis(40));
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    let mut count = 0;
+    let t = std::time::Instant::now();
+    let done = client
+        .pull(
+            "big:latest",
+            &mut |_| {
+                count += 1;
+                if count == 3 {
+                    c.cancel();
+                }
+            },
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert!(!done);
+    assert!(t.elapsed() < std::time::Duration::from_secs(1));
+    // delete: gone from the list; deleting again is the server's 404
+    client.delete_model("qwen3:0.6b").await.unwrap();
+    let names: Vec<String> = client
+        .list_models()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert!(!names.contains(&"qwen3:0.6b".to_string()));
+    assert!(matches!(
+        client.delete_model("qwen3:0.6b").await,
+        Err(LlmError::Http { status: 404, .. })
+    ));
+}

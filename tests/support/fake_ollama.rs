@@ -222,6 +222,9 @@ struct Shared {
     models: Vec<String>,
     /// `/api/show` capabilities by model; a model not listed: completion and tools.
     capabilities: std::collections::HashMap<String, Vec<String>>,
+    /// `/api/pull`: progress lines for the one layer, and the pause between lines.
+    pull_steps: u32,
+    pull_pause: Duration,
 }
 
 #[derive(Clone)]
@@ -237,6 +240,8 @@ impl FakeOllama {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let shared = Arc::new(Mutex::new(Shared {
             models: vec![MODEL.into()],
+            pull_steps: 10,
+            pull_pause: Duration::from_millis(5),
             ..Default::default()
         }));
         let s = shared.clone();
@@ -305,6 +310,13 @@ impl FakeOllama {
             .filter(|(p, _)| p == path)
             .map(|(_, v)| v.clone())
             .collect()
+    }
+
+    /// How `/api/pull` streams: this many progress lines, this far apart.
+    pub fn set_pull(&self, steps: u32, pause: Duration) {
+        let mut s = self.shared.lock().unwrap();
+        s.pull_steps = steps.max(1);
+        s.pull_pause = pause;
     }
 
     /// What `/api/show` says `model` can do.
@@ -454,6 +466,64 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                             "model_info": {"general.architecture": "llama"}, "capabilities": caps})).unwrap()], pause: Duration::ZERO }
                     } else {
                         model_not_found(model)
+                    }
+                }
+                ("POST", "/api/pull") => {
+                    let model = req
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    if model.starts_with("missing") {
+                        json_error(500, "pull model manifest: file does not exist")
+                    } else {
+                        if !s.models.contains(&model) {
+                            s.models.push(model.clone());
+                        }
+                        let mut lines = vec![json!({"status": "pulling manifest"})];
+                        let digest = "sha256:6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d77c96807de94ca2aa";
+                        for i in 0..=s.pull_steps {
+                            let mut l = json!({"status": format!("pulling {}", &digest[7..19]), "digest": digest, "total": 1_000_000u64});
+                            if i > 0 {
+                                l["completed"] =
+                                    json!(1_000_000u64 * i as u64 / s.pull_steps as u64);
+                            }
+                            lines.push(l);
+                        }
+                        for st in ["verifying sha256 digest", "writing manifest", "success"] {
+                            lines.push(json!({"status": st}));
+                        }
+                        Reply {
+                            status: 200,
+                            content_type: "application/x-ndjson",
+                            chunks: lines
+                                .iter()
+                                .map(|l| {
+                                    let mut b = serde_json::to_vec(l).unwrap();
+                                    b.push(b'\n');
+                                    b
+                                })
+                                .collect(),
+                            pause: s.pull_pause,
+                        }
+                    }
+                }
+                ("DELETE", "/api/delete") => {
+                    let model = req
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    if let Some(i) = s.models.iter().position(|m| *m == model) {
+                        s.models.remove(i);
+                        Reply {
+                            status: 200,
+                            content_type: "application/json; charset=utf-8",
+                            chunks: vec![],
+                            pause: Duration::ZERO,
+                        }
+                    } else {
+                        json_error(404, &format!("model '{model}' not found"))
                     }
                 }
                 ("GET", "/api/version") => Reply {

@@ -20,6 +20,11 @@ pub enum Item {
         content: String,
         html: Option<String>,
         thinking: Option<String>,
+        /// Its place among its siblings (edits, regenerations): `‹ index+1 / count ›`.
+        sibling_index: i64,
+        sibling_count: i64,
+        /// On an assistant message: the user message it answers (what "regenerate" starts from).
+        reply_to: Option<i64>,
     },
     #[serde(rename_all = "camelCase")]
     ToolCall {
@@ -46,6 +51,7 @@ pub struct ConversationView {
     pub summary: ConversationSummary,
     pub items: Vec<Item>,
     pub tool_choice: ToolChoice,
+    pub settings: crate::store::ConversationSettings,
 }
 
 fn card(t: &StoredToolCall) -> Item {
@@ -67,6 +73,7 @@ fn card(t: &StoredToolCall) -> Item {
 
 pub fn conversation_view(c: &Conversation) -> ConversationView {
     let mut items = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
+    let mut last_user = None;
     for m in &c.messages {
         if m.status == status::NOTICE {
             items.push(Item::Notice {
@@ -77,24 +84,39 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
         }
         match m.role {
             Role::Tool | Role::System => continue,
-            Role::User => items.push(Item::Message {
-                id: m.id,
-                role: m.role,
-                status: m.status.clone(),
-                content: m.content.clone(),
-                html: None,
-                thinking: None,
-            }),
+            Role::User => {
+                last_user = Some(m.id);
+                items.push(Item::Message {
+                    id: m.id,
+                    role: m.role,
+                    status: m.status.clone(),
+                    content: m.content.clone(),
+                    html: None,
+                    thinking: None,
+                    sibling_index: m.sibling_index,
+                    sibling_count: m.sibling_count,
+                    reply_to: None,
+                })
+            }
             Role::Assistant => {
-                // a reply that only asked for tools has no bubble, just its cards
-                if !m.content.is_empty() || m.tool_calls.is_empty() {
+                // a reply that only asked for tools has no bubble, just its cards (unless it has
+                // siblings: then its bubble carries the switcher)
+                let thinking = m.thinking.clone().filter(|t| !t.is_empty());
+                if !m.content.is_empty()
+                    || m.tool_calls.is_empty()
+                    || thinking.is_some()
+                    || m.sibling_count > 1
+                {
                     items.push(Item::Message {
                         id: m.id,
                         role: m.role,
                         status: m.status.clone(),
                         content: m.content.clone(),
                         html: Some(markdown::render(&m.content)),
-                        thinking: m.thinking.clone().filter(|t| !t.is_empty()),
+                        thinking,
+                        sibling_index: m.sibling_index,
+                        sibling_count: m.sibling_count,
+                        reply_to: last_user,
                     });
                 }
                 items.extend(
@@ -110,5 +132,6 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
         summary: c.summary.clone(),
         items,
         tool_choice: c.tool_choice.clone(),
+        settings: c.settings.clone(),
     }
 }

@@ -136,6 +136,116 @@ pub(super) async fn check_response(resp: reqwest::Response) -> Result<reqwest::R
     }
 }
 
+/// One line of `/api/pull`'s stream.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullProgress {
+    pub status: String,
+    pub digest: Option<String>,
+    /// Bytes of the layer being pulled, when known.
+    pub total: Option<u64>,
+    pub completed: Option<u64>,
+}
+
+/// Reads one `/api/pull` line: progress, or the server's error.
+pub fn parse_pull_line(line: &[u8]) -> Result<PullProgress, LlmError> {
+    let v: Value = serde_json::from_slice(line).map_err(|e| {
+        LlmError::Protocol(format!(
+            "bad NDJSON line ({e}): {}",
+            String::from_utf8_lossy(line)
+        ))
+    })?;
+    if let Some(err) = v.get("error") {
+        return Err(LlmError::Stream(
+            err.as_str()
+                .map(String::from)
+                .unwrap_or_else(|| err.to_string()),
+        ));
+    }
+    Ok(PullProgress {
+        status: v
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        digest: v.get("digest").and_then(Value::as_str).map(String::from),
+        total: v.get("total").and_then(Value::as_u64),
+        completed: v.get("completed").and_then(Value::as_u64),
+    })
+}
+
+impl OllamaClient {
+    /// Downloads a model (`/api/pull`), reporting each progress line. Cancelling closes the
+    /// connection, which stops the download; `Ok(false)` then.
+    pub async fn pull(
+        &self,
+        model: &str,
+        on_progress: &mut (dyn FnMut(PullProgress) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<bool, LlmError> {
+        let send = self
+            .http
+            .post(self.url("/api/pull"))
+            .json(&json!({ "model": model, "stream": true }))
+            .send();
+        let resp = tokio::select! {
+            r = send => r.map_err(|e| self.map_send_error(e))?,
+            _ = cancel.cancelled() => return Ok(false),
+        };
+        let resp = self.check(resp).await?;
+        let mut stream = resp.bytes_stream();
+        let mut splitter = NdjsonSplitter::new();
+        let mut last = String::new();
+        loop {
+            let chunk = tokio::select! {
+                c = stream.next() => c,
+                _ = cancel.cancelled() => return Ok(false),
+            };
+            match chunk {
+                Some(Ok(bytes)) => {
+                    for line in splitter.push(&bytes) {
+                        let p = parse_pull_line(&line)?;
+                        last = p.status.clone();
+                        on_progress(p);
+                    }
+                }
+                Some(Err(e)) => {
+                    return Err(LlmError::Unreachable {
+                        url: self.base.clone(),
+                        detail: format!("the download broke off: {}", root_cause(&e)),
+                    })
+                }
+                None => break,
+            }
+        }
+        if let Some(line) = splitter.finish() {
+            let p = parse_pull_line(&line)?;
+            last = p.status.clone();
+            on_progress(p);
+        }
+        if last == "success" {
+            Ok(true)
+        } else {
+            Err(LlmError::Protocol(format!(
+                "the download ended without success (last: \"{last}\")"
+            )))
+        }
+    }
+
+    /// Deletes a model (`DELETE /api/delete`).
+    pub async fn delete_model(&self, model: &str) -> Result<(), LlmError> {
+        let resp = self
+            .http
+            .delete(self.url("/api/delete"))
+            .json(&json!({ "model": model }))
+            .send()
+            .await
+            .map_err(|e| self.map_send_error(e))?;
+        self.check(resp).await?;
+        Ok(())
+    }
+}
+
 pub(super) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
@@ -411,6 +521,22 @@ impl LlmClient for OllamaClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pull_lines_are_progress_or_errors() {
+        let p = parse_pull_line(br#"{"status":"pulling 6a0746a1ec1a","digest":"sha256:6a07","total":2142590208,"completed":241970}"#).unwrap();
+        assert_eq!((p.total, p.completed), (Some(2142590208), Some(241970)));
+        assert_eq!(p.digest.as_deref(), Some("sha256:6a07"));
+        let p = parse_pull_line(br#"{"status":"pulling manifest"}"#).unwrap();
+        assert_eq!((p.status.as_str(), p.total), ("pulling manifest", None));
+        assert!(
+            matches!(parse_pull_line(br#"{"error":"max retries exceeded"}"#), Err(LlmError::Stream(m)) if m == "max retries exceeded")
+        );
+        assert!(matches!(
+            parse_pull_line(b"not json"),
+            Err(LlmError::Protocol(_))
+        ));
+    }
 
     #[test]
     fn base_url_prefers_settings_then_ollama_host() {
