@@ -900,6 +900,96 @@ async fn conversation_settings_and_thinking_shape_what_the_model_is_sent() {
 }
 
 #[tokio::test]
+async fn a_model_without_native_tools_gets_them_in_text_and_its_json_calls_run() {
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    r.fake.set_models(&[fake_ollama::MODEL, "plain:latest"]);
+    r.fake.set_capabilities("plain:latest", &["completion"]);
+    r.fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        let text = last["content"].as_str().unwrap();
+        if text.starts_with("Result of calculator__add:") {
+            Stream::new().text("It is 42.").done().reply()
+        } else {
+            // the call arrives as JSON in a fence, split across chunks
+            Stream::new()
+                .text("Let me add.\n```json\n{\"tool\": \"calculator__add\", ")
+                .text("\"arguments\": {\"a\": 2, \"b\": 40}}\n```")
+                .done()
+                .reply()
+        }
+    });
+    let engine = r.engine(5);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                model: "plain:latest".into(),
+                text: "what is 2+40?".into(),
+                ..Default::default()
+            },
+            &move |e| ev.lock().unwrap().push(e),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let sent = r.fake.chat_requests();
+    // no native tools (Ollama would refuse them with 400); they are in the system prompt
+    assert!(sent[0].get("tools").is_none(), "{}", sent[0]);
+    let system = sent[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("- calculator__add: "), "{system}");
+    assert!(system.contains("{\"tool\": \"<tool name>\""), "{system}");
+    // the second request: the call as JSON text, the result as a user message
+    let msgs = sent[1]["messages"].as_array().unwrap();
+    let n = msgs.len();
+    assert_eq!(msgs[n - 2]["role"], "assistant");
+    assert!(msgs[n - 2].get("tool_calls").is_none());
+    assert!(msgs[n - 2]["content"]
+        .as_str()
+        .unwrap()
+        .ends_with(r#"{"tool":"calculator__add","arguments":{"a":2,"b":40}}"#));
+    assert_eq!(
+        msgs[n - 1],
+        json!({"role": "user", "content": "Result of calculator__add:\n42"})
+    );
+    // stored as a real call; the JSON is not in the text
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert_eq!(conv.tool_calls[0].result.as_deref(), Some("42"));
+    assert_eq!(conv.messages[1].content, "Let me add.");
+    assert_eq!(conv.messages.last().unwrap().content, "It is 42.");
+    let done = events.lock().unwrap().iter().find_map(|e| match e {
+        ChatEvent::AssistantDone { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    assert_eq!(done.as_deref(), Some("Let me add."));
+
+    // malformed JSON is just text; and the per-model setting can force text mode
+    r.fake.set_responder(|_req: &Value| {
+        Stream::new()
+            .text("{\"tool\": \"calculator__add\", \"arguments\": {\"a\": }")
+            .done()
+            .reply()
+    });
+    let mut engine = r.engine(5);
+    engine.options.tool_modes.insert(
+        fake_ollama::MODEL.into(),
+        switchboard_engine::settings::ToolMode::Text,
+    );
+    let s = run(&engine, None, fake_ollama::MODEL).await;
+    assert!(r
+        .fake
+        .chat_requests()
+        .last()
+        .unwrap()
+        .get("tools")
+        .is_none());
+    let conv = r.store.conversation(s.conversation_id).await.unwrap();
+    assert!(conv.tool_calls.is_empty());
+    assert!(conv.messages[1].content.starts_with("{\"tool\""));
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
 async fn the_iteration_limit_stops_the_loop_and_says_so() {
     let r = rig(vec![("calculator", builtin("calculator"))]).await;
     r.fake.set_responder(counting_calls);

@@ -3,6 +3,7 @@
 //! as it happens and reported as a [`ChatEvent`].
 
 pub mod approval;
+pub mod text_tools;
 pub mod view;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -461,6 +462,12 @@ impl ChatEngine {
             think: (self.options.thinking && capabilities.iter().any(|c| c == "thinking"))
                 .then_some(true),
         };
+        // models without native tool calling get their tools in the system prompt
+        let text_tools = match self.options.tool_modes.get(&req.model) {
+            Some(crate::settings::ToolMode::Text) => true,
+            Some(crate::settings::ToolMode::Native) => false,
+            None => !capabilities.is_empty() && !capabilities.iter().any(|c| c == "tools"),
+        };
         let mut messages = Vec::with_capacity(history.len() + 3);
         if !system_prompt.trim().is_empty() {
             messages.push(Message::new(Role::System, system_prompt));
@@ -488,18 +495,35 @@ impl ChatEngine {
         // the calls of the previous round, to catch a model that repeats itself
         let mut previous_round: Vec<(String, Value)> = Vec::new();
         for iteration in 1..=max {
+            let tools = if wrap_up {
+                vec![]
+            } else {
+                self.offered_tools(&tool_choice)
+            };
+            let (sent_messages, tools) = if text_tools {
+                // tools described in the system prompt, calls and results as text
+                let mut m = text_tools::history_as_text(&messages);
+                if !tools.is_empty() {
+                    let section = text_tools::describe_tools(&tools);
+                    match m.first_mut() {
+                        Some(first) if first.role == Role::System => {
+                            first.content = format!("{}\n\n{section}", first.content)
+                        }
+                        _ => m.insert(0, Message::new(Role::System, section)),
+                    }
+                }
+                (m, vec![])
+            } else {
+                (messages.clone(), tools)
+            };
             let request = ChatRequest {
                 model: req.model.clone(),
-                messages: messages.clone(),
-                tools: if wrap_up {
-                    vec![]
-                } else {
-                    self.offered_tools(&tool_choice)
-                },
+                messages: sent_messages,
+                tools,
                 options: gen.clone(),
             };
             let (reply, message_id) = match self
-                .stream_reply(conversation_id, &request, emit, &cancel)
+                .stream_reply(conversation_id, &request, text_tools, emit, &cancel)
                 .await?
             {
                 Ok(v) => v,
@@ -603,6 +627,7 @@ impl ChatEngine {
         &self,
         conversation_id: i64,
         request: &ChatRequest,
+        text_tools: bool,
         emit: &(dyn Fn(ChatEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Result<(ChatReply, i64), LlmError>, ChatError> {
@@ -680,7 +705,14 @@ impl ChatEngine {
         let (result, (partial, raw)) = tokio::join!(chat, consume);
         let duration_ms = started.elapsed().as_millis() as i64;
         match result {
-            Ok(reply) => {
+            Ok(mut reply) => {
+                if text_tools {
+                    // a call written as JSON: run it like a native one; the JSON is not text
+                    if let Some((call, rest)) = text_tools::extract_tool_call(&reply.content) {
+                        reply.content = rest;
+                        reply.tool_calls = vec![call];
+                    }
+                }
                 let mut m = Message::new(Role::Assistant, reply.content.clone());
                 m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
                 m.tool_calls = reply.tool_calls.clone();
