@@ -23,6 +23,8 @@ pub struct AppState {
     pub approvals: Mutex<HashMap<i64, (String, oneshot::Sender<Decision>)>>,
     /// Servers' sampling requests waiting for the user, by request id.
     pub sampling: Mutex<HashMap<u64, oneshot::Sender<bool>>>,
+    /// Model downloads under way, by model name.
+    pub pulls: Mutex<HashMap<String, CancellationToken>>,
     /// The MCP server config as last saved (or read at start).
     mcp_config: Mutex<McpConfig>,
 }
@@ -39,6 +41,7 @@ impl AppState {
             turns: Mutex::new(HashMap::new()),
             approvals: Mutex::new(HashMap::new()),
             sampling: Mutex::new(HashMap::new()),
+            pulls: Mutex::new(HashMap::new()),
             mcp_config,
         })
     }

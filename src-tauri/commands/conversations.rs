@@ -1,8 +1,15 @@
-use switchboard_engine::chat::view::{conversation_view, ConversationView};
-use switchboard_engine::store::{ConversationSummary, ToolChoice};
-use tauri::State;
+//! The conversation library: list, open, search, rename, pin, delete (undoable), duplicate,
+//! branches, export and import, per-conversation settings, the debug record.
 
-use super::CmdResult;
+use switchboard_engine::chat::view::{conversation_view, ConversationView};
+use switchboard_engine::store::debug::LlmCallRecord;
+use switchboard_engine::store::exchange::{self, ExportedConversation};
+use switchboard_engine::store::search::SearchHit;
+use switchboard_engine::store::{ConversationSettings, ConversationSummary, ToolChoice};
+use tauri::{AppHandle, Manager, State};
+use tauri_plugin_dialog::DialogExt;
+
+use super::{CmdResult, UiError};
 use crate::AppState;
 
 #[tauri::command]
@@ -25,4 +32,215 @@ pub async fn set_conversation_tools(
     choice: ToolChoice,
 ) -> CmdResult<()> {
     Ok(state.runtime.store.set_tool_choice(id, &choice).await?)
+}
+
+/// Full-text search over messages and tool calls; the best 100 hits.
+#[tauri::command]
+pub async fn search_conversations(
+    state: State<'_, AppState>,
+    query: String,
+) -> CmdResult<Vec<SearchHit>> {
+    Ok(state.runtime.store.search(&query, 100).await?)
+}
+
+#[tauri::command]
+pub async fn rename_conversation(
+    state: State<'_, AppState>,
+    id: i64,
+    title: String,
+) -> CmdResult<()> {
+    if title.trim().is_empty() {
+        return Err(UiError::new("invalid", "The title cannot be empty"));
+    }
+    Ok(state.runtime.store.rename_conversation(id, &title).await?)
+}
+
+#[tauri::command]
+pub async fn set_conversation_pinned(
+    state: State<'_, AppState>,
+    id: i64,
+    pinned: bool,
+) -> CmdResult<()> {
+    Ok(state.runtime.store.set_pinned(id, pinned).await?)
+}
+
+/// Hides it; `restore_conversation` brings it back until the app is started again.
+#[tauri::command]
+pub async fn delete_conversation(state: State<'_, AppState>, id: i64) -> CmdResult<()> {
+    Ok(state.runtime.store.delete_conversation(id).await?)
+}
+
+#[tauri::command]
+pub async fn restore_conversation(state: State<'_, AppState>, id: i64) -> CmdResult<()> {
+    Ok(state.runtime.store.restore_conversation(id).await?)
+}
+
+#[tauri::command]
+pub async fn duplicate_conversation(state: State<'_, AppState>, id: i64) -> CmdResult<i64> {
+    Ok(state.runtime.store.duplicate_conversation(id).await?)
+}
+
+/// Shows the branch through `message_id` (the `‹ n/m ›` switcher, a search hit on another branch).
+#[tauri::command]
+pub async fn show_branch(
+    state: State<'_, AppState>,
+    id: i64,
+    message_id: i64,
+) -> CmdResult<ConversationView> {
+    state.runtime.store.show_branch(id, message_id).await?;
+    Ok(conversation_view(
+        &state.runtime.store.conversation(id).await?,
+    ))
+}
+
+#[tauri::command]
+pub async fn set_conversation_settings(
+    state: State<'_, AppState>,
+    id: i64,
+    settings: ConversationSettings,
+) -> CmdResult<()> {
+    if settings
+        .temperature
+        .is_some_and(|t| !switchboard_engine::settings::TEMPERATURE_RANGE.contains(&t))
+    {
+        return Err(UiError::new(
+            "invalid",
+            "The temperature must be between 0 and 2",
+        ));
+    }
+    if settings
+        .num_ctx
+        .is_some_and(|n| !switchboard_engine::settings::NUM_CTX_RANGE.contains(&n))
+    {
+        return Err(UiError::new(
+            "invalid",
+            "The context length must be between 256 and 1048576 tokens",
+        ));
+    }
+    Ok(state.runtime.store.set_settings(id, &settings).await?)
+}
+
+/// The exact requests and responses of the conversation's recent LLM calls.
+#[tauri::command]
+pub async fn llm_calls(state: State<'_, AppState>, id: i64) -> CmdResult<Vec<LlmCallRecord>> {
+    Ok(state.runtime.store.llm_calls(id).await?)
+}
+
+/// A file name from a title: letters, digits, spaces and dashes.
+fn file_stem(title: &str) -> String {
+    let s: String = title
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == ' ' || c == '-' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.is_empty() {
+        "conversation".into()
+    } else {
+        s.chars().take(60).collect()
+    }
+}
+
+/// Writes the conversation to a file the user picks in the system's Save dialog: `markdown`
+/// (the shown branch) or `json` (everything). The path written, or `None` when the dialog was
+/// closed.
+#[tauri::command]
+pub async fn export_conversation(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+    format: String,
+) -> CmdResult<Option<String>> {
+    let store = &state.runtime.store;
+    let (text, ext, filter) = match format.as_str() {
+        "markdown" => (
+            exchange::markdown(&store.conversation(id).await?),
+            "md",
+            "Markdown",
+        ),
+        "json" => (
+            serde_json::to_string_pretty(&store.export_json(id).await?).unwrap_or_default(),
+            "json",
+            "Switchboard conversation (JSON)",
+        ),
+        other => {
+            return Err(UiError::new(
+                "invalid",
+                format!("Unknown export format \"{other}\""),
+            ))
+        }
+    };
+    let title = store.conversation(id).await?.summary.title;
+    let mut dialog = app
+        .dialog()
+        .file()
+        .set_title("Export conversation")
+        .set_file_name(format!("{}.{ext}", file_stem(&title)))
+        .add_filter(filter, &[ext]);
+    if let Some(w) = app.get_webview_window("main") {
+        dialog = dialog.set_parent(&w);
+    }
+    if let Some(dir) = dirs_documents() {
+        dialog = dialog.set_directory(dir);
+    }
+    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_save_file())
+        .await
+        .map_err(|e| UiError::new("dialog", e))?;
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
+    let path = picked.into_path().map_err(|e| {
+        UiError::new(
+            "dialog",
+            format!("That place cannot be written to here: {e}"),
+        )
+    })?;
+    std::fs::write(&path, text)
+        .map_err(|e| UiError::new("write", format!("Could not write {}: {e}", path.display())))?;
+    Ok(Some(path.display().to_string()))
+}
+
+fn dirs_documents() -> Option<std::path::PathBuf> {
+    switchboard_engine::paths::documents_dir()
+}
+
+/// Imports a conversation exported as JSON, from a file the user picks. Its new id, or `None`
+/// when the dialog was closed.
+#[tauri::command]
+pub async fn import_conversation(
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> CmdResult<Option<i64>> {
+    let mut dialog = app
+        .dialog()
+        .file()
+        .set_title("Import a conversation")
+        .add_filter("Switchboard conversation (JSON)", &["json"]);
+    if let Some(w) = app.get_webview_window("main") {
+        dialog = dialog.set_parent(&w);
+    }
+    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_file())
+        .await
+        .map_err(|e| UiError::new("dialog", e))?;
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
+    let path = picked
+        .into_path()
+        .map_err(|e| UiError::new("dialog", format!("That file cannot be opened here: {e}")))?;
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| UiError::new("read", format!("Could not read {shown}: {e}")))?;
+    let doc: ExportedConversation = serde_json::from_str(&text).map_err(|e| {
+        UiError::new(
+            "invalid",
+            format!("{shown} is not an exported Switchboard conversation: {e}"),
+        )
+    })?;
+    Ok(Some(state.runtime.store.import_json(&doc, None).await?))
 }

@@ -1,7 +1,11 @@
 use serde::Serialize;
-use switchboard_engine::llm::{LlmClient, ModelInfo, OllamaClient};
+use switchboard_engine::llm::ollama::PullProgress;
+use switchboard_engine::llm::{ModelInfo, OllamaClient};
+use switchboard_engine::settings::ProviderKind;
 use switchboard_engine::Settings;
+use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
+use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, UiError};
 use crate::AppState;
@@ -39,12 +43,111 @@ pub fn save_settings(
     })
 }
 
+/// The models of one provider, or why they could not be listed.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderModels {
+    provider: String,
+    provider_name: String,
+    kind: ProviderKind,
+    url: String,
+    models: Vec<ModelInfo>,
+    error: Option<UiError>,
+}
+
+/// Every provider's models (the default Ollama first), asked in parallel; a provider that does
+/// not answer says why and does not hide the others.
 #[tauri::command]
-pub async fn list_models(state: State<'_, AppState>) -> CmdResult<Vec<ModelInfo>> {
-    let url = state.settings().llm_url();
-    let client = OllamaClient::new(url.clone());
-    client.list_models().await.map_err(|e| UiError {
-        url: Some(url),
-        ..UiError::from(e)
-    })
+pub async fn list_models(state: State<'_, AppState>) -> CmdResult<Vec<ProviderModels>> {
+    let providers = state.settings().all_providers();
+    let asks = providers.iter().map(|p| async move {
+        let client = switchboard_engine::llm_client(p);
+        let result = client.list_models().await;
+        let (models, error) = match result {
+            Ok(m) => (m, None),
+            Err(e) => (
+                vec![],
+                Some(UiError {
+                    url: Some(p.url.clone()),
+                    ..UiError::from(e)
+                }),
+            ),
+        };
+        ProviderModels {
+            provider: p.id.clone(),
+            provider_name: p.name.clone(),
+            kind: p.kind,
+            url: p.url.clone(),
+            models,
+            error,
+        }
+    });
+    Ok(futures::future::join_all(asks).await)
+}
+
+/// What a model can do (`tools`, `thinking`, `vision`, …), as its server says (Ollama's
+/// `/api/show`; OpenAI-compatible servers do not say).
+#[tauri::command]
+pub async fn model_capabilities(
+    state: State<'_, AppState>,
+    provider: Option<String>,
+    model: String,
+) -> CmdResult<Vec<String>> {
+    let p = state.settings().provider(provider.as_deref());
+    Ok(switchboard_engine::llm_client(&p)
+        .capabilities(&model)
+        .await?)
+}
+
+/// Downloads a model into the default Ollama; progress streams through `on_progress`. Returns
+/// false when it was cancelled (`cancel_pull`).
+#[tauri::command]
+pub async fn pull_model(
+    state: State<'_, AppState>,
+    name: String,
+    on_progress: Channel<PullProgress>,
+) -> CmdResult<bool> {
+    let name = name.trim().to_string();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(UiError::new(
+            "invalid",
+            "Give a model name such as llama3.2 or qwen3:0.6b",
+        ));
+    }
+    let cancel = CancellationToken::new();
+    state
+        .pulls
+        .lock()
+        .unwrap()
+        .insert(name.clone(), cancel.clone());
+    let client = OllamaClient::new(state.settings().llm_url());
+    let result = client
+        .pull(
+            &name,
+            &mut |p| {
+                let _ = on_progress.send(p);
+            },
+            &cancel,
+        )
+        .await;
+    state.pulls.lock().unwrap().remove(&name);
+    Ok(result?)
+}
+
+#[tauri::command]
+pub fn cancel_pull(state: State<'_, AppState>, name: String) -> bool {
+    match state.pulls.lock().unwrap().get(name.trim()) {
+        Some(c) => {
+            c.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
+/// Deletes a model from the default Ollama (the window asks first).
+#[tauri::command]
+pub async fn delete_model(state: State<'_, AppState>, name: String) -> CmdResult<()> {
+    let client = OllamaClient::new(state.settings().llm_url());
+    Ok(client.delete_model(&name).await?)
 }

@@ -38,3 +38,10 @@ pub fn import_start_dir() -> Option<PathBuf> {
         .filter(|d| d.is_dir())
         .or_else(dirs::home_dir)
 }
+
+/// Where an export dialog starts: the Documents folder when there is one.
+pub fn documents_dir() -> Option<PathBuf> {
+    dirs::document_dir()
+        .filter(|d| d.is_dir())
+        .or_else(dirs::home_dir)
+}
