@@ -1766,3 +1766,171 @@ async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
     );
     c.close().await.unwrap();
 }
+
+/// A chat whose tool result holds a word found nowhere else, then a second chat; search finds the
+/// word and opens the first chat at that reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn search_finds_a_word_in_a_tool_result_and_opens_that_message() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new().text("Done.").done().reply()
+        } else if last["content"] == "echo please" {
+            Stream::new()
+                .tool_call("e", "everything__echo", json!({"message": "zanzibar"}))
+                .done()
+                .reply()
+        } else {
+            Stream::new().text("Hello there.").done().reply()
+        }
+    });
+    let allow = json!({"everything__echo": "allow"});
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "echo please").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Done.')",
+    )
+    .await;
+    c.find(Locator::Css("#new-chat"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    send(&c, "just hello").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Hello there.')",
+    )
+    .await;
+    // Ctrl+K focuses the search box
+    let input = c.find(Locator::Css("#input")).await.unwrap();
+    input.send_keys("\u{E009}k").await.unwrap();
+    wait_until(
+        &c,
+        "document.activeElement === document.querySelector('#search')",
+    )
+    .await;
+    c.find(Locator::Css("#search"))
+        .await
+        .unwrap()
+        .send_keys("zanzi")
+        .await
+        .unwrap();
+    wait_css(&c, "#conversation-list .hit").await;
+    let hit = text_content(&c, "#conversation-list .hit").await;
+    assert!(
+        hit.contains("echo please") && hit.contains("in a tool call"),
+        "{hit}"
+    );
+    assert_eq!(
+        text_content(&c, "#conversation-list .hit mark").await,
+        "zanzibar"
+    );
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('#conversation-list .hit').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(1),
+        "only the chat whose tool result has the word"
+    );
+    screenshot(&c, "search.png").await;
+    c.find(Locator::Css("#conversation-list .hit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('#chat-title').textContent === 'echo please'",
+    )
+    .await;
+    // the reply that made the call is shown and flashed
+    wait_css(&c, ".tool-card.flash").await;
+    assert!(text_content(&c, ".tool-card.flash .result")
+        .await
+        .contains("zanzibar"));
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_edited_message_is_a_new_branch_and_the_versions_can_be_switched() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let said = last_message(req)["content"].as_str().unwrap().to_string();
+        Stream::new()
+            .text(&format!("You said: {said}"))
+            .done()
+            .reply()
+    });
+    let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
+    send(&c, "first version").await;
+    wait_until(&c, "document.querySelector('.msg.assistant.complete')?.textContent.includes('You said: first version')").await;
+    // Up in the empty box edits the last message
+    let input = c.find(Locator::Css("#input")).await.unwrap();
+    input.send_keys("\u{E013}").await.unwrap();
+    let edit = wait_css(&c, ".msg.user .edit-box").await;
+    edit.clear().await.unwrap();
+    edit.send_keys("second version").await.unwrap();
+    c.find(Locator::Css("[data-action=save-edit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "document.querySelector('.msg.assistant .body')?.textContent.includes('You said: second version')").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.user .branch-pos')?.textContent === '2/2'",
+    )
+    .await;
+    screenshot(&c, "branches.png").await;
+    // the model saw the edit alone, not the first version
+    let last = fake.chat_requests().last().unwrap().clone();
+    let users: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, vec!["second version"]);
+    // back to the first version
+    c.find(Locator::Css(".msg.user .branch-step[data-step='-1']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('.msg.user .branch-pos')?.textContent === '1/2'",
+    )
+    .await;
+    assert_eq!(text_content(&c, ".msg.user .body").await, "first version");
+    assert!(text_content(&c, ".msg.assistant .body")
+        .await
+        .contains("You said: first version"));
+    // regenerate the reply: a second version of the answer
+    c.execute(
+        "document.querySelector('.msg.assistant [data-action=regenerate]').click()",
+        vec![],
+    )
+    .await
+    .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant .branch-pos')?.textContent === '2/2'",
+    )
+    .await;
+    c.close().await.unwrap();
+}

@@ -41,6 +41,8 @@ pub struct SendRequest {
     resume: Option<Resume>,
     /// The provider of `model` (an id from the settings); `None`: the conversation's, or Ollama.
     provider: Option<String>,
+    /// A new chat's own settings (system prompt, temperature, context length).
+    chat_settings: Option<switchboard_engine::store::ConversationSettings>,
 }
 
 /// Runs one turn; its events stream through `on_event`.
@@ -104,6 +106,7 @@ pub async fn send_message(
                 regenerate: r.regenerate,
                 resume: r.resume,
                 provider,
+                settings: r.chat_settings,
             },
             &emit,
             cancel,

@@ -80,14 +80,18 @@ pub async fn duplicate_conversation(state: State<'_, AppState>, id: i64) -> CmdR
     Ok(state.runtime.store.duplicate_conversation(id).await?)
 }
 
-/// Shows the branch through `message_id` (the `‹ n/m ›` switcher, a search hit on another branch).
+/// Shows the branch through `message_id` (a search hit on another branch), or through its
+/// sibling `step` places away (the `‹ n/m ›` switcher).
 #[tauri::command]
 pub async fn show_branch(
     state: State<'_, AppState>,
     id: i64,
     message_id: i64,
+    step: Option<i64>,
 ) -> CmdResult<ConversationView> {
-    state.runtime.store.show_branch(id, message_id).await?;
+    let store = &state.runtime.store;
+    let target = store.sibling(message_id, step.unwrap_or(0)).await?;
+    store.show_branch(id, target).await?;
     Ok(conversation_view(
         &state.runtime.store.conversation(id).await?,
     ))

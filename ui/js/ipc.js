@@ -8,6 +8,29 @@ export const getSettings = () => call('get_settings');
 export const saveSettings = (settings) => call('save_settings', { settings });
 export const listModels = () => call('list_models');
 export const listConversations = () => call('list_conversations');
+export const searchConversations = (query) => call('search_conversations', { query });
+export const renameConversation = (id, title) => call('rename_conversation', { id, title });
+export const setConversationPinned = (id, pinned) => call('set_conversation_pinned', { id, pinned });
+export const deleteConversation = (id) => call('delete_conversation', { id });
+export const restoreConversation = (id) => call('restore_conversation', { id });
+export const duplicateConversation = (id) => call('duplicate_conversation', { id });
+/** Shows the branch through messageId; with step ±1, through that message's previous/next sibling. */
+export const showBranch = (id, messageId, step = 0) => call('show_branch', { id, messageId, step });
+export const setConversationSettings = (id, settings) => call('set_conversation_settings', { id, settings });
+export const llmCalls = (id) => call('llm_calls', { id });
+/** format: 'markdown' | 'json'; resolves with the path written, or null when the dialog was closed. */
+export const exportConversation = (id, format) => call('export_conversation', { id, format });
+/** Resolves with the new conversation's id, or null when the dialog was closed. */
+export const importConversation = () => call('import_conversation');
+export const modelCapabilities = (provider, model) => call('model_capabilities', { provider, model });
+/** onProgress({status, digest, total, completed}); resolves true when done, false when cancelled. */
+export function pullModel(name, onProgress) {
+  const channel = new core.Channel();
+  channel.onmessage = onProgress;
+  return call('pull_model', { name, onProgress: channel });
+}
+export const cancelPull = (name) => call('cancel_pull', { name });
+export const deleteModel = (name) => call('delete_model', { name });
 export const loadConversation = (id) => call('load_conversation', { id });
 /** choice = { disabledServers: [name], disabledTools: ['server/tool'] } */
 export const setConversationTools = (id, choice) => call('set_conversation_tools', { id, choice });

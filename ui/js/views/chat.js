@@ -4,11 +4,20 @@ import { splitAttachments } from './composer.js';
 import { elicitationForm } from './elicitation.js';
 
 export class ChatView {
-  constructor(root, { onLink, onExample, onCancelCall }) {
+  /**
+   * actions: onLink(href), onExample(text), onCancelCall(id), onEdit(messageId, text),
+   * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp')
+   */
+  constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume }) {
     this.root = root;
     this.onLink = onLink;
     this.onCancelCall = onCancelCall;
     this.onExample = onExample;
+    this.onEdit = onEdit;
+    this.onRegenerate = onRegenerate;
+    this.onBranch = onBranch;
+    this.onResume = onResume;
+    this.busy = false;
     this.bubbles = new Map(); // message id -> { node, body, text }
     this.cards = new Map(); // tool call id -> card node
     root.addEventListener('click', (e) => {
@@ -52,9 +61,10 @@ export class ChatView {
   /** Renders a stored conversation (the view model from load_conversation). */
   renderConversation(view) {
     this.clear();
+    const last = view.items[view.items.length - 1];
     for (const item of view.items) {
       if (item.kind === 'message') {
-        const b = this.addMessage(item.id, item.role, item.status);
+        const b = this.addMessage(item.id, item.role, item.status, item);
         if (item.role === 'assistant') {
           setSanitizedHtml(b.body, item.html ?? '');
           if (item.thinking) this.setThinking(item.id, item.thinking);
@@ -76,24 +86,113 @@ export class ChatView {
           raw: item.raw,
         });
       } else if (item.kind === 'notice') {
-        this.addNotice(item.text);
+        // the limit notice at the very end offers to go on
+        this.addNotice(item.text, item === last && /^Stopped after \d+ rounds/.test(item.text));
       }
     }
     this.scrollToEnd(true);
   }
 
-  addMessage(id, role, status = 'complete') {
+  /**
+   * A bubble. `info` (from a stored conversation) adds the branch switcher `‹ n/m ›` and the
+   * actions: Edit on your messages, Regenerate on replies.
+   */
+  addMessage(id, role, status = 'complete', info = null) {
     this.removeEmpty();
     const body = el('div', { class: role === 'assistant' ? 'body markdown' : 'body' });
+    const tools = el('div', { class: 'msg-tools' });
     const node = el('article', { class: `msg ${role} ${status}`, dataset: { id, role } },
-      el('div', { class: 'who' }, role === 'user' ? 'You' : 'Assistant'),
+      el('div', { class: 'who' }, role === 'user' ? 'You' : 'Assistant', tools),
       body,
       el('div', { class: 'status-line' }, statusText(status)));
     this.root.append(node);
     const b = { node, body, text: '' };
     this.bubbles.set(id, b);
+    if (info) this.addMessageTools(b, id, role, info);
     this.scrollToEnd(role === 'user');
     return b;
+  }
+
+  addMessageTools(b, id, role, info) {
+    const tools = b.node.querySelector('.msg-tools');
+    if (info.siblingCount > 1) {
+      const step = (d) => el('button', { type: 'button', class: 'branch-step', dataset: { step: d },
+        'aria-label': d < 0 ? 'Previous version' : 'Next version',
+        disabled: (d < 0 && info.siblingIndex === 0) || (d > 0 && info.siblingIndex === info.siblingCount - 1),
+        onclick: () => { if (!this.busy) this.onBranch(id, d); } }, d < 0 ? '‹' : '›');
+      tools.append(el('span', { class: 'branch', title: 'Versions of this message' },
+        step(-1), el('span', { class: 'branch-pos' }, `${info.siblingIndex + 1}/${info.siblingCount}`), step(1)));
+    }
+    if (role === 'user') {
+      tools.append(el('button', { type: 'button', class: 'msg-action', dataset: { action: 'edit' }, title: 'Edit and send again (a new branch)',
+        onclick: () => this.startEdit(id) }, 'Edit'));
+    } else if (info.replyTo) {
+      tools.append(el('button', { type: 'button', class: 'msg-action', dataset: { action: 'regenerate' }, title: 'Answer again (a new branch)',
+        onclick: () => { if (!this.busy) this.onRegenerate(info.replyTo); } }, 'Regenerate'));
+    }
+  }
+
+  /** The last message you wrote, for Up in an empty message box. */
+  lastUserMessageId() {
+    const all = [...this.root.querySelectorAll('.msg.user')];
+    return all.length ? Number(all[all.length - 1].dataset.id) : null;
+  }
+
+  /** Turns your message into a text box: Save sends it as a new branch, Esc cancels. */
+  startEdit(id) {
+    const b = this.bubbles.get(id);
+    if (!b || this.busy || b.node.querySelector('.edit-box')) return;
+    const { text, attachments } = splitAttachments(b.text);
+    const box = el('textarea', { class: 'edit-box', rows: Math.min(12, text.split('\n').length + 1), 'aria-label': 'Edit your message' });
+    box.value = text;
+    const cancel = () => { form.remove(); b.body.hidden = false; };
+    const save = () => {
+      const t = box.value.trim();
+      if (!t) return;
+      // attachments stay as they were
+      const full = b.text.slice(text.length);
+      form.remove();
+      b.body.hidden = false;
+      this.onEdit(id, t + full);
+    };
+    const form = el('div', { class: 'edit-form' }, box,
+      attachments.length ? el('p', { class: 'muted' }, `Attachments stay: ${attachments.map((a) => a.name).join(', ')}`) : null,
+      el('div', { class: 'approval-buttons' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'save-edit' }, onclick: save }, 'Save & send'),
+        el('button', { type: 'button', class: 'btn', onclick: cancel }, 'Cancel')));
+    box.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); save(); }
+      if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); cancel(); }
+    });
+    b.body.hidden = true;
+    b.body.after(form);
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }
+
+  /** Removes a message and everything after it (an edit or regeneration replaces them). */
+  truncateFrom(id) {
+    const b = this.bubbles.get(id);
+    if (!b) return;
+    let n = b.node;
+    while (n) {
+      const next = n.nextElementSibling;
+      n.remove();
+      n = next;
+    }
+  }
+
+  /** Scrolls to a message (or the tool call cards of a reply) and flashes it. */
+  reveal(messageId) {
+    const node = this.root.querySelector(`.msg[data-id="${messageId}"]`)
+      ?? this.root.querySelector(`.tool-card[data-message="${messageId}"]`);
+    if (!node) return false;
+    if (node.tagName === 'DETAILS') node.open = true;
+    node.scrollIntoView({ block: 'center' });
+    node.classList.remove('flash');
+    void node.offsetWidth;
+    node.classList.add('flash');
+    return true;
   }
 
   /** A user message: the typed text, then each attached resource folded (its text only when known). */
@@ -161,7 +260,7 @@ export class ChatView {
     }, 'Stop');
     const progress = el('div', { class: 'card-progress', hidden: true },
       el('progress', { max: 1 }), el('span', { class: 'card-progress-text muted' }));
-    const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name } },
+    const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name, message: call.messageId } },
       el('summary', {},
         icon,
         el('span', { class: 'card-title' },
@@ -355,9 +454,21 @@ export class ChatView {
       message ?? (total ? `${Math.round((progress / total) * 100)} %` : `${progress}`);
   }
 
-  addNotice(text) {
-    this.root.append(el('div', { class: 'notice', role: 'status' }, text));
+  /** A note from Switchboard; `resumable` adds Continue and Wrap up (after the tool-round limit). */
+  addNotice(text, resumable = false) {
+    const note = el('div', { class: 'notice', role: 'status' }, el('span', {}, text));
+    if (resumable) {
+      note.append(el('div', { class: 'approval-buttons resume' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'continue' }, onclick: () => { if (!this.busy) this.onResume('continue'); } }, 'Continue'),
+        el('button', { type: 'button', class: 'btn', dataset: { action: 'wrap-up' }, onclick: () => { if (!this.busy) this.onResume('wrapUp'); } }, 'Wrap up')));
+    }
+    this.root.append(note);
     this.scrollToEnd();
+  }
+
+  /** Removes the Continue / Wrap up buttons (a new turn started). */
+  clearResume() {
+    for (const r of this.root.querySelectorAll('.resume')) r.remove();
   }
 
   addError(text) {

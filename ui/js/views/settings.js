@@ -1,17 +1,29 @@
-// The settings dialog: LLM URL, default model, max tool rounds.
+// The settings dialog: LLM URL, default model, max tool rounds, roots, defaults for chats
+// (system prompt, temperature, context length, thinking), OpenAI-compatible servers.
 import { el, $ } from '../dom.js';
+
+const numberOrNull = (input) => (input.value.trim() === '' ? null : Number(input.value));
 
 export class SettingsView {
   constructor(dialog, { onSave }) {
     this.dialog = dialog;
     this.onSave = onSave;
+    this.providers = [];
     $('#settings-cancel', dialog).addEventListener('click', () => dialog.close());
+    $('#add-provider', dialog).addEventListener('click', () => {
+      this.providers.push({ id: '', name: '', kind: 'openai', url: '', apiKey: null });
+      this.renderProviders(true);
+    });
     $('#settings-form', dialog).addEventListener('submit', async (e) => {
       e.preventDefault();
       const url = $('#set-llm-url', dialog).value.trim();
       const max = Number($('#set-max-iterations', dialog).value);
       const model = $('#set-model', dialog).value || null;
       const roots = $('#set-roots', dialog).value.split('\n').map((r) => r.trim()).filter(Boolean);
+      const temperature = numberOrNull($('#set-temperature', dialog));
+      const numCtx = numberOrNull($('#set-num-ctx', dialog));
+      const systemPrompt = $('#set-system-prompt', dialog).value.trim() || null;
+      const thinking = $('#set-thinking', dialog).checked;
       const err = $('#settings-error', dialog);
       err.textContent = '';
       if (url && !/^https?:\/\/\S+$/.test(url)) {
@@ -22,8 +34,10 @@ export class SettingsView {
         err.textContent = 'Max tool rounds must be a whole number from 1 to 100.';
         return;
       }
+      const providers = this.readProviders();
+      if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, roots });
+        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, roots, temperature, numCtx, systemPrompt, thinking, providers });
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -38,14 +52,56 @@ export class SettingsView {
       `In effect: ${settings.effectiveLlmUrl}. Leave empty to use OLLAMA_HOST or the default.`;
     $('#set-max-iterations', this.dialog).value = settings.maxIterations;
     $('#set-roots', this.dialog).value = (settings.roots ?? []).join('\n');
+    $('#set-system-prompt', this.dialog).value = settings.systemPrompt ?? '';
+    $('#set-temperature', this.dialog).value = settings.temperature ?? '';
+    $('#set-num-ctx', this.dialog).value = settings.numCtx ?? '';
+    $('#set-thinking', this.dialog).checked = settings.thinking !== false;
     const sel = $('#set-model', this.dialog);
-    const names = models.map((m) => m.name);
+    const names = [...new Set(models.map((m) => m.name))];
     if (settings.model && !names.includes(settings.model)) names.unshift(settings.model);
     sel.replaceChildren(el('option', { value: '' }, '(first available)'),
       ...names.map((n) => el('option', { value: n, selected: n === settings.model }, n)));
+    this.providers = (settings.providers ?? []).map((p) => ({ ...p }));
+    this.renderProviders();
     $('#settings-error', this.dialog).textContent = '';
     $('#about', this.dialog).textContent = about;
     this.dialog.showModal();
     $('#set-llm-url', this.dialog).focus();
+  }
+
+  renderProviders(focusLast = false) {
+    const box = $('#set-providers', this.dialog);
+    if (!this.providers.length) {
+      box.replaceChildren(el('p', { class: 'hint' }, 'None. Ollama is always available.'));
+      return;
+    }
+    box.replaceChildren(...this.providers.map((p, i) => el('div', { class: 'provider-row', dataset: { index: i } },
+      el('input', { class: 'prov-name', placeholder: 'Name, e.g. llama.cpp', value: p.name, 'aria-label': 'Name',
+        oninput: (e) => { p.name = e.target.value; } }),
+      el('input', { class: 'prov-url', placeholder: 'http://127.0.0.1:8080', value: p.url, 'aria-label': 'URL', spellcheck: 'false',
+        oninput: (e) => { p.url = e.target.value; } }),
+      el('input', { class: 'prov-key', type: 'password', placeholder: 'API key (optional)', value: p.apiKey ?? '', 'aria-label': 'API key', autocomplete: 'off',
+        oninput: (e) => { p.apiKey = e.target.value || null; } }),
+      el('button', { type: 'button', class: 'btn small', 'aria-label': `Remove ${p.name || 'this server'}`,
+        onclick: () => { this.providers.splice(i, 1); this.renderProviders(); } }, '✕'))));
+    if (focusLast) box.querySelector('.provider-row:last-child .prov-name')?.focus();
+  }
+
+  /** The providers as settings, or what is wrong with them. */
+  readProviders() {
+    const used = new Set(['ollama']);
+    const out = [];
+    for (const p of this.providers) {
+      const name = p.name.trim();
+      const url = p.url.trim();
+      if (!name && !url) continue;
+      if (!name) return 'Every server needs a name.';
+      if (!/^https?:\/\/\S+$/.test(url)) return `The URL of ${name} must start with http:// or https://`;
+      let id = p.id || name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'server';
+      while (used.has(id)) id += '-2';
+      used.add(id);
+      out.push({ id, name, kind: 'openai', url, apiKey: p.apiKey?.trim() || null });
+    }
+    return out;
   }
 }

@@ -244,6 +244,8 @@ pub struct TurnRequest {
     /// The provider (its id in the settings) the engine's LLM client talks to; remembered by the
     /// conversation with the model.
     pub provider: Option<String>,
+    /// When given, stored as the conversation's own settings before the turn (a new chat's).
+    pub settings: Option<crate::store::ConversationSettings>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -410,6 +412,15 @@ impl ChatEngine {
                 .await?;
         }
         let mut conv = self.store.conversation(conversation_id).await?;
+        if let Some(s) = &req.settings {
+            conv.settings = crate::store::ConversationSettings {
+                provider: conv.settings.provider.clone(),
+                ..s.clone()
+            };
+            self.store
+                .set_settings(conversation_id, &conv.settings)
+                .await?;
+        }
         // the conversation remembers the provider and model it talks to
         if req.provider.is_some() && req.provider != conv.settings.provider {
             conv.settings.provider = req.provider.clone();

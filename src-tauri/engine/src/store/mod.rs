@@ -586,6 +586,28 @@ impl Store {
         .await
     }
 
+    /// The sibling `step` places from `message_id` (edits and regenerations of the same point),
+    /// clamped to the first and last; the message itself for step 0.
+    pub async fn sibling(&self, message_id: i64, step: i64) -> Result<i64, StoreError> {
+        self.call(move |c| {
+            let mut st = c.prepare_cached(
+                "SELECT s.id FROM messages m JOIN messages s
+                   ON s.conversation_id = m.conversation_id AND s.parent_id IS m.parent_id
+                 WHERE m.id = ?1 ORDER BY s.id",
+            )?;
+            let ids: Vec<i64> = st
+                .query_map([message_id], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            let at = ids
+                .iter()
+                .position(|&i| i == message_id)
+                .ok_or(StoreError::NoMessage(message_id))?;
+            let to = (at as i64 + step).clamp(0, ids.len() as i64 - 1) as usize;
+            Ok(ids[to])
+        })
+        .await
+    }
+
     /// One message, wherever it is in the tree.
     pub async fn message(&self, id: i64) -> Result<StoredMessage, StoreError> {
         self.call(move |c| {
@@ -858,6 +880,10 @@ mod tests {
             .unwrap();
         assert_eq!(path(&s, c).await, vec![(u2, 1, 2), (a2, 0, 1)]);
         assert_eq!(s.message(a2).await.unwrap().parent_id, Some(u2));
+        assert_eq!(s.sibling(u2, -1).await.unwrap(), u1);
+        assert_eq!(s.sibling(u2, -5).await.unwrap(), u1, "clamped");
+        assert_eq!(s.sibling(u1, 1).await.unwrap(), u2);
+        assert_eq!(s.sibling(a2, 1).await.unwrap(), a2, "an only child");
         // back to the first branch, to its newest end
         s.show_branch(c, u1).await.unwrap();
         assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a1, 0, 1)]);

@@ -1,0 +1,98 @@
+// The models dialog: the default Ollama's models with their size, delete (after asking), and
+// download by name with a progress bar that can be cancelled.
+import { el, $ } from '../dom.js';
+
+const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
+
+export class ModelsView {
+  /** api: { list() → models, pull(name, onProgress) → bool, cancel(name), remove(name), changed() } */
+  constructor(dialog, api) {
+    this.dialog = dialog;
+    this.api = api;
+    this.pulling = null;
+    $('#models-close', dialog).addEventListener('click', () => dialog.close());
+    $('#pull-form', dialog).addEventListener('submit', (e) => { e.preventDefault(); this.pull(); });
+    $('#pull-cancel', dialog).addEventListener('click', () => { if (this.pulling) this.api.cancel(this.pulling); });
+  }
+
+  async open() {
+    $('#models-error', this.dialog).textContent = '';
+    this.dialog.showModal();
+    await this.refresh();
+    $('#pull-name', this.dialog).focus();
+  }
+
+  async refresh() {
+    const list = $('#models-list', this.dialog);
+    try {
+      const models = await this.api.list();
+      list.replaceChildren(...(models.length ? models.map((m) => this.row(m))
+        : [el('li', { class: 'hint' }, 'No models yet. Download one above, e.g. qwen3:0.6b or llama3.2.')]));
+    } catch (err) {
+      list.replaceChildren(el('li', { class: 'field-error' }, err?.message ?? String(err)));
+    }
+  }
+
+  row(m) {
+    const li = el('li', { class: 'model-row', dataset: { name: m.name } },
+      el('span', { class: 'model-name' }, m.name),
+      el('span', { class: 'muted' }, [m.parameter_size, m.size ? size(m.size) : null].filter(Boolean).join(' · ')));
+    const del = el('button', { type: 'button', class: 'btn small danger', dataset: { action: 'delete' }, onclick: async () => {
+      if (del.dataset.armed !== 'true') {
+        del.dataset.armed = 'true';
+        del.textContent = `Delete ${m.name}?`;
+        setTimeout(() => { del.dataset.armed = 'false'; del.textContent = 'Delete'; }, 4000);
+        return;
+      }
+      try {
+        await this.api.remove(m.name);
+        await this.refresh();
+        this.api.changed();
+      } catch (err) {
+        $('#models-error', this.dialog).textContent = err?.message ?? String(err);
+      }
+    } }, 'Delete');
+    li.append(del);
+    return li;
+  }
+
+  async pull() {
+    const name = $('#pull-name', this.dialog).value.trim();
+    const err = $('#models-error', this.dialog);
+    err.textContent = '';
+    if (!name || this.pulling) return;
+    this.pulling = name;
+    const box = $('#pull-progress', this.dialog);
+    const bar = $('#pull-bar', this.dialog);
+    const status = $('#pull-status', this.dialog);
+    box.hidden = false;
+    bar.removeAttribute('value');
+    status.textContent = `Starting ${name}…`;
+    $('#pull-start', this.dialog).disabled = true;
+    try {
+      const done = await this.api.pull(name, (p) => {
+        if (p.total) {
+          bar.max = p.total;
+          bar.value = p.completed ?? 0;
+          status.textContent = `${p.status} · ${Math.round(((p.completed ?? 0) / p.total) * 100)} % of ${size(p.total)}`;
+        } else {
+          bar.removeAttribute('value');
+          status.textContent = p.status;
+        }
+      });
+      status.textContent = done ? `${name} is ready.` : 'Cancelled.';
+      if (done) {
+        $('#pull-name', this.dialog).value = '';
+        await this.refresh();
+        this.api.changed();
+      }
+    } catch (e) {
+      err.textContent = e?.message ?? String(e);
+      status.textContent = '';
+    } finally {
+      this.pulling = null;
+      $('#pull-start', this.dialog).disabled = false;
+      setTimeout(() => { if (!this.pulling) box.hidden = true; }, 4000);
+    }
+  }
+}
