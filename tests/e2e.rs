@@ -1934,3 +1934,172 @@ async fn an_edited_message_is_a_new_branch_and_the_versions_can_be_switched() {
     .await;
     c.close().await.unwrap();
 }
+
+/// Like `pick_in_file_dialog`, for a Save dialog: replaces the proposed name with `path`.
+async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
+    let xdotool = |args: &[&str]| {
+        std::process::Command::new("xdotool")
+            .args(args)
+            .output()
+            .expect("xdotool (installed by scripts/install-deps.sh --test)")
+    };
+    let t = Instant::now();
+    let window = loop {
+        let out = xdotool(&["search", "--name", title]);
+        let found = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .map(String::from);
+        if let Some(w) = found.filter(|w| !w.is_empty()) {
+            break w;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no \"{title}\" dialog appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    xdotool(&["windowfocus", "--sync", &window]);
+    xdotool(&["key", "ctrl+a"]);
+    xdotool(&["type", "--delay", "15", &path.display().to_string()]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    xdotool(&["key", "Return"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_conversation_is_exported_to_a_markdown_file_with_its_tool_calls() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new().text("The sum is **42**.").done().reply()
+        } else {
+            Stream::new()
+                .tool_call("s", "everything__get-sum", json!({"a": 40, "b": 2}))
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"everything__get-sum": "allow"});
+    let (home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "add forty and two").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('42')",
+    )
+    .await;
+    c.find(Locator::Css("#conversation-list .conv .conv-menu-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".conv-menu").await;
+    screenshot(&c, "library-menu.png").await;
+    c.find(Locator::Css(
+        ".conv-menu [data-action='Export as Markdown']",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    let target = home.path().join("add forty and two.md");
+    save_in_file_dialog("Export conversation", &target).await;
+    wait_until(
+        &c,
+        "document.querySelector('.toast')?.textContent.includes('Exported to')",
+    )
+    .await;
+    let md = std::fs::read_to_string(&target).unwrap();
+    assert!(md.starts_with("# add forty and two\n"), "{md}");
+    assert!(md.contains("## You\n\nadd forty and two"), "{md}");
+    assert!(md.contains("**Tool call: everything › get-sum**"), "{md}");
+    assert!(md.contains("\"a\": 40"), "{md}");
+    assert!(md.contains("The sum is **42**."), "{md}");
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
+    let fake = FakeOllama::start().await;
+    fake.set_pull(30, Duration::from_millis(60));
+    let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
+    c.find(Locator::Css("#models-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(
+        &c,
+        "#models-dialog[open] .model-row[data-name='fake-llama:latest']",
+    )
+    .await;
+    let name = c.find(Locator::Css("#pull-name")).await.unwrap();
+    name.send_keys("qwen3:0.6b").await.unwrap();
+    c.find(Locator::Css("#pull-start"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // the bar moves while it downloads
+    wait_until(&c, "(() => { const b = document.querySelector('#pull-bar'); return !document.querySelector('#pull-progress').hidden && b.max === 1000000 && b.value > 0 && b.value < b.max; })()").await;
+    assert!(text_content(&c, "#pull-status").await.contains("%"));
+    screenshot(&c, "pull.png").await;
+    wait_until(
+        &c,
+        "document.querySelector('#pull-status').textContent === 'qwen3:0.6b is ready.'",
+    )
+    .await;
+    wait_css(&c, ".model-row[data-name='qwen3:0.6b']").await;
+    // it is in the model picker too
+    wait_until(&c, "[...document.querySelectorAll('#model-select option')].some((o) => o.value === 'qwen3:0.6b')").await;
+    // a second download, cancelled
+    fake.set_pull(100, Duration::from_millis(60));
+    name.send_keys("big:70b").await.unwrap();
+    c.find(Locator::Css("#pull-start"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "document.querySelector('#pull-bar').value > 0").await;
+    c.find(Locator::Css("#pull-cancel"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('#pull-status').textContent === 'Cancelled.'",
+    )
+    .await;
+    // delete asks first
+    let del = c
+        .find(Locator::Css(
+            ".model-row[data-name='qwen3:0.6b'] [data-action=delete]",
+        ))
+        .await
+        .unwrap();
+    del.click().await.unwrap();
+    assert!(text_content(
+        &c,
+        ".model-row[data-name='qwen3:0.6b'] [data-action=delete]"
+    )
+    .await
+    .contains("Delete qwen3:0.6b?"));
+    del.click().await.unwrap();
+    wait_until(
+        &c,
+        "!document.querySelector(\".model-row[data-name='qwen3:0.6b']\")",
+    )
+    .await;
+    c.close().await.unwrap();
+}

@@ -3,6 +3,9 @@ import { el, setSanitizedHtml, formatDuration } from '../dom.js';
 import { splitAttachments } from './composer.js';
 import { elicitationForm } from './elicitation.js';
 
+/** Items shown when a conversation opens; the rest behind "Show earlier messages". */
+const PAGE = 300;
+
 export class ChatView {
   /**
    * actions: onLink(href), onExample(text), onCancelCall(id), onEdit(messageId, text),
@@ -59,10 +62,17 @@ export class ChatView {
   }
 
   /** Renders a stored conversation (the view model from load_conversation). */
-  renderConversation(view) {
+  renderConversation(view, all = false) {
     this.clear();
     const last = view.items[view.items.length - 1];
-    for (const item of view.items) {
+    // a very long conversation opens at its end; earlier items come on request
+    const items = all || view.items.length <= PAGE ? view.items : view.items.slice(-PAGE);
+    if (items.length < view.items.length) {
+      this.root.append(el('button', { type: 'button', class: 'btn earlier', dataset: { action: 'earlier' },
+        onclick: () => { this.renderConversation(view, true); this.root.scrollTop = 0; } },
+      `Show ${view.items.length - items.length} earlier messages`));
+    }
+    for (const item of items) {
       if (item.kind === 'message') {
         const b = this.addMessage(item.id, item.role, item.status, item);
         if (item.role === 'assistant') {
