@@ -5,7 +5,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test deps test-deps build e2e screenshots bundle lint clean
+.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm
 
 run: deps
 	$(CARGO) build
@@ -26,6 +26,12 @@ test: test-deps
 	$(CARGO) build
 	$(CARGO) test --workspace
 	$(MAKE) e2e
+
+# Opt-in, slow, not in `make test`: a real model (Gemma 3 270M on llama.cpp's llama-server, built here)
+# through the OpenAI-compatible provider, one turn that reaches the built-in calculator.
+test-real-llm: test-deps
+	$(CARGO) build
+	set -a && eval "$$(scripts/real-llm.sh)" && set +a && $(CARGO) test --test real_llm -- --ignored --nocapture
 
 e2e:
 	$(CARGO) build

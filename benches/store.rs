@@ -147,7 +147,7 @@ async fn database() -> (Store, i64) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-store");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!(
-        "store-v1-{CONVERSATIONS}x{PER_CONVERSATION}+{LONG}.sqlite3"
+        "store-v2-{CONVERSATIONS}x{PER_CONVERSATION}+{LONG}.sqlite3"
     ));
     let fresh = !path.exists();
     let store = Store::open(&path).await.unwrap();

@@ -2103,3 +2103,224 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
     .await;
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_page() {
+    let (home, _config) = app_home();
+    // the library, written before the app starts: 10,000 conversations, "chat 9999" the newest
+    let db = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("conversations.sqlite3");
+    {
+        use switchboard_engine::store::exchange::{
+            ExportedConversation, ExportedMessage, FORMAT, VERSION,
+        };
+        let store = switchboard_engine::store::Store::open(&db).await.unwrap();
+        let t = Instant::now();
+        for i in 0..10_000i64 {
+            let m = |id: i64, role, content: String| ExportedMessage {
+                id,
+                parent: (id > 1).then(|| id - 1),
+                role,
+                content,
+                thinking: None,
+                tool_calls: vec![],
+                tool_name: None,
+                tool_call_id: None,
+                status: "complete".into(),
+                created_at: i,
+            };
+            let doc = ExportedConversation {
+                format: FORMAT.into(),
+                version: VERSION,
+                title: format!("chat {i:04}"),
+                model: "fake-llama:latest".into(),
+                created_at: i,
+                updated_at: 1_700_000_000_000 + i * 1000,
+                pinned: i == 17,
+                tool_choice: Default::default(),
+                settings: Default::default(),
+                leaf: Some(2),
+                messages: vec![
+                    m(
+                        1,
+                        switchboard_engine::llm::Role::User,
+                        format!("question {i}"),
+                    ),
+                    m(
+                        2,
+                        switchboard_engine::llm::Role::Assistant,
+                        format!("answer number {i}"),
+                    ),
+                ],
+                tool_calls: vec![],
+            };
+            store.import_json(&doc, None).await.unwrap();
+        }
+        eprintln!(
+            "wrote 10,000 conversations in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    wait_css(&c, "#conversation-list .conv").await;
+    let rows = "return document.querySelectorAll('#conversation-list .conv').length;";
+    let n = c.execute(rows, vec![]).await.unwrap().as_u64().unwrap();
+    assert!(
+        n > 5 && n < 60,
+        "only the rows in view (and a few more): {n}"
+    );
+    // pinned first, then newest
+    let first: Vec<String> = c
+        .execute(
+            "return [...document.querySelectorAll('#conversation-list .conv')].sort((a, b) => a.offsetTop - b.offsetTop).slice(0, 2).map((r) => r.querySelector('.conv-title').textContent);",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert!(first[0].ends_with("chat 0017"), "{first:?}");
+    assert_eq!(first[1], "chat 9999");
+    // to the very end: the oldest is there, and still only a few rows are in the page
+    c.execute(
+        "const l = document.querySelector('#conversation-list'); l.scrollTop = l.scrollHeight;",
+        vec![],
+    )
+    .await
+    .unwrap();
+    wait_until(
+        &c,
+        "[...document.querySelectorAll('#conversation-list .conv-title')].some((t) => t.textContent === 'chat 0000')",
+    )
+    .await;
+    let n = c.execute(rows, vec![]).await.unwrap().as_u64().unwrap();
+    assert!(n < 60, "{n}");
+    // the browser screen: the same list at full width
+    c.find(Locator::Css("#library-toggle"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "document.body.classList.contains('library')").await;
+    c.execute(
+        "const l = document.querySelector('#conversation-list'); l.scrollTop = 0;",
+        vec![],
+    )
+    .await
+    .unwrap();
+    screenshot(&c, "library.png").await;
+    c.find(Locator::Css("#conversation-list .conv[data-id]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "!document.body.classList.contains('library') && document.querySelector('.msg.assistant')",
+    )
+    .await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_view_shows_the_call() {
+    let fake = FakeOllama::start().await;
+    fake.set_models(&["gemma-270m.gguf"]);
+    fake.set_openai_responder(|_req: &Value| {
+        support::fake_ollama::Sse::new()
+            .text("Hi from ")
+            .text("llama.cpp")
+            .finish("stop")
+            .done()
+            .reply()
+    });
+    // Ollama itself is not running: its URL answers nothing
+    let nothing = format!("http://127.0.0.1:{}", support::free_port());
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": nothing}).to_string(),
+    )
+    .unwrap();
+    let driver = Driver::start(home.path());
+    let c = driver.session().await;
+    wait_css(&c, "body[data-ready='true']").await;
+    c.find(Locator::Css("#settings-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Css("#add-provider"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, ".provider-row .prov-name")
+        .await
+        .send_keys("llama.cpp")
+        .await
+        .unwrap();
+    c.find(Locator::Css(".provider-row .prov-url"))
+        .await
+        .unwrap()
+        .send_keys(&format!("{}/v1", fake.url))
+        .await
+        .unwrap();
+    c.find(Locator::Css(".provider-row .prov-key"))
+        .await
+        .unwrap()
+        .send_keys("sk-test")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#settings-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(&c, "[...document.querySelectorAll('#model-select option')].some((o) => o.value === 'gemma-270m.gguf' && o.dataset.provider === 'llama-cpp')").await;
+    c.execute("const s = document.querySelector('#model-select'); [...s.options].find((o) => o.value === 'gemma-270m.gguf').selected = true; s.dispatchEvent(new Event('change'));", vec![]).await.unwrap();
+    send(&c, "hello").await;
+    wait_until(&c, "document.querySelector('.msg.assistant.complete')?.textContent.includes('Hi from llama.cpp')").await;
+    assert_eq!(fake.openai_requests().len(), 1);
+    assert_eq!(
+        fake.authorizations().last().unwrap().as_deref(),
+        Some("Bearer sk-test")
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(config_dir.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["providers"][0]["url"], format!("{}/v1", fake.url));
+    // the debug view: the exact request and the streamed events
+    c.find(Locator::Css("#debug-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_css(&c, "#debug-dialog[open] .debug-call").await;
+    let request = text_content(&c, ".debug-call .debug-request").await;
+    assert!(
+        request.contains("\"stream\": true") && request.contains("\"content\": \"hello\""),
+        "{request}"
+    );
+    assert!(text_content(&c, ".debug-call .debug-response")
+        .await
+        .contains("llama.cpp"));
+    screenshot(&c, "debug.png").await;
+    c.close().await.unwrap();
+}

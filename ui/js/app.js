@@ -200,6 +200,7 @@ async function refreshConversations() {
 /** Opens a conversation; with `messageId` (a search hit), shows that message's branch and scrolls to it. */
 async function openConversation(id, messageId = null) {
   if (state.turnId) return; // finish or stop the running turn first
+  if (document.body.classList.contains('library')) showLibrary(false);
   try {
     const view = messageId ? await ipc.showBranch(id, messageId, 0) : await ipc.loadConversation(id);
     showConversation(view);
@@ -452,6 +453,15 @@ $('#input').addEventListener('keydown', (e) => {
   }
 });
 $('#import-conversation').addEventListener('click', importConversation);
+// the browser screen: the library at full width (Esc or opening a chat goes back)
+function showLibrary(on) {
+  document.body.classList.toggle('library', on);
+  $('#library-toggle').setAttribute('aria-pressed', String(on));
+  $('#library-toggle').title = on ? 'Back to the chat' : 'Browse all conversations';
+  sidebar.paint();
+  if (on) sidebar.focusSearch();
+}
+$('#library-toggle').addEventListener('click', () => showLibrary(!document.body.classList.contains('library')));
 
 // ---------- models, debug, this chat's settings ----------
 const modelsView = new ModelsView($('#models-dialog'), {
@@ -558,6 +568,7 @@ $('#model-select').addEventListener('change', async () => {
 });
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && state.turnId) { e.preventDefault(); stop(); }
+  if (e.key === 'Escape' && document.body.classList.contains('library') && !document.querySelector('dialog[open]')) showLibrary(false);
   if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'n') { e.preventDefault(); newChat(); }
   if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); sidebar.focusSearch(); }
 });

@@ -514,12 +514,17 @@ impl Store {
     pub async fn delete_message(&self, id: i64) -> Result<(), StoreError> {
         self.call(move |c| {
             let tx = c.transaction()?;
+            // it and everything below it; a leaf among them moves up to its parent
+            const BELOW: &str = "WITH RECURSIVE below(id) AS (
+                SELECT ?1 UNION ALL SELECT m.id FROM messages m JOIN below ON m.parent_id = below.id)";
             tx.execute(
-                "UPDATE conversations SET leaf_id = (SELECT parent_id FROM messages WHERE id = ?1)
-                 WHERE leaf_id = ?1",
+                &format!(
+                    "{BELOW} UPDATE conversations SET leaf_id = (SELECT parent_id FROM messages WHERE id = ?1)
+                     WHERE leaf_id IN below"
+                ),
                 [id],
             )?;
-            tx.execute("DELETE FROM messages WHERE id = ?1", [id])?;
+            tx.execute(&format!("{BELOW} DELETE FROM messages WHERE id IN below"), [id])?;
             tx.commit()?;
             Ok(())
         })
@@ -1059,6 +1064,40 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(s.message(next).await.unwrap().parent_id, Some(13));
+    }
+
+    /// A long conversation (a chain of 3,000 messages) is deleted and purged in one go: no cascade
+    /// runs along the chain (SQLite allows 1,000 trigger levels).
+    #[tokio::test]
+    async fn a_very_long_conversation_can_be_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite3");
+        let s = Store::open(&path).await.unwrap();
+        let c = s.create_conversation("long", "m").await.unwrap();
+        let mut ids = vec![];
+        for i in 0..3000 {
+            ids.push(
+                s.append_message(
+                    c,
+                    &Message::new(Role::User, format!("m{i}")),
+                    status::COMPLETE,
+                )
+                .await
+                .unwrap(),
+            );
+        }
+        // a subtree: the last 10 go with their ancestor
+        s.delete_message(ids[2990]).await.unwrap();
+        assert_eq!(s.conversation(c).await.unwrap().messages.len(), 2990);
+        s.delete_conversation(c).await.unwrap();
+        drop(s);
+        let s = Store::open(&path).await.unwrap();
+        assert!(s.list_conversations().await.unwrap().is_empty());
+        let left: i64 = s
+            .call(|c| Ok(c.query_row("SELECT COUNT(*) FROM messages", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(left, 0);
     }
 
     #[tokio::test]

@@ -1,0 +1,186 @@
+//! The slow opt-in test (`make test-real-llm`, not in `make test`): a real model — Gemma 3 270M on
+//! llama.cpp's llama-server, set up by `scripts/real-llm.sh` — through the OpenAI-compatible
+//! provider, one turn that reaches the built-in calculator. The model is tiny: the conversation
+//! starts with one worked example (imported, as a user would import a conversation), and the
+//! test asserts the plumbing (a real tool call reaches the real server, its result goes back, a
+//! final reply is stored), not the quality of the answer.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchboard_engine::chat::approval::AllowAll;
+use switchboard_engine::llm::{LlmClient, OpenAiClient, Role};
+use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
+use switchboard_engine::store::exchange::{
+    ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
+};
+use switchboard_engine::store::{status, Store};
+use switchboard_engine::{ChatEngine, ChatOptions, TurnRequest};
+use tokio_util::sync::CancellationToken;
+
+fn env_path(name: &str) -> PathBuf {
+    let p = PathBuf::from(std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run `make test-real-llm` (it runs scripts/real-llm.sh first)")
+    }));
+    assert!(p.exists(), "{} does not exist", p.display());
+    p
+}
+
+fn example() -> ExportedConversation {
+    let m = |id: i64, role: Role, content: &str| ExportedMessage {
+        id,
+        parent: (id > 1).then(|| id - 1),
+        role,
+        content: content.into(),
+        thinking: None,
+        tool_calls: vec![],
+        tool_name: None,
+        tool_call_id: None,
+        status: status::COMPLETE.into(),
+        created_at: 0,
+    };
+    let mut call = m(2, Role::Assistant, "");
+    call.tool_calls = vec![switchboard_engine::llm::ToolCall {
+        id: Some("call_1".into()),
+        name: "calculator__add".into(),
+        arguments: json!({"a": 3, "b": 4}),
+    }];
+    let mut result = m(3, Role::Tool, "7");
+    result.tool_name = Some("calculator__add".into());
+    result.tool_call_id = Some("call_1".into());
+    ExportedConversation {
+        format: FORMAT.into(),
+        version: VERSION,
+        title: "sums".into(),
+        model: "gemma".into(),
+        created_at: 0,
+        updated_at: 0,
+        pinned: false,
+        tool_choice: Default::default(),
+        settings: Default::default(),
+        leaf: Some(4),
+        messages: vec![
+            m(1, Role::User, "What is 3 + 4? Use the calculator."),
+            call,
+            result,
+            m(4, Role::Assistant, "3 + 4 = 7."),
+        ],
+        tool_calls: vec![ExportedToolCall {
+            message: 2,
+            result_message: Some(3),
+            call_id: Some("call_1".into()),
+            name: "calculator__add".into(),
+            server: "calculator".into(),
+            tool: "add".into(),
+            arguments: json!({"a": 3, "b": 4}),
+            result: Some("7".into()),
+            result_raw: None,
+            is_error: false,
+            status: "done".into(),
+            started_at: 0,
+            duration_ms: Some(1),
+            approval: Some("read-only".into()),
+        }],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow, needs a real model: run via `make test-real-llm`"]
+async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compatible_server() {
+    let port = support::free_port();
+    let mut server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
+        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
+        .arg(env_path("SWITCHBOARD_GGUF"))
+        .arg("--jinja")
+        .arg("--chat-template-file")
+        .arg(env_path("SWITCHBOARD_CHAT_TEMPLATE"))
+        .args(["-c", "4096", "--temp", "0", "-n", "256"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("llama-server starts");
+    let url = format!("http://127.0.0.1:{port}");
+    let client = OpenAiClient::new(&url, None);
+    let t = Instant::now();
+    let model = loop {
+        if let Ok(models) = client.list_models().await {
+            if let Some(m) = models.first() {
+                break m.name.clone();
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "llama-server did not come up"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    eprintln!(
+        "llama-server up in {:.1} s, model {model}",
+        t.elapsed().as_secs_f64()
+    );
+
+    let mut config = McpConfig::default();
+    config.servers.insert(
+        "calculator".into(),
+        ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
+    );
+    let host = McpHost::new(HostOptions::new(support::switchboard_bin()));
+    host.start_all(&config).await;
+    let store = Store::open_in_memory().await.unwrap();
+    let conversation = store.import_json(&example(), None).await.unwrap();
+    let engine = ChatEngine {
+        llm: Arc::new(OpenAiClient::new(&url, None)),
+        tools: host.clone(),
+        store: store.clone(),
+        options: ChatOptions {
+            max_iterations: 3,
+            system_prompt: "You answer arithmetic questions by calling the calculator tools, then state the result.".into(),
+            ..ChatOptions::default()
+        },
+        approver: Arc::new(AllowAll),
+        policies: Default::default(),
+        allowed_in_conversation: Default::default(),
+        running_calls: Default::default(),
+        capabilities: Default::default(),
+    };
+    let t = Instant::now();
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: Some(conversation),
+                model: model.clone(),
+                text: "What is 2 + 40? Use the calculator.".into(),
+                ..Default::default()
+            },
+            &|_| {},
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    eprintln!("turn took {:.1} s: {summary:?}", t.elapsed().as_secs_f64());
+    let conv = store.conversation(conversation).await.unwrap();
+    for m in &conv.messages {
+        eprintln!("{:?}: {:?} {:?}", m.role, m.content, m.tool_calls);
+    }
+    server.kill().ok();
+    host.shutdown().await;
+    assert!(summary.llm_error.is_none(), "{summary:?}");
+    // a real call from the model reached the real calculator and got a result
+    let new_calls: Vec<_> = conv.tool_calls.iter().skip(1).collect();
+    assert!(!new_calls.is_empty(), "the model made no tool call");
+    assert_eq!(new_calls[0].server, "calculator");
+    assert!(!new_calls[0].is_error, "{:?}", new_calls[0]);
+    assert!(new_calls[0]
+        .result
+        .as_deref()
+        .is_some_and(|r| !r.is_empty()));
+    // and the model answered after reading it
+    let last = conv.messages.last().unwrap();
+    assert_eq!(last.role, Role::Assistant);
+    assert!(last.tool_calls.is_empty() || summary.limit_reached);
+}
