@@ -7,6 +7,7 @@
 
 mod support;
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -93,7 +94,7 @@ fn example() -> ExportedConversation {
 #[ignore = "slow, needs a real model: run via `make test-real-llm`"]
 async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compatible_server() {
     let port = support::free_port();
-    let mut server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
+    let server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
         .arg(env_path("SWITCHBOARD_GGUF"))
         .arg("--jinja")
@@ -102,8 +103,11 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
         .args(["-c", "4096", "--temp", "0", "-n", "256"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .expect("llama-server starts");
+    // stopped (and waited for) when the test ends, whatever happens
+    let server = support::Background(server);
     let url = format!("http://127.0.0.1:{port}");
     let client = OpenAiClient::new(&url, None);
     let t = Instant::now();
@@ -167,7 +171,7 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
     for m in &conv.messages {
         eprintln!("{:?}: {:?} {:?}", m.role, m.content, m.tool_calls);
     }
-    server.kill().ok();
+    drop(server);
     host.shutdown().await;
     assert!(summary.llm_error.is_none(), "{summary:?}");
     // a real call from the model reached the real calculator and got a result
