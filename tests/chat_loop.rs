@@ -8,15 +8,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::fake_ollama::{self, last_message, FakeOllama, Stream};
-use switchboard_engine::chat::approval::{
-    Action, AllowAll, ApprovalRequest, Approver, Decision, Policy,
-};
+use switchboard_engine::chat::approval::{Action, ApprovalRequest, Approver, Decision, Policy};
 use switchboard_engine::llm::{OllamaClient, Role};
 use switchboard_engine::mcp::{
     HostOptions, McpConfig, McpHost, SamplingRequest, ServerConfig, ServerStatus,
 };
 use switchboard_engine::store::{status, Store};
-use switchboard_engine::{ChatEngine, ChatEvent, ChatOptions, TurnRequest};
+use switchboard_engine::{ChatEngine, ChatEvent, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
 struct Rig {
@@ -71,20 +69,13 @@ async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
 
 impl Rig {
     fn engine(&self, max_iterations: usize) -> ChatEngine {
-        ChatEngine {
-            llm: Arc::new(OllamaClient::new(&self.fake.url)),
-            tools: self.host.clone(),
-            store: self.store.clone(),
-            options: ChatOptions {
-                max_iterations,
-                ..ChatOptions::default()
-            },
-            approver: Arc::new(AllowAll),
-            policies: Default::default(),
-            allowed_in_conversation: Default::default(),
-            running_calls: Default::default(),
-            capabilities: Default::default(),
-        }
+        let mut engine = support::chat_engine(
+            Arc::new(OllamaClient::new(&self.fake.url)),
+            self.host.clone(),
+            self.store.clone(),
+        );
+        engine.options.max_iterations = max_iterations;
+        engine
     }
 
     async fn turn(&self, text: &str) -> (switchboard_engine::TurnSummary, Vec<ChatEvent>) {

@@ -162,15 +162,17 @@ async fn send(c: &Client, text: &str) {
     input.send_keys("\u{E007}").await.unwrap(); // Enter
 }
 
-/// Waits for the system file dialog titled `title`, types `path` into it and presses Enter
-/// (xdotool, through the X server the app runs on).
-async fn pick_in_file_dialog(title: &str, path: &std::path::Path) {
-    let xdotool = |args: &[&str]| {
-        std::process::Command::new("xdotool")
-            .args(args)
-            .output()
-            .expect("xdotool (installed by scripts/install-deps.sh --test)")
-    };
+fn xdotool(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("xdotool")
+        .args(args)
+        .output()
+        .expect("xdotool (installed by scripts/install-deps.sh --test)")
+}
+
+/// Waits for the system file dialog titled `title`, focuses it, and types `path` into it
+/// (xdotool, through the X server the app runs on); `replace`: select the proposed name first
+/// (a Save dialog). Then Enter.
+async fn type_in_file_dialog(title: &str, path: &std::path::Path, replace: bool) {
     let t = Instant::now();
     let window = loop {
         let out = xdotool(&["search", "--name", title]);
@@ -190,9 +192,20 @@ async fn pick_in_file_dialog(title: &str, path: &std::path::Path) {
     // let GTK finish mapping it
     tokio::time::sleep(Duration::from_millis(700)).await;
     xdotool(&["windowfocus", "--sync", &window]);
+    if replace {
+        xdotool(&["key", "ctrl+a"]);
+    }
     xdotool(&["type", "--delay", "15", &path.display().to_string()]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     xdotool(&["key", "Return"]);
+}
+
+async fn pick_in_file_dialog(title: &str, path: &std::path::Path) {
+    type_in_file_dialog(title, path, false).await
+}
+
+async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
+    type_in_file_dialog(title, path, true).await
 }
 
 /// Writes a screenshot to docs/screenshots/NAME once the page has painted what the DOM holds.
@@ -1933,38 +1946,6 @@ async fn an_edited_message_is_a_new_branch_and_the_versions_can_be_switched() {
     )
     .await;
     c.close().await.unwrap();
-}
-
-/// Like `pick_in_file_dialog`, for a Save dialog: replaces the proposed name with `path`.
-async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
-    let xdotool = |args: &[&str]| {
-        std::process::Command::new("xdotool")
-            .args(args)
-            .output()
-            .expect("xdotool (installed by scripts/install-deps.sh --test)")
-    };
-    let t = Instant::now();
-    let window = loop {
-        let out = xdotool(&["search", "--name", title]);
-        let found = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .map(String::from);
-        if let Some(w) = found.filter(|w| !w.is_empty()) {
-            break w;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "no \"{title}\" dialog appeared"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    xdotool(&["windowfocus", "--sync", &window]);
-    xdotool(&["key", "ctrl+a"]);
-    xdotool(&["type", "--delay", "15", &path.display().to_string()]);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    xdotool(&["key", "Return"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

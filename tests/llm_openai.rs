@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use support::fake_ollama::{self, last_message, raw_chunks, FakeOllama, Sse};
-use switchboard_engine::chat::approval::AllowAll;
 use switchboard_engine::llm::{
     ChatRequest, Delta, LlmClient, LlmError, Message, OpenAiClient, Role, ToolSpec,
 };
 use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
 use switchboard_engine::store::Store;
-use switchboard_engine::{ChatEngine, ChatOptions, TurnRequest};
+use switchboard_engine::TurnRequest;
 use tokio_util::sync::CancellationToken;
 
 fn request() -> ChatRequest {
@@ -157,17 +156,11 @@ async fn the_chat_loop_works_through_an_openai_compatible_server() {
     let host = McpHost::new(HostOptions::new(support::switchboard_bin()));
     host.start_all(&config).await;
     let store = Store::open_in_memory().await.unwrap();
-    let engine = ChatEngine {
-        llm: Arc::new(OpenAiClient::new(&fake.url, None)),
-        tools: host.clone(),
-        store: store.clone(),
-        options: ChatOptions::default(),
-        approver: Arc::new(AllowAll),
-        policies: Default::default(),
-        allowed_in_conversation: Default::default(),
-        running_calls: Default::default(),
-        capabilities: Default::default(),
-    };
+    let engine = support::chat_engine(
+        Arc::new(OpenAiClient::new(&fake.url, None)),
+        host.clone(),
+        store.clone(),
+    );
     let summary = engine
         .run_turn(
             TurnRequest {

@@ -14,14 +14,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use switchboard_engine::chat::approval::AllowAll;
 use switchboard_engine::llm::{LlmClient, OpenAiClient, Role};
 use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
 use switchboard_engine::store::exchange::{
     ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
 };
 use switchboard_engine::store::{status, Store};
-use switchboard_engine::{ChatEngine, ChatOptions, TurnRequest};
+use switchboard_engine::{ChatOptions, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
 fn env_path(name: &str) -> PathBuf {
@@ -152,20 +151,15 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
     host.start_all(&config).await;
     let store = Store::open_in_memory().await.unwrap();
     let conversation = store.import_json(&example(), None).await.unwrap();
-    let engine = ChatEngine {
-        llm: Arc::new(OpenAiClient::new(&url, None)),
-        tools: host.clone(),
-        store: store.clone(),
-        options: ChatOptions {
-            max_iterations: 3,
-            system_prompt: "You answer arithmetic questions by calling the calculator tools, then state the result.".into(),
-            ..ChatOptions::default()
-        },
-        approver: Arc::new(AllowAll),
-        policies: Default::default(),
-        allowed_in_conversation: Default::default(),
-        running_calls: Default::default(),
-        capabilities: Default::default(),
+    let mut engine = support::chat_engine(
+        Arc::new(OpenAiClient::new(&url, None)),
+        host.clone(),
+        store.clone(),
+    );
+    engine.options = ChatOptions {
+        max_iterations: 3,
+        system_prompt: "You answer arithmetic questions by calling the calculator tools, then state the result.".into(),
+        ..ChatOptions::default()
     };
     let t = Instant::now();
     let summary = engine

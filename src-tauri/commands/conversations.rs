@@ -6,9 +6,9 @@ use switchboard_engine::store::debug::LlmCallRecord;
 use switchboard_engine::store::exchange::{self, ExportedConversation};
 use switchboard_engine::store::search::SearchHit;
 use switchboard_engine::store::{ConversationSettings, ConversationSummary, ToolChoice};
-use tauri::{AppHandle, Manager, State};
-use tauri_plugin_dialog::DialogExt;
+use tauri::{AppHandle, State};
 
+use super::files::{open_text, save_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
 use crate::AppState;
 
@@ -180,37 +180,13 @@ pub async fn export_conversation(
         }
     };
     let title = store.conversation(id).await?.summary.title;
-    let mut dialog = app
-        .dialog()
-        .file()
-        .set_title("Export conversation")
-        .set_file_name(format!("{}.{ext}", file_stem(&title)))
-        .add_filter(filter, &[ext]);
-    if let Some(w) = app.get_webview_window("main") {
-        dialog = dialog.set_parent(&w);
-    }
-    if let Some(dir) = dirs_documents() {
-        dialog = dialog.set_directory(dir);
-    }
-    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_save_file())
-        .await
-        .map_err(|e| UiError::new("dialog", e))?;
-    let Some(picked) = picked else {
-        return Ok(None);
+    let dialog = Dialog {
+        title: "Export conversation",
+        filter,
+        ext,
+        start: switchboard_engine::paths::documents_dir(),
     };
-    let path = picked.into_path().map_err(|e| {
-        UiError::new(
-            "dialog",
-            format!("That place cannot be written to here: {e}"),
-        )
-    })?;
-    std::fs::write(&path, text)
-        .map_err(|e| UiError::new("write", format!("Could not write {}: {e}", path.display())))?;
-    Ok(Some(path.display().to_string()))
-}
-
-fn dirs_documents() -> Option<std::path::PathBuf> {
-    switchboard_engine::paths::documents_dir()
+    save_text(&app, dialog, &format!("{}.{ext}", file_stem(&title)), text).await
 }
 
 /// Imports a conversation exported as JSON, from a file the user picks. Its new id, or `None`
@@ -220,26 +196,16 @@ pub async fn import_conversation(
     app: AppHandle,
     state: State<'_, AppState>,
 ) -> CmdResult<Option<i64>> {
-    let mut dialog = app
-        .dialog()
-        .file()
-        .set_title("Import a conversation")
-        .add_filter("Switchboard conversation (JSON)", &["json"]);
-    if let Some(w) = app.get_webview_window("main") {
-        dialog = dialog.set_parent(&w);
-    }
-    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_file())
-        .await
-        .map_err(|e| UiError::new("dialog", e))?;
-    let Some(picked) = picked else {
+    let dialog = Dialog {
+        title: "Import a conversation",
+        filter: "Switchboard conversation (JSON)",
+        ext: "json",
+        start: switchboard_engine::paths::documents_dir(),
+    };
+    let Some(PickedFile { path: shown, text }) = open_text(&app, dialog, 512 * 1024 * 1024).await?
+    else {
         return Ok(None);
     };
-    let path = picked
-        .into_path()
-        .map_err(|e| UiError::new("dialog", format!("That file cannot be opened here: {e}")))?;
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| UiError::new("read", format!("Could not read {shown}: {e}")))?;
     let doc: ExportedConversation = serde_json::from_str(&text).map_err(|e| {
         UiError::new(
             "invalid",

@@ -5,6 +5,7 @@ use switchboard_engine::mcp::{
 };
 use tauri::{AppHandle, Manager, State};
 
+use super::files::{open_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
 use crate::AppState;
 
@@ -124,12 +125,6 @@ pub fn preview_mcp_import(state: State<'_, AppState>, text: String) -> CmdResult
     import::preview(&text, &state.mcp_config()).map_err(|e| UiError::new("invalid", e))
 }
 
-#[derive(Serialize)]
-pub struct PickedFile {
-    path: String,
-    text: String,
-}
-
 /// The largest config file read for an import.
 const MAX_IMPORT_FILE: u64 = 4 * 1024 * 1024;
 
@@ -138,43 +133,13 @@ const MAX_IMPORT_FILE: u64 = 4 * 1024 * 1024;
 /// names a path itself: it can only read what the user picked.
 #[tauri::command]
 pub async fn pick_mcp_import_file(app: AppHandle) -> CmdResult<Option<PickedFile>> {
-    use tauri_plugin_dialog::DialogExt;
-    let mut dialog = app
-        .dialog()
-        .file()
-        .set_title("Import MCP servers")
-        .add_filter("MCP config (JSON)", &["json"]);
-    if let Some(w) = app.get_webview_window("main") {
-        dialog = dialog.set_parent(&w);
-    }
-    if let Some(dir) = switchboard_engine::paths::import_start_dir() {
-        dialog = dialog.set_directory(dir);
-    }
-    let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_file())
-        .await
-        .map_err(|e| UiError::new("dialog", e))?;
-    let Some(picked) = picked else {
-        return Ok(None);
+    let dialog = Dialog {
+        title: "Import MCP servers",
+        filter: "MCP config (JSON)",
+        ext: "json",
+        start: switchboard_engine::paths::import_start_dir(),
     };
-    let path = picked
-        .into_path()
-        .map_err(|e| UiError::new("dialog", format!("That file cannot be opened here: {e}")))?;
-    let shown = path.display().to_string();
-    let size = std::fs::metadata(&path)
-        .map_err(|e| UiError::new("read", format!("Could not read {shown}: {e}")))?
-        .len();
-    if size > MAX_IMPORT_FILE {
-        return Err(UiError::new(
-            "read",
-            format!(
-                "{shown} is {} MB: that is not an MCP config.",
-                size / (1024 * 1024)
-            ),
-        ));
-    }
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| UiError::new("read", format!("Could not read {shown} as text: {e}")))?;
-    Ok(Some(PickedFile { path: shown, text }))
+    open_text(&app, dialog, MAX_IMPORT_FILE).await
 }
 
 #[derive(Deserialize)]

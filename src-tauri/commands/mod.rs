@@ -3,6 +3,7 @@
 pub mod app;
 pub mod chat;
 pub mod conversations;
+mod files;
 pub mod mcp;
 pub mod settings;
 

@@ -117,3 +117,22 @@ pub fn pypi_server(command: &str) -> PathBuf {
     );
     p
 }
+
+/// A chat engine on `llm`, `host` and `store` that allows every tool call, with default options.
+pub fn chat_engine(
+    llm: std::sync::Arc<dyn switchboard_engine::llm::LlmClient>,
+    host: std::sync::Arc<switchboard_engine::mcp::McpHost>,
+    store: switchboard_engine::store::Store,
+) -> switchboard_engine::ChatEngine {
+    switchboard_engine::ChatEngine {
+        llm,
+        tools: host,
+        store,
+        options: Default::default(),
+        approver: std::sync::Arc::new(switchboard_engine::chat::approval::AllowAll),
+        policies: Default::default(),
+        allowed_in_conversation: Default::default(),
+        running_calls: Default::default(),
+        capabilities: Default::default(),
+    }
+}

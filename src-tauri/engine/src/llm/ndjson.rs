@@ -76,3 +76,57 @@ mod tests {
         assert_eq!(s.finish(), None);
     }
 }
+
+/// How reading a line stream ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// `on_line` said it had seen the last line.
+    Done,
+    /// The server closed the stream.
+    Closed,
+    /// The caller cancelled.
+    Cancelled,
+}
+
+/// Feeds each line of a streamed HTTP body to `on_line` (which returns true at the last one),
+/// until then, the body's end, or `cancel`. A broken connection is `Unreachable` at `base`;
+/// `what` names the stream in that error ("the reply", "the download").
+pub async fn each_line(
+    resp: reqwest::Response,
+    base: &str,
+    what: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+    mut on_line: impl FnMut(&[u8]) -> Result<bool, super::LlmError>,
+) -> Result<Ended, super::LlmError> {
+    use futures::StreamExt;
+    let mut stream = resp.bytes_stream();
+    let mut splitter = NdjsonSplitter::new();
+    loop {
+        let chunk = tokio::select! {
+            c = stream.next() => c,
+            _ = cancel.cancelled() => return Ok(Ended::Cancelled),
+        };
+        match chunk {
+            Some(Ok(bytes)) => {
+                for line in splitter.push(&bytes) {
+                    if on_line(&line)? {
+                        return Ok(Ended::Done);
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                return Err(super::LlmError::Unreachable {
+                    url: base.to_string(),
+                    detail: format!("{what} broke off: {}", super::ollama::root_cause(&e)),
+                })
+            }
+            None => break,
+        }
+    }
+    if let Some(line) = splitter.finish() {
+        if on_line(&line)? {
+            return Ok(Ended::Done);
+        }
+    }
+    Ok(Ended::Closed)
+}

@@ -4,13 +4,12 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::ndjson::{each_line, Ended};
 use super::{
-    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, NdjsonSplitter, Role,
-    ToolCall,
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, Role, ToolCall,
 };
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:11434";
@@ -193,35 +192,16 @@ impl OllamaClient {
             _ = cancel.cancelled() => return Ok(false),
         };
         let resp = self.check(resp).await?;
-        let mut stream = resp.bytes_stream();
-        let mut splitter = NdjsonSplitter::new();
         let mut last = String::new();
-        loop {
-            let chunk = tokio::select! {
-                c = stream.next() => c,
-                _ = cancel.cancelled() => return Ok(false),
-            };
-            match chunk {
-                Some(Ok(bytes)) => {
-                    for line in splitter.push(&bytes) {
-                        let p = parse_pull_line(&line)?;
-                        last = p.status.clone();
-                        on_progress(p);
-                    }
-                }
-                Some(Err(e)) => {
-                    return Err(LlmError::Unreachable {
-                        url: self.base.clone(),
-                        detail: format!("the download broke off: {}", root_cause(&e)),
-                    })
-                }
-                None => break,
-            }
-        }
-        if let Some(line) = splitter.finish() {
-            let p = parse_pull_line(&line)?;
+        let ended = each_line(resp, &self.base, "the download", cancel, |line| {
+            let p = parse_pull_line(line)?;
             last = p.status.clone();
             on_progress(p);
+            Ok(false)
+        })
+        .await?;
+        if ended == Ended::Cancelled {
+            return Ok(false);
         }
         if last == "success" {
             Ok(true)
@@ -419,34 +399,17 @@ impl LlmClient for OllamaClient {
             _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
         };
         let resp = self.check(resp).await?;
-        let mut stream = resp.bytes_stream();
-        let mut splitter = NdjsonSplitter::new();
-        loop {
-            let chunk = tokio::select! {
-                c = stream.next() => c,
-                _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
-            };
-            match chunk {
-                Some(Ok(bytes)) => {
-                    for line in splitter.push(&bytes) {
-                        if apply_line(&line, &mut reply, on_delta)? {
-                            return Ok(reply);
-                        }
-                    }
-                }
-                Some(Err(e)) => {
-                    return Err(LlmError::Unreachable {
-                        url: self.base.clone(),
-                        detail: format!("the stream broke off: {}", root_cause(&e)),
-                    })
-                }
-                None => break,
-            }
-        }
-        if let Some(line) = splitter.finish() {
-            if apply_line(&line, &mut reply, on_delta)? {
+        match each_line(resp, &self.base, "the stream", cancel, |line| {
+            apply_line(line, &mut reply, on_delta)
+        })
+        .await?
+        {
+            Ended::Done => return Ok(reply),
+            Ended::Cancelled => {
+                reply.stopped = true;
                 return Ok(reply);
             }
+            Ended::Closed => {}
         }
         Err(LlmError::Protocol(
             "the stream ended before the reply was done".into(),

@@ -9,14 +9,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::ollama::{check_response, root_cause, send_error};
+use super::ndjson::{each_line, Ended};
+use super::ollama::{check_response, send_error};
+#[cfg(test)]
+use super::NdjsonSplitter;
 use super::{
-    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, NdjsonSplitter, Role,
-    ToolCall,
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, Role, ToolCall,
 };
 
 pub struct OpenAiClient {
@@ -280,34 +281,14 @@ impl LlmClient for OpenAiClient {
             _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
         };
         let resp = check_response(resp).await?;
-        let mut stream = resp.bytes_stream();
-        let mut lines = NdjsonSplitter::new();
         let mut state = SseState::default();
-        loop {
-            let chunk = tokio::select! {
-                c = stream.next() => c,
-                _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
-            };
-            match chunk {
-                Some(Ok(bytes)) => {
-                    for line in lines.push(&bytes) {
-                        if state.apply_line(&line, &mut reply, on_delta)? {
-                            state.finish(&mut reply, on_delta)?;
-                            return Ok(reply);
-                        }
-                    }
-                }
-                Some(Err(e)) => {
-                    return Err(LlmError::Unreachable {
-                        url: self.base.clone(),
-                        detail: format!("the stream broke off: {}", root_cause(&e)),
-                    })
-                }
-                None => break,
-            }
-        }
-        if let Some(line) = lines.finish() {
-            state.apply_line(&line, &mut reply, on_delta)?;
+        let ended = each_line(resp, &self.base, "the stream", cancel, |line| {
+            state.apply_line(line, &mut reply, on_delta)
+        })
+        .await?;
+        if ended == Ended::Cancelled {
+            reply.stopped = true;
+            return Ok(reply);
         }
         state.finish(&mut reply, on_delta)?;
         Ok(reply)

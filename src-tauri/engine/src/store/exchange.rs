@@ -129,38 +129,23 @@ impl Store {
                     created_at: r.9,
                 })
                 .collect();
-            let mut st = c.prepare(
-                "SELECT message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
-                        is_error, status, started_at, duration_ms, approval
-                 FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
-            )?;
-            let tool_calls = st
-                .query_map([id], |r| {
-                    let args: String = r.get(6)?;
-                    let raw: Option<String> = r.get(8)?;
-                    Ok(ExportedToolCall {
-                        message: r.get(0)?,
-                        result_message: r.get(1)?,
-                        call_id: r.get(2)?,
-                        name: r.get(3)?,
-                        server: r.get(4)?,
-                        tool: r.get(5)?,
-                        arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
-                        result: r.get(7)?,
-                        result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
-                        is_error: r.get(9)?,
-                        status: r.get(10)?,
-                        started_at: r.get(11)?,
-                        duration_ms: r.get(12)?,
-                        approval: r.get(13)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?
+            let tool_calls = super::tool_calls_of(c, id)?
                 .into_iter()
-                .map(|mut t| {
-                    t.message = local.get(&t.message).copied().unwrap_or(0);
-                    t.result_message = t.result_message.and_then(|m| local.get(&m).copied());
-                    t
+                .map(|t| ExportedToolCall {
+                    message: local.get(&t.message_id).copied().unwrap_or(0),
+                    result_message: t.result_message_id.and_then(|m| local.get(&m).copied()),
+                    call_id: t.call_id,
+                    name: t.name,
+                    server: t.server,
+                    tool: t.tool,
+                    arguments: t.arguments,
+                    result: t.result,
+                    result_raw: t.result_raw,
+                    is_error: t.is_error,
+                    status: t.status,
+                    started_at: t.started_at,
+                    duration_ms: t.duration_ms,
+                    approval: t.approval,
                 })
                 .collect();
             Ok(ExportedConversation {

@@ -287,6 +287,40 @@ fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage> {
     })
 }
 
+/// Every tool call of a conversation, in the order they were made.
+fn tool_calls_of(
+    c: &rusqlite::Connection,
+    conversation_id: i64,
+) -> rusqlite::Result<Vec<StoredToolCall>> {
+    let mut st = c.prepare_cached(
+        "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
+                is_error, status, started_at, duration_ms, approval
+         FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([conversation_id], |r| {
+        let args: String = r.get(7)?;
+        let raw: Option<String> = r.get(9)?;
+        Ok(StoredToolCall {
+            id: r.get(0)?,
+            message_id: r.get(1)?,
+            result_message_id: r.get(2)?,
+            call_id: r.get(3)?,
+            name: r.get(4)?,
+            server: r.get(5)?,
+            tool: r.get(6)?,
+            arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
+            result: r.get(8)?,
+            result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
+            is_error: r.get(10)?,
+            status: r.get(11)?,
+            started_at: r.get(12)?,
+            duration_ms: r.get(13)?,
+            approval: r.get(14)?,
+        })
+    })?;
+    rows.collect()
+}
+
 /// The columns `read_message` reads, for `messages m`.
 const MESSAGE_COLUMNS: &str =
     "m.id, m.seq, m.role, m.content, m.thinking, m.tool_calls, m.tool_name,
@@ -404,36 +438,9 @@ impl Store {
             ))?;
             let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
             let on_path: std::collections::HashSet<i64> = messages.iter().map(|m| m.id).collect();
-            let mut st = c.prepare(
-                "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
-                        is_error, status, started_at, duration_ms, approval
-                 FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
-            )?;
-            let tool_calls = st
-                .query_map([id], |r| {
-                    let args: String = r.get(7)?;
-                    let raw: Option<String> = r.get(9)?;
-                    Ok(StoredToolCall {
-                        id: r.get(0)?,
-                        message_id: r.get(1)?,
-                        result_message_id: r.get(2)?,
-                        call_id: r.get(3)?,
-                        name: r.get(4)?,
-                        server: r.get(5)?,
-                        tool: r.get(6)?,
-                        arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
-                        result: r.get(8)?,
-                        result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
-                        is_error: r.get(10)?,
-                        status: r.get(11)?,
-                        started_at: r.get(12)?,
-                        duration_ms: r.get(13)?,
-                        approval: r.get(14)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?
+            let tool_calls = tool_calls_of(c, id)?
                 .into_iter()
-                .filter(|t: &StoredToolCall| on_path.contains(&t.message_id))
+                .filter(|t| on_path.contains(&t.message_id))
                 .collect();
             let (choice, settings): (Option<String>, Option<String>) = c.query_row(
                 "SELECT tool_choice, settings FROM conversations WHERE id = ?1",
