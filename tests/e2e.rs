@@ -2009,7 +2009,7 @@ async fn a_conversation_is_exported_to_a_markdown_file_with_its_tool_calls() {
 async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
     let fake = FakeOllama::start().await;
     fake.set_pull(30, Duration::from_millis(60));
-    let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
+    let (home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
     c.find(Locator::Css("#models-button"))
         .await
         .unwrap()
@@ -2062,6 +2062,28 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
         "document.querySelector('#pull-status').textContent === 'Cancelled.'",
     )
     .await;
+    // a model can be told to get its tools in text (no native tool calling): saved in settings
+    c.execute(
+        "const s = document.querySelector(\".model-row[data-name='fake-llama:latest'] .tool-mode\"); s.value = 'text'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let settings_file = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("settings.json");
+    let t = Instant::now();
+    loop {
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap();
+        if saved["toolModes"]["fake-llama:latest"] == "text" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{saved}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     // delete asks first
     let del = c
         .find(Locator::Css(
@@ -2082,6 +2104,22 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
         "!document.querySelector(\".model-row[data-name='qwen3:0.6b']\")",
     )
     .await;
+    // the text mode is used: no native tools in the request, the tools in the system prompt
+    c.find(Locator::Css("#models-close"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    fake.set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
+    send(&c, "hi").await;
+    wait_until(&c, "document.querySelector('.msg.assistant.complete')").await;
+    let sent = fake.chat_requests().last().unwrap().clone();
+    assert!(sent.get("tools").is_none(), "{sent}");
+    assert!(sent["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("- everything__echo:"));
     c.close().await.unwrap();
 }
 
@@ -2303,5 +2341,173 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
         .await
         .contains("llama.cpp"));
     screenshot(&c, "debug.png").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_conversation_is_renamed_pinned_deleted_and_brought_back() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|_req: &Value| Stream::new().text("Sure.").done().reply());
+    let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
+    send(&c, "first chat").await;
+    wait_until(&c, "document.querySelector('.msg.assistant.complete')").await;
+    c.find(Locator::Css("#new-chat"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    send(&c, "second chat").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('#conversation-list .conv').length === 2 && document.querySelector('.msg.assistant.complete')",
+    )
+    .await;
+    async fn menu(c: &Client, title: &str, action: &str) {
+        c.execute(
+            &format!("[...document.querySelectorAll('#conversation-list .conv')].find((r) => r.querySelector('.conv-title').textContent.endsWith('{title}')).querySelector('.conv-menu-button').click();"),
+            vec![],
+        )
+        .await
+        .unwrap();
+        wait_css(c, ".conv-menu").await;
+        c.find(Locator::Css(&format!(
+            ".conv-menu [data-action='{action}']"
+        )))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    }
+    let order = "return [...document.querySelectorAll('#conversation-list .conv')].sort((a, b) => a.offsetTop - b.offsetTop).map((r) => r.querySelector('.conv-title').textContent);";
+    // rename the open one: sidebar and header follow
+    menu(&c, "second chat", "Rename").await;
+    // the old title is selected: typing replaces it
+    let input = wait_css(&c, ".rename-input").await;
+    input.send_keys("Renamed chat\u{E007}").await.unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('#chat-title').textContent === 'Renamed chat'",
+    )
+    .await;
+    // pin the older one: it goes first, with its star
+    menu(&c, "first chat", "Pin").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('#conversation-list .conv.pinned').length === 1",
+    )
+    .await;
+    assert_eq!(
+        c.execute(order, vec![]).await.unwrap(),
+        json!(["★ first chat", "Renamed chat"])
+    );
+    // delete, then Undo
+    menu(&c, "Renamed chat", "Delete").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('#conversation-list .conv').length === 1",
+    )
+    .await;
+    assert_eq!(
+        text_content(&c, "#chat-title").await,
+        "New chat",
+        "the open chat was closed"
+    );
+    c.find(Locator::Css(".toast [data-action=undo]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelectorAll('#conversation-list .conv').length === 2",
+    )
+    .await;
+    assert_eq!(
+        c.execute(order, vec![]).await.unwrap(),
+        json!(["★ first chat", "Renamed chat"])
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn after_the_tool_round_limit_continue_goes_on_and_wrap_up_answers_without_tools() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        if req.get("tools").is_none() {
+            return Stream::new()
+                .text("Summing up: the echoes worked.")
+                .done()
+                .reply();
+        }
+        let n = req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        Stream::new()
+            .tool_call(
+                "e",
+                "everything__echo",
+                json!({"message": format!("round {n}")}),
+            )
+            .done()
+            .reply()
+    });
+    let allow = json!({"everything__echo": "allow"});
+    let (_home, _driver, c) = launch_with_everything(
+        json!({"llmUrl": fake.url, "toolPolicies": allow, "maxIterations": 2}),
+    )
+    .await;
+    send(&c, "echo forever").await;
+    wait_css(&c, ".notice [data-action=wrap-up]").await;
+    assert!(text_content(&c, ".notice")
+        .await
+        .contains("Stopped after 2 rounds"));
+    // Continue: two more rounds, then the buttons again
+    c.find(Locator::Css(".notice [data-action=continue]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 4 && document.querySelector('.notice [data-action=wrap-up]')",
+    )
+    .await;
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.msg.user').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(1),
+        "continuing adds no message of yours"
+    );
+    c.find(Locator::Css(".notice [data-action=wrap-up]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Summing up')",
+    )
+    .await;
+    assert!(
+        c.find(Locator::Css(".notice [data-action=wrap-up]"))
+            .await
+            .is_err(),
+        "the buttons are gone"
+    );
+    assert!(fake.chat_requests().last().unwrap().get("tools").is_none());
     c.close().await.unwrap();
 }

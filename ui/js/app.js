@@ -475,6 +475,12 @@ const modelsView = new ModelsView($('#models-dialog'), {
   cancel: (name) => ipc.cancelPull(name),
   remove: (name) => ipc.deleteModel(name),
   changed: () => refreshModels(),
+  toolMode: (name) => state.settings?.toolModes?.[name] ?? null,
+  setToolMode: async (name, mode) => {
+    const toolModes = { ...(state.settings?.toolModes ?? {}) };
+    if (mode) toolModes[name] = mode; else delete toolModes[name];
+    state.settings = await ipc.saveSettings({ ...state.settings, toolModes });
+  },
 });
 $('#models-button').addEventListener('click', () => modelsView.open());
 

@@ -5,7 +5,10 @@ import { el, $ } from '../dom.js';
 const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
 
 export class ModelsView {
-  /** api: { list() → models, pull(name, onProgress) → bool, cancel(name), remove(name), changed() } */
+  /**
+   * api: { list() → models, pull(name, onProgress) → bool, cancel(name), remove(name), changed(),
+   *        toolMode(name) → 'native' | 'text' | null, setToolMode(name, mode | null) }
+   */
   constructor(dialog, api) {
     this.dialog = dialog;
     this.api = api;
@@ -37,6 +40,17 @@ export class ModelsView {
     const li = el('li', { class: 'model-row', dataset: { name: m.name } },
       el('span', { class: 'model-name' }, m.name),
       el('span', { class: 'muted' }, [m.parameter_size, m.size ? size(m.size) : null].filter(Boolean).join(' · ')));
+    // how the model gets its tools: by its capabilities, or forced
+    const mode = el('select', { class: 'tool-mode', 'aria-label': `How ${m.name} gets its tools`,
+      title: 'Native: function calling. In text: tools described in the system prompt, calls read from the reply as JSON (for models without tool calling).',
+      onchange: async () => {
+        try { await this.api.setToolMode(m.name, mode.value || null); } catch (err) { $('#models-error', this.dialog).textContent = err?.message ?? String(err); }
+      } },
+    el('option', { value: '' }, 'Tools: automatic'),
+    el('option', { value: 'native' }, 'Tools: native'),
+    el('option', { value: 'text' }, 'Tools: in text'));
+    mode.value = this.api.toolMode(m.name) ?? '';
+    li.append(mode);
     const del = el('button', { type: 'button', class: 'btn small danger', dataset: { action: 'delete' }, onclick: async () => {
       if (del.dataset.armed !== 'true') {
         del.dataset.armed = 'true';
