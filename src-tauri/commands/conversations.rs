@@ -90,8 +90,14 @@ pub async fn show_branch(
     step: Option<i64>,
 ) -> CmdResult<ConversationView> {
     let store = &state.runtime.store;
-    let target = store.sibling(message_id, step.unwrap_or(0)).await?;
-    store.show_branch(id, target).await?;
+    match step.unwrap_or(0) {
+        // a search hit: its branch, unless it is shown already
+        0 => store.reveal(id, message_id).await?,
+        step => {
+            let target = store.sibling(message_id, step).await?;
+            store.show_branch(id, target).await?
+        }
+    }
     Ok(conversation_view(
         &state.runtime.store.conversation(id).await?,
     ))

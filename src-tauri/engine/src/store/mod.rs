@@ -538,6 +538,31 @@ impl Store {
         .await
     }
 
+    /// Makes sure `message_id` is shown: when it is on the shown branch already nothing changes;
+    /// otherwise [`Store::show_branch`] (a search hit on another branch).
+    pub async fn reveal(&self, conversation_id: i64, message_id: i64) -> Result<(), StoreError> {
+        let shown = self.call(move |c| {
+            let on: Option<i64> = c
+                .query_row(
+                    "WITH RECURSIVE path(id) AS (
+                        SELECT leaf_id FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
+                        UNION ALL
+                        SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL)
+                     SELECT id FROM path WHERE id = ?2",
+                    params![conversation_id, message_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            Ok(on.is_some())
+        })
+        .await?;
+        if shown {
+            Ok(())
+        } else {
+            self.show_branch(conversation_id, message_id).await
+        }
+    }
+
     /// Shows the branch through `message_id`: the leaf becomes its newest descendant (the newest
     /// child at each step), or the message itself.
     pub async fn show_branch(
@@ -908,6 +933,13 @@ mod tests {
         assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a3, 1, 2)]);
         s.show_branch(c, a1).await.unwrap();
         assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a1, 0, 2)]);
+        // revealing a message already shown changes nothing (a search hit on the shown branch)...
+        s.reveal(c, u1).await.unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a1, 0, 2)]);
+        // ...one on another branch shows that branch
+        s.reveal(c, a3).await.unwrap();
+        assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a3, 1, 2)]);
+        s.show_branch(c, a1).await.unwrap();
         // showing u1's branch again follows its newest child
         s.show_branch(c, u1).await.unwrap();
         assert_eq!(path(&s, c).await, vec![(u1, 0, 2), (a3, 1, 2)]);
