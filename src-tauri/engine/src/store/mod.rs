@@ -345,16 +345,20 @@ fn read_summary(r: &rusqlite::Row) -> rusqlite::Result<ConversationSummary> {
 }
 
 /// The snippet is the leaf's text, or its nearest user/assistant ancestor's with text (a tool
-/// message or an empty reply at the end is skipped).
+/// message or an empty reply at the end is skipped). The leaf is tried first on its own: the walk
+/// up is only needed when it has no text, and COALESCE stops at the first answer.
 const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.updated_at,
     (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id), c.pinned,
-    (WITH RECURSIVE up(id, parent_id, role, content, depth) AS (
+    COALESCE(
+     (SELECT substr(m.content, 1, 160) FROM messages m
+      WHERE m.id = c.leaf_id AND m.role IN ('user', 'assistant') AND m.content <> ''),
+     (WITH RECURSIVE up(id, parent_id, role, content, depth) AS (
         SELECT m.id, m.parent_id, m.role, m.content, 0 FROM messages m WHERE m.id = c.leaf_id
         UNION ALL
         SELECT m.id, m.parent_id, m.role, m.content, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id
         WHERE up.depth < 8)
      SELECT substr(content, 1, 160) FROM up
-     WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1)
+     WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1))
     FROM conversations c";
 
 impl Store {
@@ -1051,6 +1055,19 @@ mod tests {
         assert_eq!(s.list_conversations().await.unwrap().len(), 1);
         s.restore_conversation(c).await.unwrap();
         assert_eq!(s.search("otter", 10).await.unwrap().len(), 1);
+        let listed = s.list_conversations().await.unwrap();
+        assert_eq!(listed[1].snippet, "Rewritten.");
+        // a leaf without text of its own (a tool result, an empty reply): the nearest text above
+        s.append_message(
+            c,
+            &Message::new(Role::Tool, "tool output"),
+            status::COMPLETE,
+        )
+        .await
+        .unwrap();
+        s.append_message(c, &Message::new(Role::Assistant, ""), status::COMPLETE)
+            .await
+            .unwrap();
         let listed = s.list_conversations().await.unwrap();
         assert_eq!(listed[1].snippet, "Rewritten.");
         s.rename_conversation(c, "  Sea otters ").await.unwrap();
