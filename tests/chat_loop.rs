@@ -119,16 +119,18 @@ impl Rig {
 }
 
 /// The fake model: calls the given tools once, then answers with what the tools returned.
-fn call_then_answer(
-    calls: Vec<(&'static str, &'static str, Value)>,
-) -> impl Fn(&Value) -> fake_ollama::Reply {
+fn call_then_answer(calls: Vec<(&str, &str, Value)>) -> impl Fn(&Value) -> fake_ollama::Reply {
+    let calls: Vec<(String, String, Value)> = calls
+        .into_iter()
+        .map(|(i, n, a)| (i.to_string(), n.to_string(), a))
+        .collect();
     move |req: &Value| {
         if last_message(req)["role"] == "user" {
             Stream::new()
                 .tool_calls(
                     &calls
                         .iter()
-                        .map(|(i, n, a)| (*i, *n, a.clone()))
+                        .map(|(i, n, a)| (i.as_str(), n.as_str(), a.clone()))
                         .collect::<Vec<_>>(),
                 )
                 .done()
@@ -2069,18 +2071,25 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
         down.error.as_deref().unwrap().contains("127.0.0.1"),
         "{down:?}"
     );
+    echo_and_sum_through(&r, "remote", "over HTTP").await;
+    r.host.shutdown().await;
+}
+
+/// A turn that calls server-everything's echo and get-sum on `server` (any transport): both results
+/// arrive and are stored.
+async fn echo_and_sum_through(r: &Rig, server: &str, message: &str) {
     r.fake.set_responder(call_then_answer(vec![
-        ("e", "remote__echo", json!({"message": "over HTTP"})),
-        ("s", "remote__get-sum", json!({"a": 40, "b": 2})),
+        ("e", &format!("{server}__echo"), json!({"message": message})),
+        ("s", &format!("{server}__get-sum"), json!({"a": 40, "b": 2})),
     ]));
-    let (summary, _) = r.turn("use the remote server").await;
+    let (summary, _) = r.turn(&format!("use {server}")).await;
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert!(
         conv.tool_calls[0]
             .result
             .as_deref()
             .unwrap()
-            .contains("over HTTP"),
+            .contains(message),
         "{:?}",
         conv.tool_calls[0]
     );
@@ -2089,7 +2098,6 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
         "{:?}",
         conv.tool_calls[1]
     );
-    r.host.shutdown().await;
 }
 
 /// Over Streamable HTTP and legacy SSE too, a call reports progress, and the server's
@@ -2295,26 +2303,7 @@ async fn a_legacy_http_sse_server_works_through_our_own_transport() {
         wrong.error.as_deref().unwrap().contains("answered 404"),
         "{wrong:?}"
     );
-    r.fake.set_responder(call_then_answer(vec![
-        ("e", "legacy__echo", json!({"message": "over SSE"})),
-        ("s", "legacy__get-sum", json!({"a": 40, "b": 2})),
-    ]));
-    let (summary, _) = r.turn("use the legacy server").await;
-    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
-    assert!(
-        conv.tool_calls[0]
-            .result
-            .as_deref()
-            .unwrap()
-            .contains("over SSE"),
-        "{:?}",
-        conv.tool_calls[0]
-    );
-    assert!(
-        conv.tool_calls[1].result.as_deref().unwrap().contains("42"),
-        "{:?}",
-        conv.tool_calls[1]
-    );
+    echo_and_sum_through(&r, "legacy", "over SSE").await;
     r.host.shutdown().await;
 }
 

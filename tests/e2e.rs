@@ -208,6 +208,16 @@ async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
     type_in_file_dialog(title, path, true).await
 }
 
+/// Clicks the element `css` finds (it must be there).
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
 /// Writes a screenshot to docs/screenshots/NAME once the page has painted what the DOM holds.
 async fn screenshot(c: &Client, name: &str) {
     c.execute_async(
@@ -365,12 +375,7 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     screenshot(&c, "chat.png").await;
 
     // ---- hostile HTML in a reply renders as inert text ----
-    c.find(Locator::Css("#new-chat"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#new-chat").await;
     send(&c, "show me xss").await;
     wait_css(&c, ".msg.assistant.complete").await;
     let body = text_content(&c, ".msg.assistant.complete .body").await;
@@ -396,12 +401,7 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
         active,
         json!({"xss": null, "imgs": 0, "scripts": 0, "jsLinks": 0})
     );
-    c.find(Locator::Css(".msg.assistant.complete .body a"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".msg.assistant.complete .body a").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         c.execute("return window.__xss ?? null;", vec![])
@@ -491,12 +491,7 @@ async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
     assert!(banner.contains("ollama serve"), "{banner}");
     assert!(banner.contains("Settings"), "{banner}");
     // Settings opens from the banner with the URL in it
-    c.find(Locator::Css("#banner-settings"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#banner-settings").await;
     wait_css(&c, "#settings-dialog[open]").await;
     let url = c
         .execute(
@@ -512,12 +507,7 @@ async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
     let field = wait_css(&c, "#set-llm-url").await;
     field.clear().await.unwrap();
     field.send_keys(&fake.url).await.unwrap();
-    c.find(Locator::Css("#settings-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#settings-save").await;
     wait_css(&c, "#settings-dialog:not([open])").await;
     wait_css(&c, "#banner[hidden]").await;
     wait_until(
@@ -620,12 +610,7 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
     assert!(text_content(&c, "#servers-summary")
         .await
         .contains("2/3 servers"));
-    c.find(Locator::Css("#servers-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#servers-button").await;
     wait_until(
         &c,
         "document.querySelector('#servers-list .server.failed')?.textContent.includes('Failed while: the MCP handshake (initialize)')",
@@ -703,12 +688,7 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
         "no 'always' for a destructive tool"
     );
     screenshot(&c, "approval.png").await;
-    c.find(Locator::Css(".approval [data-action='deny']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".approval [data-action='deny']").await;
     wait_css(&c, ".tool-card.error").await;
     assert_eq!(
         text_content(&c, ".tool-card .card-approval").await,
@@ -725,14 +705,11 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
     wait_until(&c, "!document.querySelector('#send').hidden").await;
     send(&c, "save it after all").await;
     wait_until(&c, "document.querySelectorAll('.tool-card').length === 2 && !!document.querySelectorAll('.tool-card')[1].querySelector('.approval')").await;
-    c.find(Locator::Css(
+    click(
+        &c,
         ".tool-card.awaiting .approval [data-action='allowOnce']",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    )
+    .await;
     wait_until(
         &c,
         "document.querySelectorAll('.tool-card.ok').length === 1",
@@ -744,23 +721,11 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
     wait_until(&c, "!document.querySelector('#send').hidden").await;
     send(&c, "save it once more").await;
     wait_until(&c, "document.querySelectorAll('.tool-card').length === 3 && !!document.querySelectorAll('.tool-card')[2].querySelector('.approval')").await;
-    c.find(Locator::Css(".tool-card.awaiting [data-action='edit']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".tool-card.awaiting [data-action='edit']").await;
     let editor = wait_css(&c, ".tool-card.awaiting .args-editor").await;
     editor.clear().await.unwrap();
     editor.send_keys(r#"{"path": 5}"#).await.unwrap();
-    c.find(Locator::Css(
-        ".tool-card.awaiting [data-action='allowOnce']",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(&c, ".tool-card.awaiting [data-action='allowOnce']").await;
     wait_until(
         &c,
         "document.querySelector('.approval-error')?.textContent.includes('do not fit')",
@@ -773,14 +738,7 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
         .send_keys(r#"{"path": "edited.txt", "content": "hello, edited"}"#)
         .await
         .unwrap();
-    c.find(Locator::Css(
-        ".tool-card.awaiting [data-action='allowOnce']",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(&c, ".tool-card.awaiting [data-action='allowOnce']").await;
     wait_until(
         &c,
         "document.querySelectorAll('.tool-card.ok').length === 2",
@@ -832,12 +790,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
         "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
     )
     .await;
-    c.find(Locator::Css("#servers-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
 
     let fill = |c: &Client, css: &'static str, text: String| {
@@ -849,20 +802,10 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
         }
     };
     // a name that is taken is refused next to the field, nothing is saved
-    c.find(Locator::Css("#server-add"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-add").await;
     fill(&c, "#srv-name", "Calculator".into()).await;
     fill(&c, "#srv-command", "python3".into()).await;
-    c.find(Locator::Css("#server-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-save").await;
     wait_until(&c, "document.querySelector('.field-error[data-for=name]').textContent.includes('already a server')").await;
 
     // add a real one: it starts, its tools show
@@ -873,12 +816,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
         support::fixture("dynamic_server.py").display().to_string(),
     )
     .await;
-    c.find(Locator::Css("#server-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-save").await;
     wait_css(&c, ".server.running[data-name='dynamic']").await;
     wait_until(&c, "document.querySelector(\".server[data-name='dynamic'] .server-tools\")?.textContent.includes('grow')").await;
     wait_until(
@@ -896,21 +834,9 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     );
 
     // break its command: the doctor says why
-    c.find(Locator::Css(
-        ".server[data-name='dynamic'] [data-act='edit']",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(&c, ".server[data-name='dynamic'] [data-act='edit']").await;
     fill(&c, "#srv-command", "python3-not-installed".into()).await;
-    c.find(Locator::Css("#server-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-save").await;
     wait_css(&c, ".server.failed[data-name='dynamic']").await;
     let why = text_content(&c, ".server[data-name='dynamic'] .server-error").await;
     assert!(
@@ -920,14 +846,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     screenshot(&c, "servers.png").await;
 
     // disable, then delete
-    c.find(Locator::Css(
-        ".server[data-name='dynamic'] [data-act='toggle']",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(&c, ".server[data-name='dynamic'] [data-act='toggle']").await;
     wait_css(&c, ".server.disabled[data-name='dynamic']").await;
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
@@ -967,19 +886,9 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
     )
     .await;
-    c.find(Locator::Css("#servers-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
-    c.find(Locator::Css("#server-import"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-import").await;
     let claude_desktop = json!({
         "mcpServers": {
             "dyn": {"command": "python3", "args": [support::fixture("dynamic_server.py")]},
@@ -999,23 +908,13 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         .send_keys("{\"mcpServers\": ")
         .await
         .unwrap();
-    c.find(Locator::Css("#import-preview-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#import-preview-button").await;
     wait_until(
         &c,
         "document.querySelector('#import-error').textContent.length > 0",
     )
     .await;
-    c.find(Locator::Css("#import-choose"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#import-choose").await;
     // the real GTK file dialog: type the path into it (xdotool), as a person would
     pick_in_file_dialog("Import MCP servers", &claude_file).await;
     wait_css(&c, ".import-row").await;
@@ -1042,12 +941,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         json!(["dyn", "calculator-imported"]),
         "the conflicting name gets a free one"
     );
-    c.find(Locator::Css("#import-go"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#import-go").await;
     wait_css(&c, ".server.running[data-name='dyn']").await;
     wait_css(&c, ".server.running[data-name='calculator-imported']").await;
     wait_css(&c, ".server.running[data-name='calculator']").await;
@@ -1060,12 +954,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         "the existing one is kept"
     );
 
-    c.find(Locator::Css("#server-export"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-export").await;
     wait_css(&c, "#export-panel:not([hidden])").await;
     let exported = c
         .execute(
@@ -1162,19 +1051,9 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
     let driver = Driver::start(home.path());
     let c = driver.session().await;
     wait_css(&c, "body[data-ready='true']").await;
-    c.find(Locator::Css("#servers-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
-    c.find(Locator::Css("#server-add"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-add").await;
     wait_css(&c, "#srv-name")
         .await
         .send_keys("remote")
@@ -1198,12 +1077,7 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
         .send_keys("not a url")
         .await
         .unwrap();
-    c.find(Locator::Css("#server-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-save").await;
     wait_until(&c, "document.querySelector('.field-error[data-for=url]').textContent.includes('is not an http')").await;
     let url = c.find(Locator::Css("#srv-url")).await.unwrap();
     url.clear().await.unwrap();
@@ -1216,12 +1090,7 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
         .send_keys("X-Test: yes")
         .await
         .unwrap();
-    c.find(Locator::Css("#server-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#server-save").await;
     wait_css(&c, ".server.running[data-name='remote']").await;
     let row = text_content(&c, ".server[data-name='remote']").await;
     assert!(
@@ -1274,12 +1143,7 @@ async fn a_long_tool_call_shows_progress_and_its_stop_button_cancels_it() {
     assert!(shown.ends_with('%'), "{shown}");
     screenshot(&c, "progress.png").await;
     let t = Instant::now();
-    c.find(Locator::Css(".tool-card.running .card-stop"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".tool-card.running .card-stop").await;
     wait_css(&c, ".tool-card.error").await;
     assert!(t.elapsed() < Duration::from_secs(10));
     assert!(text_content(&c, ".tool-card .result")
@@ -1341,12 +1205,7 @@ async fn a_server_asks_for_input_with_a_form_built_from_its_schema() {
         .await
         .unwrap();
     screenshot(&c, "elicitation.png").await;
-    c.find(Locator::Css(".elicitation [data-action=accept]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".elicitation [data-action=accept]").await;
     wait_until(
         &c,
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('Grace Hopper')",
@@ -1394,12 +1253,7 @@ async fn a_server_uses_the_model_only_after_the_user_says_yes() {
         .chat_requests()
         .iter()
         .any(|q| q["messages"][0]["content"] == "You are a helpful test server."));
-    c.find(Locator::Css(".sampling [data-action=allow-sampling]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".sampling [data-action=allow-sampling]").await;
     wait_css(&c, ".sampling-reply").await;
     assert_eq!(text_content(&c, ".sampling-reply").await, "Cobalt blue.");
     wait_until(
@@ -1431,12 +1285,7 @@ async fn slash_inserts_a_prompt_and_an_attached_resource_goes_with_the_message()
     let city = wait_css(&c, ".prompt-form [data-name=city] input").await;
     screenshot(&c, "prompt-form.png").await;
     // the required argument is checked before anything is sent
-    c.find(Locator::Css(".prompt-form [data-action=insert-prompt]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".prompt-form [data-action=insert-prompt]").await;
     assert!(text_content(&c, ".prompt-form .field-error")
         .await
         .contains("city"));
@@ -1450,12 +1299,7 @@ async fn slash_inserts_a_prompt_and_an_attached_resource_goes_with_the_message()
     assert!(fake.chat_requests().is_empty(), "inserted, not sent");
 
     // 📎 lists the resources; picking one attaches it as a chip
-    c.find(Locator::Css("#attach"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#attach").await;
     wait_css(&c, "#composer-menu .menu-item").await;
     c.execute(
         "[...document.querySelectorAll('#composer-menu .menu-item')].find((n) => n.textContent.includes('features.md'))
@@ -1469,12 +1313,7 @@ async fn slash_inserts_a_prompt_and_an_attached_resource_goes_with_the_message()
         .await
         .contains("features.md"));
     screenshot(&c, "attachment.png").await;
-    c.find(Locator::Css("#send"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#send").await;
     wait_until(
         &c,
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('Read it.')",
@@ -1507,12 +1346,7 @@ async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
     )
     .await;
     let total = text_content(&c, "#tools-button").await;
-    c.find(Locator::Css("#tools-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#tools-button").await;
     wait_css(&c, "#tools-panel [data-tool='everything/get-sum']")
         .await
         .click()
@@ -1546,19 +1380,9 @@ async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
     );
 
     // the choice belongs to the conversation: a new chat has everything on, reopening restores it
-    c.find(Locator::Css("#new-chat"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#new-chat").await;
     assert_eq!(text_content(&c, "#tools-button").await, total);
-    c.find(Locator::Css("#conversation-list .conv"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#conversation-list .conv").await;
     wait_until(
         &c,
         &format!(
@@ -1568,12 +1392,7 @@ async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
     )
     .await;
     // turning the whole server off for this chat: nothing is offered in its next turn
-    c.find(Locator::Css("#tools-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#tools-button").await;
     wait_css(&c, "#tools-panel [data-server='everything'] legend input")
         .await
         .click()
@@ -1597,12 +1416,7 @@ async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
 
 /// Adds a server through the settings form: name, transport, URL.
 async fn add_remote_server(c: &Client, name: &str, transport: &str, url: &str) {
-    c.find(Locator::Css("#server-add"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, "#server-add").await;
     wait_css(c, "#srv-name")
         .await
         .send_keys(name)
@@ -1620,12 +1434,7 @@ async fn add_remote_server(c: &Client, name: &str, transport: &str, url: &str) {
         .send_keys(url)
         .await
         .unwrap();
-    c.find(Locator::Css("#server-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, "#server-save").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1670,12 +1479,7 @@ async fn legacy_sse_and_rest_servers_are_added_in_settings_and_their_tools_run()
     let driver = Driver::start(home.path());
     let c = driver.session().await;
     wait_css(&c, "body[data-ready='true']").await;
-    c.find(Locator::Css("#servers-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
     add_remote_server(
         &c,
@@ -1697,12 +1501,7 @@ async fn legacy_sse_and_rest_servers_are_added_in_settings_and_their_tools_run()
         rest.contains("REST") && rest.contains("word_count"),
         "{rest}"
     );
-    c.find(Locator::Css("#servers-close"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#servers-close").await;
     send(&c, "use both").await;
     wait_until(
         &c,
@@ -1746,23 +1545,13 @@ async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
         launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
     let folder = home.path().join("my-projects");
     std::fs::create_dir_all(&folder).unwrap();
-    c.find(Locator::Css("#settings-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#settings-button").await;
     wait_css(&c, "#set-roots")
         .await
         .send_keys(&folder.display().to_string())
         .await
         .unwrap();
-    c.find(Locator::Css("#settings-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#settings-save").await;
     wait_until(&c, "!document.querySelector('#settings-dialog').open").await;
     // the running server was told (roots/list_changed) and asks again (roots/list); give it a moment
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -1808,12 +1597,7 @@ async fn search_finds_a_word_in_a_tool_result_and_opens_that_message() {
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('Done.')",
     )
     .await;
-    c.find(Locator::Css("#new-chat"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#new-chat").await;
     send(&c, "just hello").await;
     wait_until(
         &c,
@@ -1855,12 +1639,7 @@ async fn search_finds_a_word_in_a_tool_result_and_opens_that_message() {
         "only the chat whose tool result has the word"
     );
     screenshot(&c, "search.png").await;
-    c.find(Locator::Css("#conversation-list .hit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#conversation-list .hit").await;
     wait_until(
         &c,
         "document.querySelector('#chat-title').textContent === 'echo please'",
@@ -1894,12 +1673,7 @@ async fn an_edited_message_is_a_new_branch_and_the_versions_can_be_switched() {
     let edit = wait_css(&c, ".msg.user .edit-box").await;
     edit.clear().await.unwrap();
     edit.send_keys("second version").await.unwrap();
-    c.find(Locator::Css("[data-action=save-edit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "[data-action=save-edit]").await;
     wait_until(&c, "document.querySelector('.msg.assistant .body')?.textContent.includes('You said: second version')").await;
     wait_until(
         &c,
@@ -1918,12 +1692,7 @@ async fn an_edited_message_is_a_new_branch_and_the_versions_can_be_switched() {
         .collect();
     assert_eq!(users, vec!["second version"]);
     // back to the first version
-    c.find(Locator::Css(".msg.user .branch-step[data-step='-1']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".msg.user .branch-step[data-step='-1']").await;
     wait_until(
         &c,
         "document.querySelector('.msg.user .branch-pos')?.textContent === '1/2'",
@@ -1972,22 +1741,10 @@ async fn a_conversation_is_exported_to_a_markdown_file_with_its_tool_calls() {
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('42')",
     )
     .await;
-    c.find(Locator::Css("#conversation-list .conv .conv-menu-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#conversation-list .conv .conv-menu-button").await;
     wait_css(&c, ".conv-menu").await;
     screenshot(&c, "library-menu.png").await;
-    c.find(Locator::Css(
-        ".conv-menu [data-action='Export as Markdown']",
-    ))
-    .await
-    .unwrap()
-    .click()
-    .await
-    .unwrap();
+    click(&c, ".conv-menu [data-action='Export as Markdown']").await;
     let target = home.path().join("add forty and two.md");
     save_in_file_dialog("Export conversation", &target).await;
     wait_until(
@@ -2010,12 +1767,7 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
     let fake = FakeOllama::start().await;
     fake.set_pull(30, Duration::from_millis(60));
     let (home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
-    c.find(Locator::Css("#models-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#models-button").await;
     wait_css(
         &c,
         "#models-dialog[open] .model-row[data-name='fake-llama:latest']",
@@ -2023,12 +1775,7 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
     .await;
     let name = c.find(Locator::Css("#pull-name")).await.unwrap();
     name.send_keys("qwen3:0.6b").await.unwrap();
-    c.find(Locator::Css("#pull-start"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#pull-start").await;
     // the bar moves while it downloads
     wait_until(&c, "(() => { const b = document.querySelector('#pull-bar'); return !document.querySelector('#pull-progress').hidden && b.max === 1000000 && b.value > 0 && b.value < b.max; })()").await;
     assert!(text_content(&c, "#pull-status").await.contains("%"));
@@ -2044,19 +1791,9 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
     // a second download, cancelled
     fake.set_pull(100, Duration::from_millis(60));
     name.send_keys("big:70b").await.unwrap();
-    c.find(Locator::Css("#pull-start"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#pull-start").await;
     wait_until(&c, "document.querySelector('#pull-bar').value > 0").await;
-    c.find(Locator::Css("#pull-cancel"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#pull-cancel").await;
     wait_until(
         &c,
         "document.querySelector('#pull-status').textContent === 'Cancelled.'",
@@ -2105,12 +1842,7 @@ async fn pulling_a_model_shows_a_progress_bar_and_the_model_appears() {
     )
     .await;
     // the text mode is used: no native tools in the request, the tools in the system prompt
-    c.find(Locator::Css("#models-close"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#models-close").await;
     fake.set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
     send(&c, "hi").await;
     wait_until(&c, "document.querySelector('.msg.assistant.complete')").await;
@@ -2224,12 +1956,7 @@ async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_pag
     let n = c.execute(rows, vec![]).await.unwrap().as_u64().unwrap();
     assert!(n < 60, "{n}");
     // the browser screen: the same list at full width
-    c.find(Locator::Css("#library-toggle"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#library-toggle").await;
     wait_until(&c, "document.body.classList.contains('library')").await;
     c.execute(
         "const l = document.querySelector('#conversation-list'); l.scrollTop = 0;",
@@ -2238,12 +1965,7 @@ async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_pag
     .await
     .unwrap();
     screenshot(&c, "library.png").await;
-    c.find(Locator::Css("#conversation-list .conv[data-id]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#conversation-list .conv[data-id]").await;
     wait_until(
         &c,
         "!document.body.classList.contains('library') && document.querySelector('.msg.assistant')",
@@ -2276,18 +1998,8 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
     let driver = Driver::start(home.path());
     let c = driver.session().await;
     wait_css(&c, "body[data-ready='true']").await;
-    c.find(Locator::Css("#settings-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::Css("#add-provider"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#settings-button").await;
+    click(&c, "#add-provider").await;
     wait_css(&c, ".provider-row .prov-name")
         .await
         .send_keys("llama.cpp")
@@ -2305,12 +2017,7 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
         .send_keys("sk-test")
         .await
         .unwrap();
-    c.find(Locator::Css("#settings-save"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#settings-save").await;
     wait_until(&c, "[...document.querySelectorAll('#model-select option')].some((o) => o.value === 'gemma-270m.gguf' && o.dataset.provider === 'llama-cpp')").await;
     c.execute("const s = document.querySelector('#model-select'); [...s.options].find((o) => o.value === 'gemma-270m.gguf').selected = true; s.dispatchEvent(new Event('change'));", vec![]).await.unwrap();
     send(&c, "hello").await;
@@ -2325,12 +2032,7 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
             .unwrap();
     assert_eq!(saved["providers"][0]["url"], format!("{}/v1", fake.url));
     // the debug view: the exact request and the streamed events
-    c.find(Locator::Css("#debug-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#debug-button").await;
     wait_css(&c, "#debug-dialog[open] .debug-call").await;
     let request = text_content(&c, ".debug-call .debug-request").await;
     assert!(
@@ -2352,12 +2054,7 @@ async fn a_conversation_is_renamed_pinned_deleted_and_brought_back() {
     let (_home, _driver, c) = launch_with_everything(json!({"llmUrl": fake.url})).await;
     send(&c, "first chat").await;
     wait_until(&c, "document.querySelector('.msg.assistant.complete')").await;
-    c.find(Locator::Css("#new-chat"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#new-chat").await;
     send(&c, "second chat").await;
     wait_until(
         &c,
@@ -2372,14 +2069,7 @@ async fn a_conversation_is_renamed_pinned_deleted_and_brought_back() {
         .await
         .unwrap();
         wait_css(c, ".conv-menu").await;
-        c.find(Locator::Css(&format!(
-            ".conv-menu [data-action='{action}']"
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+        click(c, &format!(".conv-menu [data-action='{action}']")).await;
     }
     let order = "return [...document.querySelectorAll('#conversation-list .conv')].sort((a, b) => a.offsetTop - b.offsetTop).map((r) => r.querySelector('.conv-title').textContent);";
     // rename the open one: sidebar and header follow
@@ -2415,12 +2105,7 @@ async fn a_conversation_is_renamed_pinned_deleted_and_brought_back() {
         "New chat",
         "the open chat was closed"
     );
-    c.find(Locator::Css(".toast [data-action=undo]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".toast [data-action=undo]").await;
     wait_until(
         &c,
         "document.querySelectorAll('#conversation-list .conv').length === 2",
@@ -2470,12 +2155,7 @@ async fn after_the_tool_round_limit_continue_goes_on_and_wrap_up_answers_without
         .await
         .contains("Stopped after 2 rounds"));
     // Continue: two more rounds, then the buttons again
-    c.find(Locator::Css(".notice [data-action=continue]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".notice [data-action=continue]").await;
     wait_until(
         &c,
         "document.querySelectorAll('.tool-card.ok').length === 4 && document.querySelector('.notice [data-action=wrap-up]')",
@@ -2491,12 +2171,7 @@ async fn after_the_tool_round_limit_continue_goes_on_and_wrap_up_answers_without
         json!(1),
         "continuing adds no message of yours"
     );
-    c.find(Locator::Css(".notice [data-action=wrap-up]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, ".notice [data-action=wrap-up]").await;
     wait_until(
         &c,
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('Summing up')",

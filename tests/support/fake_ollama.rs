@@ -395,11 +395,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
             s.authorizations.push(authorization);
             match (method.as_str(), path.as_str()) {
                 ("POST", "/v1/chat/completions") => {
-                    let model = req
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
+                    let model = model_of(&req);
                     if !s.models.contains(&model) {
                         openai_error(404, &format!("model '{model}' not found"))
                     } else if let Some(f) = &s.openai_responder {
@@ -427,11 +423,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                     }
                 }
                 ("POST", "/api/chat") => {
-                    let model = req
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
+                    let model = model_of(&req);
                     if !s.models.contains(&model) {
                         model_not_found(&model)
                     } else if let Some(r) = s.script.pop_front() {
@@ -469,11 +461,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                     }
                 }
                 ("POST", "/api/pull") => {
-                    let model = req
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
+                    let model = model_of(&req);
                     if model.starts_with("missing") {
                         json_error(500, "pull model manifest: file does not exist")
                     } else {
@@ -509,11 +497,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                     }
                 }
                 ("DELETE", "/api/delete") => {
-                    let model = req
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
+                    let model = model_of(&req);
                     if let Some(i) = s.models.iter().position(|m| *m == model) {
                         s.models.remove(i);
                         Reply {
@@ -565,6 +549,14 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
         sock.write_all(b"0\r\n\r\n").await?;
         sock.flush().await?;
     }
+}
+
+/// The `model` a request names ("" when none).
+fn model_of(req: &Value) -> String {
+    req.get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn find(h: &[u8], n: &[u8]) -> Option<usize> {
