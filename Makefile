@@ -20,8 +20,9 @@ test-deps:
 build: deps
 	$(CARGO) build
 
-# Unit and integration tests (engine, the loop against real MCP servers, the CLI), then the
-# E2E tests in the real window under Xvfb. A plain `cargo build` first: E2E drives that binary.
+# Unit and integration tests (the engine headless: src-tauri/engine/tests/it; the app's CLI and the
+# conformance suite: tests/app), then the E2E tests in the real window under Xvfb (tests/e2e).
+# A plain `cargo build` first: E2E drives that binary.
 test: test-deps
 	$(CARGO) build
 	$(CARGO) test --workspace
@@ -31,14 +32,17 @@ test: test-deps
 # through the OpenAI-compatible provider, one turn that reaches the built-in calculator.
 test-real-llm: test-deps
 	$(CARGO) build
-	set -a && eval "$$(scripts/real-llm.sh)" && set +a && $(CARGO) test --test real_llm -- --ignored --nocapture
+	set -a && eval "$$(scripts/real-llm.sh)" && set +a && $(CARGO) test -p switchboard-engine --test it real_llm -- --ignored --nocapture
 
 e2e:
 	$(CARGO) build
 	xvfb-run -a -s "-screen 0 1280x800x24" $(CARGO) test --test e2e -- --ignored --test-threads=1
 
-# Part of the E2E run: writes docs/screenshots/chat.png.
+# The E2E run writes its screenshots under target/screenshots (a test run leaves the tree clean);
+# this copies them over the ones the README shows.
 screenshots: e2e
+	mkdir -p docs/screenshots
+	cp target/screenshots/*.png docs/screenshots/
 
 # The installable .deb (target/release/bundle/deb/), with the npm Tauri CLI. The built-in servers' small
 # binary goes in next to the app (an external binary named the way Tauri wants: NAME-<target triple>).

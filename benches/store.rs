@@ -18,7 +18,7 @@ use switchboard_engine::llm::{Message, Role};
 use switchboard_engine::store::exchange::{
     ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
 };
-use switchboard_engine::store::{status, Store};
+use switchboard_engine::store::{Approval, MessageStatus, Store, ToolCallStatus};
 
 const CONVERSATIONS: usize = 10_000;
 const PER_CONVERSATION: usize = 100;
@@ -97,10 +97,11 @@ fn conversation(r: &mut Rng, words: &[String], n: usize, title: String) -> Expor
                 )),
                 result_raw: None,
                 is_error: false,
-                status: "done".into(),
+                status: ToolCallStatus::Done,
                 started_at: 0,
                 duration_ms: Some(3),
-                approval: Some("read-only".into()),
+                approval: Some(Approval::ReadOnly),
+                arguments_edited: false,
             });
             content.clear();
             messages.push(msg(id, parent, Role::Assistant, content));
@@ -137,7 +138,8 @@ fn msg(id: i64, parent: Option<i64>, role: Role, content: String) -> ExportedMes
         tool_calls: vec![],
         tool_name: None,
         tool_call_id: None,
-        status: status::COMPLETE.into(),
+        status: MessageStatus::Complete,
+        notice: None,
         created_at: 0,
     }
 }
@@ -248,7 +250,7 @@ fn benches(c: &mut Criterion) {
                 .append_message(
                     id,
                     &Message::new(role, sentence(&mut r, &words, 30)),
-                    status::COMPLETE,
+                    MessageStatus::Complete,
                 )
                 .await
                 .unwrap();

@@ -1,52 +1,90 @@
+//! The window may call exactly the app's own commands. Their one list is the `handler!` macro in
+//! `src-tauri/commands/mod.rs`; from it this script allows each command in the app manifest
+//! (none is allowed by default), writes the window's capability file, and checks that
+//! `ui/js/ipc.js` (the only module that calls commands) calls exactly these: a command cannot be
+//! half-registered.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const LIST: &str = "src-tauri/commands/mod.rs";
+const IPC: &str = "ui/js/ipc.js";
+const CAPABILITY: &str = "src-tauri/capabilities/main.json";
+
 fn main() {
-    // Every command the window may call must be listed here and granted in
-    // src-tauri/capabilities/ (least privilege: the app's own commands are not allowed by default).
-    let commands = &[
-        "app_info",
-        "get_settings",
-        "save_settings",
-        "list_models",
-        "list_conversations",
-        "load_conversation",
-        "send_message",
-        "stop_turn",
-        "resolve_approval",
-        "cancel_tool_call",
-        "answer_elicitation",
-        "mcp_servers",
-        "mcp_config",
-        "save_mcp_server",
-        "delete_mcp_server",
-        "set_mcp_server_enabled",
-        "restart_mcp_server",
-        "preview_mcp_import",
-        "import_mcp_servers",
-        "export_mcp_config",
-        "render_markdown",
-        "delete_model",
-        "cancel_pull",
-        "pull_model",
-        "model_capabilities",
-        "import_conversation",
-        "export_conversation",
-        "llm_calls",
-        "set_conversation_settings",
-        "show_branch",
-        "duplicate_conversation",
-        "restore_conversation",
-        "delete_conversation",
-        "set_conversation_pinned",
-        "rename_conversation",
-        "search_conversations",
-        "set_conversation_tools",
-        "pick_mcp_import_file",
-        "mcp_resources",
-        "get_mcp_prompt",
-        "mcp_prompts",
-        "resolve_sampling",
-    ];
+    println!("cargo:rerun-if-changed={LIST}");
+    println!("cargo:rerun-if-changed={IPC}");
+    let commands = listed_commands();
+    check_ipc(&commands);
+    write_capability(&commands);
+    // the manifest wants names that live as long as the build script
+    let names: Vec<&'static str> = commands
+        .into_iter()
+        .map(|c| &*Box::leak(c.into_boxed_str()))
+        .collect();
+    let names: &'static [&'static str] = Box::leak(names.into_boxed_slice());
     let attrs = tauri_build::Attributes::new()
         .capabilities_path_pattern("src-tauri/capabilities/**/*")
-        .app_manifest(tauri_build::AppManifest::new().commands(commands));
+        .app_manifest(tauri_build::AppManifest::new().commands(names));
     tauri_build::try_build(attrs).expect("tauri-build failed");
+}
+
+/// The names between the `commands-begin` and `commands-end` marks (`commands::area::name,`).
+fn listed_commands() -> Vec<String> {
+    let text = std::fs::read_to_string(LIST).expect("the command list");
+    let start = text.find("// commands-begin").expect("commands-begin mark");
+    let end = text.find("// commands-end").expect("commands-end mark");
+    let names: Vec<String> = text[start..end]
+        .lines()
+        .skip(1)
+        .map(|l| l.trim().trim_end_matches(','))
+        .filter(|l| !l.is_empty() && !l.starts_with("//"))
+        .map(|l| l.rsplit("::").next().unwrap_or(l).to_string())
+        .collect();
+    assert!(!names.is_empty(), "no commands listed in {LIST}");
+    names
+}
+
+/// Every `call('name'` in ipc.js must be listed, and every listed command called.
+fn check_ipc(commands: &[String]) {
+    let ipc = std::fs::read_to_string(IPC).expect("ui/js/ipc.js");
+    let mut called = BTreeSet::new();
+    for part in ipc.split("call('").skip(1) {
+        let name = part.split('\'').next().unwrap_or_default();
+        // plugin commands (`plugin:opener|open_url`) are granted by name in the capability
+        if !name.contains(':') {
+            called.insert(name.to_string());
+        }
+    }
+    let listed: BTreeSet<String> = commands.iter().cloned().collect();
+    let unlisted: Vec<_> = called.difference(&listed).collect();
+    let uncalled: Vec<_> = listed.difference(&called).collect();
+    assert!(
+        unlisted.is_empty() && uncalled.is_empty(),
+        "{IPC} and the command list in {LIST} disagree: called but not listed {unlisted:?}; \
+         listed but never called {uncalled:?}"
+    );
+}
+
+/// The window's capability: the listed commands and opening http(s) links in the browser.
+fn write_capability(commands: &[String]) {
+    let mut permissions: Vec<serde_json::Value> = commands
+        .iter()
+        .map(|c| serde_json::Value::String(format!("allow-{}", c.replace('_', "-"))))
+        .collect();
+    permissions.push(serde_json::json!({
+        "identifier": "opener:allow-open-url",
+        "allow": [{ "url": "https://*" }, { "url": "http://*" }]
+    }));
+    let doc = serde_json::json!({
+        "$schema": "../../gen/schemas/desktop-schema.json",
+        "identifier": "main-window",
+        "description": "Generated by build.rs from the command list in src-tauri/commands/mod.rs: what the main window may call — Switchboard's own commands and opening http(s) links in the browser. Nothing else.",
+        "windows": ["main"],
+        "permissions": permissions,
+    });
+    let text = serde_json::to_string_pretty(&doc).expect("json") + "\n";
+    if std::fs::read_to_string(CAPABILITY).ok().as_deref() != Some(&text) {
+        std::fs::write(Path::new(CAPABILITY), text).expect("writing the capability file");
+    }
 }

@@ -6,9 +6,10 @@ use std::io::Write;
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
-use switchboard_engine::chat::approval::{AllowAll, Approver, DenyAll};
+use switchboard_engine::chat::Broker;
 use switchboard_engine::mcp::{
-    CallEvent, ElicitationAnswer, HostOptions, McpHost, SamplingAnswer, ServerConfig, ServerStatus,
+    CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpHost, SamplingAnswer,
+    ServerConfig, ServerStatus,
 };
 use switchboard_engine::{servers, ChatEvent, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
@@ -104,12 +105,13 @@ fn mcp_server(rest: &[String]) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn open_runtime() -> anyhow::Result<Runtime> {
+/// The runtime, with `broker` answering what the user would be asked.
+async fn open_runtime(broker: std::sync::Arc<Broker>) -> anyhow::Result<Runtime> {
     let exe = std::env::current_exe().context("finding this program")?;
-    let rt = Runtime::open(exe)
+    let rt = Runtime::open(exe, broker)
         .await
         .context("opening the conversation store")?;
-    if let Some(e) = &rt.mcp_config_error {
+    if let Some(e) = rt.mcp_config_error() {
         eprintln!("switchboard: {e}");
     }
     Ok(rt)
@@ -150,14 +152,16 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
         }
     }
     let prompt = prompt.ok_or_else(|| anyhow!("no prompt given\n\n{USAGE}"))?;
-    let rt = open_runtime().await?;
-    let approver: std::sync::Arc<dyn Approver> = if approve_all {
-        std::sync::Arc::new(AllowAll)
+    // nobody is there to ask: tool calls that need approval (and sampling) are allowed with
+    // --approve-all, else refused; forms a server asks for are declined
+    let broker = if approve_all {
+        Broker::allowing_all()
     } else {
-        std::sync::Arc::new(DenyAll)
+        Broker::refusing_all()
     };
-    let engine = rt.chat_engine(&rt.settings, None, approver);
-    let model = match model.or_else(|| rt.settings.model.clone()) {
+    let rt = open_runtime(broker).await?;
+    let engine = rt.chat_engine(None);
+    let model = match model.or_else(|| rt.settings.get().model) {
         Some(m) => m,
         None => {
             let models = engine.llm.list_models().await.map_err(|e| anyhow!("{e}"))?;
@@ -209,7 +213,7 @@ async fn chat(rest: &[String]) -> anyhow::Result<i32> {
 
 async fn conversations() -> anyhow::Result<i32> {
     init_cli_logging();
-    let rt = open_runtime().await?;
+    let rt = open_runtime(Broker::refusing_all()).await?;
     let mut out = std::io::stdout().lock();
     for c in rt.store.list_conversations().await? {
         serde_json::to_writer(&mut out, &c)?;
@@ -351,29 +355,23 @@ async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
         let args = args.unwrap_or_else(|| sample_arguments(&t.input_schema));
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let answers = {
-            let host = host.clone();
             tokio::spawn(async move {
                 while let Some(ev) = rx.recv().await {
                     match ev {
-                        CallEvent::Elicitation(e) => {
-                            let answer = if accept_defaults && e.url.is_none() {
+                        CallEvent::Elicitation(e, reply) => {
+                            reply.send(if accept_defaults && e.url.is_none() {
                                 ElicitationAnswer {
-                                    action: "accept".into(),
+                                    action: ElicitationAction::Accept,
                                     content: Some(defaults_of(e.schema.as_ref())),
                                 }
                             } else {
-                                ElicitationAnswer {
-                                    action: "decline".into(),
-                                    content: None,
-                                }
-                            };
-                            host.answer_elicitation(e.id, answer);
+                                ElicitationAnswer::of(ElicitationAction::Decline)
+                            });
                         }
-                        CallEvent::Sampling(s) => {
-                            host.answer_sampling(
-                                s.id,
-                                SamplingAnswer::Refused("mcp-call has no model to sample".into()),
-                            );
+                        CallEvent::Sampling(_, reply) => {
+                            reply.send(SamplingAnswer::Refused(
+                                "mcp-call has no model to sample".into(),
+                            ));
                         }
                         CallEvent::Progress(_) => {}
                     }

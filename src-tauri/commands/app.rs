@@ -19,7 +19,7 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         version: env!("CARGO_PKG_VERSION"),
         data_dir: paths::data_dir().display().to_string(),
         mcp_config_file: paths::mcp_config_file().display().to_string(),
-        mcp_config_error: state.runtime.mcp_config_error.clone(),
+        mcp_config_error: state.runtime.mcp_config_error(),
     }
 }
 

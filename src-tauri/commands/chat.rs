@@ -1,15 +1,12 @@
-use serde_json::Value;
-use switchboard_engine::chat::approval::{validate_arguments, Decision};
-use switchboard_engine::chat::Resume;
-use switchboard_engine::chat::{with_attachments, Attachment};
-use switchboard_engine::mcp::ElicitationAnswer;
+use switchboard_engine::chat::{with_attachments, Answer, Attachment, QuestionId, Resume};
 use switchboard_engine::store::ToolChoice;
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::State;
 use tokio_util::sync::CancellationToken;
 
-use super::{CmdResult, UiError};
+use super::{CmdResult, ErrorKind, UiError};
+use crate::state::cancel_in;
 use crate::AppState;
 
 /// A resource the user attached to a message.
@@ -48,7 +45,6 @@ pub struct SendRequest {
 /// Runs one turn; its events stream through `on_event`.
 #[tauri::command]
 pub async fn send_message(
-    app: AppHandle,
     state: State<'_, AppState>,
     request: SendRequest,
     on_event: Channel<ChatEvent>,
@@ -56,21 +52,23 @@ pub async fn send_message(
     let r = request;
     let adds_message = r.regenerate.is_none() && r.resume.is_none();
     if adds_message && r.text.trim().is_empty() {
-        return Err(UiError::new("invalid", "The message is empty"));
+        return Err(UiError::invalid("The message is empty"));
     }
     if r.model.trim().is_empty() {
-        return Err(UiError::new("invalid", "Choose a model first"));
+        return Err(UiError::invalid("Choose a model first"));
     }
+    let runtime = &state.runtime;
     // attached resources are read now; one that cannot be read stops the send (nothing is lost:
     // the window keeps the text and the attachments)
     let mut read = Vec::new();
     for a in r.attachments {
-        let got = state
-            .runtime
+        let got = runtime
             .host
             .read_resource(&a.server, &a.uri)
             .await
-            .map_err(|e| UiError::new("attachment", format!("Could not attach {}: {e}", a.name)))?;
+            .map_err(|e| {
+                UiError::new(ErrorKind::Mcp, format!("Could not attach {}: {e}", a.name))
+            })?;
         read.push(Attachment {
             name: a.name,
             uri: a.uri,
@@ -78,23 +76,23 @@ pub async fn send_message(
         });
     }
     let text = with_attachments(&r.text, &read);
+    let provider = match (&r.provider, r.conversation_id) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(id)) => runtime.store.settings(id).await?.provider,
+        (None, None) => None,
+    };
+    let engine = runtime.chat_engine(provider.as_deref());
+    let emit = move |ev: ChatEvent| {
+        if let Err(e) = on_event.send(ev) {
+            tracing::warn!("could not deliver a chat event to the window: {e}");
+        }
+    };
     let cancel = CancellationToken::new();
     state
         .turns
         .lock()
         .unwrap()
         .insert(r.turn_id.clone(), cancel.clone());
-    let provider = match (&r.provider, r.conversation_id) {
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(id)) => state.runtime.store.settings(id).await?.provider,
-        (None, None) => None,
-    };
-    let engine = state.chat_engine(&app, provider.as_deref());
-    let emit = move |ev: ChatEvent| {
-        if let Err(e) = on_event.send(ev) {
-            tracing::warn!("could not deliver a chat event to the window: {e}");
-        }
-    };
     let result = engine
         .run_turn(
             TurnRequest {
@@ -118,78 +116,24 @@ pub async fn send_message(
 
 #[tauri::command]
 pub fn stop_turn(state: State<'_, AppState>, turn_id: String) -> bool {
-    match state.turns.lock().unwrap().get(&turn_id) {
-        Some(t) => {
-            t.cancel();
-            true
-        }
-        None => false,
-    }
+    cancel_in(&state.turns, turn_id.as_str())
 }
 
-/// Answers a tool call that waits for approval. Edited arguments are checked against the tool's
-/// `inputSchema` first: if they do not fit, the call keeps waiting and the error says why.
+/// Answers a question waiting for the user: a tool call's approval (edited arguments must fit
+/// the tool's schema, or the call keeps waiting and the error says why), a server's request for
+/// input (elicitation), or its request to use the model (sampling).
 #[tauri::command]
-pub fn resolve_approval(
+pub fn answer_question(
     state: State<'_, AppState>,
-    id: i64,
-    decision: Decision,
-) -> CmdResult<bool> {
-    let mut pending = state.approvals.lock().unwrap();
-    let Some((name, _)) = pending.get(&id) else {
-        return Ok(false);
-    };
-    if let Some(args) = &decision.arguments {
-        if let Some(schema) = state.runtime.host.tool_schema(name) {
-            validate_arguments(&schema, &Value::Object(args.clone())).map_err(|errors| {
-                UiError {
-                    field: Some("arguments".into()),
-                    ..UiError::new(
-                        "invalid",
-                        format!("The arguments do not fit the tool: {}", errors.join("; ")),
-                    )
-                }
-            })?;
-        }
-    }
-    let (_, tx) = pending.remove(&id).expect("checked above");
-    Ok(tx.send(decision).is_ok())
+    id: QuestionId,
+    answer: Answer,
+) -> CmdResult<()> {
+    Ok(state.runtime.broker.answer(id, answer)?)
 }
 
 /// Stops one running tool call (the card's Stop): the server gets `notifications/cancelled`, the
 /// model reads that the user cancelled it, the turn goes on.
 #[tauri::command]
 pub fn cancel_tool_call(state: State<'_, AppState>, id: i64) -> bool {
-    match state.runtime.running_calls.lock().unwrap().get(&id) {
-        Some(t) => {
-            t.cancel();
-            true
-        }
-        None => false,
-    }
-}
-
-/// Answers a server's request for input (elicitation) shown in a tool card.
-#[tauri::command]
-pub fn answer_elicitation(
-    state: State<'_, AppState>,
-    id: u64,
-    answer: ElicitationAnswer,
-) -> CmdResult<bool> {
-    if !matches!(answer.action.as_str(), "accept" | "decline" | "cancel") {
-        return Err(UiError::new(
-            "invalid",
-            "The answer must be accept, decline or cancel",
-        ));
-    }
-    Ok(state.runtime.host.answer_elicitation(id, answer))
-}
-
-/// Answers a server's request to use the model (sampling), shown in a tool card.
-#[tauri::command]
-pub fn resolve_sampling(state: State<'_, AppState>, id: u64, approve: bool) -> bool {
-    match state.sampling.lock().unwrap().remove(&id) {
-        Some(tx) => tx.send(approve).is_ok(),
-        None => false,
-    }
+    state.runtime.shared.cancel_call(id)
 }

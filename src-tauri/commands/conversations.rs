@@ -50,7 +50,7 @@ pub async fn rename_conversation(
     title: String,
 ) -> CmdResult<()> {
     if title.trim().is_empty() {
-        return Err(UiError::new("invalid", "The title cannot be empty"));
+        return Err(UiError::invalid("The title cannot be empty").on_field("title"));
     }
     Ok(state.runtime.store.rename_conversation(id, &title).await?)
 }
@@ -109,24 +109,7 @@ pub async fn set_conversation_settings(
     id: i64,
     settings: ConversationSettings,
 ) -> CmdResult<()> {
-    if settings
-        .temperature
-        .is_some_and(|t| !switchboard_engine::settings::TEMPERATURE_RANGE.contains(&t))
-    {
-        return Err(UiError::new(
-            "invalid",
-            "The temperature must be between 0 and 2",
-        ));
-    }
-    if settings
-        .num_ctx
-        .is_some_and(|n| !switchboard_engine::settings::NUM_CTX_RANGE.contains(&n))
-    {
-        return Err(UiError::new(
-            "invalid",
-            "The context length must be between 256 and 1048576 tokens",
-        ));
-    }
+    settings.validate()?;
     Ok(state.runtime.store.set_settings(id, &settings).await?)
 }
 
@@ -156,34 +139,37 @@ fn file_stem(title: &str) -> String {
     }
 }
 
-/// Writes the conversation to a file the user picks in the system's Save dialog: `markdown`
-/// (the shown branch) or `json` (everything). The path written, or `None` when the dialog was
-/// closed.
+/// How a conversation is exported.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// The shown branch, for reading.
+    Markdown,
+    /// Everything (every branch, tool calls, settings), to import again.
+    Json,
+}
+
+/// Writes the conversation to a file the user picks in the system's Save dialog. The path
+/// written, or `None` when the dialog was closed.
 #[tauri::command]
 pub async fn export_conversation(
     app: AppHandle,
     state: State<'_, AppState>,
     id: i64,
-    format: String,
+    format: ExportFormat,
 ) -> CmdResult<Option<String>> {
     let store = &state.runtime.store;
-    let (text, ext, filter) = match format.as_str() {
-        "markdown" => (
+    let (text, ext, filter) = match format {
+        ExportFormat::Markdown => (
             exchange::markdown(&store.conversation(id).await?),
             "md",
             "Markdown",
         ),
-        "json" => (
+        ExportFormat::Json => (
             serde_json::to_string_pretty(&store.export_json(id).await?).unwrap_or_default(),
             "json",
             "Switchboard conversation (JSON)",
         ),
-        other => {
-            return Err(UiError::new(
-                "invalid",
-                format!("Unknown export format \"{other}\""),
-            ))
-        }
     };
     let title = store.conversation(id).await?.summary.title;
     let dialog = Dialog {
@@ -213,10 +199,9 @@ pub async fn import_conversation(
         return Ok(None);
     };
     let doc: ExportedConversation = serde_json::from_str(&text).map_err(|e| {
-        UiError::new(
-            "invalid",
-            format!("{shown} is not an exported Switchboard conversation: {e}"),
-        )
+        UiError::invalid(format!(
+            "{shown} is not an exported Switchboard conversation: {e}"
+        ))
     })?;
     Ok(Some(state.runtime.store.import_json(&doc, None).await?))
 }

@@ -48,28 +48,40 @@ pub async fn open_text(
     let dialog = builder(app, &d);
     let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_pick_file())
         .await
-        .map_err(|e| UiError::new("dialog", e))?;
+        .map_err(|e| UiError::new(super::ErrorKind::File, e))?;
     let Some(picked) = picked else {
         return Ok(None);
     };
-    let path = picked
-        .into_path()
-        .map_err(|e| UiError::new("dialog", format!("That file cannot be opened here: {e}")))?;
+    let path = picked.into_path().map_err(|e| {
+        UiError::new(
+            super::ErrorKind::File,
+            format!("That file cannot be opened here: {e}"),
+        )
+    })?;
     let shown = path.display().to_string();
     let size = std::fs::metadata(&path)
-        .map_err(|e| UiError::new("read", format!("Could not read {shown}: {e}")))?
+        .map_err(|e| {
+            UiError::new(
+                super::ErrorKind::File,
+                format!("Could not read {shown}: {e}"),
+            )
+        })?
         .len();
     if size > max_bytes {
         return Err(UiError::new(
-            "read",
+            super::ErrorKind::File,
             format!(
                 "{shown} is {} MB: that is too big for this.",
                 size / (1024 * 1024)
             ),
         ));
     }
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| UiError::new("read", format!("Could not read {shown} as text: {e}")))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        UiError::new(
+            super::ErrorKind::File,
+            format!("Could not read {shown} as text: {e}"),
+        )
+    })?;
     Ok(Some(PickedFile { path: shown, text }))
 }
 
@@ -84,17 +96,21 @@ pub async fn save_text(
     let dialog = builder(app, &d).set_file_name(file_name);
     let picked = tauri::async_runtime::spawn_blocking(move || dialog.blocking_save_file())
         .await
-        .map_err(|e| UiError::new("dialog", e))?;
+        .map_err(|e| UiError::new(super::ErrorKind::File, e))?;
     let Some(picked) = picked else {
         return Ok(None);
     };
     let path = picked.into_path().map_err(|e| {
         UiError::new(
-            "dialog",
+            super::ErrorKind::File,
             format!("That place cannot be written to here: {e}"),
         )
     })?;
-    std::fs::write(&path, text)
-        .map_err(|e| UiError::new("write", format!("Could not write {}: {e}", path.display())))?;
+    std::fs::write(&path, text).map_err(|e| {
+        UiError::new(
+            super::ErrorKind::File,
+            format!("Could not write {}: {e}", path.display()),
+        )
+    })?;
     Ok(Some(path.display().to_string()))
 }

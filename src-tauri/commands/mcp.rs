@@ -1,17 +1,46 @@
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use switchboard_engine::mcp::import::{self, ImportPreview};
 use switchboard_engine::mcp::{
     validate_server, McpConfig, PromptText, PromptView, ResourceView, ServerConfig, ServerView,
 };
+use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
+use tokio::sync::broadcast::error::RecvError;
 
 use super::files::{open_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
 use crate::AppState;
 
+/// The servers list now and after every change (status, tools, log), pushed through
+/// `on_change`: at most one update per 100 ms, so a server that floods its log cannot flood the
+/// window. Ends when the window no longer listens.
 #[tauri::command]
-pub fn mcp_servers(state: State<'_, AppState>) -> Vec<ServerView> {
-    state.runtime.host.servers()
+pub fn watch_servers(
+    state: State<'_, AppState>,
+    on_change: Channel<Vec<ServerView>>,
+) -> CmdResult<()> {
+    let host = state.runtime.host.clone();
+    let mut changes = host.subscribe();
+    on_change
+        .send(host.servers())
+        .map_err(|e| UiError::invalid(format!("cannot reach the window: {e}")))?;
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match changes.recv().await {
+                Ok(()) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            // what changed meanwhile is in the list about to be sent
+            changes = changes.resubscribe();
+            if on_change.send(host.servers()).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(())
 }
 
 #[derive(Serialize)]
@@ -25,16 +54,24 @@ pub struct McpConfigView {
 #[tauri::command]
 pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
     McpConfigView {
-        config: state.mcp_config(),
-        path: std::env::var("PATH").unwrap_or_default(),
+        config: state.runtime.mcp_config(),
+        // the one the host uses: the login shell's, once known
+        path: state
+            .runtime
+            .host
+            .path()
+            .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default()),
     }
 }
 
-/// Saves the config and applies it in the background (the list shows each server's status).
-fn save_and_apply(app: &AppHandle, state: &AppState, config: McpConfig) -> CmdResult<()> {
-    state
-        .save_mcp_config(app, &config)
-        .map_err(|e| UiError::new("save", e))?;
+/// Changes the config, saves it, and applies it in the background (the list shows each
+/// server's status as it changes).
+fn change_and_apply(
+    app: &AppHandle,
+    state: &AppState,
+    change: impl FnOnce(&mut McpConfig),
+) -> CmdResult<()> {
+    let config = state.runtime.update_mcp_config(change)?;
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
@@ -52,11 +89,11 @@ pub fn save_mcp_server(
     name: String,
     server: ServerConfig,
 ) -> CmdResult<()> {
-    let mut config = state.mcp_config();
+    let config = state.runtime.mcp_config();
     if let Some(o) = &original {
         if !config.servers.contains_key(o) {
             return Err(UiError::new(
-                "invalid",
+                super::ErrorKind::NotFound,
                 format!("There is no server named \"{o}\" any more."),
             ));
         }
@@ -67,15 +104,14 @@ pub fn save_mcp_server(
         .filter(|k| Some(*k) != original.as_ref())
         .cloned()
         .collect();
-    validate_server(&name, &server, &others).map_err(|e| UiError {
-        field: Some(e.field.to_string()),
-        ..UiError::new("invalid", e.message)
-    })?;
-    if let Some(o) = &original {
-        config.servers.remove(o);
-    }
-    config.servers.insert(name, server);
-    save_and_apply(&app, &state, config)
+    validate_server(&name, &server, &others)
+        .map_err(|e| UiError::invalid(e.message).on_field(e.field))?;
+    change_and_apply(&app, &state, |config| {
+        if let Some(o) = &original {
+            config.servers.remove(o);
+        }
+        config.servers.insert(name, server);
+    })
 }
 
 #[tauri::command]
@@ -84,9 +120,9 @@ pub fn delete_mcp_server(
     state: State<'_, AppState>,
     name: String,
 ) -> CmdResult<()> {
-    let mut config = state.mcp_config();
-    config.servers.remove(&name);
-    save_and_apply(&app, &state, config)
+    change_and_apply(&app, &state, |config| {
+        config.servers.remove(&name);
+    })
 }
 
 #[tauri::command]
@@ -96,15 +132,14 @@ pub fn set_mcp_server_enabled(
     name: String,
     enabled: bool,
 ) -> CmdResult<()> {
-    let mut config = state.mcp_config();
-    let Some(s) = config.servers.get_mut(&name) else {
-        return Err(UiError::new(
-            "invalid",
-            format!("There is no server named \"{name}\"."),
-        ));
-    };
-    s.disabled = !enabled;
-    save_and_apply(&app, &state, config)
+    if !state.runtime.mcp_config().servers.contains_key(&name) {
+        return Err(no_server(&name));
+    }
+    change_and_apply(&app, &state, |config| {
+        if let Some(s) = config.servers.get_mut(&name) {
+            s.disabled = !enabled;
+        }
+    })
 }
 
 #[tauri::command]
@@ -112,17 +147,21 @@ pub async fn restart_mcp_server(state: State<'_, AppState>, name: String) -> Cmd
     if state.runtime.host.restart(&name).await {
         Ok(())
     } else {
-        Err(UiError::new(
-            "invalid",
-            format!("There is no server named \"{name}\"."),
-        ))
+        Err(no_server(&name))
     }
+}
+
+fn no_server(name: &str) -> UiError {
+    UiError::new(
+        super::ErrorKind::NotFound,
+        format!("There is no server named \"{name}\"."),
+    )
 }
 
 /// Reads a config from another host (pasted), says what would be imported.
 #[tauri::command]
 pub fn preview_mcp_import(state: State<'_, AppState>, text: String) -> CmdResult<ImportPreview> {
-    import::preview(&text, &state.mcp_config()).map_err(|e| UiError::new("invalid", e))
+    import::preview(&text, &state.runtime.mcp_config()).map_err(UiError::invalid)
 }
 
 /// The largest config file read for an import.
@@ -160,7 +199,7 @@ pub fn import_mcp_servers(
     state: State<'_, AppState>,
     servers: Vec<ImportChoice>,
 ) -> CmdResult<usize> {
-    let mut config = state.mcp_config();
+    let mut config = state.runtime.mcp_config();
     for c in &servers {
         let others: Vec<String> = config
             .servers
@@ -168,9 +207,8 @@ pub fn import_mcp_servers(
             .filter(|k| !(c.replace && k.eq_ignore_ascii_case(&c.name)))
             .cloned()
             .collect();
-        validate_server(&c.name, &c.server, &others).map_err(|e| UiError {
-            field: Some(c.name.clone()),
-            ..UiError::new("invalid", format!("{}: {}", c.name, e.message))
+        validate_server(&c.name, &c.server, &others).map_err(|e| {
+            UiError::invalid(format!("{}: {}", c.name, e.message)).on_field(&c.name)
         })?;
         if c.replace {
             config
@@ -179,14 +217,14 @@ pub fn import_mcp_servers(
         }
         config.servers.insert(c.name.clone(), c.server.clone());
     }
-    save_and_apply(&app, &state, config)?;
+    change_and_apply(&app, &state, |c| *c = config)?;
     Ok(servers.len())
 }
 
 /// The whole config in the Claude Desktop shape.
 #[tauri::command]
 pub fn export_mcp_config(state: State<'_, AppState>) -> String {
-    import::export(&state.mcp_config())
+    import::export(&state.runtime.mcp_config())
 }
 
 /// The prompts of the running servers (the composer lists them when the message starts with `/`).
@@ -208,7 +246,7 @@ pub async fn get_mcp_prompt(
         .host
         .get_prompt(&server, &name, arguments)
         .await
-        .map_err(|e| UiError::new("mcp", e))
+        .map_err(UiError::from)
 }
 
 /// The resources of the running servers (the composer's attach menu).

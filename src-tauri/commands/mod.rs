@@ -8,44 +8,200 @@ pub mod mcp;
 pub mod settings;
 
 use serde::Serialize;
+use switchboard_engine::llm::{LlmError, LlmErrorKind};
+
+/// Every command the window may call, registered with Tauri by `lib.rs`. This list is the only
+/// one: `build.rs` reads it to allow each command in the app manifest, writes the window's
+/// capability file from it, and fails the build when `ui/js/ipc.js` (the one module that calls
+/// commands) calls one that is not here or leaves one of these uncalled.
+macro_rules! handler {
+    () => {
+        tauri::generate_handler![
+            // commands-begin
+            commands::app::app_info,
+            commands::app::render_markdown,
+            commands::settings::get_settings,
+            commands::settings::save_settings,
+            commands::settings::list_models,
+            commands::settings::model_capabilities,
+            commands::settings::pull_model,
+            commands::settings::cancel_pull,
+            commands::settings::delete_model,
+            commands::conversations::list_conversations,
+            commands::conversations::load_conversation,
+            commands::conversations::search_conversations,
+            commands::conversations::rename_conversation,
+            commands::conversations::set_conversation_pinned,
+            commands::conversations::delete_conversation,
+            commands::conversations::restore_conversation,
+            commands::conversations::duplicate_conversation,
+            commands::conversations::show_branch,
+            commands::conversations::set_conversation_settings,
+            commands::conversations::set_conversation_tools,
+            commands::conversations::llm_calls,
+            commands::conversations::export_conversation,
+            commands::conversations::import_conversation,
+            commands::chat::send_message,
+            commands::chat::stop_turn,
+            commands::chat::answer_question,
+            commands::chat::cancel_tool_call,
+            commands::mcp::watch_servers,
+            commands::mcp::mcp_config,
+            commands::mcp::save_mcp_server,
+            commands::mcp::delete_mcp_server,
+            commands::mcp::set_mcp_server_enabled,
+            commands::mcp::restart_mcp_server,
+            commands::mcp::preview_mcp_import,
+            commands::mcp::pick_mcp_import_file,
+            commands::mcp::import_mcp_servers,
+            commands::mcp::export_mcp_config,
+            commands::mcp::mcp_prompts,
+            commands::mcp::get_mcp_prompt,
+            commands::mcp::mcp_resources,
+            // commands-end
+        ]
+    };
+}
+pub(crate) use handler;
+
+/// What kind of failure a [`UiError`] is, for the window to choose how to show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request cannot be carried out as sent (an empty message, a bad form field).
+    Invalid,
+    /// What it names is not there (a conversation, a message, a server, a question, a model).
+    NotFound,
+    /// The conversation database failed.
+    Store,
+    /// The LLM server cannot be reached.
+    Unreachable,
+    /// The LLM server answered with an HTTP error.
+    Http,
+    /// The LLM failed mid-reply.
+    Stream,
+    /// The LLM server sent something that is not valid.
+    Protocol,
+    /// An MCP server could not answer.
+    Mcp,
+    /// A file could not be picked, read or written.
+    File,
+}
 
 /// An error as the window shows it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UiError {
     pub message: String,
-    pub kind: String,
+    pub kind: ErrorKind,
     pub url: Option<String>,
     /// The form field the error is about, when it is about one.
     pub field: Option<String>,
 }
 
 impl UiError {
-    pub fn new(kind: &str, message: impl ToString) -> Self {
+    pub fn new(kind: ErrorKind, message: impl ToString) -> Self {
         UiError {
             message: message.to_string(),
-            kind: kind.into(),
+            kind,
             url: None,
             field: None,
         }
+    }
+
+    pub fn invalid(message: impl ToString) -> Self {
+        UiError::new(ErrorKind::Invalid, message)
+    }
+
+    pub fn on_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
     }
 }
 
 impl From<switchboard_engine::store::StoreError> for UiError {
     fn from(e: switchboard_engine::store::StoreError) -> Self {
-        UiError::new("store", e)
+        use switchboard_engine::store::StoreError as E;
+        let kind = match &e {
+            E::NoConversation(_) | E::NoMessage(_) => ErrorKind::NotFound,
+            E::Import(_) => ErrorKind::Invalid,
+            E::Sqlite(_) | E::Migration(_) | E::Closed => ErrorKind::Store,
+        };
+        UiError::new(kind, e)
     }
 }
 
-impl From<switchboard_engine::llm::LlmError> for UiError {
-    fn from(e: switchboard_engine::llm::LlmError) -> Self {
-        UiError::new(e.kind(), &e)
+impl From<LlmError> for UiError {
+    fn from(e: LlmError) -> Self {
+        let kind = match e.kind() {
+            LlmErrorKind::Unreachable => ErrorKind::Unreachable,
+            LlmErrorKind::NotFound => ErrorKind::NotFound,
+            LlmErrorKind::Http => ErrorKind::Http,
+            LlmErrorKind::Stream => ErrorKind::Stream,
+            LlmErrorKind::Protocol => ErrorKind::Protocol,
+        };
+        let url = match &e {
+            LlmError::Unreachable { url, .. } => Some(url.clone()),
+            _ => None,
+        };
+        UiError {
+            url,
+            ..UiError::new(kind, &e)
+        }
     }
 }
 
 impl From<switchboard_engine::chat::ChatError> for UiError {
     fn from(e: switchboard_engine::chat::ChatError) -> Self {
-        UiError::new("store", e)
+        use switchboard_engine::chat::ChatError as E;
+        match e {
+            E::Store(e) => e.into(),
+            E::Invalid(m) => UiError::invalid(m),
+        }
+    }
+}
+
+impl From<switchboard_engine::mcp::HostError> for UiError {
+    fn from(e: switchboard_engine::mcp::HostError) -> Self {
+        use switchboard_engine::mcp::HostError as E;
+        let kind = match &e {
+            E::NotConfigured(_) => ErrorKind::NotFound,
+            E::NotRunning(_) | E::Timeout { .. } | E::Server(_) => ErrorKind::Mcp,
+        };
+        UiError::new(kind, e)
+    }
+}
+
+impl From<switchboard_engine::settings::SettingsError> for UiError {
+    fn from(e: switchboard_engine::settings::SettingsError) -> Self {
+        use switchboard_engine::settings::SettingsError as E;
+        let kind = match &e {
+            E::Invalid(_) => ErrorKind::Invalid,
+            E::Write { .. } => ErrorKind::File,
+        };
+        UiError::new(kind, e)
+    }
+}
+
+impl From<switchboard_engine::McpConfigError> for UiError {
+    fn from(e: switchboard_engine::McpConfigError) -> Self {
+        use switchboard_engine::McpConfigError as E;
+        let kind = match &e {
+            E::Write { .. } => ErrorKind::File,
+            E::Unreadable(_) => ErrorKind::Invalid,
+        };
+        UiError::new(kind, e)
+    }
+}
+
+impl From<switchboard_engine::chat::AnswerError> for UiError {
+    fn from(e: switchboard_engine::chat::AnswerError) -> Self {
+        use switchboard_engine::chat::AnswerError as E;
+        match &e {
+            E::NotWaiting => UiError::new(ErrorKind::NotFound, e),
+            E::WrongKind => UiError::invalid(e),
+            E::InvalidArguments(_) => UiError::invalid(e).on_field("arguments"),
+        }
     }
 }
 

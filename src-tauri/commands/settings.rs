@@ -4,7 +4,7 @@ use switchboard_engine::llm::{ModelInfo, OllamaClient};
 use switchboard_engine::settings::ProviderKind;
 use switchboard_engine::Settings;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::State;
 use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, UiError};
@@ -21,7 +21,7 @@ pub struct SettingsView {
 
 #[tauri::command]
 pub fn get_settings(state: State<'_, AppState>) -> SettingsView {
-    let settings = state.settings();
+    let settings = state.runtime.settings.get();
     SettingsView {
         effective_llm_url: settings.llm_url(),
         settings,
@@ -29,14 +29,11 @@ pub fn get_settings(state: State<'_, AppState>) -> SettingsView {
 }
 
 #[tauri::command]
-pub fn save_settings(
-    app: AppHandle,
+pub async fn save_settings(
     state: State<'_, AppState>,
     settings: Settings,
 ) -> CmdResult<SettingsView> {
-    state
-        .save_settings(&app, settings.clone())
-        .map_err(|e| UiError::new("invalid", e))?;
+    let settings = state.runtime.save_settings(settings).await?;
     Ok(SettingsView {
         effective_llm_url: settings.llm_url(),
         settings,
@@ -59,7 +56,7 @@ pub struct ProviderModels {
 /// not answer says why and does not hide the others.
 #[tauri::command]
 pub async fn list_models(state: State<'_, AppState>) -> CmdResult<Vec<ProviderModels>> {
-    let providers = state.settings().all_providers();
+    let providers = state.runtime.settings.get().all_providers();
     let asks = providers.iter().map(|p| async move {
         let client = switchboard_engine::llm_client(p);
         let result = client.list_models().await;
@@ -93,7 +90,7 @@ pub async fn model_capabilities(
     provider: Option<String>,
     model: String,
 ) -> CmdResult<Vec<String>> {
-    let p = state.settings().provider(provider.as_deref());
+    let p = state.runtime.settings.get().provider(provider.as_deref());
     Ok(switchboard_engine::llm_client(&p)
         .capabilities(&model)
         .await?)
@@ -109,10 +106,9 @@ pub async fn pull_model(
 ) -> CmdResult<bool> {
     let name = name.trim().to_string();
     if name.is_empty() || name.contains(char::is_whitespace) {
-        return Err(UiError::new(
-            "invalid",
-            "Give a model name such as llama3.2 or qwen3:0.6b",
-        ));
+        return Err(
+            UiError::invalid("Give a model name such as llama3.2 or qwen3:0.6b").on_field("name"),
+        );
     }
     let cancel = CancellationToken::new();
     state
@@ -120,7 +116,7 @@ pub async fn pull_model(
         .lock()
         .unwrap()
         .insert(name.clone(), cancel.clone());
-    let client = OllamaClient::new(state.settings().llm_url());
+    let client = OllamaClient::new(state.runtime.settings.get().llm_url());
     let result = client
         .pull(
             &name,
@@ -136,18 +132,12 @@ pub async fn pull_model(
 
 #[tauri::command]
 pub fn cancel_pull(state: State<'_, AppState>, name: String) -> bool {
-    match state.pulls.lock().unwrap().get(name.trim()) {
-        Some(c) => {
-            c.cancel();
-            true
-        }
-        None => false,
-    }
+    crate::state::cancel_in(&state.pulls, name.trim())
 }
 
 /// Deletes a model from the default Ollama (the window asks first).
 #[tauri::command]
 pub async fn delete_model(state: State<'_, AppState>, name: String) -> CmdResult<()> {
-    let client = OllamaClient::new(state.settings().llm_url());
+    let client = OllamaClient::new(state.runtime.settings.get().llm_url());
     Ok(client.delete_model(&name).await?)
 }

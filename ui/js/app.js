@@ -11,6 +11,9 @@ import { ComposerView } from './views/composer.js';
 import { ToolsPicker } from './views/tools.js';
 import { ModelsView } from './views/models.js';
 import { renderDebug } from './views/debug.js';
+import { ChatSettingsDialog } from './views/chat-settings.js';
+import { ModelPicker } from './views/model-picker.js';
+import { Banner, toast } from './views/banner.js';
 
 const state = {
   conversationId: null,
@@ -19,8 +22,16 @@ const state = {
   models: [],
   servers: [],
   info: null,
+  /** This chat's own settings; for a new chat, those saved with its first message. */
+  conversationSettings: null,
+  pendingChatSettings: null,
 };
 
+const banner = new Banner($('#banner'));
+const showBanner = (title, detail) => banner.show(title, detail);
+const hideBanner = () => banner.hide();
+const explainLlmError = (err) => banner.llmError(err, state.settings?.effectiveLlmUrl);
+const models = new ModelPicker($('#model-select'), $('#model-badges'), { capabilities: ipc.modelCapabilities });
 const chat = new ChatView($('#messages'), {
   onLink: (href) => { if (/^https?:\/\//i.test(href)) ipc.openUrl(href).catch(() => {}); },
   onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
@@ -95,43 +106,17 @@ async function importConversation() {
   }
 }
 
-function toast(text) {
-  document.querySelector('.toast')?.remove();
-  const t = el('div', { class: 'toast', role: 'status' }, el('span', {}, text));
-  document.body.append(t);
-  setTimeout(() => t.remove(), 6000);
-}
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
 const serversView = new ServersView($('#servers-dialog'), {
   save: async (original, name, server) => { await ipc.saveMcpServer(original, name, server); await reloadServerConfig(); },
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
-  restart: (name) => { ipc.restartMcpServer(name).then(refreshServers, reportServerError); setTimeout(refreshServers, 100); },
+  restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
 });
-
-// ---------- banner (LLM unreachable and other app-level problems) ----------
-function showBanner(title, detail) {
-  $('#banner-title').textContent = title;
-  $('#banner-detail').textContent = detail;
-  $('#banner').hidden = false;
-}
-function hideBanner() { $('#banner').hidden = true; }
-
-function explainLlmError(err) {
-  const url = err?.url ?? state.settings?.effectiveLlmUrl ?? '';
-  if (err?.kind === 'unreachable') {
-    showBanner(`Can't reach the LLM server at ${url}.`,
-      'Start Ollama with “ollama serve”, or change the URL in Settings.');
-  } else {
-    showBanner('The LLM server answered with an error.', err?.message ?? String(err));
-  }
-}
 
 // ---------- models ----------
 /** Every provider's models into the header picker (grouped by provider), keeping the choice. */
 async function refreshModels() {
-  const select = $('#model-select');
-  const before = currentModel();
   let groups;
   try {
     groups = await ipc.listModels();
@@ -139,52 +124,11 @@ async function refreshModels() {
     groups = [];
     explainLlmError(err);
   }
-  state.providers = groups;
   state.models = groups.flatMap((g) => g.models.map((m) => ({ ...m, provider: g.provider })));
   const ollama = groups.find((g) => g.provider === 'ollama');
   if (ollama?.error && groups.every((g) => g.error || !g.models.length)) explainLlmError(ollama.error);
   else if (ollama && !ollama.error) hideBanner();
-  const options = [];
-  const wanted = state.settings?.model;
-  for (const g of groups) {
-    const names = g.models.map((m) => m.name);
-    if (g.provider === 'ollama' && wanted && !state.models.some((m) => m.name === wanted)) names.unshift(wanted);
-    if (!names.length) continue;
-    const opts = names.map((n) => el('option', { value: n, dataset: { provider: g.provider } }, n));
-    options.push(groups.length > 1 ? el('optgroup', { label: g.providerName }, opts) : opts);
-  }
-  if (!options.length) {
-    select.replaceChildren(el('option', { value: '' }, 'No models'));
-    showBadges();
-    return;
-  }
-  select.replaceChildren(...options.flat());
-  selectModel(before.model ? before.provider : null, before.model || wanted || select.options[0].value);
-}
-
-/** Picks `model` of `provider` in the header (the first provider that has it, when not given). */
-function selectModel(provider, model) {
-  const select = $('#model-select');
-  const opts = [...select.options];
-  const hit = opts.find((o) => o.value === model && (!provider || o.dataset.provider === provider))
-    ?? opts.find((o) => o.value === model);
-  if (hit) hit.selected = true;
-  showBadges();
-}
-
-/** The picked model's capabilities (tools, thinking, vision) as badges. */
-async function showBadges() {
-  const box = $('#model-badges');
-  const { model, provider } = currentModel();
-  box.replaceChildren();
-  if (!model) return;
-  try {
-    const caps = await ipc.modelCapabilities(provider, model);
-    if (currentModel().model !== model) return;
-    const known = { tools: 'tools', thinking: 'thinking', vision: 'vision' };
-    box.replaceChildren(...caps.filter((c) => known[c]).map((c) => el('span', { class: `badge ${c}`, title: `This model supports ${c}` }, known[c])));
-    if (!caps.length) box.title = 'The server does not say what this model can do';
-  } catch { /* no badges */ }
+  models.render(groups, state.settings?.model);
 }
 
 // ---------- conversations ----------
@@ -219,7 +163,7 @@ function showConversation(view) {
   toolsPicker.setChoice(view.toolChoice);
   pendingToolChoice = null;
   sidebar.setActive(view.summary.id);
-  selectModel(view.settings?.provider ?? null, view.summary.model);
+  models.pick(view.settings?.provider ?? null, view.summary.model);
 }
 
 function newChat() {
@@ -249,10 +193,7 @@ function setBusy(busy) {
 }
 
 /** The model picked in the header and its provider. */
-function currentModel() {
-  const opt = $('#model-select').selectedOptions[0];
-  return { model: opt?.value ?? '', provider: opt?.dataset.provider || null };
-}
+const currentModel = () => models.current();
 
 async function send() {
   const input = $('#input');
@@ -274,11 +215,7 @@ async function sendEdit(id, text) {
 
 /** Regenerate: a new reply to your message `userMessageId`, as a new branch. */
 async function regenerate(userMessageId) {
-  const reply = document.querySelector(`.msg[data-id="${userMessageId}"]`)?.nextElementSibling;
-  if (reply) {
-    let n = reply;
-    while (n) { const next = n.nextElementSibling; n.remove(); n = next; }
-  }
+  chat.removeAfter(userMessageId);
   await runTurn({ regenerate: userMessageId }, null);
   await reopen();
 }
@@ -351,21 +288,23 @@ async function runTurn(request, shown) {
       case 'textDelta': chat.appendText(ev.messageId, ev.text, ev.html); break;
       case 'thinkingDelta': chat.setThinking(ev.messageId, ev.text, true); break;
       case 'assistantDone': chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content); break;
-      case 'toolCallStarted': chat.addCard(ev); break;
-      case 'toolCallFinished': chat.finishCard(ev.id, ev); break;
-      case 'toolCallProgress': chat.showProgress(ev.id, ev); break;
+      case 'toolCallStarted': chat.cards.add(ev); break;
+      case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
+      case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
       case 'elicitationRequested':
-        chat.askUser(ev.callId, ev.elicitation, (answer) => ipc.answerElicitation(ev.elicitation.id, answer));
+        chat.cards.askUser(ev.callId, ev.elicitation,
+          (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
         break;
       case 'samplingRequested':
-        chat.askSampling(ev.callId, ev.request, (approve) => ipc.resolveSampling(ev.request.id, approve));
+        chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
+          (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
         break;
-      case 'samplingFinished': chat.finishSampling(ev.callId, ev); break;
+      case 'samplingFinished': chat.cards.finishSampling(ev.callId, ev); break;
       case 'approvalRequested':
-        chat.requestApproval(ev, (decision) => ipc.resolveApproval(ev.id, decision));
+        chat.cards.requestApproval(ev, (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
         break;
-      case 'approvalResolved': chat.resolveApproval(ev); break;
-      case 'notice': chat.addNotice(ev.text, /^Stopped after \d+ rounds/.test(ev.text)); break;
+      case 'approvalResolved': chat.cards.resolveApproval(ev); break;
+      case 'notice': chat.addNotice(ev.notice, ev.notice.kind === 'roundLimit'); break;
       case 'error':
         failed = true;
         if (ev.kind === 'unreachable') explainLlmError(ev);
@@ -412,25 +351,15 @@ async function openSettings() {
     `Switchboard ${state.info?.version ?? ''} · data in ${state.info?.dataDir ?? ''} · MCP servers in ${state.info?.mcpConfigFile ?? ''}`);
 }
 
-let serversTimer = null;
-let lastServersSnapshot = '';
-async function refreshServers() {
-  try {
-    state.servers = await ipc.mcpServers();
-  } catch { return; }
-  const { text, level } = summarize(state.servers);
+/** The servers list changed (the engine pushes every change): summary, picker, dialog, empty state. */
+function showServers(servers) {
+  state.servers = servers;
+  const { text, level } = summarize(servers);
   toolsPicker.setServers(runningServers());
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
-  // re-render only on a change, so an open log or an armed Delete survives the polling
-  const snapshot = JSON.stringify(state.servers);
-  if ($('#servers-dialog').open && snapshot !== lastServersSnapshot) serversView.render(state.servers, state.info?.mcpConfigError);
-  lastServersSnapshot = snapshot;
-  const empty = document.querySelector('.empty-state');
-  if (empty && !state.conversationId) chat.showEmpty(runningServers());
-  clearTimeout(serversTimer);
-  const starting = state.servers.some((s) => s.status === 'starting');
-  serversTimer = setTimeout(refreshServers, starting ? 500 : 4000);
+  serversView.update(servers, state.info?.mcpConfigError);
+  if (chat.isEmpty() && !state.conversationId) chat.showEmpty(runningServers());
 }
 
 function autosize() {
@@ -495,40 +424,15 @@ $('#debug-button').addEventListener('click', async () => {
 });
 $('#debug-close').addEventListener('click', () => $('#debug-dialog').close());
 
-$('#chat-settings-button').addEventListener('click', () => {
-  const s = state.conversationId ? (state.conversationSettings ?? {}) : (state.pendingChatSettings ?? {});
-  $('#cs-system-prompt').value = s.systemPrompt ?? '';
-  $('#cs-temperature').value = s.temperature ?? '';
-  $('#cs-num-ctx').value = s.numCtx ?? '';
-  $('#cs-error').textContent = '';
-  $('#chat-settings-dialog').showModal();
-  $('#cs-system-prompt').focus();
+const chatSettings = new ChatSettingsDialog($('#chat-settings-dialog'), {
+  save: async (next) => {
+    // a new chat's settings are saved with its first message
+    if (state.conversationId) await ipc.setConversationSettings(state.conversationId, next);
+    if (state.conversationId) state.conversationSettings = next; else state.pendingChatSettings = next;
+  },
 });
-$('#cs-cancel').addEventListener('click', () => $('#chat-settings-dialog').close());
-$('#chat-settings-form').addEventListener('submit', async (e) => {
-  e.preventDefault();
-  const num = (sel) => ($(sel).value.trim() === '' ? null : Number($(sel).value));
-  const next = {
-    ...(state.conversationSettings ?? {}),
-    systemPrompt: $('#cs-system-prompt').value.trim() || null,
-    temperature: num('#cs-temperature'),
-    numCtx: num('#cs-num-ctx'),
-  };
-  if (next.temperature !== null && !(next.temperature >= 0 && next.temperature <= 2)) { $('#cs-error').textContent = 'The temperature must be between 0 and 2.'; return; }
-  if (next.numCtx !== null && !(Number.isInteger(next.numCtx) && next.numCtx >= 256)) { $('#cs-error').textContent = 'The context length must be a whole number of at least 256.'; return; }
-  if (!state.conversationId) {
-    state.pendingChatSettings = next; // saved with the chat's first message
-    $('#chat-settings-dialog').close();
-    return;
-  }
-  try {
-    await ipc.setConversationSettings(state.conversationId, next);
-    state.conversationSettings = next;
-    $('#chat-settings-dialog').close();
-  } catch (err) {
-    $('#cs-error').textContent = err?.message ?? String(err);
-  }
-});
+$('#chat-settings-button').addEventListener('click', () => chatSettings.open(
+  state.conversationId ? state.conversationSettings : state.pendingChatSettings));
 $('#input').addEventListener('input', autosize);
 $('#stop').addEventListener('click', stop);
 $('#new-chat').addEventListener('click', newChat);
@@ -552,7 +456,6 @@ new ImportExportView($('#servers-dialog'), {
 
 async function reloadServerConfig() {
   serversView.setConfig(await ipc.mcpConfig());
-  setTimeout(refreshServers, 50);
 }
 function reportServerError(err) {
   showBanner('Could not change the MCP servers.', err?.message ?? String(err));
@@ -566,7 +469,7 @@ $('#servers-button').addEventListener('click', async () => {
 });
 $('#servers-close').addEventListener('click', () => $('#servers-dialog').close());
 $('#model-select').addEventListener('change', async () => {
-  showBadges();
+  models.showBadges();
   const model = $('#model-select').value;
   if (model && state.settings && model !== state.settings.model) {
     try { state.settings = await ipc.saveSettings({ ...state.settings, model }); } catch { /* shown on next save */ }
@@ -584,7 +487,7 @@ async function start() {
   state.settings = await ipc.getSettings();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   chat.showEmpty([]);
-  await Promise.all([refreshConversations(), refreshModels(), refreshServers()]);
+  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers)]);
   $('#input').focus();
   document.body.dataset.ready = 'true';
 }

@@ -1,5 +1,61 @@
 // The one module that talks to the Rust side (invoke and Channel). Every other module is a view.
+// The commands called here are exactly those listed in src-tauri/commands/mod.rs (build.rs checks).
 const core = window.__TAURI__.core;
+
+/**
+ * An error from a command: `kind` is one of invalid, not_found, store, unreachable, http, stream,
+ * protocol, mcp, file; `field` names the form field it is about, when it is about one.
+ * @typedef {{ message: string, kind: string, url: string|null, field: string|null }} UiError
+ */
+
+/**
+ * One MCP server as the list shows it.
+ * @typedef {{ name: string, status: 'starting'|'running'|'failed'|'stopped'|'disabled',
+ *   transport: 'stdio'|'http'|'sse'|'rest', command: string, args: string[],
+ *   protocolVersion: string|null, serverInfo: string|null, tools: ToolView[],
+ *   error: string|null, failedStep: FailedStep|null, restarts: number, exit: string|null,
+ *   stderrTail: string[], pid: number|null, path: string|null }} ServerView
+ * @typedef {'findingCommand'|'startingProcess'|'connecting'|'openingStream'|'handshake'|'listingTools'|'running'} FailedStep
+ * @typedef {{ name: string, exposed: string, description: string, inputSchema: object,
+ *   readOnly: boolean, destructive: boolean }} ToolView
+ */
+
+/**
+ * How a tool call came to run, or not (views/words.js words it).
+ * @typedef {'waiting'|'readOnly'|'alwaysAllowed'|'allowedInChat'|'deniedByPolicy'|'approved'
+ *   |'approvedForChat'|'approvedAlways'|'denied'|'cancelled'|'repeated'} Approval
+ * A note from Switchboard in a conversation.
+ * @typedef {{ kind: 'roundLimit', rounds: number } | { kind: 'repeatedCall', tool: string }
+ *   | { kind: 'text', text: string }} Notice
+ */
+
+/**
+ * What happens during a turn, in order (each has a `type`):
+ * - turnStarted { conversationId, userMessageId|null, title, model }
+ * - assistantStarted { messageId }; textDelta { messageId, text, html|null };
+ *   thinkingDelta { messageId, text };
+ *   assistantDone { messageId, status: 'complete'|'stopped'|'error', content, html }
+ * - toolCallStarted { id, messageId, name, server, tool, arguments }
+ * - approvalRequested { id, questionId, name, server, tool, arguments, destructive } → answerQuestion
+ * - approvalResolved { id, approval: Approval, edited, arguments }
+ * - toolCallProgress { id, progress, total|null, message|null }
+ * - elicitationRequested { callId, questionId, elicitation: { server, message, schema|null, url|null } } → answerQuestion
+ * - samplingRequested { callId, questionId, request: { server, systemPrompt|null, messages, maxTokens } } → answerQuestion
+ * - samplingFinished { callId, questionId, outcome: 'answered'|'declined'|'failed', model, text|null, error|null }
+ * - toolCallFinished { id, result, isError, durationMs, raw|null }
+ * - notice { messageId, notice: Notice }
+ * - error { message, kind: 'unreachable'|'not_found'|'http'|'stream'|'protocol', url|null }
+ * - done { conversationId, stopped, limitReached }
+ * @typedef {{ type: string } & Record<string, any>} ChatEvent
+ */
+
+/**
+ * An answer to a question the engine asked (its `questionId` came with the event):
+ * { kind: 'approval', action: 'allowOnce'|'allowConversation'|'alwaysAllow'|'deny', arguments? }
+ * | { kind: 'elicitation', action: 'accept'|'decline'|'cancel', content? }
+ * | { kind: 'sampling', approve: boolean }
+ * @typedef {object} Answer
+ */
 
 const call = (cmd, args) => core.invoke(cmd, args);
 
@@ -34,7 +90,12 @@ export const deleteModel = (name) => call('delete_model', { name });
 export const loadConversation = (id) => call('load_conversation', { id });
 /** choice = { disabledServers: [name], disabledTools: ['server/tool'] } */
 export const setConversationTools = (id, choice) => call('set_conversation_tools', { id, choice });
-export const mcpServers = () => call('mcp_servers');
+/** onChange(ServerView[]) now and after every change of any server (status, tools, log). */
+export function watchServers(onChange) {
+  const channel = new core.Channel();
+  channel.onmessage = onChange;
+  return call('watch_servers', { onChange: channel });
+}
 export const mcpConfig = () => call('mcp_config');
 export const saveMcpServer = (original, name, server) => call('save_mcp_server', { original, name, server });
 export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
@@ -50,13 +111,12 @@ export const getMcpPrompt = (server, name, args) => call('get_mcp_prompt', { ser
 export const mcpResources = () => call('mcp_resources');
 export const renderMarkdown = (text) => call('render_markdown', { text });
 export const stopTurn = (turnId) => call('stop_turn', { turnId });
-/** Answers a tool call waiting for approval: decision = { action: 'allowOnce' | 'allowConversation' | 'alwaysAllow' | 'deny' }. */
-/** answer = { action: 'accept' | 'decline' | 'cancel', content? } */
-export const answerElicitation = (id, answer) => call('answer_elicitation', { id, answer });
-/** Lets a server's sampling request go to the model (true) or declines it (false). */
-export const resolveSampling = (id, approve) => call('resolve_sampling', { id, approve });
+/**
+ * Answers question `id` (see Answer). Rejects with a UiError when it does not fit (edited
+ * arguments that do not match the tool's schema: the question keeps waiting).
+ */
+export const answerQuestion = (id, answer) => call('answer_question', { id, answer });
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
-export const resolveApproval = (id, decision) => call('resolve_approval', { id, decision });
 
 /** Opens an http(s) link in the user's browser, never in this window. */
 export const openUrl = (url) => call('plugin:opener|open_url', { url });

@@ -45,3 +45,77 @@ pub fn documents_dir() -> Option<PathBuf> {
         .filter(|d| d.is_dir())
         .or_else(dirs::home_dir)
 }
+
+/// Writes `keys` into the JSON object in `path`, keeping its other keys (a file that is not a
+/// JSON object is replaced). Atomic (a temporary file, then rename) and private: the file is
+/// 0600 and a folder it creates 0700, since settings and server configs can hold secrets.
+pub fn write_json_merged(
+    path: &std::path::Path,
+    keys: serde_json::Map<String, serde_json::Value>,
+) -> std::io::Result<()> {
+    let mut doc = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| match v {
+            serde_json::Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    doc.extend(keys);
+    let text = serde_json::to_string_pretty(&serde_json::Value::Object(doc))?;
+    write_private(path, text.as_bytes())
+}
+
+/// Writes a file only its owner can read, atomically.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(dir) = path.parent() {
+        if !dir.exists() {
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            b.mode(0o700);
+            b.create(dir)?;
+        }
+    }
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    opts.mode(0o600);
+    let mut f = opts.open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_writes_keep_other_keys_and_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/settings.json");
+        write_json_merged(&p, serde_json::json!({"a": 1}).as_object().unwrap().clone()).unwrap();
+        std::fs::write(&p, r#"{"a": 1, "theirs": true}"#).unwrap();
+        write_json_merged(&p, serde_json::json!({"a": 2}).as_object().unwrap().clone()).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"a": 2, "theirs": true}));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode =
+                |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), 0o600);
+            assert_eq!(mode(p.parent().unwrap()), 0o700);
+        }
+    }
+}

@@ -1,5 +1,6 @@
-//! App settings. The window writes them with tauri-plugin-store (a flat JSON object in
-//! `settings.json`); the engine and the CLI read the same file.
+//! App settings: a flat JSON object in `settings.json`, read by the window and the CLI alike.
+//! [`LiveSettings`] is the one copy a running app holds: read by whoever needs a setting,
+//! changed (validated, then written to the file) in one place.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -97,7 +98,11 @@ pub const NUM_CTX_RANGE: std::ops::RangeInclusive<u32> = 256..=1_048_576;
 
 impl Settings {
     /// Why these settings cannot be saved, if they cannot.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        self.check().map_err(SettingsError::Invalid)
+    }
+
+    fn check(&self) -> Result<(), String> {
         if let Some(u) = self
             .llm_url
             .as_deref()
@@ -125,15 +130,13 @@ impl Settings {
         if !TOOL_TIMEOUT_RANGE.contains(&self.tool_timeout_secs) {
             return Err("The tool timeout must be between 1 and 3600 seconds".into());
         }
-        if self
-            .temperature
-            .is_some_and(|t| !TEMPERATURE_RANGE.contains(&t))
-        {
-            return Err("The temperature must be between 0 and 2".into());
+        crate::store::ConversationSettings {
+            temperature: self.temperature,
+            num_ctx: self.num_ctx,
+            ..Default::default()
         }
-        if self.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
-            return Err("The context length must be between 256 and 1048576 tokens".into());
-        }
+        .validate()
+        .map_err(|e| e.to_string())?;
         let mut ids = std::collections::HashSet::from([DEFAULT_PROVIDER.to_string()]);
         for p in &self.providers {
             if p.id.trim().is_empty() || !ids.insert(p.id.clone()) {
@@ -250,6 +253,79 @@ impl Settings {
             s.num_ctx = None;
         }
         s
+    }
+}
+
+/// Why settings could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("could not save {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl SettingsError {
+    /// A value that is not allowed; `field` names it (for messages about one field).
+    pub fn invalid(_field: &'static str, message: impl Into<String>) -> Self {
+        SettingsError::Invalid(message.into())
+    }
+}
+
+/// The settings of a running app: one copy, read by everyone, changed only through
+/// [`LiveSettings::update`] (validated, then written to its file, other keys in it kept).
+pub struct LiveSettings {
+    current: std::sync::RwLock<Settings>,
+    file: Option<std::path::PathBuf>,
+}
+
+impl LiveSettings {
+    /// The settings in `file` (defaults where it has none); changes are written back to it.
+    pub fn load(file: &Path) -> std::sync::Arc<LiveSettings> {
+        std::sync::Arc::new(LiveSettings {
+            current: std::sync::RwLock::new(Settings::load(file)),
+            file: Some(file.to_path_buf()),
+        })
+    }
+
+    /// Settings kept in memory only (tests, one-off runs).
+    pub fn in_memory(settings: Settings) -> std::sync::Arc<LiveSettings> {
+        std::sync::Arc::new(LiveSettings {
+            current: std::sync::RwLock::new(settings),
+            file: None,
+        })
+    }
+
+    pub fn get(&self) -> Settings {
+        self.current.read().unwrap().clone()
+    }
+
+    pub fn read<R>(&self, f: impl FnOnce(&Settings) -> R) -> R {
+        f(&self.current.read().unwrap())
+    }
+
+    /// Changes the settings with `change`; refused (nothing changes) when the result is not
+    /// valid or cannot be written. Returns the new settings.
+    pub fn update(&self, change: impl FnOnce(&mut Settings)) -> Result<Settings, SettingsError> {
+        let mut current = self.current.write().unwrap();
+        let mut next = current.clone();
+        change(&mut next);
+        next.validate()?;
+        if let Some(file) = &self.file {
+            let keys = match serde_json::to_value(&next) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => unreachable!("settings are an object"),
+            };
+            crate::paths::write_json_merged(file, keys).map_err(|source| SettingsError::Write {
+                path: file.display().to_string(),
+                source,
+            })?;
+        }
+        *current = next.clone();
+        Ok(next)
     }
 }
 

@@ -1,6 +1,7 @@
 // MCP servers: the sidebar summary, the list with status, problems and log, and the form to add
 // or edit one.
 import { el, $ } from '../dom.js';
+import { stepText } from './words.js';
 
 export function summarize(servers) {
   const running = servers.filter((s) => s.status === 'running').length;
@@ -31,7 +32,18 @@ export class ServersView {
   /** view: { config: {mcpServers}, path } */
   setConfig(view) { this.config = { ...view.config, path: view.path }; }
 
+  /**
+   * The latest list (pushed by the engine on every change): shown when the dialog is open and
+   * something changed, so an open log or an armed Delete survives unrelated updates.
+   */
+  update(servers, configError) {
+    const snapshot = JSON.stringify([servers, configError]);
+    if (!this.dialog.open || snapshot === this.shown) return;
+    this.render(servers, configError);
+  }
+
   render(servers, configError) {
+    this.shown = JSON.stringify([servers, configError]);
     const rows = [];
     if (configError) rows.push(el('p', { class: 'field-error' }, configError));
     if (!servers.length && !configError) {
@@ -66,11 +78,11 @@ export class ServersView {
         confirmDelete),
       el('div', { class: 'server-cmd', title: 'Command, as it is run' }, [s.command, ...s.args].join(' ')),
       s.error ? el('div', { class: 'server-error' }, s.error) : null,
-      s.status === 'failed' && s.failedStep ? el('div', { class: 'muted' }, `Failed while: ${s.failedStep}`) : null,
+      s.status === 'failed' && s.failedStep ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
       s.status === 'failed' ? el('details', { class: 'server-log' },
         el('summary', {}, 'PATH used to find and run it'),
-        el('pre', { class: 'code' }, (this.config.path ?? '').split(':').join('\n'))) : null,
+        el('pre', { class: 'code' }, (s.path ?? this.config.path ?? '').split(':').join('\n'))) : null,
       s.stderrTail.length
         ? el('details', { class: 'server-log', open: s.status === 'failed' },
           el('summary', {}, `Log (last ${s.stderrTail.length} lines: stderr and the server's log messages)`),

@@ -5,12 +5,11 @@
 //! policy is `allow`, or that the user allowed for this conversation, runs; a tool annotated
 //! `readOnlyHint: true` runs unless its policy is `ask`; everything else asks.
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{RoutedTool, SamplingRequest};
+use crate::mcp::RoutedTool;
+pub use crate::store::Approval;
 
 /// A tool's standing policy (settings: `toolPolicies`, keyed by exposed name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,47 +59,16 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub arguments: Value,
     pub destructive: bool,
-}
-
-/// Asks the user. Called after the `approvalRequested` event went out.
-#[async_trait]
-pub trait Approver: Send + Sync {
-    async fn decide(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> Decision;
-    /// May the server's sampling request go to the model? Called after `samplingRequested`.
-    async fn decide_sampling(&self, request: &SamplingRequest, cancel: &CancellationToken) -> bool;
-}
-
-/// Approves everything (tests, and the CLI's `--approve-all`).
-pub struct AllowAll;
-
-#[async_trait]
-impl Approver for AllowAll {
-    async fn decide(&self, _: &ApprovalRequest, _: &CancellationToken) -> Decision {
-        Decision::of(Action::AllowOnce)
-    }
-    async fn decide_sampling(&self, _: &SamplingRequest, _: &CancellationToken) -> bool {
-        true
-    }
-}
-
-/// Refuses every call that needs approval (the CLI without `--approve-all`).
-pub struct DenyAll;
-
-#[async_trait]
-impl Approver for DenyAll {
-    async fn decide(&self, _: &ApprovalRequest, _: &CancellationToken) -> Decision {
-        Decision::of(Action::Deny)
-    }
-    async fn decide_sampling(&self, _: &SamplingRequest, _: &CancellationToken) -> bool {
-        false
-    }
+    /// The tool's `inputSchema`: edited arguments must fit it.
+    #[serde(skip)]
+    pub schema: Option<Value>,
 }
 
 /// What happens to a call before anyone is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Need {
-    /// Runs without asking; the word says why (stored on the card).
-    Allow(&'static str),
+    /// Runs without asking; the code says why (stored on the card).
+    Allow(Approval),
     Deny,
     Ask,
 }
@@ -109,10 +77,10 @@ pub fn need(policy: Option<Policy>, tool: &RoutedTool, allowed_in_conversation: 
     match policy {
         Some(Policy::Deny) => Need::Deny,
         _ if tool.destructive => Need::Ask,
-        Some(Policy::Allow) => Need::Allow("always allowed"),
-        _ if allowed_in_conversation => Need::Allow("allowed in this chat"),
+        Some(Policy::Allow) => Need::Allow(Approval::AlwaysAllowed),
+        _ if allowed_in_conversation => Need::Allow(Approval::AllowedInChat),
         Some(Policy::Ask) => Need::Ask,
-        None if tool.read_only => Need::Allow("read-only"),
+        None if tool.read_only => Need::Allow(Approval::ReadOnly),
         None => Need::Ask,
     }
 }
@@ -139,18 +107,13 @@ pub fn validate_arguments(schema: &Value, args: &Value) -> Result<(), Vec<String
     }
 }
 
-/// How a decision is stored on the card.
-pub fn approval_label(action: Action, edited: bool) -> String {
-    let base = match action {
-        Action::AllowOnce => "approved",
-        Action::AllowConversation => "approved for this chat",
-        Action::AlwaysAllow => "approved always",
-        Action::Deny => "denied",
-    };
-    if edited && action != Action::Deny {
-        format!("{base}, arguments edited")
-    } else {
-        base.to_string()
+/// How the user's decision is recorded on the card.
+pub fn decided(action: Action) -> Approval {
+    match action {
+        Action::AllowOnce => Approval::Approved,
+        Action::AllowConversation => Approval::ApprovedForChat,
+        Action::AlwaysAllow => Approval::ApprovedAlways,
+        Action::Deny => Approval::Denied,
     }
 }
 
@@ -170,7 +133,10 @@ mod tests {
     #[test]
     fn the_rules() {
         // read-only runs by default; plain tools ask
-        assert_eq!(need(None, &t(true, false), false), Need::Allow("read-only"));
+        assert_eq!(
+            need(None, &t(true, false), false),
+            Need::Allow(Approval::ReadOnly)
+        );
         assert_eq!(need(None, &t(false, false), false), Need::Ask);
         // a policy of ask overrides read-only; deny beats everything
         assert_eq!(need(Some(Policy::Ask), &t(true, false), false), Need::Ask);
@@ -178,11 +144,11 @@ mod tests {
         // allowed always / in this chat
         assert_eq!(
             need(Some(Policy::Allow), &t(false, false), false),
-            Need::Allow("always allowed")
+            Need::Allow(Approval::AlwaysAllowed)
         );
         assert_eq!(
             need(None, &t(false, false), true),
-            Need::Allow("allowed in this chat")
+            Need::Allow(Approval::AllowedInChat)
         );
         // destructive always asks
         assert_eq!(need(Some(Policy::Allow), &t(false, true), true), Need::Ask);
@@ -212,8 +178,8 @@ mod tests {
             serde_json::from_str(r#"{"action":"allowOnce","arguments":{"a":1}}"#).unwrap();
         assert_eq!(d.arguments.unwrap()["a"], 1);
         assert_eq!(
-            approval_label(Action::AllowOnce, true),
-            "approved, arguments edited"
+            decided(Action::AllowConversation),
+            Approval::ApprovedForChat
         );
     }
 }

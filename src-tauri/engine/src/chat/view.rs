@@ -6,7 +6,10 @@ use serde_json::Value;
 
 use crate::llm::Role;
 use crate::markdown;
-use crate::store::{status, Conversation, ConversationSummary, StoredToolCall, ToolChoice};
+use crate::store::{
+    Approval, Conversation, ConversationSummary, MessageStatus, Notice, StoredToolCall,
+    ToolCallStatus, ToolChoice,
+};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -16,7 +19,7 @@ pub enum Item {
     Message {
         id: i64,
         role: Role,
-        status: String,
+        status: MessageStatus,
         content: String,
         html: Option<String>,
         thinking: Option<String>,
@@ -36,13 +39,14 @@ pub enum Item {
         arguments: Value,
         result: Option<String>,
         is_error: bool,
-        status: String,
+        status: ToolCallStatus,
         duration_ms: Option<i64>,
-        approval: Option<String>,
+        approval: Option<Approval>,
+        arguments_edited: bool,
         raw: Option<Value>,
     },
     #[serde(rename_all = "camelCase")]
-    Notice { id: i64, text: String },
+    Notice { id: i64, notice: Notice },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -64,9 +68,10 @@ fn card(t: &StoredToolCall) -> Item {
         arguments: t.arguments.clone(),
         result: t.result.clone(),
         is_error: t.is_error,
-        status: t.status.clone(),
+        status: t.status,
         duration_ms: t.duration_ms,
-        approval: t.approval.clone(),
+        approval: t.approval,
+        arguments_edited: t.arguments_edited,
         raw: t.result_raw.clone(),
     }
 }
@@ -75,10 +80,13 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
     let mut items = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
     let mut last_user = None;
     for m in &c.messages {
-        if m.status == status::NOTICE {
+        if m.status == MessageStatus::Notice {
             items.push(Item::Notice {
                 id: m.id,
-                text: m.content.clone(),
+                notice: m
+                    .notice
+                    .clone()
+                    .unwrap_or_else(|| Notice::from_legacy(&m.content)),
             });
             continue;
         }
@@ -89,7 +97,7 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
                 items.push(Item::Message {
                     id: m.id,
                     role: m.role,
-                    status: m.status.clone(),
+                    status: m.status,
                     content: m.content.clone(),
                     html: None,
                     thinking: None,
@@ -110,7 +118,7 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
                     items.push(Item::Message {
                         id: m.id,
                         role: m.role,
-                        status: m.status.clone(),
+                        status: m.status,
                         content: m.content.clone(),
                         html: Some(markdown::render(&m.content)),
                         thinking,

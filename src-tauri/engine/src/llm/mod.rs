@@ -155,15 +155,26 @@ pub enum LlmError {
     Protocol(String),
 }
 
+/// What kind of failure an [`LlmError`] is, for the front end to choose how to show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmErrorKind {
+    Unreachable,
+    /// The model (or the endpoint) does not exist on the server.
+    NotFound,
+    Http,
+    Stream,
+    Protocol,
+}
+
 impl LlmError {
-    /// A short machine-readable kind, used by the UI to choose how to show it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> LlmErrorKind {
         match self {
-            LlmError::Unreachable { .. } => "unreachable",
-            LlmError::Http { status: 404, .. } => "not_found",
-            LlmError::Http { .. } => "http",
-            LlmError::Stream(_) => "stream",
-            LlmError::Protocol(_) => "protocol",
+            LlmError::Unreachable { .. } => LlmErrorKind::Unreachable,
+            LlmError::Http { status: 404, .. } => LlmErrorKind::NotFound,
+            LlmError::Http { .. } => LlmErrorKind::Http,
+            LlmError::Stream(_) => LlmErrorKind::Stream,
+            LlmError::Protocol(_) => LlmErrorKind::Protocol,
         }
     }
 }

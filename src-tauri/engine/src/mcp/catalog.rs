@@ -60,7 +60,7 @@ fn s(v: &Value, k: &str) -> Option<String> {
 }
 
 /// Lists every page of the server's prompts, if it says it has any.
-pub async fn list_prompts(
+pub(crate) async fn list_prompts(
     server: &str,
     peer: &Peer<RoleClient>,
 ) -> Result<Vec<PromptView>, String> {
@@ -106,7 +106,7 @@ pub async fn list_prompts(
 }
 
 /// Lists every page of the server's resources, if it says it has any.
-pub async fn list_resources(
+pub(crate) async fn list_resources(
     server: &str,
     peer: &Peer<RoleClient>,
 ) -> Result<Vec<ResourceView>, String> {
@@ -155,7 +155,7 @@ fn block_text(c: &Value) -> String {
 }
 
 /// `prompts/get` with the user's arguments; the messages as text.
-pub async fn get_prompt(
+pub(crate) async fn get_prompt(
     peer: &Peer<RoleClient>,
     name: &str,
     arguments: Map<String, Value>,
@@ -183,7 +183,10 @@ pub async fn get_prompt(
 }
 
 /// `resources/read`; every part of the contents as text.
-pub async fn read_resource(peer: &Peer<RoleClient>, uri: &str) -> Result<ResourceText, String> {
+pub(crate) async fn read_resource(
+    peer: &Peer<RoleClient>,
+    uri: &str,
+) -> Result<ResourceText, String> {
     let result = peer
         .read_resource(ReadResourceRequestParams::new(uri))
         .await

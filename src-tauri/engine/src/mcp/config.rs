@@ -43,7 +43,7 @@ pub struct ServerConfig {
 }
 
 /// The configured HTTP headers as a header map (for the HTTP, SSE and REST transports).
-pub fn header_map(headers: &BTreeMap<String, String>) -> Result<http::HeaderMap, String> {
+pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<http::HeaderMap, String> {
     let mut map = http::HeaderMap::new();
     for (k, v) in headers {
         let (Ok(name), Ok(value)) = (
@@ -320,17 +320,15 @@ impl McpConfig {
         }
     }
 
-    /// Writes atomically (temp file + rename), so a crash never leaves half a config.
+    /// Writes the servers under `mcpServers`, keeping the file's other keys; atomically (temp
+    /// file + rename, so a crash never leaves half a config) and private (0600).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_string_pretty(self).expect("config serializes"),
-        )?;
-        std::fs::rename(tmp, path)
+        let mut keys = serde_json::Map::new();
+        keys.insert(
+            "mcpServers".into(),
+            serde_json::to_value(&self.servers).expect("config serializes"),
+        );
+        crate::paths::write_json_merged(path, keys)
     }
 }
 

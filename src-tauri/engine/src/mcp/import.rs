@@ -116,10 +116,15 @@ fn free_name(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
         .unwrap()
 }
 
+/// Why a text cannot be imported as a config.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ImportError(String);
+
 /// Reads a config another host wrote; `existing` are the servers already configured here.
-pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, String> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("This is not valid JSON: {e}"))?;
+pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, ImportError> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| ImportError(format!("This is not valid JSON: {e}")))?;
     let (format, map) = if let Some(m) = v.get("mcpServers").and_then(Value::as_object) {
         ("Claude Desktop / Cursor / .mcp.json (mcpServers)", m)
     } else if let Some(m) = v.get("servers").and_then(Value::as_object) {
@@ -131,9 +136,11 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, String
     {
         ("VS Code settings (mcp.servers)", m)
     } else {
-        return Err("No servers found: expected an \"mcpServers\" object (Claude Desktop, Cursor, .mcp.json) \
-                    or a \"servers\" object (VS Code)."
-            .into());
+        return Err(ImportError(
+            "No servers found: expected an \"mcpServers\" object (Claude Desktop, Cursor, .mcp.json) \
+             or a \"servers\" object (VS Code)."
+                .into(),
+        ));
     };
     let mut servers = Vec::new();
     let mut skipped = Vec::new();
@@ -261,9 +268,11 @@ mod tests {
         );
         assert!(preview("{oops", &McpConfig::default())
             .unwrap_err()
+            .to_string()
             .contains("not valid JSON"));
         assert!(preview("{}", &McpConfig::default())
             .unwrap_err()
+            .to_string()
             .contains("No servers found"));
         let bad = preview(
             r#"{"mcpServers": {"x": {"args": []}}}"#,

@@ -15,6 +15,8 @@ pub use process::{login_shell_path, merge_paths};
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
 pub use host::{
-    CallEvent, Elicitation, ElicitationAnswer, HostOptions, McpHost, Progress, RoutedTool,
-    SamplingAnswer, SamplingRequest, SamplingText, ServerStatus, ServerView, ToolOutcome, ToolView,
+    file_uri, result_text, CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, HostError,
+    HostOptions, McpHost, Progress, Reply, RoutedTool, SamplingAnswer, SamplingRequest,
+    SamplingText, ServerStatus, ServerView, Step, ToolOutcome, ToolView, MAX_RAW_RESULT,
+    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };

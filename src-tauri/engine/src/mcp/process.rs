@@ -16,13 +16,32 @@ use super::config::{ServerConfig, SELF_COMMAND};
 pub const STDERR_LINES: usize = 200;
 const STDERR_LINE_MAX: usize = 2000;
 
-/// The last lines a server wrote to stderr.
+/// The last lines a server wrote to stderr (and the host's notes about it), newest last.
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Told about every new line.
+    changed: Option<tokio::sync::broadcast::Sender<()>>,
+}
 
 impl StderrTail {
+    /// A log that says on `changed` whenever a line is added.
+    pub fn watched(changed: tokio::sync::broadcast::Sender<()>) -> Self {
+        StderrTail {
+            lines: Default::default(),
+            changed: Some(changed),
+        }
+    }
+
     pub fn push(&self, line: String) {
-        let mut q = self.0.lock().unwrap();
+        self.push_line(line);
+        if let Some(tx) = &self.changed {
+            let _ = tx.send(());
+        }
+    }
+
+    fn push_line(&self, line: String) {
+        let mut q = self.lines.lock().unwrap();
         if q.len() == STDERR_LINES {
             q.pop_front();
         }
@@ -38,7 +57,7 @@ impl StderrTail {
         q.push_back(line);
     }
     pub fn last(&self, n: usize) -> Vec<String> {
-        let q = self.0.lock().unwrap();
+        let q = self.lines.lock().unwrap();
         q.iter().skip(q.len().saturating_sub(n)).cloned().collect()
     }
 }

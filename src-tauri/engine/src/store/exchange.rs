@@ -11,7 +11,10 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{now_ms, status, Conversation, ConversationSettings, Store, StoreError, ToolChoice};
+use super::{
+    now_ms, Approval, Conversation, ConversationSettings, MessageStatus, Notice, Store, StoreError,
+    ToolCallStatus, ToolChoice,
+};
 use crate::llm::{Role, ToolCall};
 
 pub const FORMAT: &str = "switchboard.conversation";
@@ -54,7 +57,10 @@ pub struct ExportedMessage {
     pub tool_name: Option<String>,
     #[serde(default)]
     pub tool_call_id: Option<String>,
-    pub status: String,
+    pub status: MessageStatus,
+    /// On a notice: what it says (older documents have it in words, as the content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<Notice>,
     pub created_at: i64,
 }
 
@@ -71,10 +77,25 @@ pub struct ExportedToolCall {
     pub result: Option<String>,
     pub result_raw: Option<Value>,
     pub is_error: bool,
-    pub status: String,
+    pub status: ToolCallStatus,
     pub started_at: i64,
     pub duration_ms: Option<i64>,
-    pub approval: Option<String>,
+    /// A code, or (in older documents) its words.
+    #[serde(default, deserialize_with = "approval_code")]
+    pub approval: Option<Approval>,
+    #[serde(default)]
+    pub arguments_edited: bool,
+}
+
+/// Reads an approval as a code, or in the words older documents used.
+fn approval_code<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Approval>, D::Error> {
+    let label = Option::<String>::deserialize(d)?;
+    match label {
+        None => Ok(None),
+        Some(l) => Approval::from_legacy(&l)
+            .map(|(a, _)| Some(a))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown approval \"{l}\""))),
+    }
 }
 
 type Row = (
@@ -86,8 +107,9 @@ type Row = (
     Option<String>,
     Option<String>,
     Option<String>,
-    String,
+    MessageStatus,
     i64,
+    Option<String>,
 );
 
 impl Store {
@@ -105,12 +127,12 @@ impl Store {
                 .optional()?
                 .ok_or(StoreError::NoConversation(id))?;
             let mut st = c.prepare(
-                "SELECT id, parent_id, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at
+                "SELECT id, parent_id, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at, notice
                  FROM messages WHERE conversation_id = ?1 ORDER BY seq",
             )?;
             let rows: Vec<Row> = st
                 .query_map([id], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?))
                 })?
                 .collect::<Result<_, _>>()?;
             let local: HashMap<i64, i64> = rows.iter().enumerate().map(|(i, r)| (r.0, i as i64 + 1)).collect();
@@ -125,11 +147,12 @@ impl Store {
                     tool_calls: r.5.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default(),
                     tool_name: r.6.clone(),
                     tool_call_id: r.7.clone(),
-                    status: r.8.clone(),
+                    status: r.8,
+                    notice: r.10.as_deref().and_then(|n| serde_json::from_str(n).ok()),
                     created_at: r.9,
                 })
                 .collect();
-            let tool_calls = super::tool_calls_of(c, id)?
+            let tool_calls = super::tool_calls::tool_calls_of(c, id)?
                 .into_iter()
                 .map(|t| ExportedToolCall {
                     message: local.get(&t.message_id).copied().unwrap_or(0),
@@ -146,6 +169,7 @@ impl Store {
                     started_at: t.started_at,
                     duration_ms: t.duration_ms,
                     approval: t.approval,
+                    arguments_edited: t.arguments_edited,
                 })
                 .collect();
             Ok(ExportedConversation {
@@ -195,14 +219,21 @@ impl Store {
             for (seq, m) in doc.messages.iter().enumerate() {
                 let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
                 // a stream that was cut off stays marked as such, never "streaming"
-                let st = if m.status == status::STREAMING { status::INTERRUPTED } else { m.status.as_str() };
+                let st = if m.status == MessageStatus::Streaming { MessageStatus::Interrupted } else { m.status };
+                // a notice in words (older documents) becomes a typed one
+                let (content, notice) = match (&m.notice, m.status) {
+                    (Some(n), _) => (m.content.clone(), Some(n.clone())),
+                    (None, MessageStatus::Notice) => (String::new(), Some(Notice::from_legacy(&m.content))),
+                    (None, _) => (m.content.clone(), None),
+                };
+                let notice = notice.map(|n| serde_json::to_string(&n).unwrap());
                 tx.execute(
                     "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name,
-                        tool_call_id, status, created_at, parent_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        tool_call_id, status, created_at, parent_id, notice)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                     params![
-                        conv, seq as i64 + 1, m.role.as_str(), m.content, m.thinking, calls, m.tool_name,
-                        m.tool_call_id, st, m.created_at, m.parent.map(|p| ids[&p])
+                        conv, seq as i64 + 1, m.role.as_str(), content, m.thinking, calls, m.tool_name,
+                        m.tool_call_id, st, m.created_at, m.parent.map(|p| ids[&p]), notice
                     ],
                 )?;
                 ids.insert(m.id, tx.last_insert_rowid());
@@ -210,14 +241,16 @@ impl Store {
             for t in &doc.tool_calls {
                 tx.execute(
                     "INSERT INTO tool_calls (conversation_id, message_id, result_message_id, call_id, name, server, tool,
-                        arguments, result, result_raw, is_error, status, started_at, duration_ms, approval)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                        arguments, result, result_raw, is_error, status, started_at, duration_ms, approval,
+                        arguments_edited)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                     params![
                         conv, ids[&t.message], t.result_message.map(|m| ids[&m]), t.call_id, t.name, t.server, t.tool,
                         serde_json::to_string(&t.arguments).unwrap(), t.result,
                         t.result_raw.as_ref().map(|r| serde_json::to_string(r).unwrap()),
-                        t.is_error, if t.status == "running" { "interrupted" } else { t.status.as_str() },
-                        t.started_at, t.duration_ms, t.approval
+                        t.is_error,
+                        if t.status == ToolCallStatus::Running { ToolCallStatus::Interrupted } else { t.status },
+                        t.started_at, t.duration_ms, t.approval, t.arguments_edited
                     ],
                 )?;
             }
@@ -300,8 +333,9 @@ pub fn markdown(conv: &Conversation) -> String {
     for m in &conv.messages {
         match m.role {
             Role::User => out.push_str(&format!("\n## You\n\n{}\n", m.content.trim_end())),
-            Role::Assistant if m.status == status::NOTICE => {
-                out.push_str(&format!("\n> *{}*\n", m.content.trim()))
+            Role::Assistant if m.status == MessageStatus::Notice => {
+                let text = m.notice.as_ref().map(Notice::describe).unwrap_or_default();
+                out.push_str(&format!("\n> *{}*\n", text.trim()))
             }
             Role::Assistant => {
                 let calls: Vec<_> = conv
@@ -328,8 +362,7 @@ pub fn markdown(conv: &Conversation) -> String {
                     let (fa, fr) = (fence(&args), fence(&result));
                     let how = t
                         .approval
-                        .as_deref()
-                        .map(|a| format!(", {a}"))
+                        .map(|a| format!(", {}", approval_words(a, t.arguments_edited)))
                         .unwrap_or_default();
                     let took = t
                         .duration_ms
@@ -351,6 +384,28 @@ pub fn markdown(conv: &Conversation) -> String {
     out
 }
 
+/// An approval in words, for the Markdown export (the window words it on its own).
+fn approval_words(a: Approval, edited: bool) -> String {
+    let base = match a {
+        Approval::Waiting => "waiting",
+        Approval::ReadOnly => "read-only",
+        Approval::AlwaysAllowed => "always allowed",
+        Approval::AllowedInChat => "allowed in this chat",
+        Approval::DeniedByPolicy => "denied by policy",
+        Approval::Approved => "approved",
+        Approval::ApprovedForChat => "approved for this chat",
+        Approval::ApprovedAlways => "approved always",
+        Approval::Denied => "denied",
+        Approval::Cancelled => "cancelled",
+        Approval::Repeated => "not run (repeated)",
+    };
+    if edited && !a.refused() {
+        format!("{base}, arguments edited")
+    } else {
+        base.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,7 +420,7 @@ mod tests {
             .append_message(
                 c,
                 &Message::new(Role::User, "Plan a trip to Lisbon"),
-                status::COMPLETE,
+                MessageStatus::Complete,
             )
             .await
             .unwrap();
@@ -376,7 +431,10 @@ mod tests {
             name: "w__forecast".into(),
             arguments: json!({"city": "Lisbon"}),
         }];
-        let a1 = s.append_message(c, &a, status::COMPLETE).await.unwrap();
+        let a1 = s
+            .append_message(c, &a, MessageStatus::Complete)
+            .await
+            .unwrap();
         let tc = s
             .start_tool_call(
                 c,
@@ -392,7 +450,10 @@ mod tests {
         let mut t = Message::new(Role::Tool, "Sunny, 24 °C ```code```");
         t.tool_name = Some("w__forecast".into());
         t.tool_call_id = Some("c1".into());
-        let tm = s.append_message(c, &t, status::COMPLETE).await.unwrap();
+        let tm = s
+            .append_message(c, &t, MessageStatus::Complete)
+            .await
+            .unwrap();
         s.finish_tool_call(
             tc,
             "Sunny, 24 °C ```code```",
@@ -403,11 +464,13 @@ mod tests {
         )
         .await
         .unwrap();
-        s.set_tool_call_approval(tc, "approved").await.unwrap();
+        s.set_tool_call_approval(tc, Approval::Approved, false)
+            .await
+            .unwrap();
         s.append_message(
             c,
             &Message::new(Role::Assistant, "Go in **May**."),
-            status::COMPLETE,
+            MessageStatus::Complete,
         )
         .await
         .unwrap();
@@ -416,14 +479,14 @@ mod tests {
         s.append_message(
             c,
             &Message::new(Role::User, "Plan a trip to Porto"),
-            status::COMPLETE,
+            MessageStatus::Complete,
         )
         .await
         .unwrap();
         s.append_message(
             c,
             &Message::new(Role::Assistant, "Porto in June."),
-            status::STOPPED,
+            MessageStatus::Stopped,
         )
         .await
         .unwrap();
@@ -477,7 +540,7 @@ mod tests {
         let shown = s.conversation(copy).await.unwrap();
         assert_eq!(shown.messages.len(), 4);
         assert_eq!(shown.messages[0].content, "Plan a trip to Lisbon");
-        assert_eq!(shown.tool_calls[0].approval.as_deref(), Some("approved"));
+        assert_eq!(shown.tool_calls[0].approval, Some(Approval::Approved));
         assert_eq!(shown.settings.system_prompt.as_deref(), Some("Be brief."));
         assert_eq!(
             s.search("june", 10).await.unwrap().len(),

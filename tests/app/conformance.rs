@@ -2,15 +2,13 @@
 //! suite (npm @modelcontextprotocol/conformance on Node 22, installed by
 //! `scripts/install-deps.sh --test`), and against a configured server by name.
 
-mod support;
-
 use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
 fn conformance_dir() -> PathBuf {
-    support::repo_dir().join("tests/conformance/node_modules")
+    crate::support::repo_dir().join("tests/conformance/node_modules")
 }
 
 /// Runs one client scenario of the suite with `client_args` after `switchboard mcp-call`;
@@ -25,7 +23,7 @@ fn scenario(name: &str, client_args: &str) -> (bool, String) {
     let out_dir = tempfile::tempdir().unwrap();
     let command = format!(
         "{} mcp-call {client_args}",
-        support::switchboard_bin().display()
+        crate::support::switchboard_bin().display()
     );
     let out = Command::new(node)
         .arg(suite)
@@ -72,7 +70,7 @@ fn the_conformance_suite_fails_a_client_that_declines_elicitation() {
 #[test]
 fn mcp_call_calls_a_configured_server_by_name() {
     let home = tempfile::tempdir().unwrap();
-    let out = Command::new(support::switchboard_bin())
+    let out = Command::new(crate::support::switchboard_bin())
         .args([
             "mcp-call",
             "--call",
@@ -98,7 +96,7 @@ fn mcp_call_calls_a_configured_server_by_name() {
     // a tool that does not exist makes the exit code 1
     assert_eq!(out.status.code(), Some(1));
 
-    let missing = Command::new(support::switchboard_bin())
+    let missing = Command::new(crate::support::switchboard_bin())
         .args(["mcp-call", "no-such-server"])
         .env("XDG_DATA_HOME", home.path().join("data"))
         .env("XDG_CONFIG_HOME", home.path().join("config"))

@@ -1,17 +1,17 @@
-//! Shared by the integration tests: the fake LLM, and where the real MCP servers are.
+//! Where the real MCP servers and fixtures the tests run are, and starting the HTTP ones on
+//! loopback. Shared with the app's tests (tests/common), so nothing here names a binary.
 #![allow(dead_code)]
-
-pub mod fake_ollama;
 
 use std::path::PathBuf;
 
-/// The app binary, which also serves the built-in MCP servers.
-pub fn switchboard_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_switchboard"))
-}
-
+/// The repository's root (the tests' fixtures and the npm/PyPI test servers live under tests/):
+/// the nearest folder up from the package being tested that has `tests/fixtures`.
 pub fn repo_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .find(|d| d.join("tests/fixtures").is_dir())
+        .unwrap_or(&here)
+        .to_path_buf()
 }
 
 /// `@modelcontextprotocol/server-everything`, installed by `make test-deps` into tests/servers.
@@ -116,23 +116,4 @@ pub fn pypi_server(command: &str) -> PathBuf {
         p.display()
     );
     p
-}
-
-/// A chat engine on `llm`, `host` and `store` that allows every tool call, with default options.
-pub fn chat_engine(
-    llm: std::sync::Arc<dyn switchboard_engine::llm::LlmClient>,
-    host: std::sync::Arc<switchboard_engine::mcp::McpHost>,
-    store: switchboard_engine::store::Store,
-) -> switchboard_engine::ChatEngine {
-    switchboard_engine::ChatEngine {
-        llm,
-        tools: host,
-        store,
-        options: Default::default(),
-        approver: std::sync::Arc::new(switchboard_engine::chat::approval::AllowAll),
-        policies: Default::default(),
-        allowed_in_conversation: Default::default(),
-        running_calls: Default::default(),
-        capabilities: Default::default(),
-    }
 }

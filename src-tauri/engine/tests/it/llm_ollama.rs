@@ -1,12 +1,10 @@
 //! The Ollama client against the scripted fake server: the NDJSON wire format, byte-level
 //! splitting, tool calls, errors.
 
-mod support;
-
+use crate::support::fake_ollama::{self, FakeOllama, Stream};
 use serde_json::json;
-use support::fake_ollama::{self, FakeOllama, Stream};
 use switchboard_engine::llm::{
-    ChatRequest, Delta, LlmClient, LlmError, Message, OllamaClient, Role, ToolSpec,
+    ChatRequest, Delta, LlmClient, LlmError, LlmErrorKind, Message, OllamaClient, Role, ToolSpec,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -196,7 +194,7 @@ async fn http_404_for_an_unknown_model_carries_the_servers_message() {
     let (r, _) = chat(&client, &request("nope:latest")).await;
     match r {
         Err(e @ LlmError::Http { status: 404, .. }) => {
-            assert_eq!(e.kind(), "not_found");
+            assert_eq!(e.kind(), LlmErrorKind::NotFound);
             assert!(
                 e.to_string()
                     .contains("model \"nope:latest\" not found, try pulling it first"),
@@ -221,7 +219,7 @@ async fn an_unreachable_server_says_which_url_failed() {
     let (r, _) = chat(&client, &request("m")).await;
     match r {
         Err(e @ LlmError::Unreachable { .. }) => {
-            assert_eq!(e.kind(), "unreachable");
+            assert_eq!(e.kind(), LlmErrorKind::Unreachable);
             assert!(e.to_string().contains(&url), "{e}");
         }
         other => panic!("expected unreachable, got {other:?}"),

@@ -5,8 +5,6 @@
 //! test asserts the plumbing (a real tool call reaches the real server, its result goes back, a
 //! final reply is stored), not the quality of the answer.
 
-mod support;
-
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -19,7 +17,7 @@ use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
 use switchboard_engine::store::exchange::{
     ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
 };
-use switchboard_engine::store::{status, Store};
+use switchboard_engine::store::{Approval, MessageStatus, Store, ToolCallStatus};
 use switchboard_engine::{ChatOptions, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -42,7 +40,8 @@ fn example() -> ExportedConversation {
         tool_calls: vec![],
         tool_name: None,
         tool_call_id: None,
-        status: status::COMPLETE.into(),
+        status: MessageStatus::Complete,
+        notice: None,
         created_at: 0,
     };
     let mut messages = Vec::new();
@@ -82,10 +81,11 @@ fn example() -> ExportedConversation {
             result: Some((a + b).to_string()),
             result_raw: None,
             is_error: false,
-            status: "done".into(),
+            status: ToolCallStatus::Done,
             started_at: 0,
             duration_ms: Some(1),
-            approval: Some("read-only".into()),
+            approval: Some(Approval::ReadOnly),
+            arguments_edited: false,
         });
     }
     ExportedConversation {
@@ -107,7 +107,7 @@ fn example() -> ExportedConversation {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow, needs a real model: run via `make test-real-llm`"]
 async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compatible_server() {
-    let port = support::free_port();
+    let port = crate::support::free_port();
     let server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
         .arg(env_path("SWITCHBOARD_GGUF"))
@@ -121,7 +121,7 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
         .spawn()
         .expect("llama-server starts");
     // stopped (and waited for) when the test ends, whatever happens
-    let server = support::Background(server);
+    let server = crate::support::Background(server);
     let url = format!("http://127.0.0.1:{port}");
     let client = OpenAiClient::new(&url, None);
     let t = Instant::now();
@@ -147,11 +147,11 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
         "calculator".into(),
         ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
     );
-    let host = McpHost::new(HostOptions::new(support::switchboard_bin()));
+    let host = McpHost::new(HostOptions::new(crate::support::builtin_bin()));
     host.start_all(&config).await;
     let store = Store::open_in_memory().await.unwrap();
     let conversation = store.import_json(&example(), None).await.unwrap();
-    let mut engine = support::chat_engine(
+    let mut engine = crate::support::chat_engine(
         Arc::new(OpenAiClient::new(&url, None)),
         host.clone(),
         store.clone(),

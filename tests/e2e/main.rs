@@ -4,6 +4,7 @@
 //! Needs a display, tauri-driver and WebKitWebDriver: run it with `make test` (or `make e2e`),
 //! which installs them and wraps it in xvfb-run. Plain `cargo test` skips it (it is #[ignore]).
 
+#[path = "../common/mod.rs"]
 mod support;
 
 use std::net::TcpListener;
@@ -218,7 +219,8 @@ async fn click(c: &Client, css: &str) {
         .unwrap();
 }
 
-/// Writes a screenshot to docs/screenshots/NAME once the page has painted what the DOM holds.
+/// Writes a screenshot to target/screenshots/NAME once the page has painted what the DOM holds
+/// (`make screenshots` copies them to docs/screenshots when they are meant to change).
 async fn screenshot(c: &Client, name: &str) {
     c.execute_async(
         "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 150)));",
@@ -227,7 +229,9 @@ async fn screenshot(c: &Client, name: &str) {
     .await
     .unwrap();
     let png = c.screenshot().await.unwrap();
-    let dir = support::repo_dir().join("docs/screenshots");
+    // the target folder this test binary was built into (target/debug/deps/e2e-…)
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.ancestors().nth(3).unwrap().join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), png).unwrap();
 }
@@ -273,7 +277,9 @@ async fn server_pids(c: &Client) -> Vec<u32> {
     let v = c
         .execute_async(
             "const done = arguments[arguments.length - 1];
-             window.__TAURI__.core.invoke('mcp_servers').then((s) => done(s.map((x) => x.pid)));",
+             const ch = new window.__TAURI__.core.Channel();
+             ch.onmessage = (s) => done(s.map((x) => x.pid));
+             window.__TAURI__.core.invoke('watch_servers', { onChange: ch });",
             vec![],
         )
         .await
@@ -1881,7 +1887,8 @@ async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_pag
                 tool_calls: vec![],
                 tool_name: None,
                 tool_call_id: None,
-                status: "complete".into(),
+                status: switchboard_engine::store::MessageStatus::Complete,
+                notice: None,
                 created_at: i,
             };
             let doc = ExportedConversation {

@@ -1,17 +1,15 @@
 //! The headless CLI, as a script would use it: `switchboard chat`, `switchboard conversations`,
 //! `switchboard mcp-server`.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use crate::support::fake_ollama::{self, last_message, FakeOllama, Stream};
 use serde_json::{json, Value};
-use support::fake_ollama::{self, last_message, FakeOllama, Stream};
 
 fn cli(home: &Path, args: &[&str]) -> Output {
-    Command::new(support::switchboard_bin())
+    Command::new(crate::support::switchboard_bin())
         .args(args)
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
@@ -172,7 +170,7 @@ fn chat_against_an_unreachable_llm_exits_1_with_an_error_event() {
 #[test]
 fn mcp_server_speaks_json_rpc_on_stdio_for_any_host() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(support::switchboard_bin())
+    let mut child = Command::new(crate::support::switchboard_bin())
         .args([
             "mcp-server",
             "files",
@@ -232,7 +230,7 @@ fn mcp_server_speaks_json_rpc_on_stdio_for_any_host() {
         "exits cleanly when stdin closes"
     );
 
-    let out = Command::new(support::switchboard_bin())
+    let out = Command::new(crate::support::switchboard_bin())
         .args(["mcp-server", "nope"])
         .output()
         .unwrap();

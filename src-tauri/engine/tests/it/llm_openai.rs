@@ -1,12 +1,10 @@
 //! The OpenAI-compatible client against the fake server speaking llama-server's SSE byte for byte,
 //! and the chat loop through it with the real built-in calculator.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::fake_ollama::{self, last_message, raw_chunks, FakeOllama, Sse};
 use serde_json::{json, Value};
-use support::fake_ollama::{self, last_message, raw_chunks, FakeOllama, Sse};
 use switchboard_engine::llm::{
     ChatRequest, Delta, LlmClient, LlmError, Message, OpenAiClient, Role, ToolSpec,
 };
@@ -120,7 +118,10 @@ async fn a_character_split_across_writes_and_http_errors() {
     // the model list; an unreachable server
     let models = client.list_models().await.unwrap();
     assert_eq!(models[0].name, fake_ollama::MODEL);
-    let gone = OpenAiClient::new(&format!("http://127.0.0.1:{}", support::free_port()), None);
+    let gone = OpenAiClient::new(
+        &format!("http://127.0.0.1:{}", crate::support::free_port()),
+        None,
+    );
     assert!(matches!(
         gone.list_models().await,
         Err(LlmError::Unreachable { .. })
@@ -153,10 +154,10 @@ async fn the_chat_loop_works_through_an_openai_compatible_server() {
         "calculator".into(),
         ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
     );
-    let host = McpHost::new(HostOptions::new(support::switchboard_bin()));
+    let host = McpHost::new(HostOptions::new(crate::support::builtin_bin()));
     host.start_all(&config).await;
     let store = Store::open_in_memory().await.unwrap();
-    let engine = support::chat_engine(
+    let engine = crate::support::chat_engine(
         Arc::new(OpenAiClient::new(&fake.url, None)),
         host.clone(),
         store.clone(),

@@ -1,0 +1,141 @@
+//! What a front end hears of a turn as it happens: [`ChatEvent`]s, serialized with a `type` tag
+//! (the window gets them through a Channel, the CLI prints them as NDJSON). States are codes
+//! (enums); the front end words them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::broker::QuestionId;
+use crate::llm::LlmErrorKind;
+use crate::mcp::{Elicitation, SamplingRequest};
+use crate::store::{Approval, MessageStatus, Notice};
+
+/// How a server's sampling request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SamplingOutcome {
+    /// The model answered; the server got the reply.
+    Answered,
+    /// The user said no (or stopped it).
+    Declined,
+    /// The model failed; the server was told why.
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ChatEvent {
+    /// `user_message_id` is `None` when the turn adds no message (regenerate, continue, wrap up).
+    #[serde(rename_all = "camelCase")]
+    TurnStarted {
+        conversation_id: i64,
+        user_message_id: Option<i64>,
+        title: String,
+        model: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    AssistantStarted { message_id: i64 },
+    /// `html` is the whole reply so far, rendered; sent at most every 80 ms.
+    #[serde(rename_all = "camelCase")]
+    TextDelta {
+        message_id: i64,
+        text: String,
+        html: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    ThinkingDelta { message_id: i64, text: String },
+    #[serde(rename_all = "camelCase")]
+    AssistantDone {
+        message_id: i64,
+        status: MessageStatus,
+        content: String,
+        html: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCallStarted {
+        id: i64,
+        message_id: i64,
+        name: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
+    /// A server asks the user for input during a call: answer question `question_id`.
+    #[serde(rename_all = "camelCase")]
+    ElicitationRequested {
+        call_id: i64,
+        question_id: QuestionId,
+        elicitation: Elicitation,
+    },
+    /// A server asks for a completion from the model during a call: the user answers question
+    /// `question_id`; the outcome follows as `samplingFinished`.
+    #[serde(rename_all = "camelCase")]
+    SamplingRequested {
+        call_id: i64,
+        question_id: QuestionId,
+        request: SamplingRequest,
+    },
+    /// `text` is the model's answer when there is one; `error` why it failed.
+    #[serde(rename_all = "camelCase")]
+    SamplingFinished {
+        call_id: i64,
+        question_id: QuestionId,
+        outcome: SamplingOutcome,
+        model: String,
+        text: Option<String>,
+        error: Option<String>,
+    },
+    /// A running call reported progress (`total` when the server knows it).
+    #[serde(rename_all = "camelCase")]
+    ToolCallProgress {
+        id: i64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// Call `id` waits for the user: answer question `question_id`.
+    #[serde(rename_all = "camelCase")]
+    ApprovalRequested {
+        id: i64,
+        question_id: QuestionId,
+        name: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+        destructive: bool,
+    },
+    /// How call `id` came to run or not; `edited`: with the user's arguments.
+    #[serde(rename_all = "camelCase")]
+    ApprovalResolved {
+        id: i64,
+        approval: Approval,
+        edited: bool,
+        arguments: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCallFinished {
+        id: i64,
+        result: String,
+        is_error: bool,
+        duration_ms: i64,
+        /// The server's whole result (content blocks, structuredContent), for the card.
+        raw: Option<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Notice { message_id: i64, notice: Notice },
+    #[serde(rename_all = "camelCase")]
+    Error {
+        message: String,
+        kind: LlmErrorKind,
+        url: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Done {
+        conversation_id: i64,
+        stopped: bool,
+        limit_reached: bool,
+    },
+}
+
+/// Where a turn's events go.
+pub type Emit<'a> = &'a (dyn Fn(ChatEvent) + Send + Sync);

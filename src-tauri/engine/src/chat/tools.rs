@@ -1,0 +1,49 @@
+//! What the chat loop needs from a tool host: the tools on offer, where a name leads, and a
+//! call. [`McpHost`] is the real one; tests may bring their own.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::ToolSpec;
+use crate::mcp::{CallEvent, McpHost, RoutedTool, ToolOutcome};
+
+#[async_trait]
+pub trait ToolHost: Send + Sync {
+    fn tool_specs(&self) -> Vec<ToolSpec>;
+    /// The server and tool behind an exposed name, with its annotations.
+    fn route(&self, name: &str) -> Option<RoutedTool>;
+    /// The tool's `inputSchema`, by exposed name.
+    fn tool_schema(&self, name: &str) -> Option<Value>;
+    /// Runs a call; what happens meanwhile (progress, the server's questions) goes to `events`.
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome;
+}
+
+#[async_trait]
+impl ToolHost for McpHost {
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        McpHost::tool_specs(self)
+    }
+    fn route(&self, name: &str) -> Option<RoutedTool> {
+        McpHost::route(self, name)
+    }
+    fn tool_schema(&self, name: &str) -> Option<Value> {
+        McpHost::tool_schema(self, name)
+    }
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        McpHost::call_tool_with_events(self, name, arguments, cancel, events).await
+    }
+}

@@ -1,0 +1,248 @@
+//! Routing requests to the server behind a name: `tools/call` (with progress, cancellation and
+//! a timeout that restarts on each sign of life), `prompts/get` and `resources/read`.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::handler::CallEvent;
+use super::shaping::{bounded, result_text};
+use super::state::{Phase, Session};
+use super::{McpHost, RoutedTool, Slot};
+use crate::mcp::catalog::{self, PromptText, ResourceText};
+
+/// The outcome of routing one call: never a Rust error, because whatever happened is something
+/// the model should read and the turn should go on.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcome {
+    pub server: String,
+    pub tool: String,
+    pub text: String,
+    pub is_error: bool,
+    /// The server's whole result, when there was one.
+    pub raw: Option<Value>,
+}
+
+/// Why a request to a server (other than a tool call) could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("The server \"{0}\" is not configured.")]
+    NotConfigured(String),
+    #[error("The server \"{0}\" is not running.")]
+    NotRunning(String),
+    #[error("{server} did not answer {method} within {secs} s")]
+    Timeout {
+        server: String,
+        method: &'static str,
+        secs: u64,
+    },
+    /// The server answered with an error.
+    #[error("{0}")]
+    Server(String),
+}
+
+impl McpHost {
+    fn session(&self, server: &str) -> Result<(std::sync::Arc<Slot>, Session), HostError> {
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| HostError::NotConfigured(server.into()))?;
+        let session = slot
+            .snapshot()
+            .session()
+            .cloned()
+            .ok_or_else(|| HostError::NotRunning(server.into()))?;
+        Ok((slot, session))
+    }
+
+    /// Calls a tool by its exposed name. Every failure becomes an error outcome for the model.
+    pub async fn call_tool(
+        &self,
+        exposed: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
+        self.call_tool_with_events(exposed, arguments, cancel, None)
+            .await
+    }
+
+    /// [`McpHost::call_tool`], reporting what happens during the call (progress, and the
+    /// server's questions, which wait for their reply) to `events`. The call's timeout starts
+    /// again at each progress; cancelling sends `notifications/cancelled` and ignores whatever
+    /// comes after.
+    pub async fn call_tool_with_events(
+        &self,
+        exposed: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        let Some(RoutedTool { server, tool, .. }) = self.route(exposed) else {
+            let known: Vec<String> = self.tool_specs().into_iter().map(|t| t.name).collect();
+            return ToolOutcome {
+                server: String::new(),
+                tool: exposed.to_string(),
+                text: format!(
+                    "Unknown tool \"{exposed}\". Available tools: {}.",
+                    known.join(", ")
+                ),
+                is_error: true,
+                raw: None,
+            };
+        };
+        let err = |text: String| ToolOutcome {
+            server: server.clone(),
+            tool: tool.clone(),
+            text,
+            is_error: true,
+            raw: None,
+        };
+        let (slot, session) = match self.session(&server) {
+            Ok(v) => v,
+            Err(HostError::NotRunning(_)) => {
+                let why = match &slot_phase(self, &server) {
+                    Some(Phase::Failed(r)) => r.error.clone(),
+                    Some(Phase::Starting) => "starting".into(),
+                    Some(Phase::Disabled) => "disabled".into(),
+                    _ => "stopped".into(),
+                };
+                return err(format!("The server \"{server}\" is not running: {why}"));
+            }
+            Err(e) => return err(e.to_string()),
+        };
+        let timeout = self.call_timeout();
+        let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        let started = Instant::now();
+        // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
+        let options = if events.is_some() {
+            PeerRequestOptions::with_timeout(timeout)
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(timeout * 30)
+        } else {
+            PeerRequestOptions::with_timeout(timeout)
+        };
+        let handle = match session
+            .peer
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                options,
+            )
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return err(format!("The call could not be sent: {e}")),
+        };
+        let request_id = handle.id.clone();
+        let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
+        let route = events.map(|tx| slot.routes.open(token, tx));
+        let res = tokio::select! {
+            r = handle.await_response() => Some(r),
+            _ = cancel.cancelled() => None,
+        };
+        drop(route);
+        let Some(res) = res else {
+            let note = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(request_id),
+                Some("cancelled by the user".into()),
+            ));
+            if let Err(e) = session.peer.send_notification(note.into()).await {
+                tracing::warn!("could not tell {server} about the cancel: {e}");
+            }
+            return err("The call was cancelled by the user.".into());
+        };
+        match res {
+            Ok(ServerResult::CallToolResult(result)) => {
+                let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
+                let (text, raw) = bounded(result_text(&raw), raw);
+                ToolOutcome {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    text,
+                    is_error: result.is_error.unwrap_or(false),
+                    raw,
+                }
+            }
+            Ok(_) => err(
+                "The server asked for input or started a task, which Switchboard does not support yet."
+                    .into(),
+            ),
+            Err(ServiceError::Timeout { .. }) => err(format!(
+                "The tool did not answer within {} s of its last sign of life (after {:.1} s the call was cancelled).",
+                timeout.as_secs(),
+                started.elapsed().as_secs_f64()
+            )),
+            Err(e) => {
+                // if the process died, say so with its exit status
+                if let Some(mut rx) = session.exit.clone() {
+                    let _ = tokio::time::timeout(
+                        Duration::from_millis(500),
+                        rx.wait_for(|e| e.is_some()),
+                    )
+                    .await;
+                    if let Some(desc) = rx.borrow().clone() {
+                        return err(format!(
+                            "The server \"{server}\" stopped during the call ({desc})."
+                        ));
+                    }
+                }
+                err(format!("The call failed: {e}"))
+            }
+        }
+    }
+
+    /// Runs a prompt (`prompts/get`) with the user's arguments; its messages as text.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Vec<PromptText>, HostError> {
+        let (_, session) = self.session(server)?;
+        self.bounded_request(
+            server,
+            "prompts/get",
+            catalog::get_prompt(&session.peer, name, arguments),
+        )
+        .await
+    }
+
+    /// Reads a resource (`resources/read`) as text.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<ResourceText, HostError> {
+        let (_, session) = self.session(server)?;
+        self.bounded_request(
+            server,
+            "resources/read",
+            catalog::read_resource(&session.peer, uri),
+        )
+        .await
+    }
+
+    async fn bounded_request<T>(
+        &self,
+        server: &str,
+        method: &'static str,
+        request: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, HostError> {
+        let timeout = self.call_timeout();
+        tokio::time::timeout(timeout, request)
+            .await
+            .map_err(|_| HostError::Timeout {
+                server: server.into(),
+                method,
+                secs: timeout.as_secs(),
+            })?
+            .map_err(HostError::Server)
+    }
+}
+
+fn slot_phase(host: &McpHost, server: &str) -> Option<Phase> {
+    host.slot(server).map(|s| s.snapshot().phase.clone())
+}

@@ -1,0 +1,344 @@
+//! One attempt to start (stdio) or reach (Streamable HTTP, legacy SSE, REST) a server, through
+//! the handshake and the first listing of its tools. It ends connected, failed with a report
+//! (the step that failed, its exit, its stderr in the log), cancelled (nothing left running), or
+//! asking to be tried again with the 2025 handshake only.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::RunningService;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::handler::{CallRoutes, Handler, Listing};
+use super::shaping::MAX_STDIO_MESSAGE;
+use super::state::{CachedTool, Catalog, Report, Session, Step};
+use crate::mcp::catalog;
+use crate::mcp::config::{header_map, ServerConfig, Transport};
+use crate::mcp::process::{self, StderrTail};
+use crate::mcp::{rest, sse};
+
+/// Everything one attempt needs to know about its server.
+pub struct Target<'a> {
+    pub name: &'a str,
+    pub config: &'a ServerConfig,
+    pub self_exe: &'a Path,
+    pub path: Option<String>,
+    pub log: &'a StderrTail,
+    pub roots: &'a Arc<RwLock<Vec<PathBuf>>>,
+    pub routes: &'a CallRoutes,
+    pub start_timeout: Duration,
+}
+
+/// A server that answered the handshake and listed its tools.
+pub struct Connected {
+    pub running: RunningService<RoleClient, Handler>,
+    pub session: Session,
+    pub catalog: Catalog,
+    /// Its `list_changed` notifications.
+    pub listings: mpsc::UnboundedReceiver<Listing>,
+}
+
+pub enum Attempt {
+    Connected(Box<Connected>),
+    Failed(Report),
+    /// The `server/discover` probe broke on something other than an error or silence: the
+    /// server may still speak the 2025 handshake.
+    RetryLegacy,
+    Cancelled,
+}
+
+/// One attempt; `resolved` gets the program or URL as soon as it is known.
+pub async fn connect(
+    t: &Target<'_>,
+    discover: bool,
+    cancel: &CancellationToken,
+    resolved: &mut Option<String>,
+) -> Attempt {
+    match t.config.transport() {
+        Transport::Stdio => stdio(t, discover, cancel, resolved).await,
+        _ => remote(t, discover, cancel, resolved).await,
+    }
+}
+
+impl Target<'_> {
+    fn handler(&self, listings: mpsc::UnboundedSender<Listing>) -> Handler {
+        Handler {
+            server: self.name.to_string(),
+            log: self.log.clone(),
+            roots: self.roots.clone(),
+            listings,
+            routes: self.routes.clone(),
+        }
+    }
+}
+
+/// The dual-era start: 2026-07-28 `server/discover` first; an error or no answer (10 s) means a
+/// 2025-era server, which gets the `initialize` handshake. Without discovery: `initialize` only.
+fn lifecycle(discover: bool) -> ClientLifecycleMode {
+    if discover {
+        ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        }
+    } else {
+        ClientLifecycleMode::Initialize
+    }
+}
+
+fn session_of(
+    running: &RunningService<RoleClient, Handler>,
+    pid: Option<u32>,
+    exit: Option<watch::Receiver<Option<String>>>,
+) -> Session {
+    let peer = running.peer().clone();
+    let info = peer.peer_info();
+    Session {
+        protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()),
+        server_info: info.as_ref().and_then(|i| {
+            i.server_info
+                .as_ref()
+                .map(|s| format!("{} {}", s.name, s.version))
+        }),
+        peer,
+        pid,
+        exit,
+    }
+}
+
+async fn stdio(
+    t: &Target<'_>,
+    discover: bool,
+    cancel: &CancellationToken,
+    resolved: &mut Option<String>,
+) -> Attempt {
+    let path = t.path.as_deref();
+    let program = match process::resolve_command(t.config, t.self_exe, path) {
+        Ok(p) => p,
+        Err(e) => return failed(Step::FindingCommand, format!("cannot start: {e}")),
+    };
+    *resolved = Some(program.display().to_string());
+    let spawned = match process::spawn(t.config, program.clone(), path, t.log.clone()) {
+        Ok(s) => s,
+        Err(e) => {
+            return failed(
+                Step::StartingProcess,
+                format!("cannot start {}: {e}", program.display()),
+            )
+        }
+    };
+    let (pid, mut exit) = (spawned.pid, spawned.exit.clone());
+    let (tx, listings) = mpsc::unbounded_channel();
+    let handler = t.handler(tx);
+    let step = Mutex::new(Step::Handshake);
+    let init = tokio::time::timeout(t.start_timeout, async {
+        // rmcp drops lines over 16 MB (the call would then just time out); take up to 64 MB and
+        // cut what the model sees instead
+        let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
+            .with_max_line_length(MAX_STDIO_MESSAGE);
+        let running = handler
+            .serve_with_lifecycle(transport, lifecycle(discover))
+            .await
+            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        with_catalog(running, &step, t.name).await
+    });
+    let init = tokio::select! {
+        r = init => r,
+        _ = cancel.cancelled() => {
+            process::terminate(pid, &mut exit, Duration::from_secs(1)).await;
+            return Attempt::Cancelled;
+        }
+    };
+    let step = *step.lock().unwrap();
+    match init {
+        Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
+            session: session_of(&running, pid, Some(spawned.exit)),
+            running,
+            catalog,
+            listings,
+        })),
+        Ok(Err(e)) if discover && step == Step::Handshake && exit.borrow().is_none() => {
+            t.log.push(format!(
+                "[switchboard] {e}; starting it again with the 2025 initialize handshake"
+            ));
+            process::terminate(pid, &mut exit, Duration::from_secs(1)).await;
+            Attempt::RetryLegacy
+        }
+        Ok(Err(e)) => Attempt::Failed(reap(pid, exit, step, e, true).await),
+        Err(_) => {
+            let secs = t.start_timeout.as_secs();
+            let e = if step == Step::Handshake {
+                format!("no answer to the MCP handshake within {secs} s (is it an MCP server on stdio?)")
+            } else {
+                format!("no answer to tools/list within {secs} s")
+            };
+            // it did not answer in time: that is the news, not how it ended after we gave up
+            Attempt::Failed(reap(pid, exit, step, e, false).await)
+        }
+    }
+}
+
+fn failed(step: Step, error: String) -> Attempt {
+    Attempt::Failed(Report {
+        error,
+        step,
+        exit: None,
+        pid: None,
+    })
+}
+
+/// The report of a process that failed to start, after it has had a moment to exit (so the report
+/// has its exit status) and was ended. `exit_explains`: when the process has exited, its exit is
+/// the better explanation (the handshake broke because it died) than the error seen on our side.
+async fn reap(
+    pid: Option<u32>,
+    mut exit: watch::Receiver<Option<String>>,
+    step: Step,
+    mut error: String,
+    exit_explains: bool,
+) -> Report {
+    let _ = tokio::time::timeout(Duration::from_millis(500), exit.wait_for(|e| e.is_some())).await;
+    let exited = exit.borrow().clone();
+    if let Some(how) = exited.filter(|_| exit_explains) {
+        error = format!("the process {how} during start-up, before the MCP handshake finished");
+    }
+    process::terminate(pid, &mut exit, Duration::from_secs(1)).await;
+    let how = exit.borrow().clone();
+    Report {
+        error,
+        step,
+        exit: how,
+        pid,
+    }
+}
+
+/// Streamable HTTP (rmcp's client: session id, protocol-version header, the GET stream,
+/// re-initialize on an expired session), legacy HTTP+SSE and the REST dialect (our own rmcp
+/// transports). No process to watch: the session lives until it is stopped.
+async fn remote(
+    t: &Target<'_>,
+    discover: bool,
+    cancel: &CancellationToken,
+    resolved: &mut Option<String>,
+) -> Attempt {
+    let transport = t.config.transport();
+    let discover = discover && transport == Transport::Http;
+    let url = t.config.url.clone().unwrap_or_default();
+    *resolved = Some(url.clone());
+    let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&t.config.headers)
+    {
+        Ok(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Err(e) => return failed(Step::Connecting, e),
+    };
+    let (tx, listings) = mpsc::unbounded_channel();
+    let handler = t.handler(tx);
+    let step = Mutex::new(Step::Handshake);
+    let init = tokio::time::timeout(t.start_timeout, async {
+        let handshake = |e: String| format!("the MCP handshake with {url} failed: {e}");
+        let running = match transport {
+            Transport::Rest => {
+                let transport =
+                    rest::RestTransport::new(&url, &t.config.headers).map_err(|e| e.to_string())?;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| handshake(e.to_string()))?
+            }
+            Transport::Sse => {
+                *step.lock().unwrap() = Step::OpeningStream;
+                let transport =
+                    sse::LegacySseTransport::connect(&url, &t.config.headers, t.start_timeout)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                *step.lock().unwrap() = Step::Handshake;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| handshake(e.to_string()))?
+            }
+            _ => {
+                let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                    .custom_headers(headers);
+                let client = reqwest::Client::builder()
+                    .connect_timeout(Duration::from_secs(10))
+                    .build()
+                    .expect("reqwest client");
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve_with_lifecycle(transport, lifecycle(discover))
+                    .await
+                    .map_err(|e| handshake(e.to_string()))?
+            }
+        };
+        with_catalog(running, &step, t.name).await
+    });
+    let init = tokio::select! {
+        r = init => r,
+        _ = cancel.cancelled() => return Attempt::Cancelled,
+    };
+    let step = *step.lock().unwrap();
+    match init {
+        Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
+            session: session_of(&running, None, None),
+            running,
+            catalog,
+            listings,
+        })),
+        // a 2025-only server that answered the probe with something else than an error
+        Ok(Err(e)) if discover && step == Step::Handshake => {
+            t.log.push(format!(
+                "[switchboard] {e}; connecting again with the 2025 initialize handshake"
+            ));
+            Attempt::RetryLegacy
+        }
+        Ok(Err(e)) => failed(step, e),
+        Err(_) => failed(
+            step,
+            format!(
+                "no answer from {url} within {} s",
+                t.start_timeout.as_secs()
+            ),
+        ),
+    }
+}
+
+/// After the handshake, on every transport: list all the server's tools, prompts and resources
+/// (every page). Only tools are required: a server whose prompts or resources cannot be listed
+/// still runs, and its log says why.
+async fn with_catalog(
+    running: RunningService<RoleClient, Handler>,
+    step: &Mutex<Step>,
+    server: &str,
+) -> Result<(RunningService<RoleClient, Handler>, Catalog), String> {
+    *step.lock().unwrap() = Step::ListingTools;
+    let peer = running.peer().clone();
+    let tools = peer
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let (prompts, resources) = tokio::join!(
+        catalog::list_prompts(server, &peer),
+        catalog::list_resources(server, &peer)
+    );
+    fn keep<T>(r: Result<Vec<T>, String>, log: &StderrTail) -> Vec<T> {
+        r.unwrap_or_else(|e| {
+            log.push(format!("[switchboard] {e}"));
+            vec![]
+        })
+    }
+    let log = &running.service().log;
+    let catalog = Catalog {
+        tools: tools.iter().map(CachedTool::of).collect(),
+        prompts: keep(prompts, log),
+        resources: keep(resources, log),
+    };
+    Ok((running, catalog))
+}

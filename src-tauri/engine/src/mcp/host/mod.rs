@@ -1,0 +1,458 @@
+//! The MCP host: a thin façade over one supervisor task per configured server
+//! (`supervisor.rs`), which owns that server's life and publishes its state (`state.rs`). The
+//! host starts and stops supervisors as the config changes, names the tools (`server__tool`),
+//! routes calls (`calls.rs`) and tells whoever listens when anything changed.
+
+mod calls;
+mod connect;
+mod handler;
+mod shaping;
+mod state;
+mod supervisor;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::{Peer, RoleClient};
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, watch};
+
+use super::catalog::{PromptView, ResourceView};
+use super::config::{McpConfig, ServerConfig};
+use super::names;
+use super::process::StderrTail;
+use crate::llm::ToolSpec;
+use supervisor::{Command, Supervisor};
+
+pub use calls::{HostError, ToolOutcome};
+pub use handler::{
+    CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, Progress, Reply, SamplingAnswer,
+    SamplingRequest, SamplingText,
+};
+pub use shaping::{file_uri, result_text, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE};
+pub use state::{RoutedTool, ServerStatus, ServerView, Step, ToolView};
+
+use state::{Phase, Snapshot};
+
+/// Lines of the log shown with a server.
+const REPORT_LOG_LINES: usize = 20;
+
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// The binary that serves the built-in servers (`switchboard mcp-server …`).
+    pub self_exe: PathBuf,
+    /// Longest wait for one `tools/call` (without progress); changeable later with
+    /// [`McpHost::set_call_timeout`].
+    pub call_timeout: Duration,
+    /// Longest wait for a server to start and answer the handshake and `tools/list`.
+    pub start_timeout: Duration,
+    /// PATH used to find commands; `None` = the inherited one.
+    pub path_var: Option<String>,
+    /// The first wait before restarting a crashed server; it doubles with each attempt.
+    pub restart_base_delay: Duration,
+    /// Restarts in a row before giving up (a server that stayed up a minute starts afresh).
+    pub max_restarts: u32,
+    /// Probe stdio and Streamable HTTP servers with 2026-07-28 `server/discover` first and fall
+    /// back to the `initialize` handshake (2025-11-25) when they do not speak it. Off:
+    /// `initialize` only.
+    pub discover: bool,
+}
+
+impl HostOptions {
+    pub fn new(self_exe: PathBuf) -> Self {
+        HostOptions {
+            self_exe,
+            call_timeout: Duration::from_secs(60),
+            start_timeout: Duration::from_secs(30),
+            path_var: None,
+            restart_base_delay: Duration::from_secs(1),
+            max_restarts: 5,
+            discover: true,
+        }
+    }
+}
+
+/// What the supervisors share with the host (and nothing that points back at them).
+pub struct Shared {
+    opts: HostOptions,
+    /// PATH for finding and running commands (the login shell's, once known).
+    path: RwLock<Option<String>>,
+    /// Folders servers may work in (`roots/list`).
+    roots: Arc<RwLock<Vec<PathBuf>>>,
+    /// Counts changes of any server's state, catalog or log.
+    version: AtomicU64,
+    changed: broadcast::Sender<()>,
+}
+
+impl Shared {
+    fn path(&self) -> Option<String> {
+        self.path.read().unwrap().clone()
+    }
+
+    fn changed(&self) {
+        self.version.fetch_add(1, Ordering::SeqCst);
+        let _ = self.changed.send(());
+    }
+}
+
+/// One configured server, as the host holds it.
+struct Slot {
+    config: ServerConfig,
+    state: watch::Receiver<Arc<Snapshot>>,
+    commands: mpsc::UnboundedSender<Command>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    log: StderrTail,
+    routes: handler::CallRoutes,
+}
+
+impl Slot {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.state.borrow().clone()
+    }
+
+    /// Waits until the server is no longer starting.
+    async fn settled(&self) {
+        let mut rx = self.state.clone();
+        let _ = rx.wait_for(|s| s.is_settled()).await;
+    }
+
+    /// Stops its supervisor (and so its session and process) and waits until it has.
+    async fn stop(&self) {
+        let _ = self.commands.send(Command::Stop);
+        let task = self.task.lock().unwrap().take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Exposed name → (server, tool), computed for one version of the servers' state.
+type Names = BTreeMap<String, (String, String)>;
+
+pub struct McpHost {
+    shared: Arc<Shared>,
+    servers: RwLock<BTreeMap<String, Arc<Slot>>>,
+    names: Mutex<(u64, Arc<Names>)>,
+    call_timeout: Mutex<Duration>,
+}
+
+impl McpHost {
+    pub fn new(opts: HostOptions) -> Arc<Self> {
+        Arc::new(McpHost {
+            call_timeout: Mutex::new(opts.call_timeout),
+            shared: Arc::new(Shared {
+                path: RwLock::new(opts.path_var.clone()),
+                opts,
+                roots: Default::default(),
+                version: AtomicU64::new(1),
+                changed: broadcast::channel(256).0,
+            }),
+            servers: RwLock::new(BTreeMap::new()),
+            names: Mutex::new((0, Arc::default())),
+        })
+    }
+
+    /// Sets the PATH used to find and run server commands (for servers started from now on).
+    pub fn set_path(&self, path: Option<String>) {
+        *self.shared.path.write().unwrap() = path;
+    }
+
+    /// The PATH server commands are looked up on and run with.
+    pub fn path(&self) -> Option<String> {
+        self.shared.path()
+    }
+
+    /// The longest wait for one tool call without a sign of life (progress restarts it).
+    pub fn set_call_timeout(&self, timeout: Duration) {
+        *self.call_timeout.lock().unwrap() = timeout;
+    }
+
+    fn call_timeout(&self) -> Duration {
+        *self.call_timeout.lock().unwrap()
+    }
+
+    /// Sets the folders offered to servers as roots; running servers get
+    /// `notifications/roots/list_changed` when they differ from before.
+    pub async fn set_roots(&self, roots: Vec<PathBuf>) {
+        {
+            let mut current = self.shared.roots.write().unwrap();
+            if *current == roots {
+                return;
+            }
+            *current = roots;
+        }
+        for peer in self.running_peers() {
+            if let Err(e) = peer.notify_roots_list_changed().await {
+                tracing::warn!("could not send roots/list_changed: {e}");
+            }
+        }
+    }
+
+    /// Fires whenever a server's status, tools or log change.
+    pub fn subscribe(&self) -> broadcast::Receiver<()> {
+        self.shared.changed.subscribe()
+    }
+
+    /// Starts every enabled server of `config`, all in parallel, and waits until each is running
+    /// or has failed. Servers already running are stopped first.
+    pub async fn start_all(&self, config: &McpConfig) {
+        self.shutdown().await;
+        self.apply_config(config).await;
+    }
+
+    /// Makes the running set match `config`, live: servers that were removed or changed stop,
+    /// new and changed ones start (in parallel), the others are left alone. Waits until every
+    /// started server is running or has failed.
+    pub async fn apply_config(&self, config: &McpConfig) {
+        let (stopped, started) = {
+            let mut servers = self.servers.write().unwrap();
+            let stale: Vec<String> = servers
+                .iter()
+                .filter(|(name, slot)| config.servers.get(*name) != Some(&slot.config))
+                .map(|(name, _)| name.clone())
+                .collect();
+            let stopped: Vec<Arc<Slot>> = stale.iter().filter_map(|n| servers.remove(n)).collect();
+            let mut started = Vec::new();
+            for (name, cfg) in &config.servers {
+                if !servers.contains_key(name) {
+                    let slot = self.spawn(name, cfg);
+                    servers.insert(name.clone(), slot.clone());
+                    started.push(slot);
+                }
+            }
+            (stopped, started)
+        };
+        futures::future::join_all(stopped.iter().map(|s| s.stop())).await;
+        self.shared.changed();
+        futures::future::join_all(started.iter().map(|s| s.settled())).await;
+    }
+
+    /// A supervisor for one server, started.
+    fn spawn(&self, name: &str, config: &ServerConfig) -> Arc<Slot> {
+        let log = StderrTail::watched(self.shared.changed.clone());
+        let routes = handler::CallRoutes::default();
+        let (state_tx, state_rx) = watch::channel(Arc::new(Snapshot::new(if config.disabled {
+            Phase::Disabled
+        } else {
+            Phase::Starting
+        })));
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        let supervisor = Supervisor {
+            shared: self.shared.clone(),
+            name: name.to_string(),
+            config: config.clone(),
+            log: log.clone(),
+            routes: routes.clone(),
+            state: state_tx,
+        };
+        let task = tokio::spawn(supervisor.run(commands_rx));
+        Arc::new(Slot {
+            config: config.clone(),
+            state: state_rx,
+            commands,
+            task: Mutex::new(Some(task)),
+            log,
+            routes,
+        })
+    }
+
+    /// Stops a server (if it runs) and starts it again; waits until it is running or failed.
+    /// False when there is no such server.
+    pub async fn restart(&self, name: &str) -> bool {
+        let Some(slot) = self.slot(name) else {
+            return false;
+        };
+        if slot.config.disabled {
+            return true;
+        }
+        let mut rx = slot.state.clone();
+        let starts = rx.borrow().starts;
+        if slot.commands.send(Command::Restart).is_ok() {
+            let _ = rx.wait_for(|s| s.starts > starts && s.is_settled()).await;
+        }
+        true
+    }
+
+    /// Stops every server and everything it started. Safe to call more than once.
+    pub async fn shutdown(&self) {
+        let slots: Vec<Arc<Slot>> = std::mem::take(&mut *self.servers.write().unwrap())
+            .into_values()
+            .collect();
+        futures::future::join_all(slots.iter().map(|s| s.stop())).await;
+        self.shared.changed();
+    }
+
+    fn slot(&self, name: &str) -> Option<Arc<Slot>> {
+        self.servers.read().unwrap().get(name).cloned()
+    }
+
+    fn slots(&self) -> Vec<(String, Arc<Slot>)> {
+        self.servers
+            .read()
+            .unwrap()
+            .iter()
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect()
+    }
+
+    fn running_peers(&self) -> Vec<Peer<RoleClient>> {
+        self.slots()
+            .iter()
+            .filter_map(|(_, s)| s.snapshot().session().map(|x| x.peer.clone()))
+            .collect()
+    }
+
+    /// Exposed names for the current state: a function of the tool set only.
+    fn names(&self) -> Arc<Names> {
+        let version = self.shared.version.load(Ordering::SeqCst);
+        let mut cached = self.names.lock().unwrap();
+        if cached.0 != version {
+            let mut pairs = Vec::new();
+            for (name, slot) in self.slots() {
+                for t in &slot.snapshot().catalog.tools {
+                    pairs.push((name.clone(), t.name.clone()));
+                }
+            }
+            *cached = (version, Arc::new(names::assign(&pairs)));
+        }
+        cached.1.clone()
+    }
+
+    fn exposed_names(&self) -> BTreeMap<(String, String), String> {
+        self.names()
+            .iter()
+            .map(|(k, v)| (v.clone(), k.clone()))
+            .collect()
+    }
+
+    /// Every configured server as the servers list shows it.
+    pub fn servers(&self) -> Vec<ServerView> {
+        let exposed = self.exposed_names();
+        self.slots()
+            .into_iter()
+            .map(|(name, slot)| {
+                let s = slot.snapshot();
+                let report = match &s.phase {
+                    Phase::Failed(r) => Some(r),
+                    _ => None,
+                };
+                ServerView {
+                    status: s.status(),
+                    transport: slot.config.transport(),
+                    command: s
+                        .resolved
+                        .clone()
+                        .unwrap_or_else(|| slot.config.command.clone()),
+                    args: slot.config.args.clone(),
+                    protocol_version: s.session().and_then(|x| x.protocol_version.clone()),
+                    server_info: s.session().and_then(|x| x.server_info.clone()),
+                    tools: s
+                        .catalog
+                        .tools
+                        .iter()
+                        .map(|t| ToolView {
+                            name: t.name.clone(),
+                            exposed: exposed
+                                .get(&(name.clone(), t.name.clone()))
+                                .cloned()
+                                .unwrap_or_default(),
+                            description: t.description.clone(),
+                            input_schema: t.input_schema.clone(),
+                            read_only: t.read_only,
+                            destructive: t.destructive,
+                        })
+                        .collect(),
+                    error: report.map(|r| r.error.clone()),
+                    failed_step: report.map(|r| r.step),
+                    restarts: s.restarts,
+                    exit: report.and_then(|r| r.exit.clone()),
+                    stderr_tail: slot.log.last(REPORT_LOG_LINES),
+                    pid: s
+                        .session()
+                        .and_then(|x| x.pid)
+                        .or(report.and_then(|r| r.pid)),
+                    path: s.path.clone(),
+                    name,
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of the running servers, as offered to the model.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        let exposed = self.exposed_names();
+        let mut out = Vec::new();
+        for (name, slot) in self.slots() {
+            let s = slot.snapshot();
+            if s.session().is_none() {
+                continue;
+            }
+            for t in &s.catalog.tools {
+                if let Some(exposed) = exposed.get(&(name.clone(), t.name.clone())) {
+                    out.push(ToolSpec {
+                        name: exposed.clone(),
+                        description: t.description.clone(),
+                        parameters: t.input_schema.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The `inputSchema` of a tool, by exposed name.
+    pub fn tool_schema(&self, exposed: &str) -> Option<Value> {
+        let (server, tool) = self.names().get(exposed).cloned()?;
+        let snapshot = self.slot(&server)?.snapshot();
+        snapshot
+            .catalog
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema.clone())
+    }
+
+    /// Which server and tool an exposed name stands for.
+    pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
+        let (server, tool) = self.names().get(exposed).cloned()?;
+        let hints = self.slot(&server).and_then(|slot| {
+            slot.snapshot()
+                .catalog
+                .tools
+                .iter()
+                .find(|t| t.name == tool)
+                .map(|t| (t.read_only, t.destructive))
+        });
+        let (read_only, destructive) = hints.unwrap_or_default();
+        Some(RoutedTool {
+            server,
+            tool,
+            read_only,
+            destructive,
+        })
+    }
+
+    /// The prompts of the running servers (typing `/` lists them).
+    pub fn prompts(&self) -> Vec<PromptView> {
+        self.running_catalogs()
+            .flat_map(|c| c.prompts.clone())
+            .collect()
+    }
+
+    /// The resources of the running servers.
+    pub fn resources(&self) -> Vec<ResourceView> {
+        self.running_catalogs()
+            .flat_map(|c| c.resources.clone())
+            .collect()
+    }
+
+    fn running_catalogs(&self) -> impl Iterator<Item = Arc<state::Catalog>> {
+        self.slots().into_iter().filter_map(|(_, slot)| {
+            let s = slot.snapshot();
+            s.session().is_some().then(|| s.catalog.clone())
+        })
+    }
+}

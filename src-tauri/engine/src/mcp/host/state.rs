@@ -1,0 +1,216 @@
+//! One server's state as its supervisor publishes it, and the views built from it. A snapshot is
+//! immutable: the supervisor makes a new one for every change and sends it on a `watch`
+//! channel, so readers (calls, the tool list, the window) never see a half-made state.
+
+use std::sync::Arc;
+
+use rmcp::{Peer, RoleClient};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::mcp::catalog::{PromptView, ResourceView};
+use crate::mcp::config::Transport;
+
+/// Where a server is in its life.
+#[derive(Clone)]
+pub enum Phase {
+    /// Configured but turned off.
+    Disabled,
+    Starting,
+    Running(Session),
+    Failed(Report),
+    Stopped,
+}
+
+/// A live connection to a running server.
+#[derive(Clone)]
+pub struct Session {
+    pub peer: Peer<RoleClient>,
+    pub protocol_version: Option<String>,
+    pub server_info: Option<String>,
+    /// The process (and process group) id of a stdio server.
+    pub pid: Option<u32>,
+    /// Becomes `Some(how it ended)` when the stdio process exits.
+    pub exit: Option<watch::Receiver<Option<String>>>,
+}
+
+/// Why a server is not running, for the person reading the servers list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// What went wrong, in words.
+    pub error: String,
+    pub step: Step,
+    /// How the process ended, when it has.
+    pub exit: Option<String>,
+    /// The process id it had, if it got one.
+    pub pid: Option<u32>,
+}
+
+/// The step of a server's life that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Step {
+    /// Finding the program on PATH.
+    FindingCommand,
+    StartingProcess,
+    /// Reaching a remote server (HTTP, SSE, REST).
+    Connecting,
+    /// The legacy SSE transport's GET of the event stream.
+    OpeningStream,
+    /// `server/discover` or `initialize`.
+    Handshake,
+    /// `tools/list`.
+    ListingTools,
+    /// After it was running.
+    Running,
+}
+
+/// A tool as the server described it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub read_only: bool,
+    pub destructive: bool,
+}
+
+impl CachedTool {
+    pub fn of(t: &rmcp::model::Tool) -> CachedTool {
+        let hint = |f: fn(&rmcp::model::ToolAnnotations) -> Option<bool>| {
+            t.annotations.as_ref().and_then(f).unwrap_or(false)
+        };
+        CachedTool {
+            name: t.name.to_string(),
+            description: t.description.as_deref().unwrap_or_default().to_string(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+            read_only: hint(|a| a.read_only_hint),
+            destructive: hint(|a| a.destructive_hint),
+        }
+    }
+}
+
+/// What a server offers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    pub tools: Vec<CachedTool>,
+    pub prompts: Vec<PromptView>,
+    pub resources: Vec<ResourceView>,
+}
+
+/// Everything known about one server at one moment.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub phase: Phase,
+    /// The last catalog it listed. Kept while it fails or restarts, so exposed tool names stay
+    /// put; only a running server's tools are offered.
+    pub catalog: Arc<Catalog>,
+    /// The program that was (or would be) run, or the URL.
+    pub resolved: Option<String>,
+    /// Automatic restarts after crashes, in a row.
+    pub restarts: u32,
+    /// The PATH the command was looked up on and run with (stdio).
+    pub path: Option<String>,
+    /// How many times it has begun starting (a restart is over when this grew and it settled).
+    pub starts: u64,
+}
+
+impl Snapshot {
+    pub fn new(phase: Phase) -> Snapshot {
+        Snapshot {
+            phase,
+            catalog: Arc::default(),
+            resolved: None,
+            restarts: 0,
+            path: None,
+            starts: 0,
+        }
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        match &self.phase {
+            Phase::Running(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn status(&self) -> ServerStatus {
+        match self.phase {
+            Phase::Disabled => ServerStatus::Disabled,
+            Phase::Starting => ServerStatus::Starting,
+            Phase::Running(_) => ServerStatus::Running,
+            Phase::Failed(_) => ServerStatus::Failed,
+            Phase::Stopped => ServerStatus::Stopped,
+        }
+    }
+
+    pub fn is_settled(&self) -> bool {
+        !matches!(self.phase, Phase::Starting)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerStatus {
+    Starting,
+    Running,
+    Failed,
+    Stopped,
+    Disabled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolView {
+    /// The tool's own name on its server.
+    pub name: String,
+    /// The name the model sees (`server__tool`).
+    pub exposed: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub read_only: bool,
+    pub destructive: bool,
+}
+
+/// One server as the servers list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    pub name: String,
+    pub status: ServerStatus,
+    pub transport: Transport,
+    /// The program that was (or would be) run.
+    pub command: String,
+    pub args: Vec<String>,
+    pub protocol_version: Option<String>,
+    pub server_info: Option<String>,
+    pub tools: Vec<ToolView>,
+    /// Why it failed, in words.
+    pub error: Option<String>,
+    /// The step that failed.
+    pub failed_step: Option<Step>,
+    /// Automatic restarts after crashes, in a row.
+    pub restarts: u32,
+    /// How the process ended, when it has.
+    pub exit: Option<String>,
+    pub stderr_tail: Vec<String>,
+    /// The server's process id (also its process group), while it has one.
+    pub pid: Option<u32>,
+    /// The PATH its command was looked up on (stdio servers).
+    pub path: Option<String>,
+}
+
+/// Where an exposed name leads, and what the server says the tool does (annotations are hints
+/// from the server, not guarantees).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutedTool {
+    pub server: String,
+    pub tool: String,
+    /// Annotated `readOnlyHint: true`.
+    pub read_only: bool,
+    /// Annotated `destructiveHint: true`.
+    pub destructive: bool,
+}

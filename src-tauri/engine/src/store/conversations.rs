@@ -1,0 +1,214 @@
+//! The library (list, create, rename, pin, delete with undo) and one conversation as a whole: its
+//! shown branch with its tool calls, its own settings and its choice of tools.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::messages::{read_message, MESSAGE_COLUMNS};
+use super::tool_calls::tool_calls_of;
+use super::{
+    now_ms, Conversation, ConversationSettings, ConversationSummary, Store, StoreError, ToolChoice,
+};
+
+fn read_summary(r: &rusqlite::Row) -> rusqlite::Result<ConversationSummary> {
+    let snippet: Option<String> = r.get(7)?;
+    Ok(ConversationSummary {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        model: r.get(2)?,
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+        message_count: r.get(5)?,
+        pinned: r.get(6)?,
+        snippet: snippet.unwrap_or_default(),
+    })
+}
+/// The snippet is the leaf's text, or its nearest user/assistant ancestor's with text (a tool
+/// message or an empty reply at the end is skipped). The leaf is tried first on its own: the walk
+/// up is only needed when it has no text, and COALESCE stops at the first answer.
+const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.updated_at,
+    (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id), c.pinned,
+    COALESCE(
+     (SELECT substr(m.content, 1, 160) FROM messages m
+      WHERE m.id = c.leaf_id AND m.role IN ('user', 'assistant') AND m.content <> ''),
+     (WITH RECURSIVE up(id, parent_id, role, content, depth) AS (
+        SELECT m.id, m.parent_id, m.role, m.content, 0 FROM messages m WHERE m.id = c.leaf_id
+        UNION ALL
+        SELECT m.id, m.parent_id, m.role, m.content, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id
+        WHERE up.depth < 8)
+     SELECT substr(content, 1, 160) FROM up
+     WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1))
+    FROM conversations c";
+impl Store {
+    pub async fn create_conversation(&self, title: &str, model: &str) -> Result<i64, StoreError> {
+        let (title, model) = (title.to_string(), model.to_string());
+        self.call(move |c| {
+            let now = now_ms();
+            c.execute(
+                "INSERT INTO conversations (title, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+                params![title, model, now],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+        .await
+    }
+
+    /// Sets the servers and tools a conversation may use.
+    pub async fn set_tool_choice(&self, id: i64, choice: &ToolChoice) -> Result<(), StoreError> {
+        let json = serde_json::to_string(choice).unwrap_or_default();
+        self.call(move |c| {
+            let n = c.execute(
+                "UPDATE conversations SET tool_choice = ?2 WHERE id = ?1",
+                params![id, json],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NoConversation(id));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Newest first.
+    pub async fn list_conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
+        self.call(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "{SUMMARY_SQL} WHERE c.deleted_at IS NULL ORDER BY c.pinned DESC, c.updated_at DESC, c.id DESC"
+            ))?;
+            let rows = st
+                .query_map([], read_summary)?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    pub async fn conversation(&self, id: i64) -> Result<Conversation, StoreError> {
+        self.call(move |c| {
+            let summary = c
+                .query_row(&format!("{SUMMARY_SQL} WHERE c.id = ?1"), [id], read_summary)
+                .optional()?
+                .ok_or(StoreError::NoConversation(id))?;
+            let mut st = c.prepare_cached(&format!(
+                "WITH RECURSIVE path(id) AS (
+                    SELECT leaf_id FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
+                    UNION ALL
+                    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL)
+                 SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id IN path ORDER BY m.seq"
+            ))?;
+            let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
+            let on_path: std::collections::HashSet<i64> = messages.iter().map(|m| m.id).collect();
+            let tool_calls = tool_calls_of(c, id)?
+                .into_iter()
+                .filter(|t| on_path.contains(&t.message_id))
+                .collect();
+            let (choice, settings): (Option<String>, Option<String>) = c.query_row(
+                "SELECT tool_choice, settings FROM conversations WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let tool_choice = choice
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            let settings = settings
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            Ok(Conversation { summary, messages, tool_calls, tool_choice, settings })
+        })
+        .await
+    }
+
+    pub async fn rename_conversation(&self, id: i64, title: &str) -> Result<(), StoreError> {
+        let title = title.trim().to_string();
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET title = ?2 WHERE id = ?1",
+            title,
+        )
+        .await
+    }
+
+    pub async fn set_pinned(&self, id: i64, pinned: bool) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET pinned = ?2 WHERE id = ?1",
+            pinned,
+        )
+        .await
+    }
+
+    /// Hides a conversation (list, search); [`Store::restore_conversation`] brings it back until
+    /// the store is opened again, which deletes it for good.
+    pub async fn delete_conversation(&self, id: i64) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET deleted_at = ?2 WHERE id = ?1",
+            now_ms(),
+        )
+        .await
+    }
+
+    pub async fn restore_conversation(&self, id: i64) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET deleted_at = ?2 WHERE id = ?1",
+            Option::<i64>::None,
+        )
+        .await
+    }
+
+    /// A conversation's own settings (without loading its messages).
+    pub async fn settings(&self, id: i64) -> Result<ConversationSettings, StoreError> {
+        self.call(move |c| {
+            let t: Option<String> = c
+                .query_row(
+                    "SELECT settings FROM conversations WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or(StoreError::NoConversation(id))?;
+            Ok(t.and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default())
+        })
+        .await
+    }
+
+    /// The model the conversation talks to from now on.
+    pub async fn set_model(&self, id: i64, model: &str) -> Result<(), StoreError> {
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET model = ?2 WHERE id = ?1",
+            model.to_string(),
+        )
+        .await
+    }
+
+    pub async fn set_settings(
+        &self,
+        id: i64,
+        settings: &ConversationSettings,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(settings).unwrap_or_default();
+        self.update_conversation(
+            id,
+            "UPDATE conversations SET settings = ?2 WHERE id = ?1",
+            json,
+        )
+        .await
+    }
+
+    async fn update_conversation<V: rusqlite::ToSql + Send + 'static>(
+        &self,
+        id: i64,
+        sql: &'static str,
+        value: V,
+    ) -> Result<(), StoreError> {
+        self.call(move |c| {
+            if c.execute(sql, params![id, value])? == 0 {
+                return Err(StoreError::NoConversation(id));
+            }
+            Ok(())
+        })
+        .await
+    }
+}

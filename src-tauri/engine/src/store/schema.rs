@@ -1,0 +1,115 @@
+//! The database's shape: versioned migrations (rusqlite_migration). A database of any earlier
+//! version is brought up to date when it is opened; nothing is ever migrated down.
+
+use rusqlite::{params, Transaction};
+use rusqlite_migration::{HookResult, Migrations, M};
+
+use super::search;
+use super::types::{Approval, Notice};
+
+pub(super) fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![
+        M::up(
+            r#"
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL,
+            model TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX conversations_updated ON conversations(updated_at DESC);
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('system','user','assistant','tool')),
+            content TEXT NOT NULL DEFAULT '',
+            thinking TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            tool_call_id TEXT,
+            status TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            UNIQUE (conversation_id, seq)
+        );
+        CREATE TABLE tool_calls (
+            id INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            result_message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+            call_id TEXT,
+            name TEXT NOT NULL,
+            server TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            result TEXT,
+            result_raw TEXT,
+            is_error INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL,
+            started_at INTEGER NOT NULL,
+            duration_ms INTEGER
+        );
+        CREATE INDEX tool_calls_message ON tool_calls(message_id);
+        "#,
+        ),
+        // how the call came to run or not: "read-only", "approved", "denied", …
+        M::up("ALTER TABLE tool_calls ADD COLUMN approval TEXT;"),
+        // the servers and tools turned off for one conversation (JSON; NULL = everything on)
+        M::up("ALTER TABLE conversations ADD COLUMN tool_choice TEXT;"),
+        // messages form a tree (edits and regenerations are siblings); the conversation shows the
+        // path to its leaf. Pins, deletion that can be undone, per-conversation settings, and
+        // full-text search over messages and tool calls.
+        M::up(search::MIGRATION_TREE_AND_SEARCH),
+        // the debug view: the exact request and response of recent LLM calls
+        M::up(
+            "CREATE TABLE llm_calls (
+                id INTEGER PRIMARY KEY,
+                conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+                model TEXT NOT NULL,
+                request TEXT NOT NULL,
+                response TEXT NOT NULL,
+                error TEXT,
+                started_at INTEGER NOT NULL,
+                duration_ms INTEGER NOT NULL
+            );
+            CREATE INDEX llm_calls_conversation ON llm_calls(conversation_id, id);",
+        ),
+        // typed states: a notice is a JSON object (the window words it), an approval a code with
+        // a flag for edited arguments; what older versions stored as sentences is converted
+        M::up_with_hook(
+            "ALTER TABLE messages ADD COLUMN notice TEXT;
+             ALTER TABLE tool_calls ADD COLUMN arguments_edited INTEGER NOT NULL DEFAULT 0;",
+            typed_states,
+        ),
+    ])
+}
+
+/// Converts the notices and approval labels older versions stored as words.
+fn typed_states(tx: &Transaction) -> HookResult {
+    let notices: Vec<(i64, String)> = tx
+        .prepare("SELECT id, content FROM messages WHERE status = 'notice'")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, text) in notices {
+        let notice = serde_json::to_string(&Notice::from_legacy(&text)).unwrap_or_default();
+        tx.execute(
+            "UPDATE messages SET notice = ?1, content = '' WHERE id = ?2",
+            params![notice, id],
+        )?;
+    }
+    let labels: Vec<(i64, String)> = tx
+        .prepare("SELECT id, approval FROM tool_calls WHERE approval IS NOT NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, label) in labels {
+        let (code, edited) =
+            Approval::from_legacy(&label).map_or((None, false), |(a, e)| (Some(a), e));
+        tx.execute(
+            "UPDATE tool_calls SET approval = ?1, arguments_edited = ?2 WHERE id = ?3",
+            params![code, edited, id],
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! Tool calls: one row per call the model made, from the moment it starts (running) until it
+//! is done, with how it came to run (its approval) and its result.
+
+use rusqlite::params;
+use serde_json::Value;
+
+use super::{now_ms, Approval, Store, StoreError, StoredToolCall, ToolCallStatus};
+
+/// Every tool call of a conversation, in the order they were made.
+pub(super) fn tool_calls_of(
+    c: &rusqlite::Connection,
+    conversation_id: i64,
+) -> rusqlite::Result<Vec<StoredToolCall>> {
+    let mut st = c.prepare_cached(
+        "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
+                is_error, status, started_at, duration_ms, approval, arguments_edited
+         FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([conversation_id], |r| {
+        let args: String = r.get(7)?;
+        let raw: Option<String> = r.get(9)?;
+        Ok(StoredToolCall {
+            id: r.get(0)?,
+            message_id: r.get(1)?,
+            result_message_id: r.get(2)?,
+            call_id: r.get(3)?,
+            name: r.get(4)?,
+            server: r.get(5)?,
+            tool: r.get(6)?,
+            arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
+            result: r.get(8)?,
+            result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
+            is_error: r.get(10)?,
+            status: r.get(11)?,
+            started_at: r.get(12)?,
+            duration_ms: r.get(13)?,
+            approval: r.get(14)?,
+            arguments_edited: r.get(15)?,
+        })
+    })?;
+    rows.collect()
+}
+impl Store {
+    #[allow(clippy::too_many_arguments)]
+    pub async fn start_tool_call(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        call_id: Option<&str>,
+        name: &str,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<i64, StoreError> {
+        let (call_id, name, server, tool) = (
+            call_id.map(String::from),
+            name.to_string(),
+            server.to_string(),
+            tool.to_string(),
+        );
+        let args = serde_json::to_string(arguments).unwrap();
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO tool_calls (conversation_id, message_id, call_id, name, server, tool, arguments, status, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![conversation_id, message_id, call_id, name, server, tool, args, ToolCallStatus::Running, now_ms()],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+        .await
+    }
+
+    /// How the call came to run, or not; `edited`: the user changed its arguments first.
+    pub async fn set_tool_call_approval(
+        &self,
+        id: i64,
+        approval: Approval,
+        edited: bool,
+    ) -> Result<(), StoreError> {
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET approval = ?1, arguments_edited = ?2 WHERE id = ?3",
+                params![approval, edited, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn set_tool_call_arguments(
+        &self,
+        id: i64,
+        arguments: &Value,
+    ) -> Result<(), StoreError> {
+        let args = serde_json::to_string(arguments).unwrap();
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET arguments = ?1 WHERE id = ?2",
+                params![args, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn finish_tool_call(
+        &self,
+        id: i64,
+        result: &str,
+        result_raw: Option<&Value>,
+        is_error: bool,
+        duration_ms: i64,
+        result_message_id: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let result = result.to_string();
+        let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
+                    result_message_id = ?5, status = ?6 WHERE id = ?7",
+                params![result, raw, is_error, duration_ms, result_message_id, ToolCallStatus::Done, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,208 @@
+//! What servers offer: tools, prompts and resources, every page, refreshed on list_changed.
+
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn prompts_and_resources_come_from_every_page_and_refresh_on_list_changed() {
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("dynamic".into(), python("dynamic_server.py"));
+    config
+        .servers
+        .insert("calculator".into(), builtin("calculator"));
+    let host = McpHost::new(HostOptions::new(crate::support::builtin_bin()));
+    host.start_all(&config).await;
+    let prompts =
+        |h: &McpHost| -> Vec<String> { h.prompts().into_iter().map(|p| p.name).collect() };
+    let resources =
+        |h: &McpHost| -> Vec<String> { h.resources().into_iter().map(|r| r.uri).collect() };
+    // two pages each; the calculator offers neither (and is not asked: no capability)
+    assert_eq!(prompts(&host), vec!["p1", "p2", "p3"]);
+    assert_eq!(resources(&host), vec!["dyn://r1", "dyn://r2", "dyn://r3"]);
+    let p = &host.prompts()[0];
+    assert_eq!(p.server, "dynamic");
+    assert_eq!(p.arguments[0].name, "topic");
+    assert!(p.arguments[0].required);
+    let got = host
+        .get_prompt(
+            "dynamic",
+            "p2",
+            json!({"topic": "otters"}).as_object().unwrap().clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got[0].text, "p2 about otters");
+    assert_eq!(got[0].role, "user");
+    let read = host.read_resource("dynamic", "dyn://r3").await.unwrap();
+    assert_eq!(read.text, "contents of dyn://r3");
+    assert_eq!(read.mime_type.as_deref(), Some("text/plain"));
+    assert!(host
+        .read_resource("nope", "dyn://r1")
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("not configured"));
+
+    host.call_tool(
+        "dynamic__grow",
+        Default::default(),
+        &CancellationToken::new(),
+    )
+    .await;
+    let t = std::time::Instant::now();
+    while prompts(&host).len() < 4 || resources(&host).len() < 4 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "list_changed did not refresh: {:?} {:?}",
+            prompts(&host),
+            resources(&host)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(prompts(&host)[3], "p4");
+    assert_eq!(resources(&host)[3], "dyn://r4");
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn prompts_and_resources_of_server_everything() {
+    let r = rig(vec![("everything", everything())]).await;
+    let names: Vec<String> = r.host.prompts().into_iter().map(|p| p.name).collect();
+    for n in ["simple-prompt", "args-prompt", "resource-prompt"] {
+        assert!(names.contains(&n.to_string()), "{n} in {names:?}");
+    }
+    let args = r
+        .host
+        .prompts()
+        .into_iter()
+        .find(|p| p.name == "args-prompt")
+        .unwrap();
+    let required: Vec<(String, bool)> = args
+        .arguments
+        .iter()
+        .map(|a| (a.name.clone(), a.required))
+        .collect();
+    assert_eq!(
+        required,
+        vec![("city".to_string(), true), ("state".to_string(), false)]
+    );
+    let got = r
+        .host
+        .get_prompt(
+            "everything",
+            "args-prompt",
+            json!({"city": "Lisbon"}).as_object().unwrap().clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got[0].text, "What's weather in Lisbon?");
+    // a prompt with an embedded resource: its text comes along
+    let embedded = r
+        .host
+        .get_prompt(
+            "everything",
+            "resource-prompt",
+            json!({"resourceType": "Text", "resourceId": "2"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(embedded.len(), 2, "{embedded:?}");
+    assert!(!embedded[1].text.starts_with('['), "{embedded:?}");
+    // a missing required argument is the server's error, passed on
+    assert!(r
+        .host
+        .get_prompt("everything", "args-prompt", Default::default())
+        .await
+        .is_err());
+    let resources = r.host.resources();
+    let doc = resources
+        .iter()
+        .find(|r| r.name == "features.md")
+        .unwrap_or_else(|| panic!("features.md in {resources:?}"));
+    assert_eq!(doc.mime_type.as_deref(), Some("text/markdown"));
+    let read = r.host.read_resource("everything", &doc.uri).await.unwrap();
+    assert!(read.text.len() > 100, "{}", read.text);
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out() {
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("dynamic".into(), python("dynamic_server.py"));
+    let mut opts = HostOptions::new(crate::support::builtin_bin());
+    opts.call_timeout = Duration::from_secs(1);
+    let host = McpHost::new(opts);
+    host.start_all(&config).await;
+    let names =
+        |h: &McpHost| -> Vec<String> { h.tool_specs().into_iter().map(|t| t.name).collect() };
+    assert_eq!(
+        names(&host),
+        vec![
+            "dynamic__grow",
+            "dynamic__hang",
+            "dynamic__t1",
+            "dynamic__log",
+            "dynamic__level"
+        ],
+        "all three pages of tools/list"
+    );
+
+    let none = CancellationToken::new();
+    let grown = host
+        .call_tool("dynamic__grow", Default::default(), &none)
+        .await;
+    assert_eq!(grown.text, "now 6 tools");
+    let t = std::time::Instant::now();
+    while !names(&host).contains(&"dynamic__t2".to_string()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "tools/list_changed did not refresh: {:?}",
+            names(&host)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let hung = host
+        .call_tool("dynamic__hang", Default::default(), &none)
+        .await;
+    assert!(hung.is_error);
+    assert!(
+        hung.text.contains("did not answer within 1 s"),
+        "{}",
+        hung.text
+    );
+    // the server is still usable after a timed-out call
+    let ok = host
+        .call_tool("dynamic__t1", Default::default(), &none)
+        .await;
+    assert_eq!((ok.text.as_str(), ok.is_error), ("t1", false));
+
+    // a cancelled call returns at once with an error the model can read
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.cancel();
+    });
+    let cancelled = host
+        .call_tool("dynamic__hang", Default::default(), &cancel)
+        .await;
+    assert!(
+        cancelled.is_error && cancelled.text.contains("cancelled"),
+        "{}",
+        cancelled.text
+    );
+    host.shutdown().await;
+}

@@ -1,0 +1,17 @@
+//! The engine's integration tests: one binary, one module per feature. They run headless on the
+//! engine's small `switchboard-mcp` binary (the built-in servers), the real npm and PyPI MCP
+//! servers, fixture servers that misbehave, and a scripted fake LLM speaking Ollama's and
+//! llama-server's wire formats byte for byte. Nothing here links the window.
+
+mod support;
+
+mod approval;
+mod catalog;
+mod conversation;
+mod host;
+mod llm_ollama;
+mod llm_openai;
+mod real_llm;
+mod server_requests;
+mod transports;
+mod turn;

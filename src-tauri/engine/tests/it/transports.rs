@@ -1,0 +1,300 @@
+//! The same tools over Streamable HTTP, legacy HTTP+SSE and the REST dialect.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_engine::mcp::{ElicitationAction, ElicitationAnswer};
+use switchboard_engine::mcp::{ServerConfig, ServerStatus, Step};
+use switchboard_engine::{ChatEvent, TurnRequest};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::fake_ollama::{self, Stream};
+use crate::support::*;
+
+#[tokio::test]
+async fn a_streamable_http_server_works_like_a_stdio_one() {
+    let (_server, port) = crate::support::everything_over_http("streamableHttp");
+    let r = rig(vec![
+        (
+            "remote",
+            ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+        ),
+        (
+            "nothing-there",
+            ServerConfig::http(format!(
+                "http://127.0.0.1:{}/mcp",
+                crate::support::free_port()
+            )),
+        ),
+    ])
+    .await;
+    let s = r.status("remote");
+    assert_eq!(s.status, ServerStatus::Running, "{s:?}");
+    assert_eq!(s.transport, switchboard_engine::mcp::Transport::Http);
+    assert_eq!(s.protocol_version.as_deref(), Some("2025-11-25"));
+    let down = r.status("nothing-there");
+    assert_eq!(down.status, ServerStatus::Failed);
+    assert!(
+        down.error.as_deref().unwrap().contains("127.0.0.1"),
+        "{down:?}"
+    );
+    echo_and_sum_through(&r, "remote", "over HTTP").await;
+    r.host.shutdown().await;
+}
+
+/// A turn that calls server-everything's echo and get-sum on `server` (any transport): both results
+/// arrive and are stored.
+async fn echo_and_sum_through(r: &Rig, server: &str, message: &str) {
+    r.fake.set_responder(call_then_answer(vec![
+        ("e", &format!("{server}__echo"), json!({"message": message})),
+        ("s", &format!("{server}__get-sum"), json!({"a": 40, "b": 2})),
+    ]));
+    let (summary, _) = r.turn(&format!("use {server}")).await;
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert!(
+        conv.tool_calls[0]
+            .result
+            .as_deref()
+            .unwrap()
+            .contains(message),
+        "{:?}",
+        conv.tool_calls[0]
+    );
+    assert!(
+        conv.tool_calls[1].result.as_deref().unwrap().contains("42"),
+        "{:?}",
+        conv.tool_calls[1]
+    );
+}
+
+/// Over Streamable HTTP and legacy SSE too, a call reports progress, and the server's
+/// elicitation and sampling requests reach the user and the model (server-everything sends them on
+/// the POST response stream; on SSE on the event stream); prompts and resources are listed; image
+/// content arrives, roots reach the server, and a call can be cancelled.
+#[tokio::test]
+async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
+    let (_http, http_port) = crate::support::everything_over_http("streamableHttp");
+    let (_sse, sse_port) = crate::support::everything_over_http("sse");
+    let mut sse = ServerConfig::http(format!("http://127.0.0.1:{sse_port}/sse"));
+    sse.transport = Some("sse".into());
+    let r = rig(vec![
+        (
+            "http",
+            ServerConfig::http(format!("http://127.0.0.1:{http_port}/mcp")),
+        ),
+        ("sse", sse),
+    ])
+    .await;
+    for server in ["http", "sse"] {
+        assert_eq!(r.status(server).status, ServerStatus::Running);
+        assert!(r
+            .host
+            .prompts()
+            .iter()
+            .any(|p| p.server == server && p.name == "args-prompt"));
+        assert!(r.host.resources().iter().any(|x| x.server == server));
+    }
+    let tool_turn = call_then_answer(vec![
+        (
+            "p1",
+            "http__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+        ),
+        ("e1", "http__trigger-elicitation-request", json!({})),
+        (
+            "s1",
+            "http__trigger-sampling-request",
+            json!({"prompt": "http colour"}),
+        ),
+        (
+            "p2",
+            "sse__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+        ),
+        ("e2", "sse__trigger-elicitation-request", json!({})),
+        (
+            "s2",
+            "sse__trigger-sampling-request",
+            json!({"prompt": "sse colour"}),
+        ),
+    ]);
+    r.fake.set_responder(move |req: &Value| {
+        if req["messages"][0]["content"] == "You are a helpful test server." {
+            return Stream::new().text("Sampled teal").done().reply();
+        }
+        tool_turn(req)
+    });
+    let mut engine = r.engine(5);
+    let script = Script::sampling(vec![true, true]);
+    let form = ElicitationAnswer {
+        action: ElicitationAction::Accept,
+        content: Some(
+            json!({"name": "Ada", "check": true, "email": "ada@example.com", "integer": 7}),
+        ),
+    };
+    *script.elicitations.lock().unwrap() = vec![form.clone(), form];
+    engine.broker = script.broker();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
+    let summary = engine
+        .run_turn(
+            TurnRequest {
+                conversation_id: None,
+                model: fake_ollama::MODEL.into(),
+                text: "everything, remotely".into(),
+                ..Default::default()
+            },
+            &emit,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert_eq!(conv.tool_calls.len(), 6);
+    for c in &conv.tool_calls {
+        assert!(!c.is_error, "{c:?}");
+    }
+    let events = events.lock().unwrap().clone();
+    for (i, call) in conv.tool_calls.iter().enumerate() {
+        let result = call.result.clone().unwrap();
+        match i % 3 {
+            0 => assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e, ChatEvent::ToolCallProgress { id, .. } if *id == call.id)),
+                "no progress for {}",
+                call.name
+            ),
+            1 => assert!(result.contains("Ada"), "{}: {result}", call.name),
+            _ => assert!(result.contains("Sampled teal"), "{}: {result}", call.name),
+        }
+    }
+    // and, on both transports: image content, roots (with roots/list_changed), cancel
+    let roots_dir = tempfile::tempdir().unwrap();
+    r.host.set_roots(vec![roots_dir.path().to_path_buf()]).await;
+    let none = CancellationToken::new();
+    for server in ["http", "sse"] {
+        let image = r
+            .host
+            .call_tool(
+                &format!("{server}__get-tiny-image"),
+                Default::default(),
+                &none,
+            )
+            .await;
+        let blocks = image.raw.as_ref().unwrap()["content"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert!(
+            blocks
+                .iter()
+                .any(|b| b["type"] == "image" && b["mimeType"] == "image/png"),
+            "{server}: {blocks:?}"
+        );
+        let t = std::time::Instant::now();
+        loop {
+            let roots = r
+                .host
+                .call_tool(
+                    &format!("{server}__get-roots-list"),
+                    Default::default(),
+                    &none,
+                )
+                .await;
+            if roots.text.contains(&roots_dir.path().display().to_string()) {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{server} never saw the new root: {}",
+                roots.text
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let cancel = CancellationToken::new();
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            c.cancel();
+        });
+        let t = std::time::Instant::now();
+        let long = r
+            .host
+            .call_tool(
+                &format!("{server}__trigger-long-running-operation"),
+                json!({"duration": 30, "steps": 30})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                &cancel,
+            )
+            .await;
+        assert!(
+            long.is_error && long.text.contains("cancelled"),
+            "{server}: {}",
+            long.text
+        );
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_legacy_http_sse_server_works_through_our_own_transport() {
+    let (_server, port) = crate::support::everything_over_http("sse");
+    let mut sse = ServerConfig::http(format!("http://127.0.0.1:{port}/sse"));
+    sse.transport = Some("sse".into());
+    let mut wrong = ServerConfig::http(format!("http://127.0.0.1:{port}/nope"));
+    wrong.transport = Some("sse".into());
+    let r = rig(vec![("legacy", sse), ("wrong-path", wrong)]).await;
+    let s = r.status("legacy");
+    assert_eq!(s.status, ServerStatus::Running, "{s:?}");
+    assert_eq!(s.transport, switchboard_engine::mcp::Transport::Sse);
+    assert!(s.tools.iter().any(|t| t.name == "get-sum"));
+    let wrong = r.status("wrong-path");
+    assert_eq!(wrong.status, ServerStatus::Failed);
+    assert_eq!(wrong.failed_step, Some(Step::OpeningStream));
+    assert!(
+        wrong.error.as_deref().unwrap().contains("answered 404"),
+        "{wrong:?}"
+    );
+    echo_and_sum_through(&r, "legacy", "over SSE").await;
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
+    let (_server, port) = crate::support::rest_server();
+    let mut rest = ServerConfig::http(format!("http://127.0.0.1:{port}"));
+    rest.transport = Some("rest".into());
+    let r = rig(vec![("legacy-rest", rest)]).await;
+    let s = r.status("legacy-rest");
+    assert_eq!(s.status, ServerStatus::Running, "{s:?}");
+    assert_eq!(
+        s.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        vec!["word_count", "shout"]
+    );
+    r.fake.set_responder(call_then_answer(vec![
+        (
+            "1",
+            "legacy-rest__word_count",
+            json!({"text": "one two three"}),
+        ),
+        ("2", "legacy-rest__shout", json!({"text": "hey"})),
+        ("3", "legacy-rest__word_count", json!({"text": 5})),
+    ]));
+    let (summary, _) = r.turn("count").await;
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let got: Vec<(Option<String>, bool)> = conv
+        .tool_calls
+        .iter()
+        .map(|t| (t.result.clone(), t.is_error))
+        .collect();
+    assert_eq!(got[0], (Some("3".into()), false));
+    assert_eq!(got[1], (Some("HEY".into()), false));
+    assert!(got[2].1, "the server's isError comes through: {got:?}");
+    r.host.shutdown().await;
+}

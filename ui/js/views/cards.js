@@ -1,0 +1,256 @@
+// Tool-call cards: arguments, result (with images, links and structured content), duration, how
+// the call came to run; the questions a call brings (approval, a server's form, a server's
+// request to use the model) and its progress.
+import { el, formatDuration } from '../dom.js';
+import { elicitationForm } from './elicitation.js';
+import { approvalText, isRefused } from './words.js';
+
+export class ToolCards {
+  /** `chat`: the ChatView the cards live in (its root, scrolling, link and Stop handlers). */
+  constructor(chat) {
+    this.chat = chat;
+    this.cards = new Map(); // tool call id -> card node
+  }
+
+  clear() { this.cards.clear(); }
+
+  add(call) {
+    this.chat.removeEmpty();
+    const args = el('pre', { class: 'code args' }, prettyJson(call.arguments));
+    const result = el('pre', { class: 'code result' });
+    const icon = el('span', { class: 'card-icon spinner', 'aria-hidden': 'true' });
+    const state = el('span', { class: 'card-state' }, 'running…');
+    const badge = el('span', { class: 'card-approval', hidden: true });
+    const stop = el('button', {
+      type: 'button', class: 'btn small card-stop', title: 'Cancel this tool call',
+      onclick: (e) => { e.preventDefault(); stop.disabled = true; this.chat.onCancelCall(call.id); },
+    }, 'Stop');
+    const progress = el('div', { class: 'card-progress', hidden: true },
+      el('progress', { max: 1 }), el('span', { class: 'card-progress-text muted' }));
+    const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name, message: call.messageId } },
+      el('summary', {},
+        icon,
+        el('span', { class: 'card-title' },
+          el('span', { class: 'card-server' }, call.server || 'unknown server'),
+          el('span', { class: 'card-sep' }, ' › '),
+          el('span', { class: 'card-tool' }, call.tool || call.name)),
+        badge,
+        state,
+        stop),
+      progress,
+      el('div', { class: 'card-body' },
+        el('div', { class: 'card-label' }, 'Arguments'), args,
+        el('div', { class: 'card-label result-label' }, 'Result'), result));
+    this.chat.root.append(card);
+    this.cards.set(call.id, card);
+    this.chat.scrollToEnd();
+    return card;
+  }
+
+  finish(id, { result, isError, durationMs, status, raw }) {
+    const card = this.cards.get(id);
+    if (!card) return;
+    const failed = isError || status === 'interrupted';
+    card.classList.remove('running');
+    card.classList.add(failed ? 'error' : 'ok');
+    card.querySelector('.card-stop')?.remove();
+    card.querySelector('.card-progress')?.remove();
+    card.querySelector('.card-icon').className = `card-icon ${failed ? 'icon-error' : 'icon-ok'}`;
+    card.querySelector('.card-icon').textContent = failed ? '✕' : '✓';
+    card.querySelector('.card-state').textContent =
+      `${failed ? 'error' : 'done'}${durationMs !== null && durationMs !== undefined ? ' · ' + formatDuration(durationMs) : ''}`;
+    card.querySelector('.result-label').textContent = failed ? 'Error' : 'Result';
+    card.querySelector('.result').textContent = result;
+    const extras = richContent(raw);
+    if (extras.length) card.querySelector('.card-body').append(...extras);
+    // finished successful cards fold away; errors stay open
+    if (!failed) card.open = false;
+    this.chat.scrollToEnd();
+  }
+
+  /** The call waits for the user: show what it wants to do and the choices. */
+  requestApproval(ev, decide) {
+    const card = this.cards.get(ev.id);
+    if (!card) return;
+    card.open = true;
+    card.classList.add('awaiting');
+    card.querySelector('.card-icon').className = 'card-icon icon-ask';
+    card.querySelector('.card-icon').textContent = '?';
+    card.querySelector('.card-state').textContent = 'waiting for you';
+    const argsBox = card.querySelector('.args');
+    const editor = el('textarea', { class: 'code args-editor', rows: 6, spellcheck: 'false', 'aria-label': 'Arguments (JSON)', hidden: true });
+    const error = el('p', { class: 'field-error approval-error', role: 'alert' });
+    const choose = async (action) => {
+      error.textContent = '';
+      const decision = { action };
+      if (!editor.hidden && action !== 'deny') {
+        try {
+          decision.arguments = JSON.parse(editor.value);
+        } catch (e) {
+          error.textContent = `Not valid JSON: ${e.message}`;
+          return;
+        }
+        if (typeof decision.arguments !== 'object' || decision.arguments === null || Array.isArray(decision.arguments)) {
+          error.textContent = 'The arguments must be a JSON object.';
+          return;
+        }
+      }
+      for (const b of bar.querySelectorAll('button')) b.disabled = true;
+      try {
+        await decide(decision);
+      } catch (e) {
+        error.textContent = e?.message ?? String(e);
+        for (const b of bar.querySelectorAll('button')) b.disabled = false;
+      }
+    };
+    const edit = () => {
+      editor.value = prettyJson(ev.arguments);
+      editor.hidden = false;
+      argsBox.hidden = true;
+      editBtn.hidden = true;
+      editor.focus();
+    };
+    const editBtn = el('button', { type: 'button', class: 'btn', dataset: { action: 'edit' }, onclick: edit }, 'Edit arguments');
+    const bar = el('div', { class: `approval${ev.destructive ? ' destructive' : ''}`, role: 'group', 'aria-label': 'Approve this tool call' },
+      el('p', { class: 'approval-question' },
+        ev.destructive ? '⚠ This tool can change or delete data. ' : '',
+        'Run ', el('strong', {}, `${ev.server} › ${ev.tool}`), ' with these arguments?'),
+      el('div', { class: 'approval-buttons' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'allowOnce' }, onclick: () => choose('allowOnce') }, 'Allow once'),
+        el('button', { type: 'button', class: 'btn', dataset: { action: 'allowConversation' }, onclick: () => choose('allowConversation') }, 'Allow in this chat'),
+        ev.destructive ? null
+          : el('button', { type: 'button', class: 'btn', dataset: { action: 'alwaysAllow' }, onclick: () => choose('alwaysAllow') }, 'Always allow'),
+        editBtn,
+        el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny' }, onclick: () => choose('deny') }, 'Deny')),
+      error);
+    argsBox.after(editor);
+    card.querySelector('.card-body').prepend(bar);
+    bar.querySelector('button').focus();
+    this.chat.scrollToEnd(true);
+  }
+
+  resolveApproval(ev) {
+    const card = this.cards.get(ev.id);
+    if (!card) return;
+    card.classList.remove('awaiting');
+    card.querySelector('.approval')?.remove();
+    card.querySelector('.args-editor')?.remove();
+    card.querySelector('.args').hidden = false;
+    card.querySelector('.args').textContent = prettyJson(ev.arguments);
+    this.setApproval(ev.id, ev.approval, ev.edited);
+    if (!isRefused(ev.approval)) {
+      card.querySelector('.card-icon').className = 'card-icon spinner';
+      card.querySelector('.card-icon').textContent = '';
+      card.querySelector('.card-state').textContent = 'running…';
+    }
+  }
+
+  setApproval(id, approval, edited = false) {
+    const badge = this.cards.get(id)?.querySelector('.card-approval');
+    if (!badge || !approval) return;
+    badge.hidden = false;
+    badge.textContent = approvalText(approval, edited);
+    badge.classList.toggle('denied', isRefused(approval));
+  }
+
+  /** A server asks the user for input during call `callId`. */
+  askUser(callId, ask, answer) {
+    const card = this.cards.get(callId);
+    if (!card) return;
+    card.open = true;
+    card.querySelector('.card-body').prepend(elicitationForm(ask, answer, this.chat.onLink));
+    card.querySelector('.elicitation input, .elicitation select, .elicitation button')?.focus();
+    this.chat.scrollToEnd(true);
+  }
+
+  /** A server asks to use the model during call `callId` (question `questionId`): show what it would send; ask. */
+  askSampling(callId, questionId, req, decide) {
+    const card = this.cards.get(callId);
+    if (!card) return;
+    card.open = true;
+    const error = el('p', { class: 'field-error', role: 'alert' });
+    const choose = async (approve) => {
+      for (const b of box.querySelectorAll('button')) b.disabled = true;
+      try {
+        await decide(approve);
+        box.querySelector('.approval-buttons').replaceChildren(
+          el('p', { class: 'muted sampling-state' }, approve ? 'Asking the model…' : 'Declined.'));
+      } catch (e) {
+        error.textContent = e?.message ?? String(e);
+        for (const b of box.querySelectorAll('button')) b.disabled = false;
+      }
+    };
+    const box = el('div', { class: 'sampling approval', role: 'group', dataset: { id: questionId }, 'aria-label': 'Sampling request' },
+      el('p', { class: 'approval-question' }, el('strong', {}, req.server),
+        ` wants to ask your model (up to ${req.maxTokens} tokens):`),
+      req.systemPrompt ? el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, 'system'), el('pre', { class: 'code' }, req.systemPrompt)) : null,
+      req.messages.map((m) => el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, m.role), el('pre', { class: 'code' }, m.text))),
+      el('div', { class: 'approval-buttons' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'allow-sampling' }, onclick: () => choose(true) }, 'Send to the model'),
+        el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny-sampling' }, onclick: () => choose(false) }, 'Decline')),
+      error);
+    card.querySelector('.card-body').prepend(box);
+    box.querySelector('button').focus();
+    this.chat.scrollToEnd(true);
+  }
+
+  /** The outcome of a sampling request: the model's reply (as text), a refusal or an error. */
+  finishSampling(callId, ev) {
+    const box = this.cards.get(callId)?.querySelector(`.sampling[data-id="${ev.questionId}"]`);
+    if (!box) return;
+    const state = box.querySelector('.sampling-state') ?? el('p', { class: 'muted sampling-state' });
+    box.querySelector('.approval-buttons')?.remove();
+    if (ev.outcome === 'answered') {
+      state.replaceChildren(`${ev.model} answered:`);
+      box.append(state, el('pre', { class: 'code sampling-reply' }, ev.text ?? ''));
+    } else {
+      state.textContent = ev.outcome === 'declined' ? 'Declined: the server was told no.' : `Failed: ${ev.error ?? ''}`;
+      box.append(state);
+    }
+    box.classList.add('done');
+  }
+
+  /** A running call reported progress; without a total the bar is indeterminate. */
+  showProgress(id, { progress, total, message }) {
+    const box = this.cards.get(id)?.querySelector('.card-progress');
+    if (!box) return;
+    box.hidden = false;
+    const bar = box.querySelector('progress');
+    if (total) { bar.max = total; bar.value = Math.min(progress, total); } else { bar.removeAttribute('value'); }
+    box.querySelector('.card-progress-text').textContent =
+      message ?? (total ? `${Math.round((progress / total) * 100)} %` : `${progress}`);
+  }
+}
+
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+/** Images, resource links and structured content of a tool result, built as DOM (never HTML). */
+function richContent(raw) {
+  if (!raw || typeof raw !== 'object') return [];
+  const out = [];
+  for (const block of Array.isArray(raw.content) ? raw.content : []) {
+    if (block?.type === 'image' && IMAGE_TYPES.includes(block.mimeType) && typeof block.data === 'string'
+        && /^[A-Za-z0-9+/=\s]+$/.test(block.data)) {
+      out.push(el('img', { class: 'result-image', alt: 'Image from the tool', src: `data:${block.mimeType};base64,${block.data.replace(/\s/g, '')}` }));
+    } else if (block?.type === 'resource_link' && typeof block.uri === 'string') {
+      const label = `${block.name ?? block.uri}${block.description ? ` — ${block.description}` : ''}`;
+      const link = /^https?:\/\//i.test(block.uri)
+        ? el('a', { href: block.uri }, label) // opened in the browser by the view's link handler
+        : el('span', {}, label);
+      out.push(el('div', { class: 'result-link' }, '🔗 ', link, el('code', { class: 'muted' }, ` ${block.uri}`)));
+    }
+  }
+  if (raw.structuredContent !== undefined && raw.structuredContent !== null) {
+    out.push(el('div', { class: 'card-label' }, 'Structured content'),
+      el('pre', { class: 'code structured' }, JSON.stringify(raw.structuredContent, null, 2)));
+  }
+  return out;
+}
+
+
+export function prettyJson(v) {
+  if (typeof v === 'string') {
+    try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+  }
+  return JSON.stringify(v ?? {}, null, 2);
+}

@@ -1,0 +1,64 @@
+// The words for the codes the engine sends (approvals, notices, failed steps, statuses). The
+// engine never sends sentences for states; this module is where they are worded.
+
+/** How a tool call came to run, or not (the card's badge). */
+export function approvalText(approval, edited = false) {
+  const base = {
+    waiting: 'waiting',
+    readOnly: 'read-only',
+    alwaysAllowed: 'always allowed',
+    allowedInChat: 'allowed in this chat',
+    deniedByPolicy: 'denied by policy',
+    approved: 'approved',
+    approvedForChat: 'approved for this chat',
+    approvedAlways: 'approved always',
+    denied: 'denied',
+    cancelled: 'cancelled',
+    repeated: 'not run (repeated)',
+  }[approval] ?? String(approval);
+  return edited && !isRefused(approval) ? `${base}, arguments edited` : base;
+}
+
+/** Whether the call was kept from running by the user or the settings. */
+export function isRefused(approval) {
+  return approval === 'deniedByPolicy' || approval === 'denied' || approval === 'cancelled';
+}
+
+/** A note from Switchboard in the conversation. */
+export function noticeText(notice) {
+  switch (notice?.kind) {
+    case 'roundLimit':
+      return `Stopped after ${notice.rounds} rounds of tool calls: that is the limit for one turn (Settings → Max tool rounds). `
+        + 'The model had not finished: Continue lets it go on, Wrap up asks for an answer without more tools.';
+    case 'repeatedCall':
+      return `Stopped: the model asked for ${notice.tool} with the same arguments twice in a row, which usually means it is going in circles. `
+        + 'Rephrase your question, or turn that tool off for this chat.';
+    case 'text':
+      return notice.text;
+    default:
+      return '';
+  }
+}
+
+/** The step of a server's start (or life) that failed. */
+export function stepText(step) {
+  return {
+    findingCommand: 'finding the command',
+    startingProcess: 'starting the process',
+    connecting: 'connecting',
+    openingStream: 'opening the event stream (GET)',
+    handshake: 'the MCP handshake (initialize)',
+    listingTools: 'listing tools (tools/list)',
+    running: 'running',
+  }[step] ?? String(step);
+}
+
+/** The line under a reply that did not finish normally. */
+export function messageStatusText(status) {
+  switch (status) {
+    case 'stopped': return 'Stopped — this reply is incomplete.';
+    case 'interrupted': return 'Interrupted — the app closed while this reply was being written.';
+    case 'error': return 'The model failed while writing this reply.';
+    default: return '';
+  }
+}
