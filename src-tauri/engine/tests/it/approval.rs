@@ -5,10 +5,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use switchboard_engine::chat::approval::{Action, Decision, Policy};
 use switchboard_engine::store::Approval;
-use switchboard_engine::{ChatEvent, TurnRequest};
+use switchboard_engine::ChatEvent;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::fake_ollama::{self};
 use crate::support::*;
 
 #[tokio::test]
@@ -51,12 +50,7 @@ async fn approval_read_only_runs_destructive_asks_denied_calls_never_run() {
     let ev = events.clone();
     let summary = engine
         .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "do it".into(),
-                ..Default::default()
-            },
+            say("do it", None),
             &move |e| ev.lock().unwrap().push(e),
             CancellationToken::new(),
         )
@@ -133,26 +127,12 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
     let mut engine = r.engine(5);
     engine.broker = approver.broker();
     let first = engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "a".into(),
-                ..Default::default()
-            },
-            &|_| {},
-            CancellationToken::new(),
-        )
+        .run_turn(say("a", None), &|_| {}, CancellationToken::new())
         .await
         .unwrap();
     engine
         .run_turn(
-            TurnRequest {
-                conversation_id: Some(first.conversation_id),
-                model: fake_ollama::MODEL.into(),
-                text: "b".into(),
-                ..Default::default()
-            },
+            say("b", Some(first.conversation_id)),
             &|_| {},
             CancellationToken::new(),
         )
@@ -164,16 +144,7 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
         "asked once for that conversation"
     );
     engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "c".into(),
-                ..Default::default()
-            },
-            &|_| {},
-            CancellationToken::new(),
-        )
+        .run_turn(say("c", None), &|_| {}, CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(

@@ -32,12 +32,7 @@ async fn edits_and_regenerations_make_branches_and_the_model_sees_only_the_shown
     .await
     .unwrap();
     let id = first.conversation_id;
-    let ask = |text: &str| TurnRequest {
-        conversation_id: Some(id),
-        model: fake_ollama::MODEL.into(),
-        text: text.into(),
-        ..Default::default()
-    };
+    let ask = |text: &str| say(text, Some(id));
     turn(ask("three plus three")).await.unwrap();
     let conv = r.store.conversation(id).await.unwrap();
     let (u1, u2) = (conv.messages[0].id, conv.messages[2].id);
@@ -351,12 +346,7 @@ async fn a_conversation_uses_only_the_servers_and_tools_chosen_for_it() {
         .set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
     engine
         .run_turn(
-            TurnRequest {
-                conversation_id: Some(summary.conversation_id),
-                model: fake_ollama::MODEL.into(),
-                text: "again".into(),
-                ..Default::default()
-            },
+            say("again", Some(summary.conversation_id)),
             &|_| {},
             CancellationToken::new(),
         )
@@ -366,16 +356,7 @@ async fn a_conversation_uses_only_the_servers_and_tools_chosen_for_it() {
     assert_eq!(later, first);
     // a new conversation offers everything
     engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "fresh".into(),
-                ..Default::default()
-            },
-            &|_| {},
-            CancellationToken::new(),
-        )
+        .run_turn(say("fresh", None), &|_| {}, CancellationToken::new())
         .await
         .unwrap();
     let fresh = offered(r.fake.chat_requests().last().unwrap());

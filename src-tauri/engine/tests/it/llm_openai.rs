@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 use switchboard_engine::llm::{
     ChatRequest, Delta, LlmClient, LlmError, Message, OpenAiClient, Role, ToolSpec,
 };
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
 use switchboard_engine::store::Store;
 use switchboard_engine::TurnRequest;
 use tokio_util::sync::CancellationToken;
@@ -149,13 +148,7 @@ async fn the_chat_loop_works_through_an_openai_compatible_server() {
                 .reply()
         }
     });
-    let mut config = McpConfig::default();
-    config.servers.insert(
-        "calculator".into(),
-        ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
-    );
-    let host = McpHost::new(HostOptions::new(crate::support::builtin_bin()));
-    host.start_all(&config).await;
+    let host = crate::support::calculator_host().await;
     let store = Store::open_in_memory().await.unwrap();
     let engine = crate::support::chat_engine(
         Arc::new(OpenAiClient::new(&fake.url, None)),

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_engine::llm::{LlmClient, OpenAiClient, Role};
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
 use switchboard_engine::store::exchange::{
     ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
 };
@@ -142,13 +141,7 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
         t.elapsed().as_secs_f64()
     );
 
-    let mut config = McpConfig::default();
-    config.servers.insert(
-        "calculator".into(),
-        ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
-    );
-    let host = McpHost::new(HostOptions::new(crate::support::builtin_bin()));
-    host.start_all(&config).await;
+    let host = crate::support::calculator_host().await;
     let store = Store::open_in_memory().await.unwrap();
     let conversation = store.import_json(&example(), None).await.unwrap();
     let mut engine = crate::support::chat_engine(

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use switchboard_engine::chat::approval::Policy;
 use switchboard_engine::chat::{Answer, AnswerError, Broker, SamplingOutcome};
 use switchboard_engine::mcp::{ElicitationAction, ElicitationAnswer};
-use switchboard_engine::{ChatEvent, TurnRequest};
+use switchboard_engine::ChatEvent;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::fake_ollama::{self, last_message, Stream};
@@ -53,16 +53,7 @@ async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
     let ev = events.clone();
     let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
     let summary = engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "sample twice".into(),
-                ..Default::default()
-            },
-            &emit,
-            CancellationToken::new(),
-        )
+        .run_turn(say("sample twice", None), &emit, CancellationToken::new())
         .await
         .unwrap();
     let asked = approver.sampling_requests();
@@ -169,16 +160,7 @@ async fn progress_is_reported_and_a_single_call_can_be_cancelled_while_the_turn_
     };
     let t = std::time::Instant::now();
     let summary = engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "go".into(),
-                ..Default::default()
-            },
-            &emit,
-            CancellationToken::new(),
-        )
+        .run_turn(say("go", None), &emit, CancellationToken::new())
         .await
         .unwrap();
     assert!(
@@ -278,16 +260,7 @@ async fn a_server_can_ask_the_user_for_input_during_a_call() {
         }
     };
     let summary = engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "ask me".into(),
-                ..Default::default()
-            },
-            &emit,
-            CancellationToken::new(),
-        )
+        .run_turn(say("ask me", None), &emit, CancellationToken::new())
         .await
         .unwrap();
     let asked = asked.lock().unwrap().clone();

@@ -247,12 +247,7 @@ async fn the_same_call_twice_in_a_row_stops_the_loop_with_an_explanation() {
         .set_responder(|_req: &Value| Stream::new().text("ok").done().reply());
     r.engine(5)
         .run_turn(
-            TurnRequest {
-                conversation_id: Some(summary.conversation_id),
-                model: fake_ollama::MODEL.into(),
-                text: "next".into(),
-                ..Default::default()
-            },
+            say("next", Some(summary.conversation_id)),
             &|_| {},
             CancellationToken::new(),
         )
@@ -396,12 +391,7 @@ async fn the_iteration_limit_stops_the_loop_and_says_so() {
     let engine = r.engine(3);
     engine
         .run_turn(
-            TurnRequest {
-                conversation_id: Some(summary.conversation_id),
-                model: fake_ollama::MODEL.into(),
-                text: "next".into(),
-                ..Default::default()
-            },
+            say("next", Some(summary.conversation_id)),
             &|_| {},
             CancellationToken::new(),
         )

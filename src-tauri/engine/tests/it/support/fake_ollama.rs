@@ -564,6 +564,31 @@ fn find(h: &[u8], n: &[u8]) -> Option<usize> {
 }
 
 /// The last message of a chat request.
+/// A model that makes one tool call when the user speaks, and once it has the result answers
+/// `prefix` followed by the result.
+pub fn call_then_say(
+    id: &'static str,
+    tool: &'static str,
+    args: Value,
+    prefix: &'static str,
+) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+    move |req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text(prefix)
+                .text(last["content"].as_str().unwrap_or_default())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call(id, tool, args.clone())
+                .done()
+                .reply()
+        }
+    }
+}
+
 pub fn last_message(req: &Value) -> Value {
     req["messages"]
         .as_array()

@@ -77,16 +77,7 @@ impl Rig {
         let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
         let s = self
             .engine(max)
-            .run_turn(
-                TurnRequest {
-                    conversation_id: None,
-                    model: fake_ollama::MODEL.into(),
-                    text: text.into(),
-                    ..Default::default()
-                },
-                &emit,
-                cancel,
-            )
+            .run_turn(say(text, None), &emit, cancel)
             .await
             .unwrap();
         let events = events.lock().unwrap().clone();
@@ -342,4 +333,25 @@ pub fn set_policy(
             s.tool_policies.insert(tool.to_string(), policy);
         })
         .unwrap();
+}
+
+/// A turn that says `text` to the fake model, in conversation `id` (a new one for `None`).
+pub fn say(text: &str, id: Option<i64>) -> TurnRequest {
+    TurnRequest {
+        conversation_id: id,
+        model: fake_ollama::MODEL.into(),
+        text: text.into(),
+        ..Default::default()
+    }
+}
+
+/// A host running only the built-in calculator.
+pub async fn calculator_host() -> Arc<McpHost> {
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("calculator".into(), builtin("calculator"));
+    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    host.start_all(&config).await;
+    host
 }

@@ -1,0 +1,303 @@
+//! The fixture every E2E test uses: a fresh app home (temporary XDG folders), the app launched in
+//! it through tauri-driver (one driver, so one app process, per launch), and helpers to wait for,
+//! read and drive the real window.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+use crate::support;
+
+/// The app, launched on a home folder and ready (its page has started), in a WebDriver
+/// session. Dropping `driver` ends the app (and so its MCP servers).
+pub struct App {
+    pub c: Client,
+    pub driver: Driver,
+}
+
+impl App {
+    /// Launches the app with `home` as its XDG home and waits until the window is ready.
+    pub async fn launch(home: &Path) -> App {
+        let driver = Driver::start(home);
+        let c = driver.session().await;
+        wait_css(&c, "body[data-ready='true']").await;
+        App { c, driver }
+    }
+
+    /// [`App::launch`], then waits until its `n` MCP servers all run.
+    pub async fn launch_with_servers(home: &Path, n: usize) -> App {
+        let app = App::launch(home).await;
+        wait_until(
+            &app.c,
+            &format!("document.querySelector('#servers-summary').textContent.includes('{n}/{n} servers')"),
+        )
+        .await;
+        app
+    }
+}
+
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// One tauri-driver (and so one app process) per session.
+pub struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start(home: &Path) -> Driver {
+        let port = support::free_port();
+        let native = support::free_port();
+        std::fs::create_dir_all(home.join("cache")).unwrap();
+        let bin = which_tauri_driver();
+        let child = Command::new(bin)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native.to_string(),
+            ])
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            // GTK dialogs remember settings in dconf, which needs a session bus; keep them in memory
+            .env("GSETTINGS_BACKEND", "memory")
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("SWITCHBOARD_LOG", "warn,tauri_plugin_single_instance=error")
+            .env_remove("OLLAMA_HOST")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            // its own process group, so ending it also ends the WebKitWebDriver it starts
+            .process_group(0)
+            .spawn()
+            .expect("tauri-driver starts (install it with `make test-deps`)");
+        // wait until it listens
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "tauri-driver did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Driver { child, port }
+    }
+
+    async fn session(&self) -> Client {
+        let mut caps = serde_json::Map::new();
+        caps.insert("browserName".into(), json!("wry"));
+        caps.insert(
+            "tauri:options".into(),
+            json!({ "application": support::switchboard_bin() }),
+        );
+        ClientBuilder::native()
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a WebDriver session on the app")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+pub fn which_tauri_driver() -> PathBuf {
+    let home_bin =
+        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/bin/tauri-driver");
+    if home_bin.exists() {
+        return home_bin;
+    }
+    PathBuf::from("tauri-driver")
+}
+
+pub async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
+}
+
+pub async fn text_content(c: &Client, css: &str) -> String {
+    let v = c
+        .execute(
+            "const n = document.querySelector(arguments[0]); return n ? n.textContent : null;",
+            vec![json!(css)],
+        )
+        .await
+        .unwrap();
+    v.as_str().unwrap_or_default().to_string()
+}
+
+pub async fn send(c: &Client, text: &str) {
+    let input = wait_css(c, "#input").await;
+    input.send_keys(text).await.unwrap();
+    input.send_keys("\u{E007}").await.unwrap(); // Enter
+}
+
+pub fn xdotool(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("xdotool")
+        .args(args)
+        .output()
+        .expect("xdotool (installed by scripts/install-deps.sh --test)")
+}
+
+/// Waits for the system file dialog titled `title`, focuses it, and types `path` into it
+/// (xdotool, through the X server the app runs on); `replace`: select the proposed name first
+/// (a Save dialog). Then Enter.
+pub async fn type_in_file_dialog(title: &str, path: &std::path::Path, replace: bool) {
+    let t = Instant::now();
+    let window = loop {
+        let out = xdotool(&["search", "--name", title]);
+        let found = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .map(String::from);
+        if let Some(w) = found.filter(|w| !w.is_empty()) {
+            break w;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no \"{title}\" dialog appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // let GTK finish mapping it
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    xdotool(&["windowfocus", "--sync", &window]);
+    if replace {
+        xdotool(&["key", "ctrl+a"]);
+    }
+    xdotool(&["type", "--delay", "15", &path.display().to_string()]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    xdotool(&["key", "Return"]);
+}
+
+pub async fn pick_in_file_dialog(title: &str, path: &std::path::Path) {
+    type_in_file_dialog(title, path, false).await
+}
+
+pub async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
+    type_in_file_dialog(title, path, true).await
+}
+
+/// Clicks the element `css` finds (it must be there).
+pub async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Writes a screenshot to target/screenshots/NAME once the page has painted what the DOM holds
+/// (`make screenshots` copies them to docs/screenshots when they are meant to change).
+pub async fn screenshot(c: &Client, name: &str) {
+    c.execute_async(
+        "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 150)));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let png = c.screenshot().await.unwrap();
+    // the target folder this test binary was built into (target/debug/deps/e2e-…)
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.ancestors().nth(3).unwrap().join("screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), png).unwrap();
+}
+
+/// A fresh home for the app (XDG folders under a temp dir) and its config folder, created.
+pub fn app_home() -> (tempfile::TempDir, PathBuf) {
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    (home, config_dir)
+}
+
+/// A fresh app home with these settings and server-everything as its only MCP server; the app
+/// launched and its server running.
+pub async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {
+    let (home, config_dir) = app_home();
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "everything".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "node",
+            &[support::everything_server().to_str().unwrap(), "stdio"],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
+    (home, driver, c)
+}
+
+/// The MCP server processes of the running app, asked through its own IPC.
+pub async fn server_pids(c: &Client) -> Vec<u32> {
+    let v = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             const ch = new window.__TAURI__.core.Channel();
+             ch.onmessage = (s) => done(s.map((x) => x.pid));
+             window.__TAURI__.core.invoke('watch_servers', { onChange: ch });",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let pids: Vec<u32> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_u64().map(|p| p as u32))
+        .collect();
+    assert!(!pids.is_empty(), "the built-in servers have processes: {v}");
+    pids
+}
+
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+pub fn assert_all_gone(pids: &[u32], how: &str) {
+    let t = Instant::now();
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "after {how}, MCP servers still run: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+pub async fn wait_until(c: &Client, js_condition: &str) {
+    let t = Instant::now();
+    loop {
+        let v = c
+            .execute(&format!("return !!({js_condition});"), vec![])
+            .await
+            .unwrap();
+        if v == json!(true) {
+            return;
+        }
+        assert!(t.elapsed() < WAIT, "timed out waiting for: {js_condition}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,131 @@
+//! A call that needs approval waits on its card: deny, allow, edit the arguments.
+
+use fantoccini::Locator;
+use serde_json::json;
+
+use crate::app::*;
+use crate::support::fake_ollama::FakeOllama;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "w1",
+        "files__write_file",
+        json!({"path": "note.txt", "content": "hello"}),
+        "Result: ",
+    ));
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url}).to_string(),
+    )
+    .unwrap();
+    let note = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("files/note.txt");
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+
+    // 1. deny: the call never runs, the model is told
+    send(&c, "save a note").await;
+    wait_css(&c, ".tool-card.awaiting .approval").await;
+    let question = text_content(&c, ".approval").await;
+    assert!(
+        question.contains("This tool can change or delete data"),
+        "{question}"
+    );
+    assert!(question.contains("files › write_file"), "{question}");
+    assert!(
+        c.find(Locator::Css(".approval [data-action='alwaysAllow']"))
+            .await
+            .is_err(),
+        "no 'always' for a destructive tool"
+    );
+    screenshot(&c, "approval.png").await;
+    click(&c, ".approval [data-action='deny']").await;
+    wait_css(&c, ".tool-card.error").await;
+    assert_eq!(
+        text_content(&c, ".tool-card .card-approval").await,
+        "denied"
+    );
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('declined')",
+    )
+    .await;
+    assert!(!note.exists(), "a denied call never runs");
+
+    // 2. allow once: it runs
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    send(&c, "save it after all").await;
+    wait_until(&c, "document.querySelectorAll('.tool-card').length === 2 && !!document.querySelectorAll('.tool-card')[1].querySelector('.approval')").await;
+    click(
+        &c,
+        ".tool-card.awaiting .approval [data-action='allowOnce']",
+    )
+    .await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 1",
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "hello");
+
+    // 3. edit the arguments: what does not fit the tool's schema is refused, the rest runs
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    send(&c, "save it once more").await;
+    wait_until(&c, "document.querySelectorAll('.tool-card').length === 3 && !!document.querySelectorAll('.tool-card')[2].querySelector('.approval')").await;
+    click(&c, ".tool-card.awaiting [data-action='edit']").await;
+    let editor = wait_css(&c, ".tool-card.awaiting .args-editor").await;
+    editor.clear().await.unwrap();
+    editor.send_keys(r#"{"path": 5}"#).await.unwrap();
+    click(&c, ".tool-card.awaiting [data-action='allowOnce']").await;
+    wait_until(
+        &c,
+        "document.querySelector('.approval-error')?.textContent.includes('do not fit')",
+    )
+    .await;
+    let err = text_content(&c, ".approval-error").await;
+    assert!(err.contains("\"content\" is a required property"), "{err}");
+    editor.clear().await.unwrap();
+    editor
+        .send_keys(r#"{"path": "edited.txt", "content": "hello, edited"}"#)
+        .await
+        .unwrap();
+    click(&c, ".tool-card.awaiting [data-action='allowOnce']").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 2",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(note.with_file_name("edited.txt")).unwrap(),
+        "hello, edited"
+    );
+    let badges = c
+        .execute(
+            "return [...document.querySelectorAll('.card-approval')].map((b) => b.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        badges,
+        json!(["denied", "approved", "approved, arguments edited"])
+    );
+    let args = c
+        .execute(
+            "return [...document.querySelectorAll('.tool-card .args')].map((b) => b.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        args[2].as_str().unwrap().contains("edited.txt"),
+        "the card shows what ran: {args}"
+    );
+    c.close().await.unwrap();
+}

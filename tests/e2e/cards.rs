@@ -1,0 +1,214 @@
+//! What a tool call's card shows and asks: rich content, progress and Stop, a server's form, sampling.
+
+use std::time::{Duration, Instant};
+
+use fantoccini::Locator;
+use serde_json::{json, Value};
+
+use crate::app::*;
+use crate::support::fake_ollama::{last_message, FakeOllama, Stream};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn images_resource_links_and_structured_content_show_on_the_card() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        if last_message(req)["role"] == "tool" {
+            Stream::new().text("Here they are.").done().reply()
+        } else {
+            Stream::new()
+                .tool_calls(&[
+                    ("i", "everything__get-tiny-image", json!({})),
+                    (
+                        "s",
+                        "everything__get-structured-content",
+                        json!({"location": "Chicago"}),
+                    ),
+                    ("l", "everything__get-resource-links", json!({"count": 2})),
+                ])
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"everything__get-tiny-image": "allow", "everything__get-structured-content": "allow",
+        "everything__get-resource-links": "allow"});
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "show me things").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 3",
+    )
+    .await;
+    wait_until(
+        &c,
+        "document.querySelector('.result-image')?.naturalWidth > 0",
+    )
+    .await;
+    let src = c
+        .execute(
+            "return document.querySelector('.result-image').getAttribute('src').slice(0, 22);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(src, json!("data:image/png;base64,"));
+    let structured = text_content(&c, ".structured").await;
+    let structured: Value = serde_json::from_str(&structured).unwrap();
+    assert!(structured.is_object(), "{structured}");
+    let links = c
+        .execute(
+            "return document.querySelectorAll('.result-link').length;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(links, json!(2));
+    c.execute(
+        "document.querySelectorAll('.tool-card').forEach((d) => d.open = true);",
+        vec![],
+    )
+    .await
+    .unwrap();
+    screenshot(&c, "rich-content.png").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_long_tool_call_shows_progress_and_its_stop_button_cancels_it() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "long",
+        "everything__trigger-long-running-operation",
+        json!({"duration": 60, "steps": 60}),
+        "Noted: ",
+    ));
+    let allow = json!({"everything__trigger-long-running-operation": "allow"});
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "run the long thing").await;
+    wait_until(
+        &c,
+        "document.querySelector('.tool-card.running .card-progress progress')?.value >= 2",
+    )
+    .await;
+    let shown = text_content(&c, ".card-progress-text").await;
+    assert!(shown.ends_with('%'), "{shown}");
+    screenshot(&c, "progress.png").await;
+    let t = Instant::now();
+    click(&c, ".tool-card.running .card-stop").await;
+    wait_css(&c, ".tool-card.error").await;
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(text_content(&c, ".tool-card .result")
+        .await
+        .contains("cancelled by the user"));
+    // the turn went on: the model answered after the cancel
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Noted')",
+    )
+    .await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_server_asks_for_input_with_a_form_built_from_its_schema() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "e",
+        "everything__trigger-elicitation-request",
+        json!({}),
+        "The server said: ",
+    ));
+    let allow = json!({"everything__trigger-elicitation-request": "allow"});
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "ask me things").await;
+    wait_css(&c, ".tool-card .elicitation").await;
+    // the form follows the schema: types, defaults, choices
+    let kinds = c
+        .execute(
+            "const f = document.querySelector('.elicitation');
+             const q = (n, s) => f.querySelector(`[data-name=${n}] ${s}`);
+             return { email: q('email', 'input')?.type, date: q('birthdate', 'input')?.type, int: q('integer', 'input')?.value,
+                      check: q('check', 'input')?.type, hero: q('titledSingleSelectEnum', 'select')?.selectedOptions[0]?.textContent,
+                      multi: f.querySelectorAll('[data-name=untitledMultipleSelectEnum] input[type=checkbox]').length };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        kinds,
+        json!({"email": "email", "date": "date", "int": "42", "check": "checkbox", "hero": "Superman", "multi": 5})
+    );
+    c.find(Locator::Css(".elicitation [data-name=name] input"))
+        .await
+        .unwrap()
+        .send_keys("Grace Hopper")
+        .await
+        .unwrap();
+    screenshot(&c, "elicitation.png").await;
+    click(&c, ".elicitation [data-action=accept]").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Grace Hopper')",
+    )
+    .await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_server_uses_the_model_only_after_the_user_says_yes() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if req["messages"][0]["content"] == "You are a helpful test server." {
+            Stream::new().text("Cobalt blue.").done().reply()
+        } else if last["role"] == "tool" {
+            Stream::new()
+                .text("The server got: ")
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call(
+                    "s",
+                    "everything__trigger-sampling-request",
+                    json!({"prompt": "name a colour"}),
+                )
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"everything__trigger-sampling-request": "allow"});
+    let (_home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    send(&c, "let the server ask").await;
+    wait_css(&c, ".tool-card .sampling").await;
+    // the request is shown before anything goes to the model
+    let shown = text_content(&c, ".tool-card .sampling").await;
+    assert!(shown.contains("everything"), "{shown}");
+    assert!(shown.contains("name a colour"), "{shown}");
+    assert!(shown.contains("You are a helpful test server."), "{shown}");
+    assert!(!fake
+        .chat_requests()
+        .iter()
+        .any(|q| q["messages"][0]["content"] == "You are a helpful test server."));
+    click(&c, ".sampling [data-action=allow-sampling]").await;
+    wait_css(&c, ".sampling-reply").await;
+    assert_eq!(text_content(&c, ".sampling-reply").await, "Cobalt blue.");
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Cobalt blue.')",
+    )
+    .await;
+    c.execute("document.querySelector('.tool-card').open = true", vec![])
+        .await
+        .unwrap();
+    screenshot(&c, "sampling.png").await;
+    c.close().await.unwrap();
+}

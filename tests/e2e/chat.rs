@@ -1,0 +1,366 @@
+//! Chatting: a tool call's card across a relaunch, inert HTML, an unreachable LLM, Stop, the round limit.
+
+use std::time::Duration;
+
+use fantoccini::Locator;
+use serde_json::{json, Value};
+
+use crate::app::*;
+use crate::support;
+use crate::support::fake_ollama::{self, last_message, FakeOllama, Stream};
+
+/// The fake model: arithmetic goes through calculator__add; "xss" gets hostile HTML back.
+fn script(fake: &FakeOllama) {
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        let text = last["content"].as_str().unwrap_or_default().to_string();
+        if last["role"] == "tool" {
+            return Stream::new()
+                .text("2 + 40 = ")
+                .text(&format!("**{text}**"))
+                .text("\n\nThe calculator agrees.")
+                .done()
+                .reply();
+        }
+        if text.contains("xss") {
+            return Stream::new()
+                .text("Here: <img src=x onerror=\"window.__xss=1\"> and ")
+                .text("<script>window.__xss=2</script> and [link](javascript:window.__xss=3)")
+                .done()
+                .reply();
+        }
+        if text.contains("2+40") {
+            return Stream::new()
+                .tool_call("call_e2e1", "calculator__add", json!({"a": 2, "b": 40}))
+                .done()
+                .reply();
+        }
+        Stream::new().text("I only do arithmetic.").done().reply()
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
+    let fake = FakeOllama::start().await;
+    script(&fake);
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        serde_json::to_string(&json!({"llmUrl": fake.url, "model": fake_ollama::MODEL})).unwrap(),
+    )
+    .unwrap();
+
+    // ---- first launch ----
+    let App { c, driver } = App::launch(home.path()).await;
+    // the built-in servers come up and the model list is filled from /api/tags
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
+    )
+    .await;
+    assert_eq!(text_content(&c, "#model-select").await, fake_ollama::MODEL);
+    assert!(
+        c.find(Locator::Css("#banner[hidden]")).await.is_ok(),
+        "no error banner when the LLM is reachable"
+    );
+
+    send(&c, "what is 2+40?").await;
+    let card = wait_css(&c, ".tool-card.ok").await;
+    let card_text = card.prop("textContent").await.unwrap().unwrap_or_default();
+    assert!(card_text.contains("calculator"), "{card_text}");
+    assert!(card_text.contains("add"), "{card_text}");
+    assert!(
+        card_text.contains("\"a\": 2") && card_text.contains("\"b\": 40"),
+        "pretty arguments: {card_text}"
+    );
+    assert_eq!(text_content(&c, ".tool-card .result").await, "42");
+    wait_css(&c, ".msg.assistant.complete .body strong").await;
+    assert_eq!(
+        text_content(&c, ".msg.assistant.complete .body strong").await,
+        "42"
+    );
+    assert!(text_content(&c, ".msg.assistant.complete .body")
+        .await
+        .contains("The calculator agrees."));
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    // the conversation is in the sidebar
+    wait_until(&c, "document.querySelector('#conversation-list .conv.active')?.textContent.includes('what is 2+40?')").await;
+
+    // the screenshot for the README: open the card so its arguments and result show
+    c.execute("document.querySelector('.tool-card').open = true;", vec![])
+        .await
+        .unwrap();
+    screenshot(&c, "chat.png").await;
+
+    // ---- hostile HTML in a reply renders as inert text ----
+    click(&c, "#new-chat").await;
+    send(&c, "show me xss").await;
+    wait_css(&c, ".msg.assistant.complete").await;
+    let body = text_content(&c, ".msg.assistant.complete .body").await;
+    assert!(
+        body.contains("<img src=x onerror=\"window.__xss=1\">"),
+        "shown as text: {body}"
+    );
+    assert!(
+        body.contains("<script>window.__xss=2</script>"),
+        "shown as text: {body}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let active = c
+        .execute(
+            "return { xss: window.__xss ?? null, imgs: document.querySelectorAll('#messages img').length,
+                      scripts: document.querySelectorAll('#messages script').length,
+                      jsLinks: [...document.querySelectorAll('#messages a')].filter(a => (a.getAttribute('href') || '').startsWith('javascript')).length };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        active,
+        json!({"xss": null, "imgs": 0, "scripts": 0, "jsLinks": 0})
+    );
+    click(&c, ".msg.assistant.complete .body a").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        c.execute("return window.__xss ?? null;", vec![])
+            .await
+            .unwrap(),
+        Value::Null,
+        "clicking the link ran nothing"
+    );
+
+    let pids = server_pids(&c).await;
+    c.close().await.unwrap();
+    drop(driver);
+    // the app was killed by the driver: its servers die with it
+    assert_all_gone(&pids, "the app was killed");
+
+    // ---- relaunch: the conversation is there and reopens with its card ----
+    let App { c, driver } = App::launch(home.path()).await;
+    let titles = text_content(&c, "#conversation-list").await;
+    assert!(titles.contains("what is 2+40?"), "{titles}");
+    assert!(titles.contains("show me xss"), "{titles}");
+    let first = c
+        .find_all(Locator::Css("#conversation-list .conv"))
+        .await
+        .unwrap();
+    let mut opened = false;
+    for b in first {
+        if b.prop("textContent")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .contains("what is 2+40?")
+        {
+            b.click().await.unwrap();
+            opened = true;
+            break;
+        }
+    }
+    assert!(opened);
+    wait_css(&c, ".tool-card.ok").await;
+    assert_eq!(text_content(&c, "#chat-title").await, "what is 2+40?");
+    assert_eq!(text_content(&c, ".tool-card .result").await, "42");
+    assert!(text_content(&c, ".tool-card").await.contains("\"b\": 40"));
+    assert_eq!(text_content(&c, ".msg.user .body").await, "what is 2+40?");
+    assert_eq!(text_content(&c, ".msg.assistant .body strong").await, "42");
+    // quit as a person does, by closing the window: the app shuts its servers down
+    let pids = server_pids(&c).await;
+    let _ = c.close_window().await;
+    assert_all_gone(&pids, "the window was closed");
+    let _ = c.close().await;
+    drop(driver);
+
+    // the store agrees
+    let db = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("conversations.sqlite3");
+    let store = switchboard_engine::store::Store::open(&db).await.unwrap();
+    let convs = store.list_conversations().await.unwrap();
+    assert_eq!(convs.len(), 2);
+    assert_eq!(fake.chat_requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
+    let home = tempfile::tempdir().unwrap();
+    let dead = format!("http://127.0.0.1:{}", support::free_port());
+    let config_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": dead}).to_string(),
+    )
+    .unwrap();
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    wait_css(&c, "#banner:not([hidden])").await;
+    let banner = text_content(&c, "#banner").await;
+    assert!(banner.contains(&dead), "{banner}");
+    assert!(banner.contains("ollama serve"), "{banner}");
+    assert!(banner.contains("Settings"), "{banner}");
+    // Settings opens from the banner with the URL in it
+    click(&c, "#banner-settings").await;
+    wait_css(&c, "#settings-dialog[open]").await;
+    let url = c
+        .execute(
+            "return document.querySelector('#set-llm-url').value;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(url, json!(dead));
+
+    // fixing the URL in Settings brings the models back and is saved (tauri-plugin-store)
+    let fake = FakeOllama::start().await;
+    let field = wait_css(&c, "#set-llm-url").await;
+    field.clear().await.unwrap();
+    field.send_keys(&fake.url).await.unwrap();
+    click(&c, "#settings-save").await;
+    wait_css(&c, "#settings-dialog:not([open])").await;
+    wait_css(&c, "#banner[hidden]").await;
+    wait_until(
+        &c,
+        &format!(
+            "document.querySelector('#model-select').value === '{}'",
+            fake_ollama::MODEL
+        ),
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(config_dir.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["llmUrl"], json!(fake.url));
+    assert_eq!(saved["maxIterations"], 5);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn escape_stops_a_streaming_reply_and_keeps_the_partial_text() {
+    let fake = FakeOllama::start().await;
+    let mut slow = Stream::new();
+    for i in 0..40 {
+        slow = slow.text(&format!("word{i} "));
+    }
+    let mut reply = slow.done().reply();
+    reply.pause = Duration::from_millis(100);
+    fake.push(reply);
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url}).to_string(),
+    )
+    .unwrap();
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    // Shift+Enter is a new line, not a send
+    let input = wait_css(&c, "#input").await;
+    // (modifiers are released at the end of each send)
+    input.send_keys("line one\u{E008}\u{E007}").await.unwrap();
+    input.send_keys("line two").await.unwrap();
+    let typed = c
+        .execute("return document.querySelector('#input').value;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(typed, json!("line one\nline two"));
+    assert_eq!(fake.chat_requests().len(), 0, "nothing was sent");
+    input.clear().await.unwrap();
+    send(&c, "tell me a long story").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.streaming .body')?.textContent.includes('word3')",
+    )
+    .await;
+    assert!(
+        c.find(Locator::Css("#stop:not([hidden])")).await.is_ok(),
+        "Stop is offered while it streams"
+    );
+    wait_css(&c, "#input")
+        .await
+        .send_keys("\u{E00C}")
+        .await
+        .unwrap(); // Escape
+    wait_css(&c, ".msg.assistant.stopped").await;
+    let body = text_content(&c, ".msg.assistant.stopped .body").await;
+    assert!(body.contains("word3") && !body.contains("word39"), "{body}");
+    assert!(text_content(&c, ".msg.assistant.stopped .status-line")
+        .await
+        .contains("Stopped"));
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn after_the_tool_round_limit_continue_goes_on_and_wrap_up_answers_without_tools() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        if req.get("tools").is_none() {
+            return Stream::new()
+                .text("Summing up: the echoes worked.")
+                .done()
+                .reply();
+        }
+        let n = req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        Stream::new()
+            .tool_call(
+                "e",
+                "everything__echo",
+                json!({"message": format!("round {n}")}),
+            )
+            .done()
+            .reply()
+    });
+    let allow = json!({"everything__echo": "allow"});
+    let (_home, _driver, c) = launch_with_everything(
+        json!({"llmUrl": fake.url, "toolPolicies": allow, "maxIterations": 2}),
+    )
+    .await;
+    send(&c, "echo forever").await;
+    wait_css(&c, ".notice [data-action=wrap-up]").await;
+    assert!(text_content(&c, ".notice")
+        .await
+        .contains("Stopped after 2 rounds"));
+    // Continue: two more rounds, then the buttons again
+    click(&c, ".notice [data-action=continue]").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.ok').length === 4 && document.querySelector('.notice [data-action=wrap-up]')",
+    )
+    .await;
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.msg.user').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(1),
+        "continuing adds no message of yours"
+    );
+    click(&c, ".notice [data-action=wrap-up]").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Summing up')",
+    )
+    .await;
+    assert!(
+        c.find(Locator::Css(".notice [data-action=wrap-up]"))
+            .await
+            .is_err(),
+        "the buttons are gone"
+    );
+    assert!(fake.chat_requests().last().unwrap().get("tools").is_none());
+    c.close().await.unwrap();
+}

@@ -1,0 +1,447 @@
+//! The MCP servers screen: add, edit, break, disable, delete, import, export; remote transports; roots.
+
+use std::time::Duration;
+
+use fantoccini::{Client, Locator};
+use serde_json::{json, Value};
+
+use crate::app::*;
+use crate::support;
+use crate::support::fake_ollama::{last_message, FakeOllama, Stream};
+
+/// Adds a server through the settings form: name, transport, URL.
+async fn add_remote_server(c: &Client, name: &str, transport: &str, url: &str) {
+    click(c, "#server-add").await;
+    wait_css(c, "#srv-name")
+        .await
+        .send_keys(name)
+        .await
+        .unwrap();
+    c.execute(
+        &format!("const t = document.querySelector('#srv-transport'); t.value = '{transport}'; t.dispatchEvent(new Event('change'));"),
+        vec![],
+    )
+    .await
+    .unwrap();
+    c.find(Locator::Css("#srv-url"))
+        .await
+        .unwrap()
+        .send_keys(url)
+        .await
+        .unwrap();
+    click(c, "#server-save").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
+    let (home, config_dir) = app_home();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default_builtin();
+    cfg.servers.insert(
+        "crashy".into(),
+        switchboard_engine::mcp::ServerConfig::new(
+            "python3",
+            &[
+                "-c",
+                "import sys; sys.stderr.write('boom: no config\\n'); sys.exit(4)",
+            ],
+        ),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1 failed')",
+    )
+    .await;
+    assert!(text_content(&c, "#servers-summary")
+        .await
+        .contains("2/3 servers"));
+    click(&c, "#servers-button").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-list .server.failed')?.textContent.includes('Failed while: the MCP handshake (initialize)')",
+    )
+    .await;
+    let text = text_content(&c, "#servers-list .server.failed").await;
+    assert!(text.contains("crashy"), "{text}");
+    assert!(
+        text.contains("exited with code 4 during start-up"),
+        "{text}"
+    );
+    assert!(
+        text.contains("boom: no config"),
+        "the last stderr lines: {text}"
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
+    let (home, config_dir) = app_home();
+    let config_file = config_dir.join("mcp.json");
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    click(&c, "#servers-button").await;
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+
+    let fill = |c: &Client, css: &'static str, text: String| {
+        let c = c.clone();
+        async move {
+            let f = wait_css(&c, css).await;
+            f.clear().await.unwrap();
+            f.send_keys(&text).await.unwrap();
+        }
+    };
+    // a name that is taken is refused next to the field, nothing is saved
+    click(&c, "#server-add").await;
+    fill(&c, "#srv-name", "Calculator".into()).await;
+    fill(&c, "#srv-command", "python3".into()).await;
+    click(&c, "#server-save").await;
+    wait_until(&c, "document.querySelector('.field-error[data-for=name]').textContent.includes('already a server')").await;
+
+    // add a real one: it starts, its tools show
+    fill(&c, "#srv-name", "dynamic".into()).await;
+    fill(
+        &c,
+        "#srv-args",
+        support::fixture("dynamic_server.py").display().to_string(),
+    )
+    .await;
+    click(&c, "#server-save").await;
+    wait_css(&c, ".server.running[data-name='dynamic']").await;
+    wait_until(&c, "document.querySelector(\".server[data-name='dynamic'] .server-tools\")?.textContent.includes('grow')").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('3/3 servers')",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["dynamic"]["command"], "python3");
+    assert_eq!(
+        saved["mcpServers"]["calculator"]["args"],
+        json!(["mcp-server", "calculator"]),
+        "the others are kept"
+    );
+
+    // break its command: the doctor says why
+    click(&c, ".server[data-name='dynamic'] [data-act='edit']").await;
+    fill(&c, "#srv-command", "python3-not-installed".into()).await;
+    click(&c, "#server-save").await;
+    wait_css(&c, ".server.failed[data-name='dynamic']").await;
+    let why = text_content(&c, ".server[data-name='dynamic'] .server-error").await;
+    assert!(
+        why.contains("\"python3-not-installed\" was not found on PATH"),
+        "{why}"
+    );
+    screenshot(&c, "servers.png").await;
+
+    // disable, then delete
+    click(&c, ".server[data-name='dynamic'] [data-act='toggle']").await;
+    wait_css(&c, ".server.disabled[data-name='dynamic']").await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["dynamic"]["disabled"], true);
+    let del = wait_css(&c, ".server[data-name='dynamic'] [data-act='delete']").await;
+    del.click().await.unwrap();
+    del.click().await.unwrap(); // confirm
+    wait_until(
+        &c,
+        "!document.querySelector(\".server[data-name='dynamic']\")",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert!(saved["mcpServers"].get("dynamic").is_none());
+    assert_eq!(
+        text_content(&c, "#servers-summary").await,
+        "2/2 servers · 10 tools"
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_exported() {
+    let (home, config_dir) = app_home();
+    let config_file = config_dir.join("mcp.json");
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    click(&c, "#servers-button").await;
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+    click(&c, "#server-import").await;
+    let claude_desktop = json!({
+        "mcpServers": {
+            "dyn": {"command": "python3", "args": [support::fixture("dynamic_server.py")]},
+            "calculator": {"command": "python3", "args": [support::fixture("crash_server.py")]},
+            "ws": {"type": "websocket", "url": "wss://example.com/mcp"}
+        },
+        "globalShortcut": ""
+    });
+    // where Claude Desktop keeps it; the Open dialog starts in that folder
+    let claude_dir = home.path().join("config").join("Claude");
+    std::fs::create_dir_all(&claude_dir).unwrap();
+    let claude_file = claude_dir.join("claude_desktop_config.json");
+    std::fs::write(&claude_file, claude_desktop.to_string()).unwrap();
+    // pasted text that is not a config is refused with a reason
+    wait_css(&c, "#import-text")
+        .await
+        .send_keys("{\"mcpServers\": ")
+        .await
+        .unwrap();
+    click(&c, "#import-preview-button").await;
+    wait_until(
+        &c,
+        "document.querySelector('#import-error').textContent.length > 0",
+    )
+    .await;
+    click(&c, "#import-choose").await;
+    // the real GTK file dialog: type the path into it (xdotool), as a person would
+    pick_in_file_dialog("Import MCP servers", &claude_file).await;
+    wait_css(&c, ".import-row").await;
+    assert_eq!(
+        text_content(&c, "#import-file-name").await,
+        claude_file.display().to_string()
+    );
+    wait_css(&c, ".import-row").await;
+    let preview = text_content(&c, "#import-preview").await;
+    assert!(preview.contains("Claude Desktop"), "{preview}");
+    assert!(
+        preview.contains("Skipped “ws”: \"websocket\" servers are not supported"),
+        "{preview}"
+    );
+    let names = c
+        .execute(
+            "return [...document.querySelectorAll('.import-name')].map((i) => i.value);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        names,
+        json!(["dyn", "calculator-imported"]),
+        "the conflicting name gets a free one"
+    );
+    click(&c, "#import-go").await;
+    wait_css(&c, ".server.running[data-name='dyn']").await;
+    wait_css(&c, ".server.running[data-name='calculator-imported']").await;
+    wait_css(&c, ".server.running[data-name='calculator']").await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["dyn"]["command"], "python3");
+    assert_eq!(
+        saved["mcpServers"]["calculator"]["args"],
+        json!(["mcp-server", "calculator"]),
+        "the existing one is kept"
+    );
+
+    click(&c, "#server-export").await;
+    wait_css(&c, "#export-panel:not([hidden])").await;
+    let exported = c
+        .execute(
+            "return document.querySelector('#export-text').value;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let exported: Value = serde_json::from_str(exported.as_str().unwrap()).unwrap();
+    assert_eq!(exported["mcpServers"].as_object().unwrap().len(), 4);
+    assert_eq!(
+        exported["mcpServers"]["calculator-imported"]["command"],
+        "python3"
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_streamable_http_server_is_added_in_settings_and_runs() {
+    let (_server, port) = support::everything_over_http("streamableHttp");
+    let (home, config_dir) = app_home();
+    let config_file = config_dir.join("mcp.json");
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    click(&c, "#servers-button").await;
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+    click(&c, "#server-add").await;
+    wait_css(&c, "#srv-name")
+        .await
+        .send_keys("remote")
+        .await
+        .unwrap();
+    c.execute("const t = document.querySelector('#srv-transport'); t.value = 'http'; t.dispatchEvent(new Event('change'));", vec![])
+        .await
+        .unwrap();
+    assert!(
+        !c.find(Locator::Css("#srv-command"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap(),
+        "stdio fields hide"
+    );
+    c.find(Locator::Css("#srv-url"))
+        .await
+        .unwrap()
+        .send_keys("not a url")
+        .await
+        .unwrap();
+    click(&c, "#server-save").await;
+    wait_until(&c, "document.querySelector('.field-error[data-for=url]').textContent.includes('is not an http')").await;
+    let url = c.find(Locator::Css("#srv-url")).await.unwrap();
+    url.clear().await.unwrap();
+    url.send_keys(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .unwrap();
+    c.find(Locator::Css("#srv-headers"))
+        .await
+        .unwrap()
+        .send_keys("X-Test: yes")
+        .await
+        .unwrap();
+    click(&c, "#server-save").await;
+    wait_css(&c, ".server.running[data-name='remote']").await;
+    let row = text_content(&c, ".server[data-name='remote']").await;
+    assert!(
+        row.contains("HTTP") && row.contains("MCP 2025-11-25"),
+        "{row}"
+    );
+    assert!(row.contains("echo") && row.contains("get-sum"), "{row}");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["mcpServers"]["remote"],
+        json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Test": "yes"}})
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn legacy_sse_and_rest_servers_are_added_in_settings_and_their_tools_run() {
+    let (_sse, sse_port) = support::everything_over_http("sse");
+    let (_rest, rest_port) = support::rest_server();
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            let results: Vec<&str> = req["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap())
+                .collect();
+            Stream::new().text(&results.join(" | ")).done().reply()
+        } else {
+            Stream::new()
+                .tool_calls(&[
+                    ("a", "legacy__echo", json!({"message": "over SSE"})),
+                    ("b", "rest__word_count", json!({"text": "one two three"})),
+                ])
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"legacy__echo": "allow", "rest__word_count": "allow"});
+    let home = tempfile::tempdir().unwrap();
+    let settings_dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&settings_dir).unwrap();
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "toolPolicies": allow}).to_string(),
+    )
+    .unwrap();
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    click(&c, "#servers-button").await;
+    wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
+    add_remote_server(
+        &c,
+        "legacy",
+        "sse",
+        &format!("http://127.0.0.1:{sse_port}/sse"),
+    )
+    .await;
+    wait_css(&c, ".server.running[data-name='legacy']").await;
+    add_remote_server(&c, "rest", "rest", &format!("http://127.0.0.1:{rest_port}")).await;
+    wait_css(&c, ".server.running[data-name='rest']").await;
+    let legacy = text_content(&c, ".server[data-name='legacy']").await;
+    assert!(
+        legacy.contains("HTTP+SSE") && legacy.contains("echo"),
+        "{legacy}"
+    );
+    let rest = text_content(&c, ".server[data-name='rest']").await;
+    assert!(
+        rest.contains("REST") && rest.contains("word_count"),
+        "{rest}"
+    );
+    click(&c, "#servers-close").await;
+    send(&c, "use both").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Echo: over SSE')",
+    )
+    .await;
+    let answer = text_content(&c, ".msg.assistant.complete").await;
+    assert!(answer.contains('3'), "the REST word count: {answer}");
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.tool-card.ok').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(2)
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            Stream::new()
+                .text(last["content"].as_str().unwrap())
+                .done()
+                .reply()
+        } else {
+            Stream::new()
+                .tool_call("r", "everything__get-roots-list", json!({}))
+                .done()
+                .reply()
+        }
+    });
+    let allow = json!({"everything__get-roots-list": "allow"});
+    let (home, _driver, c) =
+        launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
+    let folder = home.path().join("my-projects");
+    std::fs::create_dir_all(&folder).unwrap();
+    click(&c, "#settings-button").await;
+    wait_css(&c, "#set-roots")
+        .await
+        .send_keys(&folder.display().to_string())
+        .await
+        .unwrap();
+    click(&c, "#settings-save").await;
+    wait_until(&c, "!document.querySelector('#settings-dialog').open").await;
+    // the running server was told (roots/list_changed) and asks again (roots/list); give it a moment
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    send(&c, "which folders may you use?").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('my-projects')",
+    )
+    .await;
+    let answer = text_content(&c, ".msg.assistant.complete").await;
+    assert!(
+        answer.contains(&format!("file://{}", folder.display())),
+        "{answer}"
+    );
+    c.close().await.unwrap();
+}
