@@ -3,6 +3,7 @@
 //! as it happens and reported as a [`ChatEvent`].
 
 pub mod approval;
+pub mod lenient;
 pub mod text_tools;
 pub mod view;
 
