@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod lenient;
+pub mod recover;
 pub mod text_tools;
 pub mod view;
 
