@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod lenient;
 pub mod recover;
+pub mod repair;
 pub mod resolve;
 pub mod text_tools;
 pub mod view;
