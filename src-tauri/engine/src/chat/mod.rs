@@ -3,6 +3,7 @@
 //! as it happens and reported as a [`ChatEvent`].
 
 pub mod approval;
+pub mod gate;
 pub mod lenient;
 pub mod recover;
 pub mod repair;
