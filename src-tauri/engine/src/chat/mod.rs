@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod gate;
 pub mod lenient;
+pub mod rank;
 pub mod recover;
 pub mod repair;
 pub mod resolve;
