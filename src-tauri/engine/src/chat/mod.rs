@@ -3,6 +3,7 @@
 //! as it happens and reported as a [`ChatEvent`].
 
 pub mod approval;
+pub mod budget;
 pub mod gate;
 pub mod lenient;
 pub mod rank;
