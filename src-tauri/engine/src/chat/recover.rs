@@ -61,6 +61,12 @@ const JSON_FENCES: [&str; 6] = ["", "json", "json5", "jsonc", "tool_call", "tool
 /// How many never-closing brackets are repaired as cut-off values per reply (bounds the work on
 /// text full of stray brackets).
 const CUT_OFF_TRIES: usize = 4;
+/// The bare-JSON search reads at most this many times the text's length (plus a little) while
+/// matching brackets: text full of stray or deeply nested brackets (a model stuck repeating
+/// `{`) would otherwise cost the square of its length. Past it, the rest is not searched.
+const SCAN_BUDGET: usize = 32;
+/// How far after `[TOOL_CALLS]` a v11 call's `[ARGS]` may be (the name and a call id).
+const MISTRAL_HEAD: usize = 256;
 
 /// The keys that may name the tool, hold the arguments, or come along in a call object.
 const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];
@@ -247,10 +253,7 @@ fn hermes(text: &str, is_offered: &dyn Fn(&str) -> bool, out: &mut Vec<Region>) 
         let body = open + HERMES_OPEN.len();
         let rest = &text[body..];
         let next = rest.find(HERMES_OPEN).map_or(text.len(), |n| body + n);
-        let close = rest
-            .find(HERMES_CLOSE)
-            .map(|c| body + c)
-            .filter(|&c| c < next);
+        let close = text[body..next].find(HERMES_CLOSE).map(|c| body + c);
         let content_end = close.unwrap_or(next);
         let content = &text[body..content_end];
         let (inner, offset) = unfence(content);
@@ -311,7 +314,11 @@ fn mistral(text: &str, is_offered: &dyn Fn(&str) -> bool, out: &mut Vec<Region>)
 /// `name[ARGS]{…}` or `name[CALL_ID]id[ARGS]{…}` at byte `at`: the call as a value, and its end.
 fn mistral_v11(text: &str, at: usize) -> Option<(Vec<Value>, usize)> {
     let rest = &text[at..];
-    let args_at = rest.find("[ARGS]")?;
+    let mut window = rest.len().min(MISTRAL_HEAD);
+    while !rest.is_char_boundary(window) {
+        window -= 1;
+    }
+    let args_at = rest[..window].find("[ARGS]")?;
     let head = &rest[..args_at];
     let name = head.split("[CALL_ID]").next()?.trim();
     let name_ok = !name.is_empty()
@@ -408,6 +415,7 @@ fn bare(
 ) {
     let bytes = text.as_bytes();
     let mut cut_off_tries = CUT_OFF_TRIES;
+    let mut budget = SCAN_BUDGET * text.len() + 64 * 1024;
     let mut i = 0;
     while i < bytes.len() {
         let Some(p) = bytes[i..].iter().position(|&c| c == b'{' || c == b'[') else {
@@ -435,7 +443,14 @@ fn bare(
             .min()
             .unwrap_or(text.len());
         let span = &text[..limit];
-        let (parsed, closed) = match Balance::new(i).advance(span.as_bytes()) {
+        let mut balance = Balance::new(i);
+        let found = balance.advance(span.as_bytes());
+        let read = found.unwrap_or(limit) - i;
+        if read > budget {
+            break;
+        }
+        budget -= read;
+        let (parsed, closed) = match found {
             Some(end) => (lenient::parse(&span[i..end]).map(|v| (v, end)), true),
             None if cut_off_tries > 0 => {
                 cut_off_tries -= 1;

@@ -217,6 +217,30 @@ fn arguments_that_are_not_an_object_are_kept_for_the_repair_to_report() {
     assert!(!is_call_shaped(&json!([])));
 }
 
+#[test]
+fn stray_and_deeply_nested_brackets_cost_little() {
+    let call = r#"{"name": "time__now", "arguments": {}}"#;
+    for junk in [
+        "{".repeat(100_000),
+        "{".repeat(50_000) + &"}".repeat(50_000),
+        "[TOOL_CALLS]".repeat(10_000),
+        "<tool_call>".repeat(10_000),
+    ] {
+        let start = std::time::Instant::now();
+        let _ = rec(&junk);
+        let _ = rec(&format!("{call}\n{junk}"));
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "{:?} for {}…",
+            start.elapsed(),
+            &junk[..12]
+        );
+    }
+    // a call after a few stray brackets is still found
+    let (cs, _) = calls(&format!("{{ oops {{ {call}"));
+    assert_eq!(cs[0].0, "time__now");
+}
+
 proptest! {
     #[test]
     fn never_panics(s in ".{0,300}") {
