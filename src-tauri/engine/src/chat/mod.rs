@@ -12,7 +12,14 @@
 pub mod approval;
 mod attachments;
 pub mod broker;
+pub mod budget;
 mod events;
+pub mod gate;
+pub mod lenient;
+pub mod rank;
+pub mod recover;
+pub mod repair;
+pub mod resolve;
 mod stream;
 pub mod text_tools;
 mod tool_call;

@@ -1,0 +1,40 @@
+//! Recovering tool calls from a reply's text: a 2 KB reply with one Hermes call, one with a bare
+//! JSON call, one of plain prose. The target is well under 1 ms per reply.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+use switchboard_engine::chat::recover::recover;
+
+const OFFERED: [&str; 3] = ["calculator__add", "files__read_file", "time__now"];
+
+fn prose(bytes: usize) -> String {
+    let sentence = "The quick brown fox jumps over the lazy dog, and then it (briefly) considers \
+                    the [meaning] of `life`: 42 < 43. ";
+    let mut out = String::new();
+    while out.len() < bytes {
+        out.push_str(sentence);
+        if out.len() % 500 < sentence.len() {
+            out.push_str("\n\n");
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let is_offered = |n: &str| OFFERED.contains(&n);
+    let call = r#"{"name": "calculator__add", "arguments": {"a": 2, "b": 40}}"#;
+    let hermes = format!("{}\n<tool_call>\n{call}\n</tool_call>", prose(1900));
+    let bare = format!("{}\n{call}\n{}", prose(1000), prose(900));
+    let plain = prose(2000);
+    for (name, text) in [
+        ("hermes_2kb", &hermes),
+        ("bare_2kb", &bare),
+        ("prose_2kb", &plain),
+    ] {
+        assert!(text.len() >= 2000);
+        c.bench_function(name, |b| b.iter(|| recover(black_box(text), &is_offered)));
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
