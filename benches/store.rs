@@ -102,6 +102,7 @@ fn conversation(r: &mut Rng, words: &[String], n: usize, title: String) -> Expor
                 duration_ms: Some(3),
                 approval: Some(Approval::ReadOnly),
                 arguments_edited: false,
+                written: None,
             });
             content.clear();
             messages.push(msg(id, parent, Role::Assistant, content));

@@ -194,14 +194,25 @@ pub async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
     type_in_file_dialog(title, path, true).await
 }
 
-/// Clicks the element `css` finds (it must be there).
+/// Clicks the element `css` finds (it must be there). Lists re-render as things change (the
+/// library after a turn): an element that went stale between finding and clicking is found again.
 pub async fn click(c: &Client, css: &str) {
-    c.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap();
+    for attempt in 0.. {
+        let found = c
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"));
+        match found.click().await {
+            Ok(_) => return,
+            Err(fantoccini::error::CmdError::Standard(e))
+                if e.error == fantoccini::error::ErrorStatus::StaleElementReference
+                    && attempt < 3 =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(e) => panic!("clicking {css}: {e}"),
+        }
+    }
 }
 
 /// Writes a screenshot to target/screenshots/NAME once the page has painted what the DOM holds

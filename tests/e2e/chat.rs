@@ -364,3 +364,67 @@ async fn after_the_tool_round_limit_continue_goes_on_and_wrap_up_answers_without
     assert!(fake.chat_requests().last().unwrap().get("tools").is_none());
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_call_a_small_model_writes_as_text_becomes_a_card_and_its_json_never_shows() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            return Stream::new().text("It is ").text("**42**.").done().reply();
+        }
+        // a tool-capable model that prints its call in its chat template's markup, without the
+        // server's prefix, a token at a time
+        let leaked = "Let me work that out.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}\n</tool_call>";
+        let chars: Vec<char> = leaked.chars().collect();
+        let mut reply = chars
+            .chunks(4)
+            .fold(Stream::new(), |s, c| s.text(&c.iter().collect::<String>()))
+            .done()
+            .reply();
+        reply.pause = Duration::from_millis(40);
+        reply
+    });
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL}).to_string(),
+    )
+    .unwrap();
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    send(&c, "what is 2+40?").await;
+    // while it streams, and after: the markup is never on screen
+    let t = std::time::Instant::now();
+    loop {
+        let shown = c
+            .execute(
+                "return document.querySelector('#messages').innerText;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let shown = shown.as_str().unwrap_or_default().to_string();
+        for markup in ["<tool_call>", "\"arguments\"", "\"name\""] {
+            assert!(!shown.contains(markup), "{markup} showed: {shown}");
+        }
+        if shown.contains("It is 42") {
+            break;
+        }
+        assert!(t.elapsed() < WAIT, "no answer: {shown}");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    // it ran as the tool it meant, and the card says what the model wrote
+    let card = text_content(&c, ".tool-card").await;
+    assert!(card.contains("calculator") && card.contains("add"), "{card}");
+    assert!(card.contains("the model wrote “add”"), "{card}");
+    assert!(
+        text_content(&c, ".msg.assistant").await.contains("Let me work that out."),
+        "the prose around the call stays"
+    );
+    // the header says how much of the model's context the request took
+    let meter = text_content(&c, "#context-meter").await;
+    assert!(meter.contains("tokens") || meter.contains('/'), "{meter}");
+    screenshot(&c, "recovered-call.png").await;
+    c.close().await.unwrap();
+}

@@ -23,7 +23,8 @@ const core = window.__TAURI__.core;
 /**
  * How a tool call came to run, or not (views/words.js words it).
  * @typedef {'waiting'|'readOnly'|'alwaysAllowed'|'allowedInChat'|'deniedByPolicy'|'approved'
- *   |'approvedForChat'|'approvedAlways'|'denied'|'cancelled'|'repeated'} Approval
+ *   |'approvedForChat'|'approvedAlways'|'denied'|'cancelled'|'repeated'|'turnedOff'|'unknownTool'
+ *   |'invalidArguments'} Approval
  * A note from Switchboard in a conversation.
  * @typedef {{ kind: 'roundLimit', rounds: number } | { kind: 'repeatedCall', tool: string }
  *   | { kind: 'text', text: string }} Notice
@@ -35,7 +36,11 @@ const core = window.__TAURI__.core;
  * - assistantStarted { messageId }; textDelta { messageId, text, html|null };
  *   thinkingDelta { messageId, text };
  *   assistantDone { messageId, status: 'complete'|'stopped'|'error', content, html }
- * - toolCallStarted { id, messageId, name, server, tool, arguments }
+ * - context { used, limit|null, toolsOffered, toolsOn } — before each request: about how many
+ *   tokens it takes of the model's context, and how many tools it offers of those on
+ * - toolCallStarted { id, messageId, name, written|null, server, tool, arguments } — `written`:
+ *   the name the model wrote, when Switchboard resolved it to `name`
+ * - toolCallArguments { id, arguments, repairs: string[] } — the arguments as they run, repaired
  * - approvalRequested { id, questionId, name, server, tool, arguments, destructive } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - toolCallProgress { id, progress, total|null, message|null }

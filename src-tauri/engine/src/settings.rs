@@ -18,6 +18,9 @@ pub struct Settings {
     pub model: Option<String>,
     /// Rounds of tool calls in one turn before the loop stops.
     pub max_iterations: usize,
+    /// When more tools than this are on, the model is offered only this many: the most relevant
+    /// to the conversation's recent text, and those it already used.
+    pub max_offered_tools: usize,
     /// Longest wait for one tool call, in seconds.
     pub tool_timeout_secs: u64,
     /// Standing approval policies by exposed tool name (`server__tool`).
@@ -78,6 +81,7 @@ impl Default for Settings {
             llm_url: None,
             model: None,
             max_iterations: 5,
+            max_offered_tools: 20,
             tool_timeout_secs: 60,
             tool_policies: BTreeMap::new(),
             roots: Vec::new(),
@@ -92,6 +96,7 @@ impl Default for Settings {
 }
 
 pub const MAX_ITERATIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100;
+pub const MAX_OFFERED_TOOLS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
 pub const TOOL_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
 pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=2.0;
 pub const NUM_CTX_RANGE: std::ops::RangeInclusive<u32> = 256..=1_048_576;
@@ -119,6 +124,9 @@ impl Settings {
         }
         if !MAX_ITERATIONS_RANGE.contains(&(self.max_iterations as u64)) {
             return Err("Max tool rounds must be between 1 and 100".into());
+        }
+        if !MAX_OFFERED_TOOLS_RANGE.contains(&self.max_offered_tools) {
+            return Err("The number of tools offered must be between 1 and 1000".into());
         }
         for r in &self.roots {
             if !Path::new(r).is_absolute() || !Path::new(r).is_dir() {
@@ -240,6 +248,9 @@ impl Settings {
         s.model = trimmed(s.model);
         if !MAX_ITERATIONS_RANGE.contains(&(s.max_iterations as u64)) {
             s.max_iterations = d.max_iterations;
+        }
+        if !MAX_OFFERED_TOOLS_RANGE.contains(&s.max_offered_tools) {
+            s.max_offered_tools = d.max_offered_tools;
         }
         if !TOOL_TIMEOUT_RANGE.contains(&s.tool_timeout_secs) {
             s.tool_timeout_secs = d.tool_timeout_secs;

@@ -33,7 +33,8 @@ export class ToolCards {
         el('span', { class: 'card-title' },
           el('span', { class: 'card-server' }, call.server || 'unknown server'),
           el('span', { class: 'card-sep' }, ' › '),
-          el('span', { class: 'card-tool' }, call.tool || call.name)),
+          el('span', { class: 'card-tool' }, call.tool || call.name),
+          call.written ? el('span', { class: 'card-written muted', title: 'The model wrote this name; Switchboard ran the tool it meant' }, ` (the model wrote “${call.written}”)`) : null),
         badge,
         state,
         stop),
@@ -45,6 +46,18 @@ export class ToolCards {
     this.cards.set(call.id, card);
     this.chat.scrollToEnd();
     return card;
+  }
+
+  /** The arguments as they run, repaired from what the model sent (each repair in words). */
+  setArguments(id, args, repairs) {
+    const card = this.cards.get(id);
+    if (!card) return;
+    card.querySelector('.args').textContent = prettyJson(args);
+    card.querySelector('.repairs')?.remove();
+    if (repairs?.length) {
+      card.querySelector('.args').after(el('ul', { class: 'repairs muted', title: 'What Switchboard fixed in the arguments the model sent' },
+        repairs.map((r) => el('li', {}, `Fixed: ${r}`))));
+    }
   }
 
   finish(id, { result, isError, durationMs, status, raw }) {

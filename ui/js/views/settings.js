@@ -18,6 +18,7 @@ export class SettingsView {
       e.preventDefault();
       const url = $('#set-llm-url', dialog).value.trim();
       const max = Number($('#set-max-iterations', dialog).value);
+      const maxOffered = Number($('#set-max-offered-tools', dialog).value);
       const model = $('#set-model', dialog).value || null;
       const roots = $('#set-roots', dialog).value.split('\n').map((r) => r.trim()).filter(Boolean);
       const temperature = numberOrNull($('#set-temperature', dialog));
@@ -34,10 +35,14 @@ export class SettingsView {
         err.textContent = 'Max tool rounds must be a whole number from 1 to 100.';
         return;
       }
+      if (!Number.isInteger(maxOffered) || maxOffered < 1 || maxOffered > 1000) {
+        err.textContent = 'Tools offered at once must be a whole number from 1 to 1000.';
+        return;
+      }
       const providers = this.readProviders();
       if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, roots, temperature, numCtx, systemPrompt, thinking, providers });
+        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, roots, temperature, numCtx, systemPrompt, thinking, providers });
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -51,6 +56,7 @@ export class SettingsView {
     $('#set-llm-url-hint', this.dialog).textContent =
       `In effect: ${settings.effectiveLlmUrl}. Leave empty to use OLLAMA_HOST or the default.`;
     $('#set-max-iterations', this.dialog).value = settings.maxIterations;
+    $('#set-max-offered-tools', this.dialog).value = settings.maxOfferedTools ?? 20;
     $('#set-roots', this.dialog).value = (settings.roots ?? []).join('\n');
     $('#set-system-prompt', this.dialog).value = settings.systemPrompt ?? '';
     $('#set-temperature', this.dialog).value = settings.temperature ?? '';

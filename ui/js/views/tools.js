@@ -54,14 +54,24 @@ export class ToolsPicker {
     return { on, total };
   }
 
+  /** The last request offered the model `offered` of the `on` tools on (the most relevant). */
+  setOffered(offered, on) {
+    this.offered = offered < on ? offered : null;
+    this.renderButton();
+  }
+
   renderButton() {
     const { on, total } = this.counts();
     const many = on > TOOL_WARNING;
     this.button.classList.toggle('warn', many);
-    this.button.textContent = `${many ? '⚠ ' : ''}Tools ${on}/${total}`;
+    const offered = this.offered !== null && this.offered !== undefined ? ` · ${this.offered} offered` : '';
+    this.button.textContent = `${many ? '⚠ ' : ''}Tools ${on}/${total}${offered}`;
     this.button.title = many
-      ? `${on} tools go to the model with each message. Over ${TOOL_WARNING}, small local models often pick the wrong one or none: turn off what this chat does not need.`
+      ? `${on} tools are on. Over ${TOOL_WARNING}, small local models often pick the wrong one or none: turn off what this chat does not need.`
       : 'Choose the servers and tools this conversation may use';
+    if (offered) {
+      this.button.title += ` The last message offered the model the ${this.offered} most relevant (Settings → Tools offered at once).`;
+    }
   }
 
   open() {

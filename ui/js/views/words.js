@@ -15,13 +15,26 @@ export function approvalText(approval, edited = false) {
     denied: 'denied',
     cancelled: 'cancelled',
     repeated: 'not run (repeated)',
+    turnedOff: 'not run (turned off for this chat)',
+    unknownTool: 'not run (unknown tool)',
+    invalidArguments: 'not run (invalid arguments)',
   }[approval] ?? String(approval);
   return edited && !isRefused(approval) ? `${base}, arguments edited` : base;
 }
 
-/** Whether the call was kept from running by the user or the settings. */
+/** Whether the call was kept from running (by the user, the settings, or because it could not run). */
 export function isRefused(approval) {
-  return approval === 'deniedByPolicy' || approval === 'denied' || approval === 'cancelled';
+  return ['deniedByPolicy', 'denied', 'cancelled', 'turnedOff', 'unknownTool', 'invalidArguments'].includes(approval);
+}
+
+/** "3.1k" for 3,100 tokens. */
+function tokens(n) {
+  return n >= 1000 ? `${(n / 1000).toFixed(n >= 10000 ? 0 : 1)}k` : String(n);
+}
+
+/** The context meter: about how much of the model's context the last request took. */
+export function contextText(used, limit) {
+  return limit ? `${tokens(used)} / ${tokens(limit)}` : `${tokens(used)} tokens`;
 }
 
 /** A note from Switchboard in the conversation. */

@@ -130,6 +130,7 @@ mod tests {
             id: None,
             name: "calculator__add".into(),
             arguments: json!({"a": 2, "b": 40}),
+            written: None,
         }];
         a.thinking = Some("x".repeat(4000));
         let messages = vec![Message::new(Role::User, "what is 2+40"), a];

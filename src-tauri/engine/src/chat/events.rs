@@ -51,14 +51,34 @@ pub enum ChatEvent {
         content: String,
         html: String,
     },
+    /// Before each request to the model: about how many tokens it takes (system prompt, tools,
+    /// history), of the context the model has (`limit`, when known); how many tools it was
+    /// offered of those on for this chat.
+    #[serde(rename_all = "camelCase")]
+    Context {
+        used: usize,
+        limit: Option<usize>,
+        tools_offered: usize,
+        tools_on: usize,
+    },
+    /// `name` is what runs; `written` what the model wrote, when that was resolved to `name`.
     #[serde(rename_all = "camelCase")]
     ToolCallStarted {
         id: i64,
         message_id: i64,
         name: String,
+        written: Option<String>,
         server: String,
         tool: String,
         arguments: Value,
+    },
+    /// The model's arguments did not fit the tool's schema as they were; these do (each repair
+    /// in words).
+    #[serde(rename_all = "camelCase")]
+    ToolCallArguments {
+        id: i64,
+        arguments: Value,
+        repairs: Vec<String>,
     },
     /// A server asks the user for input during a call: answer question `question_id`.
     #[serde(rename_all = "camelCase")]

@@ -11,7 +11,7 @@
 //! [`StreamGate::finish`] returns is exactly the text pushed.
 
 use super::lenient::{self, Balance};
-use super::recover::is_call_shaped;
+use super::recover::call_names;
 
 /// Tags that start call markup for certain.
 const TAGS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
@@ -34,7 +34,10 @@ const CALL_KEYS: [&str; 13] = [
     "tool_calls",
 ];
 
-#[derive(Debug, Default)]
+/// Which names name a tool on offer.
+type Names = Box<dyn Fn(&str) -> bool + Send + Sync>;
+
+#[derive(Default)]
 pub struct StreamGate {
     /// Text not let go yet. It starts where a call could start (or is empty).
     held: String,
@@ -43,6 +46,18 @@ pub struct StreamGate {
     /// The scan of the object being held, kept between pushes so a long object is read once:
     /// where it starts in `held`, and the scanner.
     scan: Option<(usize, Balance)>,
+    /// When given: an object with a call's shape is a call only if it names a tool on offer;
+    /// one that names none (a code sample) is let go as soon as it closes.
+    names: Option<Names>,
+}
+
+impl std::fmt::Debug for StreamGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamGate")
+            .field("held", &self.held)
+            .field("locked", &self.locked)
+            .finish()
+    }
 }
 
 enum Verdict {
@@ -57,6 +72,14 @@ enum Verdict {
 impl StreamGate {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A gate that lets go of call-shaped objects naming no tool `is_offered` accepts.
+    pub fn with_names(is_offered: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        StreamGate {
+            names: Some(Box::new(is_offered)),
+            ..Self::default()
+        }
     }
 
     /// Takes the next piece of the reply's text; returns the text that is safe to show now
@@ -204,8 +227,18 @@ impl StreamGate {
         let (_, balance) = self.scan.as_mut().expect("set above");
         match balance.advance(self.held.as_bytes()) {
             None => Verdict::Wait,
-            Some(end) => match lenient::parse(&self.held[at..end]) {
-                Some(v) if is_call_shaped(&v) => Verdict::Lock,
+            Some(end) => match lenient::parse(&self.held[at..end])
+                .as_ref()
+                .and_then(call_names)
+            {
+                Some(names)
+                    if self
+                        .names
+                        .as_ref()
+                        .is_none_or(|offered| names.iter().any(|n| offered(n))) =>
+                {
+                    Verdict::Lock
+                }
                 _ => Verdict::Release(end),
             },
         }

@@ -175,3 +175,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn with_names_a_code_sample_naming_no_offered_tool_flows_once_it_closes() {
+    let offered = |n: &str| n == "calculator__add";
+    let sample = "```json\n{\"name\": \"get_weather\", \"arguments\": {}}\n```\nThat is how.";
+    let mut gate = StreamGate::with_names(offered);
+    let mut shown = String::new();
+    for c in sample.chars() {
+        shown.push_str(&gate.push(&c.to_string()));
+    }
+    assert_eq!(
+        shown, sample,
+        "all shown while streaming, nothing left for the end"
+    );
+    assert!(!gate.saw_call());
+    let mut gate = StreamGate::with_names(offered);
+    let call = "{\"name\": \"calculator__add\", \"arguments\": {\"a\": 1}} done";
+    let shown: String = call.chars().map(|c| gate.push(&c.to_string())).collect();
+    assert_eq!(shown, "", "an offered call is held");
+    assert!(gate.saw_call());
+}

@@ -31,10 +31,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::{LlmClient, ToolCall};
+use crate::llm::LlmClient;
 use crate::settings::{LiveSettings, Settings};
 use crate::store::{Store, StoreError, ToolChoice};
 
@@ -55,6 +55,8 @@ Answer the user now with what you have found so far. Do not call any tools.";
 #[derive(Debug, Clone)]
 pub struct ChatOptions {
     pub max_iterations: usize,
+    /// More tools than this on: offer the most relevant this many (and those used already).
+    pub max_offered_tools: usize,
     /// For conversations without their own.
     pub system_prompt: String,
     /// For conversations without their own.
@@ -76,6 +78,7 @@ impl ChatOptions {
     pub fn from_settings(s: &Settings) -> ChatOptions {
         ChatOptions {
             max_iterations: s.max_iterations,
+            max_offered_tools: s.max_offered_tools,
             system_prompt: s
                 .system_prompt
                 .clone()
@@ -146,8 +149,8 @@ pub struct EngineShared {
     pub allowed_in_conversation: Mutex<HashSet<(i64, String)>>,
     /// Calls under way, by tool-call id: cancelling one stops that call alone (the turn goes on).
     pub running_calls: Mutex<HashMap<i64, CancellationToken>>,
-    /// Models' capabilities as the LLM server reported them, by model.
-    pub capabilities: Mutex<HashMap<String, Vec<String>>>,
+    /// What the LLM server said about each model (capabilities, context window), by model.
+    pub models: Mutex<HashMap<String, crate::llm::ModelDetails>>,
 }
 
 impl EngineShared {
@@ -197,43 +200,18 @@ fn normalized_arguments(v: &Value) -> Value {
     }
 }
 
-/// Turns the model's arguments into an object, or says why it cannot.
-fn arguments_object(call: &ToolCall) -> Result<Map<String, Value>, String> {
-    match &call.arguments {
-        Value::Object(m) => Ok(m.clone()),
-        Value::Null => Ok(Map::new()),
-        Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(m)) => Ok(m),
-            Ok(other) => Err(format!("The arguments must be a JSON object, got: {other}")),
-            Err(e) => Err(format!("The arguments are not valid JSON ({e}): {s}")),
-        },
-        other => Err(format!("The arguments must be a JSON object, got: {other}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn titles_and_argument_parsing() {
+    fn titles_and_arguments_to_compare() {
         assert_eq!(title_from("\n  what is 2+40?\nmore"), "what is 2+40?");
         assert_eq!(title_from(&"x".repeat(70)).chars().count(), 61);
-        let c = |a: Value| ToolCall {
-            id: None,
-            name: "t".into(),
-            arguments: a,
-        };
-        assert_eq!(arguments_object(&c(json!({"a": 1}))).unwrap()["a"], 1);
-        assert_eq!(arguments_object(&c(json!("{\"a\": 2}"))).unwrap()["a"], 2);
-        assert!(arguments_object(&c(json!("{broken")))
-            .unwrap_err()
-            .contains("not valid JSON"));
-        assert!(arguments_object(&c(json!([1])))
-            .unwrap_err()
-            .contains("JSON object"));
-        assert!(arguments_object(&c(Value::Null)).unwrap().is_empty());
+        assert_eq!(
+            normalized_arguments(&json!("{\"a\": 1}")),
+            normalized_arguments(&json!({"a": 1}))
+        );
     }
 }

@@ -127,6 +127,11 @@ struct Region {
 
 /// The calls a JSON value describes: one call object, an array of them, or a
 /// `{"tool_calls": […]}` wrapper. `None` when it is anything else.
+/// The names of the calls a call-shaped value holds; `None` when it is not call-shaped.
+pub fn call_names(v: &Value) -> Option<Vec<String>> {
+    calls_in(v).map(|cs| cs.into_iter().map(|c| c.name).collect())
+}
+
 fn calls_in(v: &Value) -> Option<Vec<Candidate>> {
     match v {
         Value::Array(items) if !items.is_empty() => items.iter().map(one_call).collect(),

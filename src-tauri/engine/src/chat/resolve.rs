@@ -54,6 +54,9 @@ impl Resolution {
 
 /// How many names an unknown name's message suggests.
 const CLOSEST: usize = 5;
+/// With this few tools on offer, an unknown name's message lists them all (most similar first):
+/// a small model does better with the whole, short list.
+const ALL_WHEN_AT_MOST: usize = 8;
 /// Prefixes models put before a function name (OpenAI's `functions.` namespace and the like).
 const PREFIXES: [&str; 4] = ["functions.", "function.", "tools.", "tool."];
 
@@ -193,7 +196,7 @@ fn closest(key: &str, offered: &[OfferedName]) -> Vec<String> {
         if !out.iter().any(|n| n == name) {
             out.push(name.to_string());
         }
-        if out.len() == CLOSEST {
+        if out.len() == CLOSEST && offered.len() > ALL_WHEN_AT_MOST {
             break;
         }
     }
@@ -299,8 +302,19 @@ mod tests {
         let Resolution::Unknown { closest } = &r else {
             panic!("{r:?}")
         };
-        assert_eq!(closest.len(), 5);
+        assert_eq!(
+            closest.len(),
+            8,
+            "a few tools: all of them, the closest first"
+        );
         assert_eq!(closest[0], "calculator__add");
+        let many: Vec<OfferedName> = (0..12)
+            .map(|i| OfferedName::from_exposed(&format!("s{i}__tool{i}")))
+            .collect();
+        let Resolution::Unknown { closest: five } = resolve("adder", &many) else {
+            panic!()
+        };
+        assert_eq!(five.len(), 5, "many tools: the five closest");
         let msg = message_for_model("adder", &r).unwrap();
         assert!(
             msg.starts_with("Unknown tool \"adder\". The closest tools offered: calculator__add, "),

@@ -1,6 +1,9 @@
 //! One reply, streamed into a stored assistant message: text and thinking as they arrive (the
 //! Markdown re-rendered now and then), partial text saved as it grows, the exact request and
-//! response objects kept for the debug view.
+//! response objects kept for the debug view. Text that may be a tool call written as text is
+//! held back while it streams ([`StreamGate`]); when the reply is complete, calls written in its
+//! text are recovered (whatever the model's mode) and every call's name is resolved to the tool
+//! it means.
 
 use std::time::{Duration, Instant};
 
@@ -9,8 +12,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
-use super::{text_tools, ChatEngine, ChatError};
-use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role};
+use super::gate::StreamGate;
+use super::recover::recover;
+use super::resolve::{self, OfferedName};
+use super::{ChatEngine, ChatError};
+use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role, ToolCall};
 use crate::markdown;
 use crate::store::MessageStatus;
 
@@ -28,12 +34,14 @@ pub(super) enum Streamed {
 }
 
 impl ChatEngine {
-    /// Streams one reply into a stored assistant message. Only the store failing is an error.
+    /// Streams one reply into a stored assistant message; `names` are the tools this
+    /// conversation may use (what a call's name is resolved against). Only the store failing is
+    /// an error.
     pub(super) async fn stream_reply(
         &self,
         conversation_id: i64,
         request: &ChatRequest,
-        text_tools: bool,
+        names: &[OfferedName],
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Streamed, ChatError> {
@@ -59,6 +67,8 @@ impl ChatEngine {
             let mut last_flush = Instant::now();
             let mut last_render = Instant::now() - RENDER_EVERY;
             let mut thinking = String::new();
+            let offered = names.to_vec();
+            let mut gate = StreamGate::with_names(move |n| resolve::names_a_tool(n, &offered));
             let mut raw: Vec<Value> = Vec::new();
             let mut dropped = 0usize;
             while let Some(d) = rx.recv().await {
@@ -72,14 +82,19 @@ impl ChatEngine {
                         continue;
                     }
                     Delta::Text(t) => {
-                        partial.content.push_str(&t);
+                        // only what cannot be a call's markup is shown (and saved) as it comes
+                        let shown = gate.push(&t);
+                        if shown.is_empty() {
+                            continue;
+                        }
+                        partial.content.push_str(&shown);
                         let html = (last_render.elapsed() >= RENDER_EVERY).then(|| {
                             last_render = Instant::now();
                             markdown::render(&partial.content)
                         });
                         emit(ChatEvent::TextDelta {
                             message_id,
-                            text: t,
+                            text: shown,
                             html,
                         });
                     }
@@ -106,9 +121,9 @@ impl ChatEngine {
             if dropped > 0 {
                 raw.push(serde_json::json!({ "switchboard": format!("{dropped} more objects not kept") }));
             }
-            (partial, raw)
+            (partial, raw, gate.finish())
         };
-        let (result, (partial, raw)) = tokio::join!(chat, consume);
+        let (result, (mut partial, raw, held)) = tokio::join!(chat, consume);
         let duration_ms = started.elapsed().as_millis() as i64;
         let record = |kept: bool, error: Option<String>| {
             self.store.record_llm_call(
@@ -123,13 +138,7 @@ impl ChatEngine {
         };
         match result {
             Ok(mut reply) => {
-                if text_tools {
-                    // a call written as JSON: run it like a native one; the JSON is not text
-                    if let Some((call, rest)) = text_tools::extract_tool_call(&reply.content) {
-                        reply.content = rest;
-                        reply.tool_calls = vec![call];
-                    }
-                }
+                calls_in_reply(&mut reply, names);
                 let mut m = Message::new(Role::Assistant, reply.content.clone());
                 m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
                 m.tool_calls = reply.tool_calls.clone();
@@ -149,6 +158,8 @@ impl ChatEngine {
                 Ok(Streamed::Reply { reply, message_id })
             }
             Err(e) => {
+                // nothing that had arrived is lost, held-back text included
+                partial.content.push_str(&held);
                 let kept = !(partial.content.is_empty() && partial.tool_calls.is_empty());
                 record(kept, Some(e.to_string())).await?;
                 if !kept {
@@ -167,5 +178,96 @@ impl ChatEngine {
                 Ok(Streamed::Failed(e))
             }
         }
+    }
+}
+
+/// The reply's tool calls, as they will run: calls written in the text (in any of the shapes
+/// small models use, when no native call came) become calls, their markup gone from the text;
+/// every name is resolved to the tool it means (`written` keeps the model's own when it differs).
+/// A name that fits no tool, or several, stays as written: running it explains.
+fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName]) {
+    if reply.tool_calls.is_empty() {
+        if let Some(found) = recover(&reply.content, &|n| resolve::names_a_tool(n, names)) {
+            reply.content = found.text;
+            let call = |name: String, arguments| ToolCall {
+                id: None,
+                name,
+                arguments,
+                written: None,
+            };
+            reply.tool_calls = found
+                .calls
+                .into_iter()
+                .map(|c| call(c.name, c.arguments))
+                // names in the same markup that name no tool: the model hears they did not run
+                .chain(
+                    found
+                        .skipped
+                        .into_iter()
+                        .map(|n| call(n, Value::Object(Default::default()))),
+                )
+                .collect();
+        }
+    }
+    for c in &mut reply.tool_calls {
+        if let Some(exposed) = resolve::resolve(&c.name, names).exposed() {
+            if exposed != c.name {
+                c.written = Some(std::mem::replace(&mut c.name, exposed.to_string()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn names() -> Vec<OfferedName> {
+        ["calculator__add", "files__read_file"]
+            .iter()
+            .map(|n| OfferedName::from_exposed(n))
+            .collect()
+    }
+
+    #[test]
+    fn calls_written_as_text_become_calls_and_names_are_resolved() {
+        let mut reply = ChatReply {
+            content: "Let me add.\n<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}</tool_call>".into(),
+            ..Default::default()
+        };
+        calls_in_reply(&mut reply, &names());
+        assert_eq!(reply.content, "Let me add.");
+        assert_eq!(reply.tool_calls.len(), 1);
+        let c = &reply.tool_calls[0];
+        assert_eq!(
+            (c.name.as_str(), c.written.as_deref()),
+            ("calculator__add", Some("add"))
+        );
+        assert_eq!(c.arguments, json!({"a": 2, "b": 40}));
+    }
+
+    #[test]
+    fn native_calls_are_resolved_and_prose_stays_prose() {
+        let mut reply = ChatReply {
+            content: "Use {\"name\": \"x\"} in your config.".into(),
+            tool_calls: vec![ToolCall {
+                id: Some("1".into()),
+                name: "calculator.add".into(),
+                arguments: json!({}),
+                written: None,
+            }],
+            ..Default::default()
+        };
+        calls_in_reply(&mut reply, &names());
+        assert_eq!(reply.content, "Use {\"name\": \"x\"} in your config.");
+        assert_eq!(reply.tool_calls[0].name, "calculator__add");
+        let mut prose = ChatReply {
+            content: "The answer is {\"answer\": 42}.".into(),
+            ..Default::default()
+        };
+        calls_in_reply(&mut prose, &names());
+        assert!(prose.tool_calls.is_empty());
+        assert_eq!(prose.content, "The answer is {\"answer\": 42}.");
     }
 }

@@ -1,24 +1,52 @@
-//! One tool call: its card (a stored row and events), the approval rules and the question to the
-//! user when they say so, the run with its progress, the server's questions during it
-//! (elicitation for the user, sampling for the model), and the result for the model.
+//! The tool calls of one reply (a round): each gets its card, and they run together. A call that
+//! leads nowhere (an unknown name, a tool turned off) or whose arguments do not fit the tool's
+//! schema even repaired is not asked about and not sent: the model reads why. Calls that need
+//! approval are asked about together, on their cards; those allowed run in parallel (a few at a
+//! time), and their results go back to the model in the order of the calls.
+//!
+//! Independent calls run together; calls that may depend on each other keep their order: on a
+//! server where any of the round's calls may change something (not annotated read-only), that
+//! server's calls run one after another, as the model listed them (write, then read).
 
 use std::time::Instant;
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{self, Action, Approval, ApprovalRequest, Decision, Need, Policy};
 use super::broker::{Answer, Question};
+use super::budget;
 use super::events::{ChatEvent, Emit, SamplingOutcome};
+use super::repair;
+use super::resolve;
 use super::turn::Turn;
-use super::{arguments_object, ChatEngine, ChatError};
+use super::{normalized_arguments, ChatEngine, ChatError};
 use crate::llm::{ChatRequest, GenOptions, Message, Role, ToolCall};
 use crate::mcp::{
     CallEvent, ElicitationAction, ElicitationAnswer, Reply, RoutedTool, SamplingAnswer,
     SamplingRequest, ToolOutcome,
 };
-use crate::store::MessageStatus;
+
+/// At most this many calls of one round run at the same time.
+pub const PARALLEL_CALLS: usize = 4;
+
+/// What the model reads when the loop guard keeps a call from running.
+const REPEATED: &str = "Not run: the same tool with the same arguments was called in the \
+    previous round; its result is above. Switchboard stopped the turn here.";
+
+/// One call of the round, from its card on.
+struct Card {
+    id: i64,
+    call: ToolCall,
+    routed: Option<RoutedTool>,
+}
+
+/// How a call ended: what the card shows (`outcome.text`, whole) and how long it ran.
+struct Ended {
+    outcome: ToolOutcome,
+    duration_ms: i64,
+}
 
 /// Whether a call may run, after the rules and perhaps the user.
 enum Approved {
@@ -28,110 +56,211 @@ enum Approved {
     Refused(String),
 }
 
-impl ChatEngine {
-    /// Records a call that is not run (the loop guard): its card says why, and the model gets a
-    /// `tool` message saying so (every call it made is answered).
-    pub(super) async fn skip_tool_call(
-        &self,
-        turn: &Turn,
-        message_id: i64,
-        call: &ToolCall,
-        why: &str,
-        approval: Approval,
-        emit: Emit<'_>,
-    ) -> Result<Message, ChatError> {
-        let RoutedTool { server, tool, .. } = self.tools.route(&call.name).unwrap_or_default();
-        let id = self
-            .store
-            .start_tool_call(
-                turn.conversation_id,
-                message_id,
-                call.id.as_deref(),
-                &call.name,
-                &server,
-                &tool,
-                &call.arguments,
-            )
-            .await?;
-        self.store
-            .set_tool_call_approval(id, approval, false)
-            .await?;
-        emit(ChatEvent::ToolCallStarted {
-            id,
-            message_id,
-            name: call.name.clone(),
-            server,
-            tool,
-            arguments: call.arguments.clone(),
-        });
-        let mut msg = Message::new(Role::Tool, format!("Error: {why}"));
-        msg.tool_name = Some(call.name.clone());
-        msg.tool_call_id = call.id.clone();
-        let result_id = self
-            .store
-            .append_message(turn.conversation_id, &msg, MessageStatus::Complete)
-            .await?;
-        self.store
-            .finish_tool_call(id, why, None, true, 0, Some(result_id))
-            .await?;
-        emit(ChatEvent::ApprovalResolved {
-            id,
-            approval,
-            edited: false,
-            arguments: call.arguments.clone(),
-        });
-        emit(ChatEvent::ToolCallFinished {
-            id,
-            result: why.into(),
-            is_error: true,
-            duration_ms: 0,
-            raw: None,
-        });
-        Ok(msg)
-    }
+/// What one round did: the `tool` messages for the model (in the order of the calls) and the
+/// loop guard's verdict.
+pub(super) struct RoundResult {
+    pub messages: Vec<Message>,
+    /// The keys (name, arguments) of this round's calls, for the next round's loop guard.
+    pub keys: Vec<(String, Value)>,
+    /// A call repeated from the previous round (not run; the turn stops).
+    pub repeated: Option<String>,
+}
 
-    /// Runs one call and stores it; returns the `tool` message for the model.
-    pub(super) async fn run_tool_call(
+/// For each call, the earlier call it must wait for, if any: on a server where some of the
+/// round's calls are not annotated read-only, each of its calls waits for its previous one.
+fn in_order<'a>(routes: impl Iterator<Item = Option<&'a RoutedTool>>) -> Vec<Option<usize>> {
+    let routes: Vec<Option<&RoutedTool>> = routes.collect();
+    let may_change: std::collections::HashSet<&str> = routes
+        .iter()
+        .flatten()
+        .filter(|r| !r.read_only)
+        .map(|r| r.server.as_str())
+        .collect();
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    routes
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let server = r
+                .filter(|r| may_change.contains(r.server.as_str()))?
+                .server
+                .as_str();
+            last.insert(server, i)
+        })
+        .collect()
+}
+
+impl ChatEngine {
+    /// Runs the calls of one reply (message `message_id`); `previous` are the previous round's
+    /// calls, for the loop guard.
+    pub(super) async fn run_round(
         &self,
         turn: &Turn,
         message_id: i64,
-        call: &ToolCall,
+        calls: &[ToolCall],
+        previous: &[(String, Value)],
         emit: Emit<'_>,
         cancel: &CancellationToken,
-    ) -> Result<Message, ChatError> {
-        let routed = self.tools.route(&call.name);
-        let turned_off = routed
-            .as_ref()
-            .is_some_and(|r| !turn.tool_choice.allows(&r.server, &r.tool));
-        let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
-        let id = self
-            .store
-            .start_tool_call(
-                turn.conversation_id,
+    ) -> Result<RoundResult, ChatError> {
+        // every call gets its card first, in order
+        let mut cards = Vec::with_capacity(calls.len());
+        let mut keys = Vec::with_capacity(calls.len());
+        let mut repeated = None;
+        for call in calls {
+            let key = (call.name.clone(), normalized_arguments(&call.arguments));
+            let is_repeat = previous.contains(&key);
+            keys.push(key);
+            let routed = self.tools.route(&call.name);
+            let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
+            let id = self
+                .store
+                .start_tool_call(turn.conversation_id, message_id, call, &server, &tool)
+                .await?;
+            emit(ChatEvent::ToolCallStarted {
+                id,
                 message_id,
-                call.id.as_deref(),
-                &call.name,
-                &server,
-                &tool,
-                &call.arguments,
-            )
-            .await?;
-        emit(ChatEvent::ToolCallStarted {
-            id,
-            message_id,
-            name: call.name.clone(),
-            server: server.clone(),
-            tool: tool.clone(),
-            arguments: call.arguments.clone(),
+                name: call.name.clone(),
+                written: call.written.clone(),
+                server,
+                tool,
+                arguments: call.arguments.clone(),
+            });
+            if is_repeat {
+                repeated = Some(call.name.clone());
+            }
+            cards.push((
+                Card {
+                    id,
+                    call: call.clone(),
+                    routed,
+                },
+                is_repeat,
+            ));
+        }
+        // then they run together: questions asked at once, at most a few calls at a time, and a
+        // call that may depend on an earlier one waits for it
+        let slots = Semaphore::new(PARALLEL_CALLS);
+        let share = turn.result_share(calls.len());
+        let after = in_order(cards.iter().map(|(c, _)| c.routed.as_ref()));
+        let (done, _) = tokio::sync::watch::channel(0usize);
+        let finished = std::sync::Mutex::new(vec![false; cards.len()]);
+        let runs = cards.iter().enumerate().map(|(i, (card, is_repeat))| {
+            let (done, finished, after, slots) = (&done, &finished, after[i], &slots);
+            async move {
+                let ended = if *is_repeat {
+                    match self.refuse(card, Approval::Repeated, REPEATED, emit).await {
+                        Ok(()) => Ok(self.error_outcome(card, REPEATED.into(), 0)),
+                        Err(e) => Err(e),
+                    }
+                } else {
+                    let wait = async {
+                        if let Some(before) = after {
+                            let mut rx = done.subscribe();
+                            let _ = rx.wait_for(|_| finished.lock().unwrap()[before]).await;
+                        }
+                    };
+                    self.run_call(turn, card, slots, wait, emit, cancel).await
+                };
+                finished.lock().unwrap()[i] = true;
+                done.send_modify(|n| *n += 1);
+                ended
+            }
         });
-        let error = |text: String| ToolOutcome {
-            server: server.clone(),
-            tool: tool.clone(),
-            text,
-            is_error: true,
-            raw: None,
+        let ended: Vec<Result<Ended, ChatError>> = futures::future::join_all(runs).await;
+        // results go to the model, and into the store, in the order of the calls
+        let mut messages = Vec::with_capacity(cards.len());
+        for ((card, _), ended) in cards.iter().zip(ended) {
+            let Ended {
+                outcome,
+                duration_ms,
+            } = ended?;
+            let text = if outcome.is_error && !outcome.text.starts_with("Error") {
+                format!("Error: {}", outcome.text)
+            } else {
+                outcome.text.clone()
+            };
+            // the model gets its share of the context; the card keeps the whole result
+            let content = match share {
+                Some(tokens) => budget::cut_for_model(&text, tokens).0,
+                None => text,
+            };
+            let mut msg = Message::new(Role::Tool, content);
+            msg.tool_name = Some(card.call.name.clone());
+            msg.tool_call_id = card.call.id.clone();
+            self.store
+                .finish_tool_call(
+                    card.id,
+                    turn.conversation_id,
+                    &msg,
+                    &outcome.text,
+                    outcome.raw.as_ref(),
+                    outcome.is_error,
+                    duration_ms,
+                )
+                .await?;
+            messages.push(msg);
+        }
+        Ok(RoundResult {
+            messages,
+            keys,
+            repeated,
+        })
+    }
+
+    /// One call: the checks (where it leads, whether it is on, its arguments), the approval,
+    /// then the run with its progress and the server's questions. Its card hears the end at once.
+    /// `wait` is over when the calls this one may depend on have ended.
+    async fn run_call(
+        &self,
+        turn: &Turn,
+        card: &Card,
+        slots: &Semaphore,
+        wait: impl std::future::Future<Output = ()>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Ended, ChatError> {
+        let Card { id, call, routed } = card;
+        let id = *id;
+        // a name that fits no tool (or several): the model hears the closest names
+        let Some(routed) = routed else {
+            let why =
+                resolve::message_for_model(&call.name, &resolve::resolve(&call.name, &turn.names))
+                    .unwrap_or_else(|| format!("There is no tool named \"{}\".", call.name));
+            self.refuse(card, Approval::UnknownTool, &why, emit).await?;
+            return Ok(self.error_outcome(card, why, 0));
         };
-        let mut started = Instant::now();
+        if !turn.tool_choice.allows(&routed.server, &routed.tool) {
+            let why = format!(
+                "The tool \"{}\" is turned off for this conversation; use only the tools you were given.",
+                call.name
+            );
+            self.refuse(card, Approval::TurnedOff, &why, emit).await?;
+            return Ok(self.error_outcome(card, why, 0));
+        }
+        // arguments as the schema wants them, repaired where that is exact; else the model hears
+        // what is wrong with each, and nobody is asked about a call that could not run
+        let schema = self.tools.tool_schema(&call.name).unwrap_or(Value::Null);
+        let args = match repair::repair(&call.arguments, &schema) {
+            Ok(r) => {
+                if !r.repairs.is_empty() {
+                    self.store
+                        .set_tool_call_arguments(id, &Value::Object(r.arguments.clone()))
+                        .await?;
+                    emit(ChatEvent::ToolCallArguments {
+                        id,
+                        arguments: Value::Object(r.arguments.clone()),
+                        repairs: r.repairs,
+                    });
+                }
+                r.arguments
+            }
+            Err(problems) => {
+                let why = repair::problems_for_model(&call.name, &problems);
+                self.refuse(card, Approval::InvalidArguments, &why, emit)
+                    .await?;
+                return Ok(self.error_outcome(card, why, 0));
+            }
+        };
         // this call alone can be cancelled (the card's Stop); stopping the turn cancels it too
         let call_cancel = cancel.child_token();
         self.shared
@@ -140,6 +269,59 @@ impl ChatEngine {
             .unwrap()
             .insert(id, call_cancel.clone());
         let cancel = &call_cancel;
+        let ended = async {
+            let args = match self
+                .approve(turn, id, call, routed, args, &schema, emit, cancel)
+                .await?
+            {
+                Approved::Run(args) => args,
+                Approved::Refused(why) => return Ok(self.error_outcome(card, why, 0)),
+            };
+            wait.await;
+            let _slot = slots
+                .acquire()
+                .await
+                .expect("the semaphore is never closed");
+            if cancel.is_cancelled() {
+                return Ok(self.error_outcome(
+                    card,
+                    "The call was cancelled by the user.".into(),
+                    0,
+                ));
+            }
+            let started = Instant::now();
+            let outcome = self
+                .run_with_events(turn, id, &call.name, args, emit, cancel)
+                .await;
+            Ok::<_, ChatError>(Ended {
+                outcome,
+                duration_ms: started.elapsed().as_millis() as i64,
+            })
+        }
+        .await;
+        self.shared.running_calls.lock().unwrap().remove(&id);
+        let ended = ended?;
+        emit(ChatEvent::ToolCallFinished {
+            id,
+            result: ended.outcome.text.clone(),
+            is_error: ended.outcome.is_error,
+            duration_ms: ended.duration_ms,
+            raw: ended.outcome.raw.clone(),
+        });
+        Ok(ended)
+    }
+
+    /// The call through the host; meanwhile its progress goes to the card and the server's
+    /// questions to the user (a form) or the model (sampling, after the user agrees).
+    async fn run_with_events(
+        &self,
+        turn: &Turn,
+        id: i64,
+        name: &str,
+        args: Map<String, Value>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
         let (events_tx, mut events_rx) = mpsc::unbounded_channel::<CallEvent>();
         let during = async {
             while let Some(ev) = events_rx.recv().await {
@@ -159,74 +341,54 @@ impl ChatEngine {
                 }
             }
         };
-        let outcome = async {
-            let outcome = if cancel.is_cancelled() {
-                error("The call was cancelled by the user.".into())
-            } else if turned_off {
-                error(format!(
-                    "The tool \"{}\" is turned off for this conversation; use only the tools you were given.",
-                    call.name
-                ))
-            } else {
-                match arguments_object(call) {
-                    Err(why) => error(why),
-                    // unknown tools need no approval: nothing runs, the host explains
-                    Ok(args) if routed.is_none() => {
-                        self.tools.call_tool(&call.name, args, cancel, None).await
-                    }
-                    Ok(args) => {
-                        let routed = routed.as_ref().expect("checked above");
-                        match self
-                            .approve(turn, id, call, routed, args, emit, cancel)
-                            .await?
-                        {
-                            Approved::Run(args) => {
-                                started = Instant::now();
-                                self.tools
-                                    .call_tool(&call.name, args, cancel, Some(events_tx))
-                                    .await
-                            }
-                            Approved::Refused(why) => error(why),
-                        }
-                    }
-                }
-            };
-            Ok::<_, ChatError>(outcome)
-        };
-        let (outcome, ()) = tokio::join!(outcome, during);
-        self.shared.running_calls.lock().unwrap().remove(&id);
-        let outcome = outcome?;
-        let duration_ms = started.elapsed().as_millis() as i64;
-        let content = if outcome.is_error && !outcome.text.starts_with("Error") {
-            format!("Error: {}", outcome.text)
-        } else {
-            outcome.text.clone()
-        };
-        let mut msg = Message::new(Role::Tool, content);
-        msg.tool_name = Some(call.name.clone());
-        msg.tool_call_id = call.id.clone();
-        let result_message_id = self
-            .store
-            .append_message(turn.conversation_id, &msg, MessageStatus::Complete)
-            .await?;
+        let call = self.tools.call_tool(name, args, cancel, Some(events_tx));
+        let (outcome, ()) = tokio::join!(call, during);
+        outcome
+    }
+
+    /// A call that does not run: its card says why (`approval`), and so does its result.
+    async fn refuse(
+        &self,
+        card: &Card,
+        approval: Approval,
+        why: &str,
+        emit: Emit<'_>,
+    ) -> Result<(), ChatError> {
         self.store
-            .finish_tool_call(
-                id,
-                &outcome.text,
-                outcome.raw.as_ref(),
-                outcome.is_error,
-                duration_ms,
-                Some(result_message_id),
-            )
+            .set_tool_call_approval(card.id, approval, false)
             .await?;
-        emit(ChatEvent::ToolCallFinished {
-            id,
-            result: outcome.text,
-            is_error: outcome.is_error,
-            duration_ms,
-            raw: outcome.raw,
+        emit(ChatEvent::ApprovalResolved {
+            id: card.id,
+            approval,
+            edited: false,
+            arguments: card.call.arguments.clone(),
         });
-        Ok(msg)
+        emit(ChatEvent::ToolCallFinished {
+            id: card.id,
+            result: why.into(),
+            is_error: true,
+            duration_ms: 0,
+            raw: None,
+        });
+        Ok(())
+    }
+
+    fn error_outcome(&self, card: &Card, text: String, duration_ms: i64) -> Ended {
+        let (server, tool) = card
+            .routed
+            .as_ref()
+            .map(|r| (r.server.clone(), r.tool.clone()))
+            .unwrap_or_default();
+        Ended {
+            outcome: ToolOutcome {
+                server,
+                tool,
+                text,
+                is_error: true,
+                raw: None,
+            },
+            duration_ms,
+        }
     }
 
     /// Applies the approval rules to one call; asks the user when they say so.
@@ -238,6 +400,7 @@ impl ChatEngine {
         call: &ToolCall,
         routed: &RoutedTool,
         args: Map<String, Value>,
+        schema: &Value,
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Approved, ChatError> {
@@ -276,7 +439,7 @@ impl ChatEngine {
                     tool: routed.tool.clone(),
                     arguments: Value::Object(args.clone()),
                     destructive: routed.destructive,
-                    schema: self.tools.tool_schema(&call.name),
+                    schema: (!schema.is_null()).then(|| schema.clone()),
                 };
                 let announce = |question_id| {
                     emit(ChatEvent::ApprovalRequested {
@@ -293,11 +456,7 @@ impl ChatEngine {
                     .broker
                     .ask(Question::Approval(request.clone()), announce, cancel)
                     .await;
-                let decision = match answer {
-                    Some(Answer::Approval(d)) => Some(d),
-                    _ => None,
-                };
-                let Some(decision) = decision else {
+                let Some(Answer::Approval(Decision { action, arguments })) = answer else {
                     // the turn (or this call) was stopped while it waited
                     self.store
                         .set_tool_call_approval(id, Approval::Cancelled, false)
@@ -312,12 +471,15 @@ impl ChatEngine {
                         "The call was cancelled by the user.".into(),
                     ));
                 };
-                let Decision { action, arguments } = decision;
-                let edited = arguments.as_ref().is_some_and(|a| *a != args);
+                let edited =
+                    action != Action::Deny && arguments.as_ref().is_some_and(|a| *a != args);
                 let approval = approval::decided(action);
-                let final_args = arguments.unwrap_or(args);
+                let final_args = match arguments {
+                    Some(a) if edited => a,
+                    _ => args,
+                };
                 self.store
-                    .set_tool_call_approval(id, approval, edited && action != Action::Deny)
+                    .set_tool_call_approval(id, approval, edited)
                     .await?;
                 if edited {
                     self.store
@@ -327,7 +489,7 @@ impl ChatEngine {
                 emit(ChatEvent::ApprovalResolved {
                     id,
                     approval,
-                    edited: edited && action != Action::Deny,
+                    edited,
                     arguments: Value::Object(final_args.clone()),
                 });
                 Ok(match action {
@@ -470,5 +632,42 @@ impl ChatEngine {
                 finished(SamplingOutcome::Failed, None, Some(why))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(server: &str, read_only: bool) -> RoutedTool {
+        RoutedTool {
+            server: server.into(),
+            tool: "t".into(),
+            read_only,
+            destructive: false,
+        }
+    }
+
+    #[test]
+    fn calls_that_may_change_a_server_keep_their_order_the_rest_run_together() {
+        let calc = route("calculator", true);
+        let write = route("files", false);
+        let read = route("files", true);
+        let other = route("web", false);
+        let routes = [
+            Some(&calc),
+            Some(&write),
+            Some(&read),
+            Some(&calc),
+            Some(&other),
+            None,
+            Some(&read),
+        ];
+        // files has a write: its calls wait in turn; calculator is read-only: free; the lone web
+        // call waits for nobody; an unknown call leads nowhere
+        assert_eq!(
+            in_order(routes.into_iter()),
+            vec![None, None, Some(1), None, None, None, Some(2)]
+        );
     }
 }

@@ -2,17 +2,28 @@
 //! conversation's settings, the history the model gets), then rounds of reply → tool calls until
 //! a reply has no calls, the limit is reached, the loop guard stops it, or the user does.
 
+use std::collections::HashSet;
+
 use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
+use super::resolve::OfferedName;
 use super::stream::Streamed;
 use super::{
-    normalized_arguments, text_tools, title_from, ChatEngine, ChatError, Resume, TurnRequest,
-    TurnSummary, WRAP_UP_PROMPT,
+    budget, rank, text_tools, title_from, ChatEngine, ChatError, Resume, TurnRequest, TurnSummary,
+    WRAP_UP_PROMPT,
 };
-use crate::llm::{ChatRequest, GenOptions, LlmError, Message, Role, ToolSpec};
+use crate::llm::{ChatRequest, GenOptions, LlmError, Message, ModelDetails, Role, ToolSpec};
 use crate::settings::ToolMode;
-use crate::store::{Approval, ConversationSettings, MessageStatus, Notice, ToolChoice};
+use crate::store::{ConversationSettings, MessageStatus, Notice, ToolChoice};
+
+/// The part of the context a round's tool results may take, together (the rest is for the
+/// history, the tools and the answer).
+const RESULTS_SHARE: f64 = 0.3;
+/// No result is cut below this many tokens, however small the context.
+const MIN_RESULT_TOKENS: usize = 200;
+/// How much of the conversation's recent text decides which tools are offered.
+const RECENT_MESSAGES: usize = 4;
 
 /// What every round of one turn shares.
 pub(super) struct Turn {
@@ -26,6 +37,33 @@ pub(super) struct Turn {
     pub text_tools: bool,
     /// One reply without tools (after the limit).
     pub wrap_up: bool,
+    /// The tools on for this conversation (what a call's name is resolved against), this round.
+    pub names: Vec<OfferedName>,
+    /// Tools this conversation has used: always offered.
+    pub used_tools: HashSet<String>,
+    /// The model's context, in tokens, when known.
+    pub window: Option<usize>,
+}
+
+impl Turn {
+    /// How many tokens each of `calls` results may take for the model, when the window is known.
+    pub fn result_share(&self, calls: usize) -> Option<usize> {
+        let window = self.window?;
+        let share = (window as f64 * RESULTS_SHARE) as usize / calls.max(1);
+        Some(share.max(MIN_RESULT_TOKENS))
+    }
+
+    /// The recent text of the conversation (what decides which tools are offered).
+    fn recent_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+            .take(RECENT_MESSAGES)
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 impl ChatEngine {
@@ -96,6 +134,7 @@ impl ChatEngine {
                     && !(m.status == MessageStatus::Error && m.content.is_empty())
             })
             .map(|m| m.to_llm());
+        let used_tools: HashSet<String> = conv.tool_calls.iter().map(|t| t.name.clone()).collect();
         let mut tool_choice = conv.tool_choice;
         if let Some(choice) = &req.tool_choice {
             self.store.set_tool_choice(conversation_id, choice).await?;
@@ -123,13 +162,17 @@ impl ChatEngine {
             .system_prompt
             .clone()
             .unwrap_or_else(|| self.options.system_prompt.clone());
-        let capabilities = self.capabilities(&req.model).await;
+        let details = self.model_details(&req.model).await;
+        let capabilities = &details.capabilities;
         let can = |c: &str| capabilities.iter().any(|x| x == c);
+        let num_ctx = conv.settings.num_ctx.or(self.options.num_ctx);
         let gen = GenOptions {
             temperature: conv.settings.temperature.or(self.options.temperature),
-            num_ctx: conv.settings.num_ctx.or(self.options.num_ctx),
+            num_ctx,
             think: (self.options.thinking && can("thinking")).then_some(true),
         };
+        // the context the model really has: what we ask for, else what the server gives it
+        let window = num_ctx.or(details.default_context).map(|n| n as usize);
         // models without native tool calling get their tools in the system prompt
         let text_tools = match self.options.tool_modes.get(&req.model) {
             Some(ToolMode::Text) => true,
@@ -155,6 +198,9 @@ impl ChatEngine {
             gen,
             text_tools,
             wrap_up,
+            names: vec![],
+            used_tools,
+            window,
         })
     }
 
@@ -207,15 +253,9 @@ impl ChatEngine {
         // the calls of the previous round, to catch a model that repeats itself
         let mut previous_round = Vec::new();
         for iteration in 1..=max {
-            let request = self.request(turn);
+            let request = self.request(turn, emit);
             let (reply, message_id) = match self
-                .stream_reply(
-                    turn.conversation_id,
-                    &request,
-                    turn.text_tools,
-                    emit,
-                    cancel,
-                )
+                .stream_reply(turn.conversation_id, &request, &turn.names, emit, cancel)
                 .await?
             {
                 Streamed::Reply { reply, message_id } => (reply, message_id),
@@ -242,23 +282,21 @@ impl ChatEngine {
             if reply.tool_calls.is_empty() {
                 break;
             }
-            let mut this_round = Vec::new();
-            for call in &reply.tool_calls {
-                let key = (call.name.clone(), normalized_arguments(&call.arguments));
-                let tool_msg = if previous_round.contains(&key) {
-                    summary.repeated_call = Some(call.name.clone());
-                    let why = "Not run: the same tool with the same arguments was called in the \
-                        previous round; its result is above. Switchboard stopped the turn here.";
-                    self.skip_tool_call(turn, message_id, call, why, Approval::Repeated, emit)
-                        .await?
-                } else {
-                    self.run_tool_call(turn, message_id, call, emit, cancel)
-                        .await?
-                };
-                this_round.push(key);
-                turn.messages.push(tool_msg);
-            }
-            previous_round = this_round;
+            let round = self
+                .run_round(
+                    turn,
+                    message_id,
+                    &reply.tool_calls,
+                    &previous_round,
+                    emit,
+                    cancel,
+                )
+                .await?;
+            turn.used_tools
+                .extend(reply.tool_calls.iter().map(|c| c.name.clone()));
+            turn.messages.extend(round.messages);
+            summary.repeated_call = round.repeated;
+            previous_round = round.keys;
             if cancel.is_cancelled() {
                 summary.stopped = true;
                 break;
@@ -281,14 +319,33 @@ impl ChatEngine {
         Ok(summary)
     }
 
-    /// The request for the next reply: the turn's messages and the tools on offer, or (text
-    /// mode) the tools described in the system prompt and calls and results as text.
-    fn request(&self, turn: &Turn) -> ChatRequest {
+    /// The request for the next reply: the turn's messages and the tools on offer (with many
+    /// tools on, the most relevant ones and those used already), or (text mode) the tools
+    /// described in the system prompt and calls and results as text. Says how big it is.
+    fn request(&self, turn: &mut Turn, emit: Emit<'_>) -> ChatRequest {
+        let on = self.tools_on(&turn.tool_choice);
+        turn.names = on
+            .iter()
+            .map(|t| match self.tools.route(&t.name) {
+                Some(r) => OfferedName::new(&t.name, &r.server, &r.tool),
+                None => OfferedName::from_exposed(&t.name),
+            })
+            .collect();
+        let tools_on = on.len();
         let tools = if turn.wrap_up {
             vec![]
+        } else if on.len() > self.options.max_offered_tools {
+            let best = rank::rank_tools(
+                &turn.recent_text(),
+                &on,
+                &turn.used_tools,
+                self.options.max_offered_tools,
+            );
+            best.into_iter().map(|i| on[i].clone()).collect()
         } else {
-            self.offered_tools(&turn.tool_choice)
+            on
         };
+        let offered = tools.len();
         let (messages, tools) = if turn.text_tools {
             let mut m = text_tools::history_as_text(&turn.messages);
             if !tools.is_empty() {
@@ -304,6 +361,12 @@ impl ChatEngine {
         } else {
             (turn.messages.clone(), tools)
         };
+        emit(ChatEvent::Context {
+            used: budget::estimate_request(&messages, &tools),
+            limit: turn.window,
+            tools_offered: offered,
+            tools_on,
+        });
         ChatRequest {
             model: turn.model.clone(),
             messages,
@@ -324,28 +387,28 @@ impl ChatEngine {
         Ok(())
     }
 
-    /// What the model can do (`tools`, `thinking`, …), asked once per model; empty when the
-    /// server does not say.
-    async fn capabilities(&self, model: &str) -> Vec<String> {
-        if let Some(c) = self.shared.capabilities.lock().unwrap().get(model) {
-            return c.clone();
+    /// What the server says about a model (capabilities, context), asked once per model; nothing
+    /// when it does not say.
+    async fn model_details(&self, model: &str) -> ModelDetails {
+        if let Some(d) = self.shared.models.lock().unwrap().get(model) {
+            return d.clone();
         }
-        match self.llm.capabilities(model).await {
-            Ok(c) => {
+        match self.llm.model_details(model).await {
+            Ok(d) => {
                 self.shared
-                    .capabilities
+                    .models
                     .lock()
                     .unwrap()
-                    .insert(model.to_string(), c.clone());
-                c
+                    .insert(model.to_string(), d.clone());
+                d
             }
             // not cached: the chat request will report what is wrong
-            Err(_) => vec![],
+            Err(_) => ModelDetails::default(),
         }
     }
 
-    /// The tools offered to the model in a conversation with `choice`.
-    fn offered_tools(&self, choice: &ToolChoice) -> Vec<ToolSpec> {
+    /// The tools on for a conversation with `choice` (of the running servers).
+    fn tools_on(&self, choice: &ToolChoice) -> Vec<ToolSpec> {
         self.tools
             .tool_specs()
             .into_iter()

@@ -44,6 +44,8 @@ pub enum Item {
         approval: Option<Approval>,
         arguments_edited: bool,
         raw: Option<Value>,
+        /// The tool's name as the model wrote it, when it was resolved to another.
+        written: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     Notice { id: i64, notice: Notice },
@@ -72,6 +74,7 @@ fn card(t: &StoredToolCall) -> Item {
         duration_ms: t.duration_ms,
         approval: t.approval,
         arguments_edited: t.arguments_edited,
+        written: t.written.clone(),
         raw: t.result_raw.clone(),
     }
 }

@@ -50,6 +50,10 @@ pub struct ToolCall {
     pub id: Option<String>,
     pub name: String,
     pub arguments: Value,
+    /// The name as the model wrote it, when that was not an offered name and `name` is the one it
+    /// was resolved to. Never sent back to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,6 +144,24 @@ pub struct ModelInfo {
     pub family: Option<String>,
 }
 
+/// What the server says about a model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelDetails {
+    /// `completion`, `tools`, `thinking`, `vision`, … (empty when the server does not say).
+    pub capabilities: Vec<String>,
+    /// The longest context the model was trained for, when the server says.
+    pub context_length: Option<u32>,
+    /// The context the server gives the model when a request does not set one (Ollama: the
+    /// model's `num_ctx` parameter; llama-server: its `n_ctx`), when known.
+    pub default_context: Option<u32>,
+}
+
+/// The context Ollama gives a model whose Modelfile sets none, when the request sets none either
+/// (its documented default on machines with less than 24 GiB of VRAM; bigger machines get more,
+/// so this errs small).
+pub const OLLAMA_DEFAULT_CONTEXT: u32 = 4096;
+
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     /// Nothing answered at the URL (connection refused, DNS, timeout on connect).
@@ -195,6 +217,10 @@ pub trait LlmClient: Send + Sync {
     ) -> Result<ChatReply, LlmError>;
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
     /// The model's capabilities (`completion`, `tools`, `thinking`, `vision`, …).
-    async fn capabilities(&self, model: &str) -> Result<Vec<String>, LlmError>;
+    async fn capabilities(&self, model: &str) -> Result<Vec<String>, LlmError> {
+        Ok(self.model_details(model).await?.capabilities)
+    }
+    /// What the server says about a model: capabilities and context window.
+    async fn model_details(&self, model: &str) -> Result<ModelDetails, LlmError>;
     async fn version(&self) -> Result<String, LlmError>;
 }

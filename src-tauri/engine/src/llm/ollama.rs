@@ -9,7 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::ndjson::{each_line, Ended};
 use super::{
-    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, Role, ToolCall,
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelDetails, ModelInfo, Role,
+    ToolCall, OLLAMA_DEFAULT_CONTEXT,
 };
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:11434";
@@ -356,6 +357,7 @@ fn apply_line(
                         .unwrap_or_default()
                         .to_string(),
                     arguments: f.get("arguments").cloned().unwrap_or_else(|| json!({})),
+                    written: None,
                 };
                 reply.tool_calls.push(call.clone());
                 on_delta(Delta::ToolCall(call));
@@ -448,7 +450,7 @@ impl LlmClient for OllamaClient {
             .collect())
     }
 
-    async fn capabilities(&self, model: &str) -> Result<Vec<String>, LlmError> {
+    async fn model_details(&self, model: &str) -> Result<ModelDetails, LlmError> {
         let resp = self
             .http
             .post(self.url("/api/show"))
@@ -462,14 +464,7 @@ impl LlmClient for OllamaClient {
             .json()
             .await
             .map_err(|e| LlmError::Protocol(e.to_string()))?;
-        Ok(v.get("capabilities")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|c| c.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default())
+        Ok(show_details(&v))
     }
 
     async fn version(&self) -> Result<String, LlmError> {
@@ -481,9 +476,67 @@ impl LlmClient for OllamaClient {
     }
 }
 
+/// Capabilities and context from an `/api/show` answer: `model_info` has the trained context as
+/// `<architecture>.context_length`; `parameters` (Modelfile lines) may set `num_ctx`.
+fn show_details(v: &Value) -> ModelDetails {
+    let capabilities = v
+        .get("capabilities")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let context_length = v
+        .get("model_info")
+        .and_then(Value::as_object)
+        .and_then(|info| {
+            info.iter()
+                .find(|(k, _)| k.ends_with(".context_length"))
+                .and_then(|(_, n)| n.as_u64())
+        })
+        .map(|n| n.min(u32::MAX as u64) as u32);
+    let num_ctx = v
+        .get("parameters")
+        .and_then(Value::as_str)
+        .into_iter()
+        .flat_map(str::lines)
+        .find_map(|l| {
+            let mut parts = l.split_whitespace();
+            (parts.next() == Some("num_ctx"))
+                .then(|| parts.next().and_then(|n| n.parse::<u32>().ok()))
+                .flatten()
+        });
+    let default_context = num_ctx.or_else(|| context_length.map(|n| n.min(OLLAMA_DEFAULT_CONTEXT)));
+    ModelDetails {
+        capabilities,
+        context_length,
+        default_context,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_context_comes_from_the_modelfile_else_the_default_capped_by_the_model() {
+        let v = json!({"capabilities": ["completion", "tools"],
+            "model_info": {"general.architecture": "llama", "llama.context_length": 131072},
+            "parameters": "stop \"<|eot_id|>\"\nnum_ctx 8192"});
+        let d = show_details(&v);
+        assert_eq!(d.capabilities, vec!["completion", "tools"]);
+        assert_eq!(
+            (d.context_length, d.default_context),
+            (Some(131072), Some(8192))
+        );
+        let d = show_details(&json!({"model_info": {"gemma3.context_length": 2048}}));
+        assert_eq!(d.default_context, Some(2048), "a small model's own limit");
+        let d = show_details(&json!({"model_info": {"qwen3.context_length": 40960}}));
+        assert_eq!(d.default_context, Some(OLLAMA_DEFAULT_CONTEXT));
+        assert_eq!(show_details(&json!({})), ModelDetails::default());
+    }
 
     #[test]
     fn pull_lines_are_progress_or_errors() {
@@ -546,16 +599,19 @@ mod tests {
                 id: Some("c1".into()),
                 name: "a".into(),
                 arguments: json!({"x": 1}),
+                written: None,
             },
             ToolCall {
                 id: None,
                 name: "b".into(),
                 arguments: json!("{\"y\":2}"),
+                written: None,
             },
             ToolCall {
                 id: None,
                 name: "c".into(),
                 arguments: json!("{broken"),
+                written: None,
             },
         ];
         let w = message_to_wire(&m);

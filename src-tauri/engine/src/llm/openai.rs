@@ -17,7 +17,8 @@ use super::ollama::{check_response, send_error};
 #[cfg(test)]
 use super::NdjsonSplitter;
 use super::{
-    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelInfo, Role, ToolCall,
+    ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelDetails, ModelInfo, Role,
+    ToolCall,
 };
 
 pub struct OpenAiClient {
@@ -246,6 +247,7 @@ impl SseState {
                 id: p.id,
                 name: p.name,
                 arguments,
+                written: None,
             };
             reply.tool_calls.push(call.clone());
             on_delta(Delta::ToolCall(call));
@@ -327,8 +329,28 @@ impl LlmClient for OpenAiClient {
 
     /// The API does not say; the chat loop then offers tools natively (a per-model setting can
     /// switch a model to tools described in text).
-    async fn capabilities(&self, _model: &str) -> Result<Vec<String>, LlmError> {
-        Ok(vec![])
+    /// OpenAI-compatible servers do not say what a model can do. llama.cpp's llama-server says
+    /// its context (`/props`: `default_generation_settings.n_ctx`); others: unknown.
+    async fn model_details(&self, _model: &str) -> Result<ModelDetails, LlmError> {
+        let props = self
+            .authorized(self.http.get(format!("{}/props", self.base)))
+            .timeout(std::time::Duration::from_secs(5))
+            .send()
+            .await;
+        let n_ctx = match props {
+            Ok(r) if r.status().is_success() => r
+                .json::<Value>()
+                .await
+                .ok()
+                .and_then(|v| v["default_generation_settings"]["n_ctx"].as_u64())
+                .map(|n| n.min(u32::MAX as u64) as u32),
+            _ => None,
+        };
+        Ok(ModelDetails {
+            capabilities: vec![],
+            context_length: n_ctx,
+            default_context: n_ctx,
+        })
     }
 
     async fn version(&self) -> Result<String, LlmError> {
@@ -434,11 +456,13 @@ mod tests {
                 id: None,
                 name: "x__a".into(),
                 arguments: json!({"q": 1}),
+                written: None,
             },
             ToolCall {
                 id: Some("own".into()),
                 name: "x__b".into(),
                 arguments: json!("{\"q\": 2}"),
+                written: None,
             },
         ];
         let t1 = Message::new(Role::Tool, "r1");
@@ -460,6 +484,7 @@ mod tests {
             id: Some("b".into()),
             name: "x__c".into(),
             arguments: json!("{\"x\":2"),
+            written: None,
         }];
         assert_eq!(
             messages_to_wire(&[broken])[0]["tool_calls"][0]["function"]["arguments"],

@@ -85,6 +85,9 @@ pub struct ExportedToolCall {
     pub approval: Option<Approval>,
     #[serde(default)]
     pub arguments_edited: bool,
+    /// The tool's name as the model wrote it, when it was resolved to another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
 }
 
 /// Reads an approval as a code, or in the words older documents used.
@@ -170,6 +173,7 @@ impl Store {
                     duration_ms: t.duration_ms,
                     approval: t.approval,
                     arguments_edited: t.arguments_edited,
+                    written: t.written,
                 })
                 .collect();
             Ok(ExportedConversation {
@@ -242,15 +246,15 @@ impl Store {
                 tx.execute(
                     "INSERT INTO tool_calls (conversation_id, message_id, result_message_id, call_id, name, server, tool,
                         arguments, result, result_raw, is_error, status, started_at, duration_ms, approval,
-                        arguments_edited)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                        arguments_edited, written_name)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                     params![
                         conv, ids[&t.message], t.result_message.map(|m| ids[&m]), t.call_id, t.name, t.server, t.tool,
                         serde_json::to_string(&t.arguments).unwrap(), t.result,
                         t.result_raw.as_ref().map(|r| serde_json::to_string(r).unwrap()),
                         t.is_error,
                         if t.status == ToolCallStatus::Running { ToolCallStatus::Interrupted } else { t.status },
-                        t.started_at, t.duration_ms, t.approval, t.arguments_edited
+                        t.started_at, t.duration_ms, t.approval, t.arguments_edited, t.written
                     ],
                 )?;
             }
@@ -398,6 +402,9 @@ fn approval_words(a: Approval, edited: bool) -> String {
         Approval::Denied => "denied",
         Approval::Cancelled => "cancelled",
         Approval::Repeated => "not run (repeated)",
+        Approval::TurnedOff => "not run (turned off for this chat)",
+        Approval::UnknownTool => "not run (unknown tool)",
+        Approval::InvalidArguments => "not run (invalid arguments)",
     };
     if edited && !a.refused() {
         format!("{base}, arguments edited")
@@ -430,6 +437,7 @@ mod tests {
             id: Some("c1".into()),
             name: "w__forecast".into(),
             arguments: json!({"city": "Lisbon"}),
+            written: None,
         }];
         let a1 = s
             .append_message(c, &a, MessageStatus::Complete)
@@ -439,28 +447,28 @@ mod tests {
             .start_tool_call(
                 c,
                 a1,
-                Some("c1"),
-                "w__forecast",
+                &ToolCall {
+                    id: Some("c1".into()),
+                    name: "w__forecast".into(),
+                    arguments: json!({"city": "Lisbon"}),
+                    written: None,
+                },
                 "w",
                 "forecast",
-                &json!({"city": "Lisbon"}),
             )
             .await
             .unwrap();
         let mut t = Message::new(Role::Tool, "Sunny, 24 °C ```code```");
         t.tool_name = Some("w__forecast".into());
         t.tool_call_id = Some("c1".into());
-        let tm = s
-            .append_message(c, &t, MessageStatus::Complete)
-            .await
-            .unwrap();
         s.finish_tool_call(
             tc,
+            c,
+            &t,
             "Sunny, 24 °C ```code```",
             Some(&json!({"content": [{"type": "text", "text": "Sunny"}]})),
             false,
             12,
-            Some(tm),
         )
         .await
         .unwrap();

@@ -39,6 +39,47 @@ pub(super) const MESSAGE_COLUMNS: &str =
     (SELECT COUNT(*) FROM messages s WHERE s.conversation_id = m.conversation_id
         AND s.parent_id IS m.parent_id),
     m.notice";
+/// Appends `m` to the shown branch of a conversation (it becomes the leaf), inside the caller's
+/// transaction; returns its id.
+pub(super) fn insert(
+    tx: &rusqlite::Transaction,
+    conversation_id: i64,
+    m: &Message,
+    status: MessageStatus,
+    notice: Option<&str>,
+) -> Result<i64, StoreError> {
+    let now = now_ms();
+    let seq: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?1",
+        [conversation_id],
+        |r| r.get(0),
+    )?;
+    let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
+    let parent: Option<i64> = tx
+        .query_row(
+            "SELECT leaf_id FROM conversations WHERE id = ?1",
+            [conversation_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .ok_or(StoreError::NoConversation(conversation_id))?;
+    tx.execute(
+        "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name,
+            tool_call_id, status, created_at, parent_id, notice)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![
+            conversation_id, seq, m.role.as_str(), m.content, m.thinking, calls, m.tool_name,
+            m.tool_call_id, status, now, parent, notice
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    tx.execute(
+        "UPDATE conversations SET updated_at = ?1, leaf_id = ?3 WHERE id = ?2",
+        params![now, conversation_id, id],
+    )?;
+    Ok(id)
+}
+
 impl Store {
     /// Appends a message to a conversation; returns its id.
     pub async fn append_message(
@@ -72,27 +113,7 @@ impl Store {
     ) -> Result<i64, StoreError> {
         self.call(move |c| {
             let tx = c.transaction()?;
-            let now = now_ms();
-            let seq: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?1",
-                [conversation_id],
-                |r| r.get(0),
-            )?;
-            let calls = (!m.tool_calls.is_empty()).then(|| serde_json::to_string(&m.tool_calls).unwrap());
-            let parent: Option<i64> = tx
-                .query_row("SELECT leaf_id FROM conversations WHERE id = ?1", [conversation_id], |r| r.get(0))
-                .optional()?
-                .ok_or(StoreError::NoConversation(conversation_id))?;
-            tx.execute(
-                "INSERT INTO messages (conversation_id, seq, role, content, thinking, tool_calls, tool_name, tool_call_id, status, created_at, parent_id, notice)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![conversation_id, seq, m.role.as_str(), m.content, m.thinking, calls, m.tool_name, m.tool_call_id, status, now, parent, notice],
-            )?;
-            let id = tx.last_insert_rowid();
-            tx.execute(
-                "UPDATE conversations SET updated_at = ?1, leaf_id = ?3 WHERE id = ?2",
-                params![now, conversation_id, id],
-            )?;
+            let id = insert(&tx, conversation_id, &m, status, notice.as_deref())?;
             tx.commit()?;
             Ok(id)
         })

@@ -77,10 +77,12 @@ pub(super) fn migrations() -> Migrations<'static> {
             CREATE INDEX llm_calls_conversation ON llm_calls(conversation_id, id);",
         ),
         // typed states: a notice is a JSON object (the window words it), an approval a code with
-        // a flag for edited arguments; what older versions stored as sentences is converted
+        // a flag for edited arguments; what older versions stored as sentences is converted. And
+        // the tool name as the model wrote it, when it was resolved to another
         M::up_with_hook(
             "ALTER TABLE messages ADD COLUMN notice TEXT;
-             ALTER TABLE tool_calls ADD COLUMN arguments_edited INTEGER NOT NULL DEFAULT 0;",
+             ALTER TABLE tool_calls ADD COLUMN arguments_edited INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE tool_calls ADD COLUMN written_name TEXT;",
             typed_states,
         ),
     ])

@@ -24,12 +24,24 @@ async fn messages_and_tool_calls_round_trip_and_streaming_becomes_interrupted() 
         id: Some("c1".into()),
         name: "x__y".into(),
         arguments: json!({"a": 1}),
+        written: None,
     }];
     s.update_message(aid, &a, MessageStatus::Streaming)
         .await
         .unwrap();
     let tc = s
-        .start_tool_call(c, aid, Some("c1"), "x__y", "x", "y", &json!({"a": 1}))
+        .start_tool_call(
+            c,
+            aid,
+            &ToolCall {
+                id: Some("c1".into()),
+                name: "x__y".into(),
+                arguments: json!({"a": 1}),
+                written: None,
+            },
+            "x",
+            "y",
+        )
         .await
         .unwrap();
     drop(s);
@@ -155,17 +167,28 @@ async fn search_finds_text_and_tool_calls_follows_edits_and_skips_deleted() {
         .start_tool_call(
             c,
             a,
-            None,
-            "web__lookup",
+            &ToolCall {
+                id: None,
+                name: "web__lookup".into(),
+                arguments: json!({"city": "Lisbon"}),
+                written: None,
+            },
             "web",
             "lookup",
-            &json!({"city": "Lisbon"}),
         )
         .await
         .unwrap();
-    s.finish_tool_call(tc, "The lighthouse keeper says hello", None, false, 5, None)
-        .await
-        .unwrap();
+    s.finish_tool_call(
+        tc,
+        c,
+        &Message::new(Role::Tool, "The lighthouse keeper says hello"),
+        "The lighthouse keeper says hello",
+        None,
+        false,
+        5,
+    )
+    .await
+    .unwrap();
     s.update_message(
         a,
         &Message::new(Role::Assistant, "Paddling with its tail."),

@@ -4,7 +4,9 @@
 use rusqlite::params;
 use serde_json::Value;
 
+use super::MessageStatus;
 use super::{now_ms, Approval, Store, StoreError, StoredToolCall, ToolCallStatus};
+use crate::llm::{Message, ToolCall};
 
 /// Every tool call of a conversation, in the order they were made.
 pub(super) fn tool_calls_of(
@@ -13,7 +15,7 @@ pub(super) fn tool_calls_of(
 ) -> rusqlite::Result<Vec<StoredToolCall>> {
     let mut st = c.prepare_cached(
         "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
-                is_error, status, started_at, duration_ms, approval, arguments_edited
+                is_error, status, started_at, duration_ms, approval, arguments_edited, written_name
          FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
     )?;
     let rows = st.query_map([conversation_id], |r| {
@@ -36,34 +38,37 @@ pub(super) fn tool_calls_of(
             duration_ms: r.get(13)?,
             approval: r.get(14)?,
             arguments_edited: r.get(15)?,
+            written: r.get(16)?,
         })
     })?;
     rows.collect()
 }
 impl Store {
-    #[allow(clippy::too_many_arguments)]
+    /// A call the model made, from the moment it is known (running); `server` and `tool` are
+    /// where its name leads (empty when it leads nowhere).
     pub async fn start_tool_call(
         &self,
         conversation_id: i64,
         message_id: i64,
-        call_id: Option<&str>,
-        name: &str,
+        call: &ToolCall,
         server: &str,
         tool: &str,
-        arguments: &Value,
     ) -> Result<i64, StoreError> {
-        let (call_id, name, server, tool) = (
-            call_id.map(String::from),
-            name.to_string(),
+        let (call_id, name, written, server, tool) = (
+            call.id.clone(),
+            call.name.clone(),
+            call.written.clone(),
             server.to_string(),
             tool.to_string(),
         );
-        let args = serde_json::to_string(arguments).unwrap();
+        let args = serde_json::to_string(&call.arguments).unwrap();
         self.call(move |c| {
             c.execute(
-                "INSERT INTO tool_calls (conversation_id, message_id, call_id, name, server, tool, arguments, status, started_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![conversation_id, message_id, call_id, name, server, tool, args, ToolCallStatus::Running, now_ms()],
+                "INSERT INTO tool_calls (conversation_id, message_id, call_id, name, server, tool, arguments, status,
+                    started_at, written_name)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![conversation_id, message_id, call_id, name, server, tool, args, ToolCallStatus::Running,
+                    now_ms(), written],
             )?;
             Ok(c.last_insert_rowid())
         })
@@ -103,24 +108,33 @@ impl Store {
         .await
     }
 
+    /// A call's end, in one transaction: `tool_message` (what the model reads) joins the
+    /// conversation, and the call gets its result (what the card shows), its raw result and its
+    /// duration.
+    #[allow(clippy::too_many_arguments)]
     pub async fn finish_tool_call(
         &self,
         id: i64,
+        conversation_id: i64,
+        tool_message: &Message,
         result: &str,
         result_raw: Option<&Value>,
         is_error: bool,
         duration_ms: i64,
-        result_message_id: Option<i64>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         let result = result.to_string();
         let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
+        let m = tool_message.clone();
         self.call(move |c| {
-            c.execute(
+            let tx = c.transaction()?;
+            let message_id = super::messages::insert(&tx, conversation_id, &m, MessageStatus::Complete, None)?;
+            tx.execute(
                 "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
                     result_message_id = ?5, status = ?6 WHERE id = ?7",
-                params![result, raw, is_error, duration_ms, result_message_id, ToolCallStatus::Done, id],
+                params![result, raw, is_error, duration_ms, message_id, ToolCallStatus::Done, id],
             )?;
-            Ok(())
+            tx.commit()?;
+            Ok(message_id)
         })
         .await
     }

@@ -86,6 +86,13 @@ pub enum Approval {
     Cancelled,
     /// Not run: the loop guard (the same call as in the previous round).
     Repeated,
+    /// Not run: the tool is turned off for this chat.
+    TurnedOff,
+    /// Not run: the name fits no tool (or several); the model was told the closest names.
+    UnknownTool,
+    /// Not run: the arguments do not fit the tool's schema, even repaired; the model was told
+    /// what is wrong with each.
+    InvalidArguments,
 }
 sql_text_enum!(Approval);
 
@@ -122,7 +129,13 @@ impl Approval {
     pub fn refused(self) -> bool {
         matches!(
             self,
-            Approval::DeniedByPolicy | Approval::Denied | Approval::Cancelled | Approval::Repeated
+            Approval::DeniedByPolicy
+                | Approval::Denied
+                | Approval::Cancelled
+                | Approval::Repeated
+                | Approval::TurnedOff
+                | Approval::UnknownTool
+                | Approval::InvalidArguments
         )
     }
 }
@@ -229,6 +242,8 @@ pub struct StoredToolCall {
     pub approval: Option<Approval>,
     /// The user changed the arguments before it ran.
     pub arguments_edited: bool,
+    /// The tool's name as the model wrote it, when it was resolved to another.
+    pub written: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -215,10 +215,10 @@ async fn a_model_without_native_tools_gets_them_in_text_and_its_json_calls_run()
     });
     assert_eq!(done.as_deref(), Some("Let me add."));
 
-    // malformed JSON is just text; and the per-model setting can force text mode
+    // JSON that is data, not a call, is just text; and the per-model setting can force text mode
     r.fake.set_responder(|_req: &Value| {
         Stream::new()
-            .text("{\"tool\": \"calculator__add\", \"arguments\": {\"a\": }")
+            .text("{\"tool\": \"a hammer\", \"weight\": 2}")
             .done()
             .reply()
     });

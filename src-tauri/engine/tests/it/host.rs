@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig, ServerStatus, Step};
+use switchboard_engine::store::Approval;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -77,12 +78,12 @@ async fn server_everything_echo_get_sum_and_a_bad_argument() {
         "{:?}",
         tc[1].result
     );
-    assert!(
-        tc[2].is_error,
-        "a bad argument is an isError result: {:?}",
-        tc[2]
-    );
-    assert!(tc[2].result_raw.as_ref().unwrap()["isError"] == json!(true));
+    // a bad argument never reaches the server: the model reads what the schema wants
+    assert!(tc[2].is_error, "{:?}", tc[2]);
+    assert_eq!(tc[2].approval, Some(Approval::InvalidArguments));
+    assert!(tc[2].result_raw.is_none(), "not sent: {:?}", tc[2]);
+    let why = tc[2].result.as_deref().unwrap();
+    assert!(why.contains("\"a\"") && why.contains("number"), "{why}");
     // the model saw all three
     assert_eq!(tool_messages(&r.fake.chat_requests()[1]).len(), 3);
     r.host.shutdown().await;

@@ -7,11 +7,13 @@ mod support;
 
 mod approval;
 mod catalog;
+mod context;
 mod conversation;
 mod host;
 mod llm_ollama;
 mod llm_openai;
 mod real_llm;
+mod recovery;
 mod server_requests;
 mod transports;
 mod turn;

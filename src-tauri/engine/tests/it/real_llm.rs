@@ -53,6 +53,7 @@ fn example() -> ExportedConversation {
             id: Some(id.clone()),
             name: "calculator__add".into(),
             arguments: json!({"a": a, "b": b}),
+            written: None,
         }];
         let mut result = m(base + 3, Role::Tool, &(a + b).to_string());
         result.tool_name = Some("calculator__add".into());
@@ -85,6 +86,7 @@ fn example() -> ExportedConversation {
             duration_ms: Some(1),
             approval: Some(Approval::ReadOnly),
             arguments_edited: false,
+            written: None,
         });
     }
     ExportedConversation {

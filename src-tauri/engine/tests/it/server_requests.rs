@@ -149,10 +149,12 @@ async fn progress_is_reported_and_a_single_call_can_be_cancelled_while_the_turn_
                 .lock()
                 .unwrap()
                 .iter()
-                .filter(|x| matches!(x, ChatEvent::ToolCallStarted { .. }))
-                .count()
-                == 2;
-            if second {
+                .filter_map(|x| match x {
+                    ChatEvent::ToolCallStarted { id, .. } => Some(*id),
+                    _ => None,
+                })
+                .nth(1);
+            if second == Some(*id) {
                 shared.cancel_call(*id);
             }
         }

@@ -284,7 +284,7 @@ async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
             json!({"text": "one two three"}),
         ),
         ("2", "legacy-rest__shout", json!({"text": "hey"})),
-        ("3", "legacy-rest__word_count", json!({"text": 5})),
+        ("3", "legacy-rest__word_count", json!({"text": ""})),
     ]));
     let (summary, _) = r.turn("count").await;
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();

@@ -105,13 +105,15 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ElicitationRequested { .. } => "elicit",
             ChatEvent::SamplingRequested { .. } => "sample",
             ChatEvent::SamplingFinished { .. } => "sampled",
+            ChatEvent::Context { .. } => "context",
+            ChatEvent::ToolCallArguments { .. } => "args",
         })
         .collect();
     assert_eq!(
         kinds,
         vec![
-            "turn", "start", "done-msg", "call", "result", "start", "text", "text", "done-msg",
-            "done"
+            "turn", "context", "start", "done-msg", "call", "result", "context", "start", "text",
+            "text", "done-msg", "done"
         ]
     );
     let finished = events.iter().find_map(|e| match e {
@@ -185,13 +187,11 @@ async fn errors_reach_the_model_divide_by_zero_unknown_tool_invalid_json() {
         "lists the real tools: {}",
         tools[1]
     );
+    // cut-off JSON is read as far as it goes; what is still missing is said, and nothing runs
+    let third = tools[2]["content"].as_str().unwrap();
     assert!(
-        tools[2]["content"]
-            .as_str()
-            .unwrap()
-            .contains("not valid JSON"),
-        "{}",
-        tools[2]
+        third.contains("\"b\"") && third.contains("required"),
+        "{third}"
     );
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert_eq!(conv.tool_calls.len(), 3);

@@ -1,0 +1,194 @@
+//! Fitting a small model's context and time: independent calls of one round run together, long
+//! results are cut for the model (the card keeps them whole), and with many tools on the model is
+//! offered the most relevant ones.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use switchboard_engine::ChatEvent;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::fake_ollama::{last_message, Stream};
+use crate::support::*;
+
+fn slow(extra: &[&str]) -> switchboard_engine::mcp::ServerConfig {
+    let mut cfg = python("slow_server.py");
+    cfg.args.extend(extra.iter().map(|s| s.to_string()));
+    cfg
+}
+
+#[tokio::test]
+async fn independent_calls_of_one_round_run_together_and_their_results_come_back_in_order() {
+    let r = rig(vec![("slow", slow(&[]))]).await;
+    r.fake.set_responder(call_then_answer(vec![
+        ("1", "slow__wait", json!({"seconds": 1})),
+        ("2", "slow__wait", json!({"seconds": 1.2})),
+        ("3", "slow__wait", json!({"seconds": 0.8})),
+    ]));
+    let (summary, _) = r.turn("wait three times").await;
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let spans: Vec<(f64, f64)> = conv
+        .tool_calls
+        .iter()
+        .map(|t| {
+            let v: Value = serde_json::from_str(t.result.as_deref().unwrap()).unwrap();
+            (v["start"].as_f64().unwrap(), v["end"].as_f64().unwrap())
+        })
+        .collect();
+    // each started before any ended: they ran at the same time (read from the server's own
+    // clock, not timed here)
+    let last_start = spans.iter().map(|s| s.0).fold(f64::MIN, f64::max);
+    let first_end = spans.iter().map(|s| s.1).fold(f64::MAX, f64::min);
+    assert!(last_start < first_end, "ran one after another: {spans:?}");
+    // the results reach the model in the order of the calls, whatever order they ended in
+    let sent = tool_messages(&r.fake.chat_requests()[1]);
+    let ids: Vec<&str> = sent
+        .iter()
+        .map(|m| m["tool_call_id"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(sent.len(), 3);
+    let results: Vec<&str> = conv
+        .tool_calls
+        .iter()
+        .map(|t| t.result.as_deref().unwrap())
+        .collect();
+    for (i, m) in sent.iter().enumerate() {
+        assert_eq!(m["content"], results[i], "{ids:?}");
+    }
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_long_result_is_cut_for_the_model_but_whole_on_the_card_and_the_size_is_told() {
+    let r = rig(vec![("slow", slow(&[]))]).await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "1",
+        "slow__big",
+        json!({"kilobytes": 64}),
+    )]));
+    let mut engine = r.engine(5);
+    engine.options.num_ctx = Some(2048);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let summary = engine
+        .run_turn(
+            say("make it long", None),
+            &move |e| ev.lock().unwrap().push(e),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let whole = conv.tool_calls[0].result.clone().unwrap();
+    assert!(whole.len() > 60_000, "the card keeps all of it");
+    let sent = tool_messages(&r.fake.chat_requests()[1]);
+    let for_model = sent[0]["content"].as_str().unwrap();
+    assert!(
+        for_model.len() < 4_000,
+        "{} bytes went to a 2k model",
+        for_model.len()
+    );
+    assert!(for_model.starts_with("line 1: "), "{for_model}");
+    assert!(for_model.contains("cut"), "the model is told: {for_model}");
+    // the next turn's history has the cut result too (what the model saw)
+    assert_eq!(conv.messages[2].content, for_model);
+    // the size of each request was said, against the window
+    let sizes: Vec<(usize, Option<usize>)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Context { used, limit, .. } => Some((*used, *limit)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes.len(), 2, "{sizes:?}");
+    assert!(sizes
+        .iter()
+        .all(|(used, limit)| *used > 0 && *limit == Some(2048)));
+    assert!(
+        sizes[1].0 > sizes[0].0,
+        "the result made the second request bigger"
+    );
+    r.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_many_tools_the_model_is_offered_the_relevant_ones_and_any_it_names_still_runs() {
+    let r = rig(vec![
+        ("calculator", builtin("calculator")),
+        ("slow", slow(&["--many", "40"])),
+    ])
+    .await;
+    // the model first calls a tool it was not offered (it exists: it runs), then adds
+    r.fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        let results = req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        match (last["role"].as_str(), results) {
+            (Some("user"), _) => Stream::new()
+                .tool_call("1", "slow__pet_frog_8", json!({}))
+                .done()
+                .reply(),
+            (_, 1) => Stream::new()
+                .tool_call("2", "calculator__add", json!({"a": 2, "b": 40}))
+                .done()
+                .reply(),
+            _ => Stream::new().text("42, and a frog").done().reply(),
+        }
+    });
+    let mut engine = r.engine(5);
+    engine.options.max_offered_tools = 10;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let summary = engine
+        .run_turn(
+            say("what is 2+40?", None),
+            &move |e| ev.lock().unwrap().push(e),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let first = &r.fake.chat_requests()[0];
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered.len(), 10, "{offered:?}");
+    assert!(offered.contains(&"calculator__add"), "{offered:?}");
+    assert!(!offered.contains(&"slow__pet_frog_8"));
+    // the tool it used stays on offer afterwards
+    let second = &r.fake.chat_requests()[1];
+    assert!(second["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["function"]["name"] == "slow__pet_frog_8"));
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert_eq!(
+        conv.tool_calls[0].result.as_deref(),
+        Some("pet_frog_8 says hello")
+    );
+    assert_eq!(conv.tool_calls[1].result.as_deref(), Some("42"));
+    let counts: Vec<(usize, usize)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Context {
+                tools_offered,
+                tools_on,
+                ..
+            } => Some((*tools_offered, *tools_on)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts[0], (10, 48));
+    r.host.shutdown().await;
+}
