@@ -5,7 +5,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm
+.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm eval-tools
 
 run: deps
 	$(CARGO) build
@@ -33,6 +33,15 @@ test: test-deps
 test-real-llm: test-deps
 	$(CARGO) build
 	set -a && eval "$$(scripts/real-llm.sh)" && set +a && $(CARGO) test -p switchboard-engine --test it real_llm -- --ignored --nocapture
+
+# Opt-in, slow, not in `make test`: the tool-use eval (src-tauri/engine/tests/it/eval_tools.rs) against a
+# real model, with each of Switchboard's aids for small models switched off in turn. MODEL=… URL=…
+# PROVIDER=ollama|openai; without URL, llama-server and Gemma 3 270M from scripts/real-llm.sh.
+eval-tools: test-deps
+	$(CARGO) build -p switchboard-engine
+	set -a && if [ -z "$(URL)" ]; then eval "$$(scripts/real-llm.sh)"; fi && set +a && \
+	  EVAL_URL="$(URL)" EVAL_MODEL="$(MODEL)" EVAL_PROVIDER="$(PROVIDER)" \
+	  $(CARGO) test -p switchboard-engine --test it eval_tools -- --ignored --nocapture
 
 e2e:
 	$(CARGO) build

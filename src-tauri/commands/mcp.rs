@@ -192,7 +192,8 @@ pub struct ImportChoice {
     replace: bool,
 }
 
-/// Adds the chosen servers (all or nothing) and applies them live.
+/// Adds the chosen servers (all or nothing), turned off: a server from someone else's config
+/// runs only after the user says so a second time (the window lists them and asks).
 #[tauri::command]
 pub fn import_mcp_servers(
     app: AppHandle,
@@ -215,7 +216,13 @@ pub fn import_mcp_servers(
                 .servers
                 .retain(|k, _| !k.eq_ignore_ascii_case(&c.name));
         }
-        config.servers.insert(c.name.clone(), c.server.clone());
+        // whatever the window sent: off, and its annotations not believed, until the user says
+        let server = ServerConfig {
+            disabled: true,
+            trusted: Some(false),
+            ..c.server.clone()
+        };
+        config.servers.insert(c.name.clone(), server);
     }
     change_and_apply(&app, &state, |c| *c = config)?;
     Ok(servers.len())

@@ -172,7 +172,11 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
     click(&c, "#server-import").await;
     let claude_desktop = json!({
         "mcpServers": {
-            "dyn": {"command": "python3", "args": [support::fixture("dynamic_server.py")]},
+            "dyn": {
+                "command": "python3",
+                "args": [support::fixture("dynamic_server.py")],
+                "env": {"NODE_OPTIONS": "--require /tmp/evil.js", "API_TOKEN": "s3cret-value-123"}
+            },
             "calculator": {"command": "python3", "args": [support::fixture("crash_server.py")]},
             "ws": {"type": "websocket", "url": "wss://example.com/mcp"}
         },
@@ -222,10 +226,58 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         json!(["dyn", "calculator-imported"]),
         "the conflicting name gets a free one"
     );
+    // everything that would run is shown: the environment's names and lengths, never its values,
+    // the risky variable flagged
+    assert!(preview.contains("NODE_OPTIONS"), "{preview}");
+    assert!(preview.contains("API_TOKEN"), "{preview}");
+    assert!(preview.contains("16 characters"), "{preview}");
+    assert!(!preview.contains("s3cret"), "a value is never shown: {preview}");
+    assert!(!preview.contains("evil.js"), "a value is never shown: {preview}");
+    assert!(
+        preview.contains("⚠ NODE_OPTIONS: passes options to the runtime"),
+        "{preview}"
+    );
+    // nothing is ticked for the user: Import waits until they choose
+    assert!(
+        c.execute(
+            "return document.querySelector('#import-go').disabled \
+               && ![...document.querySelectorAll('.import-include')].some((i) => i.checked);",
+            vec![]
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap(),
+        "rows start unticked and Import disabled"
+    );
+    for i in 0..2 {
+        click(&c, &format!(".import-row[data-index='{i}'] .import-include")).await;
+    }
     click(&c, "#import-go").await;
+    // added, turned off: nothing started yet; the second confirmation lists what would start
+    wait_css(&c, "#import-confirm:not([hidden])").await;
+    let confirm = text_content(&c, "#import-confirm-list").await;
+    assert!(
+        confirm.contains("dyn") && confirm.contains("calculator-imported"),
+        "{confirm}"
+    );
+    assert!(confirm.contains("NODE_OPTIONS"), "{confirm}");
+    screenshot(&c, "import-confirm.png").await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    for name in ["dyn", "calculator-imported"] {
+        assert_eq!(saved["mcpServers"][name]["disabled"], true, "{saved}");
+        assert_eq!(saved["mcpServers"][name]["trusted"], false, "{saved}");
+    }
+    click(&c, "#import-start").await;
     wait_css(&c, ".server.running[data-name='dyn']").await;
     wait_css(&c, ".server.running[data-name='calculator-imported']").await;
     wait_css(&c, ".server.running[data-name='calculator']").await;
+    // an imported server's claims about its tools are not believed; the built-in's are
+    let untrusted = text_content(&c, ".server[data-name='dyn'] .server-head").await;
+    assert!(untrusted.contains("every call asks"), "{untrusted}");
+    let builtin = text_content(&c, ".server[data-name='calculator'] .server-head").await;
+    assert!(!builtin.contains("every call asks"), "{builtin}");
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
     assert_eq!(saved["mcpServers"]["dyn"]["command"], "python3");
@@ -307,6 +359,8 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
         "{row}"
     );
     assert!(row.contains("echo") && row.contains("get-sum"), "{row}");
+    // a remote server's claims about its tools are not believed unless the user says so
+    assert!(row.contains("every call asks"), "{row}");
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
     assert_eq!(

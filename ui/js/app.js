@@ -463,7 +463,7 @@ $('#banner-retry').addEventListener('click', refreshModels);
 $('#banner-close').addEventListener('click', hideBanner);
 // the servers dialog shows one thing at a time: the list, the form, or the import/export panel
 function showServersPanel(panel) {
-  for (const sel of ['#import-panel', '#export-panel']) $(sel).hidden = sel !== panel;
+  for (const sel of ['#import-panel', '#export-panel', '#import-confirm']) $(sel).hidden = sel !== panel;
   $('#servers-list').hidden = Boolean(panel);
   $('#server-form').hidden = true;
   for (const b of ['#server-add', '#server-import', '#server-export']) $(b).hidden = Boolean(panel);
@@ -472,6 +472,10 @@ new ImportExportView($('#servers-dialog'), {
   preview: (text) => ipc.previewMcpImport(text),
   pickFile: () => ipc.pickMcpImportFile(),
   import: async (choices) => { await ipc.importMcpServers(choices); await reloadServerConfig(); },
+  start: async (names) => {
+    for (const name of names) await ipc.setMcpServerEnabled(name, true).catch(reportServerError);
+    await reloadServerConfig();
+  },
   export: () => ipc.exportMcpConfig(),
 }, showServersPanel);
 

@@ -73,6 +73,9 @@ pub const DEFAULT_PROVIDER: &str = "ollama";
 pub enum ToolMode {
     Native,
     Text,
+    /// Text, with the reply constrained to JSON (a call, or an answer) by the server's
+    /// schema-constrained decoding.
+    Json,
 }
 
 impl Default for Settings {

@@ -7,7 +7,7 @@ const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Ma
 export class ModelsView {
   /**
    * api: { list() → models, pull(name, onProgress) → bool, cancel(name), remove(name), changed(),
-   *        toolMode(name) → 'native' | 'text' | null, setToolMode(name, mode | null) }
+   *        toolMode(name) → 'native' | 'text' | 'json' | null, setToolMode(name, mode | null) }
    */
   constructor(dialog, api) {
     this.dialog = dialog;
@@ -48,7 +48,8 @@ export class ModelsView {
       } },
     el('option', { value: '' }, 'Tools: automatic'),
     el('option', { value: 'native' }, 'Tools: native'),
-    el('option', { value: 'text' }, 'Tools: in text'));
+    el('option', { value: 'text' }, 'Tools: in text'),
+    el('option', { value: 'json', title: 'In text, every reply constrained to JSON (a call or an answer) by the server' }, 'Tools: in text, constrained'));
     mode.value = this.api.toolMode(m.name) ?? '';
     li.append(mode);
     const del = el('button', { type: 'button', class: 'btn small danger', dataset: { action: 'delete' }, onclick: async () => {

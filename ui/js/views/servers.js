@@ -27,6 +27,7 @@ export class ServersView {
     $('#server-cancel', dialog).addEventListener('click', () => this.closeForm());
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
     $('#srv-transport', dialog).addEventListener('change', () => this.showTransport());
+    $('#srv-trusted', dialog).addEventListener('change', () => { this.trustedTouched = true; });
   }
 
   /** view: { config: {mcpServers}, path } */
@@ -70,6 +71,7 @@ export class ServersView {
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
         s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
         s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
+        s.trusted ? null : el('span', { class: 'muted untrusted', title: 'What it says about its tools (read-only…) is not believed: every call asks. Edit to change.' }, 'every call asks'),
         el('span', { class: 'spacer' }),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'edit' }, onclick: () => this.openForm(s.name) }, 'Edit'),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'duplicate' }, onclick: () => this.openForm(s.name, true) }, 'Duplicate'),
@@ -109,6 +111,9 @@ export class ServersView {
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
     $('#srv-headers', this.form).value = Object.entries(cfg?.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
+    // unset: the default for the transport, which follows the transport until the box is touched
+    this.trustedTouched = cfg?.trusted != null;
+    $('#srv-trusted', this.form).checked = cfg?.trusted ?? !isHttp(cfg ?? {});
     this.showTransport();
     this.clearErrors();
     this.form.hidden = false;
@@ -119,6 +124,7 @@ export class ServersView {
 
   showTransport() {
     const http = $('#srv-transport', this.form).value !== 'stdio';
+    if (!this.trustedTouched) $('#srv-trusted', this.form).checked = !http;
     for (const g of this.form.querySelectorAll('.http-only')) g.hidden = !http;
     for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = http;
   }
@@ -149,6 +155,8 @@ export class ServersView {
     }
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
     const logLevel = $('#srv-log-level', this.form).value || null;
+    // left as the transport's default unless the box was touched (or was set before)
+    const trusted = this.trustedTouched ? $('#srv-trusted', this.form).checked : null;
     let server;
     const transport = $('#srv-transport', this.form).value;
     if (transport !== 'stdio') {
@@ -158,7 +166,7 @@ export class ServersView {
         if (i < 1) { this.showError('headers', `“${line}” is not Name: value.`); return; }
         headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
       }
-      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, disabled };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, disabled, trusted };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       server = {
@@ -168,6 +176,7 @@ export class ServersView {
         cwd: cwd || null,
         logLevel,
         disabled,
+        trusted,
       };
     }
     try {

@@ -53,6 +53,17 @@ export function noticeText(notice) {
   }
 }
 
+/** Why a variable in an imported server's environment deserves a look. */
+export function envRiskText(risk) {
+  return {
+    loadsLibraries: 'makes the program load other code (a library of someone else\'s choosing)',
+    runtimeOptions: 'passes options to the runtime, which can make it load other code',
+    packageSource: 'changes where npm fetches packages from, and how',
+    pythonPath: 'changes what Python imports or runs first',
+    searchPath: 'changes which programs run under familiar names',
+  }[risk] ?? String(risk);
+}
+
 /** The step of a server's start (or life) that failed. */
 export function stepText(step) {
   return {

@@ -3,7 +3,9 @@
 //! Rules, in order: a tool whose policy is `deny` never runs; a tool annotated
 //! `destructiveHint: true` always asks (with a warning), whatever else was allowed; a tool whose
 //! policy is `allow`, or that the user allowed for this conversation, runs; a tool annotated
-//! `readOnlyHint: true` runs unless its policy is `ask`; everything else asks.
+//! `readOnlyHint: true` by a server whose annotations are believed (a built-in one, or one the
+//! user trusts) runs unless its policy is `ask` or it is annotated `openWorldHint: true` (it
+//! reaches outside); everything else asks. Annotations are the server's word, not proof.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -80,7 +82,7 @@ pub fn need(policy: Option<Policy>, tool: &RoutedTool, allowed_in_conversation: 
         Some(Policy::Allow) => Need::Allow(Approval::AlwaysAllowed),
         _ if allowed_in_conversation => Need::Allow(Approval::AllowedInChat),
         Some(Policy::Ask) => Need::Ask,
-        None if tool.read_only => Need::Allow(Approval::ReadOnly),
+        None if tool.read_only && tool.trusted && !tool.open_world => Need::Allow(Approval::ReadOnly),
         None => Need::Ask,
     }
 }
@@ -127,7 +129,32 @@ mod tests {
             tool: "t".into(),
             read_only,
             destructive,
+            open_world: false,
+            trusted: true,
         }
+    }
+
+    #[test]
+    fn a_servers_word_counts_only_when_it_is_believed_and_the_tool_stays_inside() {
+        let untrusted = RoutedTool {
+            trusted: false,
+            ..t(true, false)
+        };
+        assert_eq!(need(None, &untrusted, false), Need::Ask, "read-only is only a claim");
+        let open = RoutedTool {
+            open_world: true,
+            ..t(true, false)
+        };
+        assert_eq!(need(None, &open, false), Need::Ask, "it reaches the internet");
+        assert_eq!(
+            need(Some(Policy::Allow), &open, false),
+            Need::Allow(Approval::AlwaysAllowed),
+            "unless the user allowed it"
+        );
+        assert_eq!(
+            need(None, &untrusted, true),
+            Need::Allow(Approval::AllowedInChat)
+        );
     }
 
     #[test]

@@ -66,6 +66,34 @@ pub struct ChatOptions {
     pub thinking: bool,
     /// How each model gets its tools; a model not listed: by its capabilities.
     pub tool_modes: BTreeMap<String, crate::settings::ToolMode>,
+    /// What Switchboard does for models that mangle tool calls (all on; off only to measure).
+    pub aids: Aids,
+}
+
+/// What Switchboard does for models that mangle tool calls. All are on; each can be switched off
+/// to measure what it buys (`make eval-tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aids {
+    /// Calls written in the reply's text, in any shape (off: only strict JSON, in text mode).
+    pub recover: bool,
+    /// Names as the model wrote them resolved to the tool it meant (off: exact names only).
+    pub resolve: bool,
+    /// Arguments repaired and checked against the schema before anything runs (off: sent as
+    /// they came, for the server to judge).
+    pub repair: bool,
+    /// With many tools on, only the most relevant offered (off: all of them).
+    pub rank: bool,
+}
+
+impl Default for Aids {
+    fn default() -> Self {
+        Aids {
+            recover: true,
+            resolve: true,
+            repair: true,
+            rank: true,
+        }
+    }
 }
 
 impl Default for ChatOptions {
@@ -87,6 +115,7 @@ impl ChatOptions {
             num_ctx: s.num_ctx,
             thinking: s.thinking,
             tool_modes: s.tool_modes.clone(),
+            aids: Aids::default(),
         }
     }
 }

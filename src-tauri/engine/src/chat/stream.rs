@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
 use super::gate::StreamGate;
-use super::recover::recover;
+use super::recover::{recover, Shape};
 use super::resolve::{self, OfferedName};
-use super::{ChatEngine, ChatError};
+use super::turn::ToolsIn;
+use super::{Aids, ChatEngine, ChatError};
 use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role, ToolCall};
 use crate::markdown;
 use crate::store::MessageStatus;
@@ -35,13 +36,14 @@ pub(super) enum Streamed {
 
 impl ChatEngine {
     /// Streams one reply into a stored assistant message; `names` are the tools this
-    /// conversation may use (what a call's name is resolved against). Only the store failing is
-    /// an error.
+    /// conversation may use (what a call's name is resolved against), `tools_in` how the model
+    /// gets them. Only the store failing is an error.
     pub(super) async fn stream_reply(
         &self,
         conversation_id: i64,
         request: &ChatRequest,
         names: &[OfferedName],
+        tools_in: ToolsIn,
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Streamed, ChatError> {
@@ -138,7 +140,7 @@ impl ChatEngine {
         };
         match result {
             Ok(mut reply) => {
-                calls_in_reply(&mut reply, names);
+                calls_in_reply(&mut reply, names, tools_in, self.options.aids);
                 let mut m = Message::new(Role::Assistant, reply.content.clone());
                 m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
                 m.tool_calls = reply.tool_calls.clone();
@@ -184,10 +186,34 @@ impl ChatEngine {
 /// The reply's tool calls, as they will run: calls written in the text (in any of the shapes
 /// small models use, when no native call came) become calls, their markup gone from the text;
 /// every name is resolved to the tool it means (`written` keeps the model's own when it differs).
-/// A name that fits no tool, or several, stays as written: running it explains.
-fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName]) {
-    if reply.tool_calls.is_empty() {
-        if let Some(found) = recover(&reply.content, &|n| resolve::names_a_tool(n, names)) {
+/// A name that fits no tool, or several, stays as written: running it explains. A constrained
+/// reply that is an answer (`{"answer": …}`) becomes its text.
+fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName], tools_in: ToolsIn, aids: Aids) {
+    if tools_in == ToolsIn::Json && reply.tool_calls.is_empty() {
+        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(reply.content.trim()) {
+            if let (Some(Value::String(answer)), 1) = (o.get("answer"), o.len()) {
+                reply.content = answer.clone();
+                return;
+            }
+        }
+    }
+    let names_a_tool = |n: &str| {
+        if aids.resolve {
+            resolve::names_a_tool(n, names)
+        } else {
+            names.iter().any(|o| o.exposed == n)
+        }
+    };
+    // without the recovery, only what the original text mode read: one JSON object, bare or
+    // fenced, in text mode
+    let recovering = aids.recover || tools_in != ToolsIn::Native;
+    if reply.tool_calls.is_empty() && recovering {
+        let found = recover(&reply.content, &names_a_tool).filter(|f| {
+            aids.recover
+                || (f.calls.len() == 1
+                    && matches!(f.calls[0].shape, Shape::BareJson | Shape::Fenced))
+        });
+        if let Some(found) = found {
             reply.content = found.text;
             let call = |name: String, arguments| ToolCall {
                 id: None,
@@ -208,6 +234,9 @@ fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName]) {
                 )
                 .collect();
         }
+    }
+    if !aids.resolve {
+        return;
     }
     for c in &mut reply.tool_calls {
         if let Some(exposed) = resolve::resolve(&c.name, names).exposed() {
@@ -236,7 +265,7 @@ mod tests {
             content: "Let me add.\n<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}</tool_call>".into(),
             ..Default::default()
         };
-        calls_in_reply(&mut reply, &names());
+        calls_in_reply(&mut reply, &names(), ToolsIn::Native, Aids::default());
         assert_eq!(reply.content, "Let me add.");
         assert_eq!(reply.tool_calls.len(), 1);
         let c = &reply.tool_calls[0];
@@ -259,14 +288,14 @@ mod tests {
             }],
             ..Default::default()
         };
-        calls_in_reply(&mut reply, &names());
+        calls_in_reply(&mut reply, &names(), ToolsIn::Native, Aids::default());
         assert_eq!(reply.content, "Use {\"name\": \"x\"} in your config.");
         assert_eq!(reply.tool_calls[0].name, "calculator__add");
         let mut prose = ChatReply {
             content: "The answer is {\"answer\": 42}.".into(),
             ..Default::default()
         };
-        calls_in_reply(&mut prose, &names());
+        calls_in_reply(&mut prose, &names(), ToolsIn::Native, Aids::default());
         assert!(prose.tool_calls.is_empty());
         assert_eq!(prose.content, "The answer is {\"answer\": 42}.");
     }

@@ -8,14 +8,20 @@ use serde_json::json;
 
 use crate::llm::{Message, Role, ToolSpec};
 
-/// The system prompt's tool section.
-pub fn describe_tools(tools: &[ToolSpec]) -> String {
-    let mut out = String::from(
+/// The system prompt's tool section; `constrained`: every reply is JSON (a call, or an answer).
+pub fn describe_tools(tools: &[ToolSpec], constrained: bool) -> String {
+    let mut out = String::from(if constrained {
+        "You can use tools. Reply with only a JSON object: to call a tool,\n\
+         {\"tool\": \"<tool name>\", \"arguments\": {<arguments>}}\n\
+         and to answer the user, {\"answer\": \"<your answer>\"}\n\
+         After a call you get the tool's result, and can answer or call another tool.\n\
+         Call a tool only when it helps. The tools:\n"
+    } else {
         "You can use tools. To call one, reply with only a JSON object and nothing else:\n\
          {\"tool\": \"<tool name>\", \"arguments\": {<arguments>}}\n\
          You will then get the tool's result, and can answer the user or call another tool.\n\
-         Call a tool only when it helps. The tools:\n",
-    );
+         Call a tool only when it helps. The tools:\n"
+    });
     for t in tools {
         out.push_str(&format!(
             "\n- {}: {}\n  arguments (JSON Schema): {}",
@@ -25,6 +31,20 @@ pub fn describe_tools(tools: &[ToolSpec]) -> String {
         ));
     }
     out
+}
+
+/// The JSON schema a constrained reply must fit: a call to one of `tools` (its arguments an
+/// object; each tool's own schema is checked when the call runs), or an answer.
+pub fn reply_schema(tools: &[ToolSpec]) -> serde_json::Value {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    json!({"anyOf": [
+        {"type": "object", "properties": {
+            "tool": {"type": "string", "enum": names},
+            "arguments": {"type": "object"}},
+         "required": ["tool", "arguments"], "additionalProperties": false},
+        {"type": "object", "properties": {"answer": {"type": "string"}},
+         "required": ["answer"], "additionalProperties": false}
+    ]})
 }
 
 /// The history in text form: calls become their JSON, results become user messages.
@@ -88,12 +108,24 @@ mod tests {
 
     #[test]
     fn the_tool_section_lists_names_descriptions_and_schemas() {
-        let d = describe_tools(&[ToolSpec {
+        let tools = [ToolSpec {
             name: "calculator__add".into(),
             description: "Add.".into(),
             parameters: json!({"type": "object"}),
-        }]);
+        }];
+        let d = describe_tools(&tools, false);
         assert!(d.contains("{\"tool\": \"<tool name>\""));
+        assert!(!d.contains("answer\""));
+        assert!(describe_tools(&tools, true).contains("{\"answer\": \"<your answer>\"}"));
+        // a constrained reply is a call to an offered tool, or an answer
+        let schema = reply_schema(&tools);
+        let fits = |v: serde_json::Value| jsonschema::validator_for(&schema).unwrap().is_valid(&v);
+        assert!(fits(
+            json!({"tool": "calculator__add", "arguments": {"a": 1}})
+        ));
+        assert!(fits(json!({"answer": "42"})));
+        assert!(!fits(json!({"tool": "nope", "arguments": {}})));
+        assert!(!fits(json!({"answer": "42", "tool": "calculator__add"})));
         assert!(
             d.contains("- calculator__add: Add.\n  arguments (JSON Schema): {\"type\":\"object\"}")
         );

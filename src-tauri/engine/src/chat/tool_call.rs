@@ -66,14 +66,36 @@ pub(super) struct RoundResult {
     pub repeated: Option<String>,
 }
 
+/// The arguments as the model sent them, without repair (only to measure what repair buys): an
+/// object, or a JSON string holding one; anything else is refused as it is.
+fn as_sent(arguments: &Value) -> Result<Map<String, Value>, Vec<repair::FieldProblem>> {
+    let problem = |got: String| {
+        vec![repair::FieldProblem {
+            field: String::new(),
+            wants: "a JSON object".into(),
+            got,
+        }]
+    };
+    match arguments {
+        Value::Object(m) => Ok(m.clone()),
+        Value::Null => Ok(Map::new()),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Ok(m),
+            _ => Err(problem(s.clone())),
+        },
+        other => Err(problem(other.to_string())),
+    }
+}
+
 /// For each call, the earlier call it must wait for, if any: on a server where some of the
-/// round's calls are not annotated read-only, each of its calls waits for its previous one.
+/// round's calls are not annotated read-only (by a server whose word is believed), each of its
+/// calls waits for its previous one.
 fn in_order<'a>(routes: impl Iterator<Item = Option<&'a RoutedTool>>) -> Vec<Option<usize>> {
     let routes: Vec<Option<&RoutedTool>> = routes.collect();
     let may_change: std::collections::HashSet<&str> = routes
         .iter()
         .flatten()
-        .filter(|r| !r.read_only)
+        .filter(|r| !(r.read_only && r.trusted))
         .map(|r| r.server.as_str())
         .collect();
     let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -240,7 +262,15 @@ impl ChatEngine {
         // arguments as the schema wants them, repaired where that is exact; else the model hears
         // what is wrong with each, and nobody is asked about a call that could not run
         let schema = self.tools.tool_schema(&call.name).unwrap_or(Value::Null);
-        let args = match repair::repair(&call.arguments, &schema) {
+        let repaired = if self.options.aids.repair {
+            repair::repair(&call.arguments, &schema)
+        } else {
+            as_sent(&call.arguments).map(|arguments| repair::Repaired {
+                arguments,
+                repairs: vec![],
+            })
+        };
+        let args = match repaired {
             Ok(r) => {
                 if !r.repairs.is_empty() {
                     self.store
@@ -644,7 +674,8 @@ mod tests {
             server: server.into(),
             tool: "t".into(),
             read_only,
-            destructive: false,
+            trusted: true,
+            ..Default::default()
         }
     }
 

@@ -25,6 +25,17 @@ const MIN_RESULT_TOKENS: usize = 200;
 /// How much of the conversation's recent text decides which tools are offered.
 const RECENT_MESSAGES: usize = 4;
 
+/// How the model gets its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ToolsIn {
+    /// The API's tools and tool calls.
+    Native,
+    /// Described in the system prompt; calls written as JSON text.
+    Text,
+    /// As `Text`, with the reply constrained to a call or an answer by a JSON schema.
+    Json,
+}
+
 /// What every round of one turn shares.
 pub(super) struct Turn {
     pub conversation_id: i64,
@@ -33,8 +44,8 @@ pub(super) struct Turn {
     /// System prompt, history, the user's message, then this turn's replies and results.
     pub messages: Vec<Message>,
     pub gen: GenOptions,
-    /// Tools described in the system prompt and calls read from the reply text.
-    pub text_tools: bool,
+    /// How the model gets its tools.
+    pub tools_in: ToolsIn,
     /// One reply without tools (after the limit).
     pub wrap_up: bool,
     /// The tools on for this conversation (what a call's name is resolved against), this round.
@@ -170,14 +181,17 @@ impl ChatEngine {
             temperature: conv.settings.temperature.or(self.options.temperature),
             num_ctx,
             think: (self.options.thinking && can("thinking")).then_some(true),
+            format: None,
         };
         // the context the model really has: what we ask for, else what the server gives it
         let window = num_ctx.or(details.default_context).map(|n| n as usize);
         // models without native tool calling get their tools in the system prompt
-        let text_tools = match self.options.tool_modes.get(&req.model) {
-            Some(ToolMode::Text) => true,
-            Some(ToolMode::Native) => false,
-            None => !capabilities.is_empty() && !can("tools"),
+        let tools_in = match self.options.tool_modes.get(&req.model) {
+            Some(ToolMode::Text) => ToolsIn::Text,
+            Some(ToolMode::Json) => ToolsIn::Json,
+            Some(ToolMode::Native) => ToolsIn::Native,
+            None if !capabilities.is_empty() && !can("tools") => ToolsIn::Text,
+            None => ToolsIn::Native,
         };
         let mut messages = Vec::new();
         if !system_prompt.trim().is_empty() {
@@ -196,7 +210,7 @@ impl ChatEngine {
             tool_choice,
             messages,
             gen,
-            text_tools,
+            tools_in,
             wrap_up,
             names: vec![],
             used_tools,
@@ -255,7 +269,14 @@ impl ChatEngine {
         for iteration in 1..=max {
             let request = self.request(turn, emit);
             let (reply, message_id) = match self
-                .stream_reply(turn.conversation_id, &request, &turn.names, emit, cancel)
+                .stream_reply(
+                    turn.conversation_id,
+                    &request,
+                    &turn.names,
+                    turn.tools_in,
+                    emit,
+                    cancel,
+                )
                 .await?
             {
                 Streamed::Reply { reply, message_id } => (reply, message_id),
@@ -334,7 +355,7 @@ impl ChatEngine {
         let tools_on = on.len();
         let tools = if turn.wrap_up {
             vec![]
-        } else if on.len() > self.options.max_offered_tools {
+        } else if self.options.aids.rank && on.len() > self.options.max_offered_tools {
             let best = rank::rank_tools(
                 &turn.recent_text(),
                 &on,
@@ -346,10 +367,14 @@ impl ChatEngine {
             on
         };
         let offered = tools.len();
-        let (messages, tools) = if turn.text_tools {
+        let mut options = turn.gen.clone();
+        let (messages, tools) = if turn.tools_in != ToolsIn::Native {
             let mut m = text_tools::history_as_text(&turn.messages);
+            if turn.tools_in == ToolsIn::Json && !tools.is_empty() {
+                options.format = Some(text_tools::reply_schema(&tools));
+            }
             if !tools.is_empty() {
-                let section = text_tools::describe_tools(&tools);
+                let section = text_tools::describe_tools(&tools, turn.tools_in == ToolsIn::Json);
                 match m.first_mut() {
                     Some(first) if first.role == Role::System => {
                         first.content = format!("{}\n\n{section}", first.content)
@@ -371,7 +396,7 @@ impl ChatEngine {
             model: turn.model.clone(),
             messages,
             tools,
-            options: turn.gen.clone(),
+            options,
         }
     }
 

@@ -110,6 +110,9 @@ pub struct GenOptions {
     pub num_ctx: Option<u32>,
     /// Ask the model to think first (only for models that can).
     pub think: Option<bool>,
+    /// Constrain the reply to JSON that fits this schema (Ollama's `format`, llama-server's
+    /// `response_format` with a JSON schema).
+    pub format: Option<Value>,
 }
 
 /// Pieces of a reply as they stream in.

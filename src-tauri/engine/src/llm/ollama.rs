@@ -292,6 +292,9 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
     if !options.is_empty() {
         body["options"] = Value::Object(options);
     }
+    if let Some(schema) = &r.options.format {
+        body["format"] = schema.clone();
+    }
     if let Some(think) = r.options.think {
         body["think"] = json!(think);
     }

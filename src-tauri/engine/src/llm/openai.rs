@@ -117,6 +117,10 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
     if let Some(t) = r.options.temperature {
         body["temperature"] = json!(t);
     }
+    if let Some(schema) = &r.options.format {
+        body["response_format"] = json!({"type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema}});
+    }
     if !r.tools.is_empty() {
         body["tools"] = Value::Array(
             r.tools

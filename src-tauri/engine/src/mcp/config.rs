@@ -40,6 +40,11 @@ pub struct ServerConfig {
     pub log_level: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+    /// Whether its tools' annotations are believed (a read-only tool then runs without asking).
+    /// Unset: yes for a local program the user added, no for a remote server; always yes for the
+    /// built-in servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted: Option<bool>,
 }
 
 /// The configured HTTP headers as a header map (for the HTTP, SSE and REST transports).
@@ -81,7 +86,22 @@ impl ServerConfig {
             headers: BTreeMap::new(),
             log_level: None,
             disabled: false,
+            trusted: None,
         }
+    }
+
+    /// One of Switchboard's own servers (`switchboard mcp-server NAME`).
+    pub fn is_builtin(&self) -> bool {
+        self.command == SELF_COMMAND && self.args.first().map(String::as_str) == Some("mcp-server")
+    }
+
+    /// Whether its tools' annotations are believed: the built-in servers always; else the user's
+    /// choice; else local programs yes, remote servers no.
+    pub fn trusts_hints(&self) -> bool {
+        self.is_builtin()
+            || self
+                .trusted
+                .unwrap_or(self.transport() == Transport::Stdio)
     }
 
     /// A Streamable HTTP server.

@@ -16,6 +16,55 @@ pub struct ImportEntry {
     pub conflict: bool,
     /// A free name to import it under instead, when there is a conflict.
     pub suggested_name: String,
+    /// Its environment as the preview shows it: every name, no value.
+    pub env: Vec<EnvEntry>,
+    /// The names of the HTTP headers it sends (their values are not shown).
+    pub headers: Vec<String>,
+}
+
+/// One environment variable an imported server would get.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvEntry {
+    pub name: String,
+    /// How long the value is (it is not shown).
+    pub length: usize,
+    /// Why this variable deserves a look before the server runs, when it does.
+    pub risk: Option<EnvRisk>,
+}
+
+/// Variables that change what a program loads or runs, not just what it is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EnvRisk {
+    /// `LD_*`: makes the program load other code (LD_PRELOAD, LD_LIBRARY_PATH).
+    LoadsLibraries,
+    /// `*_OPTIONS` (NODE_OPTIONS, JAVA_TOOL_OPTIONS…): options that can load code.
+    RuntimeOptions,
+    /// `npm_config_*`: where npm/npx fetch packages from, and how.
+    PackageSource,
+    /// `PYTHON*` (PYTHONPATH, PYTHONSTARTUP…): what Python imports or runs first.
+    PythonPath,
+    /// `PATH`: which programs run under familiar names.
+    SearchPath,
+}
+
+/// Why a variable is risky, if it is.
+pub fn env_risk(name: &str) -> Option<EnvRisk> {
+    let upper = name.to_ascii_uppercase();
+    if upper.starts_with("LD_") || upper == "DYLD_INSERT_LIBRARIES" {
+        Some(EnvRisk::LoadsLibraries)
+    } else if upper.ends_with("_OPTIONS") || upper == "NODE_PATH" {
+        Some(EnvRisk::RuntimeOptions)
+    } else if upper.starts_with("NPM_CONFIG_") || upper.starts_with("YARN_") {
+        Some(EnvRisk::PackageSource)
+    } else if upper.starts_with("PYTHON") {
+        Some(EnvRisk::PythonPath)
+    } else if upper == "PATH" {
+        Some(EnvRisk::SearchPath)
+    } else {
+        None
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -160,11 +209,28 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
                 } else {
                     name.clone()
                 };
+                let env = server
+                    .env
+                    .iter()
+                    .map(|(k, v)| EnvEntry {
+                        name: k.clone(),
+                        length: v.chars().count(),
+                        risk: env_risk(k),
+                    })
+                    .collect();
+                let headers = server.headers.keys().cloned().collect();
                 servers.push(ImportEntry {
                     name: name.clone(),
-                    server,
+                    // a server from someone else's config: its annotations are not believed
+                    // until the user says so, and it does not start until the user says so
+                    server: ServerConfig {
+                        trusted: Some(false),
+                        ..server
+                    },
                     conflict,
                     suggested_name,
+                    env,
+                    headers,
                 });
             }
             Err(reason) => skipped.push(Skipped {
@@ -188,6 +254,39 @@ pub fn export(config: &McpConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_preview_names_every_variable_flags_the_risky_ones_and_shows_no_value() {
+        let p = preview(
+            r#"{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"], "cwd": "/tmp",
+                "env": {"API_KEY": "secret123", "LD_PRELOAD": "/tmp/evil.so", "NODE_OPTIONS": "--require /tmp/a.js",
+                        "npm_config_registry": "http://evil.example", "PYTHONPATH": "/tmp", "PATH": "/tmp:/usr/bin"}},
+                "r": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}}}}"#,
+            &McpConfig::default(),
+        )
+        .unwrap();
+        let x = &p.servers[0];
+        assert_eq!(x.name, "x");
+        let risks: Vec<(&str, Option<EnvRisk>)> =
+            x.env.iter().map(|e| (e.name.as_str(), e.risk)).collect();
+        assert_eq!(
+            risks,
+            vec![
+                ("API_KEY", None),
+                ("LD_PRELOAD", Some(EnvRisk::LoadsLibraries)),
+                ("NODE_OPTIONS", Some(EnvRisk::RuntimeOptions)),
+                ("PATH", Some(EnvRisk::SearchPath)),
+                ("PYTHONPATH", Some(EnvRisk::PythonPath)),
+                ("npm_config_registry", Some(EnvRisk::PackageSource)),
+            ]
+        );
+        assert_eq!(x.env[0].length, 9);
+        assert!(!serde_json::to_string(&x.env).unwrap().contains("secret123"));
+        assert_eq!(x.server.cwd.as_deref(), Some("/tmp"));
+        assert_eq!(p.servers[1].headers, vec!["Authorization"]);
+        // imported servers' annotations are not believed until the user says so
+        assert!(p.servers.iter().all(|s| s.server.trusted == Some(false)));
+    }
 
     #[test]
     fn claude_desktop_cursor_and_mcp_json_shapes() {
@@ -286,8 +385,15 @@ mod tests {
     fn export_round_trips_through_import() {
         let cfg = McpConfig::default_builtin();
         let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
-        let back: std::collections::BTreeMap<String, ServerConfig> =
-            p.servers.into_iter().map(|e| (e.name, e.server)).collect();
+        // the same servers, marked as not (yet) trusted: they came from a file
+        let back: std::collections::BTreeMap<String, ServerConfig> = p
+            .servers
+            .into_iter()
+            .map(|e| {
+                assert_eq!(e.server.trusted, Some(false));
+                (e.name, ServerConfig { trusted: None, ..e.server })
+            })
+            .collect();
         assert_eq!(back, cfg.servers);
     }
 }

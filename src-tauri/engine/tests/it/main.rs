@@ -9,6 +9,7 @@ mod approval;
 mod catalog;
 mod context;
 mod conversation;
+mod eval_tools;
 mod host;
 mod llm_ollama;
 mod llm_openai;

@@ -363,6 +363,7 @@ impl McpHost {
                             input_schema: t.input_schema.clone(),
                             read_only: t.read_only,
                             destructive: t.destructive,
+                            open_world: t.open_world,
                         })
                         .collect(),
                     error: report.map(|r| r.error.clone()),
@@ -375,6 +376,7 @@ impl McpHost {
                         .and_then(|x| x.pid)
                         .or(report.and_then(|r| r.pid)),
                     path: s.path.clone(),
+                    trusted: slot.config.trusts_hints(),
                     name,
                 }
             })
@@ -418,20 +420,24 @@ impl McpHost {
     /// Which server and tool an exposed name stands for.
     pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
         let (server, tool) = self.names().get(exposed).cloned()?;
-        let hints = self.slot(&server).and_then(|slot| {
+        let slot = self.slot(&server);
+        let trusted = slot.as_ref().is_some_and(|s| s.config.trusts_hints());
+        let hints = slot.and_then(|slot| {
             slot.snapshot()
                 .catalog
                 .tools
                 .iter()
                 .find(|t| t.name == tool)
-                .map(|t| (t.read_only, t.destructive))
+                .map(|t| (t.read_only, t.destructive, t.open_world))
         });
-        let (read_only, destructive) = hints.unwrap_or_default();
+        let (read_only, destructive, open_world) = hints.unwrap_or_default();
         Some(RoutedTool {
             server,
             tool,
             read_only,
             destructive,
+            open_world,
+            trusted,
         })
     }
 

@@ -75,6 +75,8 @@ pub struct CachedTool {
     pub input_schema: Value,
     pub read_only: bool,
     pub destructive: bool,
+    /// Annotated `openWorldHint: true`: it reaches outside (the internet, other systems).
+    pub open_world: bool,
 }
 
 impl CachedTool {
@@ -88,6 +90,7 @@ impl CachedTool {
             input_schema: Value::Object((*t.input_schema).clone()),
             read_only: hint(|a| a.read_only_hint),
             destructive: hint(|a| a.destructive_hint),
+            open_world: hint(|a| a.open_world_hint),
         }
     }
 }
@@ -172,6 +175,7 @@ pub struct ToolView {
     pub input_schema: Value,
     pub read_only: bool,
     pub destructive: bool,
+    pub open_world: bool,
 }
 
 /// One server as the servers list shows it.
@@ -200,6 +204,8 @@ pub struct ServerView {
     pub pid: Option<u32>,
     /// The PATH its command was looked up on (stdio servers).
     pub path: Option<String>,
+    /// Whether its tools' annotations are believed.
+    pub trusted: bool,
 }
 
 /// Where an exposed name leads, and what the server says the tool does (annotations are hints
@@ -213,4 +219,8 @@ pub struct RoutedTool {
     pub read_only: bool,
     /// Annotated `destructiveHint: true`.
     pub destructive: bool,
+    /// Annotated `openWorldHint: true`.
+    pub open_world: bool,
+    /// Whether the server's annotations are believed (built-in, or trusted by the user).
+    pub trusted: bool,
 }
