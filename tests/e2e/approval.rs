@@ -44,6 +44,37 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
             .is_err(),
         "no 'always' for a destructive tool"
     );
+    // the question takes the focus itself, not its Allow button: Enter typed for the composer
+    // as it appears answers nothing
+    assert_eq!(
+        c.execute(
+            "const a = document.activeElement; return a.classList.contains('approval') ? 'question' : a.tagName + '.' + a.className;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!("question")
+    );
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E007}")
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E007}")
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        c.find(Locator::Css(".tool-card.awaiting .approval"))
+            .await
+            .is_ok(),
+        "Enter on the question answers nothing"
+    );
     screenshot(&c, "approval.png").await;
     click(&c, ".approval [data-action='deny']").await;
     wait_css(&c, ".tool-card.error").await;

@@ -138,7 +138,7 @@ export class ToolCards {
       error);
     argsBox.after(editor);
     card.querySelector('.card-body').prepend(bar);
-    bar.querySelector('button').focus();
+    takeFocusSafely(bar);
     this.chat.scrollToEnd(true);
   }
 
@@ -171,8 +171,9 @@ export class ToolCards {
     const card = this.cards.get(callId);
     if (!card) return;
     card.open = true;
-    card.querySelector('.card-body').prepend(elicitationForm(ask, answer, this.chat.onLink));
-    card.querySelector('.elicitation input, .elicitation select, .elicitation button')?.focus();
+    const form = elicitationForm(ask, answer, this.chat.onLink);
+    card.querySelector('.card-body').prepend(form);
+    takeFocusSafely(form);
     this.chat.scrollToEnd(true);
   }
 
@@ -203,7 +204,7 @@ export class ToolCards {
         el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny-sampling' }, onclick: () => choose(false) }, 'Decline')),
       error);
     card.querySelector('.card-body').prepend(box);
-    box.querySelector('button').focus();
+    takeFocusSafely(box);
     this.chat.scrollToEnd(true);
   }
 
@@ -266,4 +267,25 @@ export function prettyJson(v) {
     try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
   }
   return JSON.stringify(v ?? {}, null, 2);
+}
+
+/** How long a new question ignores the keyboard: keys meant for what the user was typing when
+ * it appeared must not answer it. */
+const KEY_GUARD_MS = 500;
+
+/**
+ * A question (approval, sampling, elicitation) takes the focus itself, never its affirmative
+ * button or a field (Enter or a letter typed for the composer would answer it), and ignores key
+ * presses for its first moments.
+ */
+function takeFocusSafely(box) {
+  box.tabIndex = -1;
+  box.classList.add('question', 'fresh'); // .fresh: still ignoring keys
+  const shown = performance.now();
+  const guard = (e) => {
+    if (performance.now() - shown < KEY_GUARD_MS) { e.preventDefault(); e.stopPropagation(); }
+  };
+  setTimeout(() => box.classList.remove('fresh'), KEY_GUARD_MS);
+  for (const type of ['keydown', 'keypress', 'keyup']) box.addEventListener(type, guard, true);
+  box.focus({ preventScroll: true });
 }
