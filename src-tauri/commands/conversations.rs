@@ -12,6 +12,10 @@ use super::files::{open_text, save_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
 use crate::AppState;
 
+/// The largest conversation file read (a file is read whole; the longest real conversations,
+/// images included, are a few MB).
+const MAX_CONVERSATION_FILE: u64 = 64 * 1024 * 1024;
+
 #[tauri::command]
 pub async fn list_conversations(state: State<'_, AppState>) -> CmdResult<Vec<ConversationSummary>> {
     Ok(state.runtime.store.list_conversations().await?)
@@ -194,7 +198,7 @@ pub async fn import_conversation(
         ext: "json",
         start: switchboard_engine::paths::documents_dir(),
     };
-    let Some(PickedFile { path: shown, text }) = open_text(&app, dialog, 512 * 1024 * 1024).await?
+    let Some(PickedFile { path: shown, text }) = open_text(&app, dialog, MAX_CONVERSATION_FILE).await?
     else {
         return Ok(None);
     };

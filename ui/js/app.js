@@ -41,6 +41,7 @@ const chat = new ChatView($('#messages'), {
   onRegenerate: (userMessageId) => regenerate(userMessageId),
   onBranch: (id, step) => switchBranch(id, step),
   onResume: (how) => resume(how),
+  onChatSettings: () => $('#chat-settings-button').click(),
 });
 const composer = new ComposerView(
   { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },

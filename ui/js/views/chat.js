@@ -12,8 +12,9 @@ export class ChatView {
    * actions: onLink(href), onExample(text), onCancelCall(id), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp')
    */
-  constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume }) {
+  constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume, onChatSettings }) {
     this.root = root;
+    this.onChatSettings = onChatSettings;
     this.onLink = onLink;
     this.onCancelCall = onCancelCall;
     this.onExample = onExample;
@@ -65,6 +66,7 @@ export class ChatView {
   /** Renders a stored conversation (the view model from load_conversation). */
   renderConversation(view, all = false) {
     this.clear();
+    if (view.summary.imported) this.root.append(importedNote(view, this.onChatSettings));
     const last = view.items[view.items.length - 1];
     // a very long conversation opens at its end; earlier items come on request
     const items = all || view.items.length <= PAGE ? view.items : view.items.slice(-PAGE);
@@ -113,7 +115,7 @@ export class ChatView {
     const body = el('div', { class: role === 'assistant' ? 'body markdown' : 'body' });
     const tools = el('div', { class: 'msg-tools' });
     const node = el('article', { class: `msg ${role} ${status}`, dataset: { id, role } },
-      el('div', { class: 'who' }, role === 'user' ? 'You' : 'Assistant', tools),
+      el('div', { class: 'who' }, { user: 'You', system: 'System (from the file)' }[role] ?? 'Assistant', tools),
       body,
       el('div', { class: 'status-line' }, messageStatusText(status)));
     this.root.append(node);
@@ -301,4 +303,21 @@ function describeTools(servers) {
   if (!tools) return 'No MCP tools are available yet. Servers start in the background; see “MCP servers” in the sidebar.';
   const names = servers.map((s) => s.name).join(', ');
   return `It can use ${tools} tool${tools > 1 ? 's' : ''} from ${servers.length} MCP server${servers.length > 1 ? 's' : ''} (${names}).`;
+}
+
+/**
+ * An imported conversation, until it is continued: where it came from, and everything the model
+ * will be told that is not a message in view (the conversation's own system prompt).
+ */
+function importedNote(view, onChatSettings) {
+  const prompt = view.settings.systemPrompt;
+  return el('div', { class: 'imported-note', role: 'note' },
+    el('strong', {}, 'Imported from a file.'),
+    ' Everything the model will be told is shown here; messages marked “System” came from the file.',
+    prompt
+      ? el('div', { class: 'imported-prompt' },
+        el('span', {}, 'It has its own system prompt (the model gets it first): '),
+        el('pre', { class: 'code' }, prompt),
+        onChatSettings ? el('button', { type: 'button', class: 'btn small', onclick: onChatSettings }, 'Change it in Chat settings') : null)
+      : null);
 }

@@ -101,7 +101,8 @@ export class Sidebar {
       title: c.title, dataset: { id: c.id },
       onclick: () => this.actions.onOpen(c.id),
       onkeydown: (e) => { if (e.key === 'Enter' && e.target === e.currentTarget) this.actions.onOpen(c.id); } },
-    el('span', { class: 'conv-title' }, c.pinned ? el('span', { class: 'pin', title: 'Pinned', 'aria-label': 'Pinned' }, '★ ') : null, c.title),
+    el('span', { class: 'conv-title' }, c.pinned ? el('span', { class: 'pin', title: 'Pinned', 'aria-label': 'Pinned' }, '★ ') : null,
+      c.imported ? el('span', { class: 'imported-mark', title: 'Imported from a file, not continued yet' }, 'imported') : null, c.title),
     el('span', { class: 'conv-snippet' }, (c.snippet || '').replace(/[*_`#>~|]+/g, '') || ' '),
     el('span', { class: 'conv-meta' }, `${c.model} · ${formatDate(c.updatedAt)}`),
     menu);

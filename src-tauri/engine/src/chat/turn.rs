@@ -119,6 +119,10 @@ impl ChatEngine {
         };
         self.start_branch(conversation_id, req).await?;
         let mut conv = self.store.conversation(conversation_id).await?;
+        if conv.summary.imported {
+            // from here on, the user has seen what the model is told
+            self.store.mark_continued(conversation_id).await?;
+        }
         // the conversation remembers its own settings, the provider and the model it talks to
         let mut settings = match &req.settings {
             Some(s) => ConversationSettings {

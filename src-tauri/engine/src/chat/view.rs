@@ -94,7 +94,19 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
             continue;
         }
         match m.role {
-            Role::Tool | Role::System => continue,
+            Role::Tool => continue,
+            // only an imported conversation has them: shown as such, as text
+            Role::System => items.push(Item::Message {
+                id: m.id,
+                role: m.role,
+                status: m.status,
+                content: m.content.clone(),
+                html: None,
+                thinking: None,
+                sibling_index: m.sibling_index,
+                sibling_count: m.sibling_count,
+                reply_to: None,
+            }),
             Role::User => {
                 last_user = Some(m.id);
                 items.push(Item::Message {

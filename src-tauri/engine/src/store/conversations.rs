@@ -20,6 +20,7 @@ fn read_summary(r: &rusqlite::Row) -> rusqlite::Result<ConversationSummary> {
         message_count: r.get(5)?,
         pinned: r.get(6)?,
         snippet: snippet.unwrap_or_default(),
+        imported: r.get(8)?,
     })
 }
 /// The snippet is the leaf's text, or its nearest user/assistant ancestor's with text (a tool
@@ -36,7 +37,8 @@ const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.update
         SELECT m.id, m.parent_id, m.role, m.content, up.depth + 1 FROM messages m JOIN up ON m.id = up.parent_id
         WHERE up.depth < 8)
      SELECT substr(content, 1, 160) FROM up
-     WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1))
+     WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1)),
+    c.imported
     FROM conversations c";
 impl Store {
     pub async fn create_conversation(&self, title: &str, model: &str) -> Result<i64, StoreError> {

@@ -85,6 +85,8 @@ pub(super) fn migrations() -> Migrations<'static> {
              ALTER TABLE tool_calls ADD COLUMN written_name TEXT;",
             typed_states,
         ),
+        // a conversation read from a file, until the user continues it
+        M::up("ALTER TABLE conversations ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"),
     ])
 }
 

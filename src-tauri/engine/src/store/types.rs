@@ -199,6 +199,8 @@ pub struct ConversationSummary {
     pub pinned: bool,
     /// The last user or assistant text on the shown branch, cut short.
     pub snippet: String,
+    /// Read from a file and not yet continued here: what it says it said was not seen happen.
+    pub imported: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
