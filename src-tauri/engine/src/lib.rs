@@ -29,7 +29,7 @@ pub fn llm_client(p: &settings::ProviderConfig) -> Arc<dyn llm::LlmClient> {
 
 /// The roots offered to MCP servers: the files sandbox, then the folders the user chose.
 pub fn roots(settings: &Settings) -> Vec<PathBuf> {
-    let mut out = vec![paths::data_dir().join("files")];
+    let mut out = vec![servers::default_files_root()];
     out.extend(settings.roots.iter().map(PathBuf::from));
     out
 }
