@@ -172,8 +172,8 @@ pub fn decide(wanted: &Wanted, abi: i32) -> SandboxState {
 
 /// Why a server that asks for a sandbox was not started.
 pub fn unsupported_reason() -> String {
-    "it is set to run in a sandbox, but this system's kernel has no Landlock (the Linux sandbox \
-     Switchboard uses), so it was not started. Run it without the sandbox if you trust it."
+    "this system's kernel has no Landlock (the Linux sandbox Switchboard uses), so this server, \
+     which is set to run in a sandbox, was not started. Run it without the sandbox if you trust it."
         .to_string()
 }
 

@@ -128,10 +128,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
         return Ok(None);
     };
     match sandbox::decide(&wanted, t.landlock_abi) {
-        SandboxState::Unsupported => Err(failed(
-            Step::Sandbox,
-            format!("not started: {}", sandbox::unsupported_reason()),
-        )),
+        SandboxState::Unsupported => Err(failed(Step::Sandbox, sandbox::unsupported_reason())),
         SandboxState::Waived => {
             t.log.push(
                 "[switchboard] running without its sandbox: this system's kernel has no Landlock, \
