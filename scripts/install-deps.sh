@@ -36,7 +36,8 @@ if [ $want_test = 1 ]; then
     cargo install tauri-driver --version "^2" --locked --quiet
   fi
   # Real MCP servers used by the tests (npm), pinned by tests/servers/package-lock.json.
-  if [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-everything ]; then
+  if [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-everything ] \
+     || [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-filesystem ]; then
     echo "install-deps: installing npm test servers"
     (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
   fi

@@ -22,7 +22,12 @@ pub struct App {
 impl App {
     /// Launches the app with `home` as its XDG home and waits until the window is ready.
     pub async fn launch(home: &Path) -> App {
-        let driver = Driver::start(home);
+        App::launch_with_env(home, &[]).await
+    }
+
+    /// [`App::launch`] with these environment variables set for the app.
+    pub async fn launch_with_env(home: &Path, env: &[(&str, &str)]) -> App {
+        let driver = Driver::start(home, env);
         let c = driver.session().await;
         wait_css(&c, "body[data-ready='true']").await;
         App { c, driver }
@@ -49,7 +54,7 @@ pub struct Driver {
 }
 
 impl Driver {
-    fn start(home: &Path) -> Driver {
+    fn start(home: &Path, env: &[(&str, &str)]) -> Driver {
         let port = support::free_port();
         let native = support::free_port();
         std::fs::create_dir_all(home.join("cache")).unwrap();
@@ -68,6 +73,7 @@ impl Driver {
             .env("XDG_CACHE_HOME", home.join("cache"))
             .env("SWITCHBOARD_LOG", "warn,tauri_plugin_single_instance=error")
             .env_remove("OLLAMA_HOST")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             // its own process group, so ending it also ends the WebKitWebDriver it starts

@@ -499,3 +499,189 @@ async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
     );
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edits_it() {
+    if switchboard_engine::mcp::sandbox::kernel_abi() == 0 {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fake = FakeOllama::start().await;
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "n1",
+        "net__tcp",
+        json!({ "port": port }),
+        "Result: ",
+    ));
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url}).to_string(),
+    )
+    .unwrap();
+    let config_file = config_dir.join("mcp.json");
+    // the built-ins as an older install has them (no "sandbox"), and a server sandboxed with no network
+    let mut cfg = switchboard_engine::mcp::McpConfig::default_builtin();
+    for s in cfg.servers.values_mut() {
+        s.sandbox = None;
+    }
+    let mut net = switchboard_engine::mcp::ServerConfig::new(
+        "python3",
+        &[support::fixture("net_server.py").to_str().unwrap()],
+    );
+    net.sandbox = Some(switchboard_engine::mcp::SandboxSetting::locked());
+    cfg.servers.insert("net".into(), net);
+    cfg.save(&config_file).unwrap();
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
+
+    // every stdio row says how it is sandboxed; the built-ins are by default
+    click(&c, "#servers-button").await;
+    wait_css(&c, "#servers-dialog[open] .server[data-name='net']").await;
+    for name in ["calculator", "files", "net"] {
+        assert_eq!(
+            text_content(&c, &format!(".server[data-name='{name}'] .server-sandbox")).await,
+            "sandboxed (no network)",
+            "{name}"
+        );
+    }
+    click(&c, "#servers-close").await;
+
+    // the call is refused by the kernel; the card says the sandbox blocked it
+    send(&c, "connect to the port").await;
+    wait_css(&c, ".tool-card.error").await;
+    let card = text_content(&c, ".tool-card").await;
+    assert!(card.contains("[Errno 13] Permission denied"), "{card}");
+    assert!(
+        card.contains("Blocked by sandbox: network access"),
+        "{card}"
+    );
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "no connection came");
+
+    // and so does its row
+    click(&c, "#servers-button").await;
+    wait_until(
+        &c,
+        "document.querySelector(\".server[data-name='net'] .server-blocked\")?.textContent.includes('Blocked by sandbox: network access')",
+    )
+    .await;
+    screenshot(&c, "servers-sandbox.png").await;
+
+    // the form: let it use the network
+    click(&c, ".server[data-name='net'] [data-act='edit']").await;
+    let checked = |css: &'static str| {
+        let c = c.clone();
+        async move {
+            c.execute(
+                &format!("return document.querySelector('{css}').checked"),
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap()
+        }
+    };
+    assert!(checked("#srv-sandbox").await);
+    assert!(!checked("#srv-sandbox-network").await);
+    let read = home.path().join("docs");
+    std::fs::create_dir_all(&read).unwrap();
+    click(&c, "#srv-sandbox-network").await;
+    wait_css(&c, "#srv-sandbox-read")
+        .await
+        .send_keys(&read.display().to_string())
+        .await
+        .unwrap();
+    screenshot(&c, "server-form-sandbox.png").await;
+    click(&c, "#server-save").await;
+    wait_until(
+        &c,
+        "document.querySelector(\".server.running[data-name='net'] .server-sandbox\")?.textContent === 'sandboxed'",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["mcpServers"]["net"]["sandbox"],
+        json!({"network": true, "read": [read.display().to_string()]})
+    );
+
+    // and the calculator out of its default sandbox
+    click(&c, ".server[data-name='calculator'] [data-act='edit']").await;
+    assert!(checked("#srv-sandbox").await, "the default shows as ticked");
+    click(&c, "#srv-sandbox").await;
+    click(&c, "#server-save").await;
+    wait_until(
+        &c,
+        "document.querySelector(\".server.running[data-name='calculator'] .server-sandbox\")?.textContent === 'not sandboxed'",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"]["calculator"]["sandbox"], json!(false));
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn without_landlock_a_sandboxed_server_runs_only_once_the_user_agrees() {
+    let (home, config_dir) = app_home();
+    let config_file = config_dir.join("mcp.json");
+    switchboard_engine::mcp::McpConfig::default_builtin()
+        .save(&config_file)
+        .unwrap();
+    // the app believes the kernel has no Landlock
+    let App { c, driver: _driver } = App::launch_with_env(
+        home.path(),
+        &[(switchboard_engine::NO_LANDLOCK_FOR_TESTS, "1")],
+    )
+    .await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('2 failed')",
+    )
+    .await;
+    click(&c, "#servers-button").await;
+    wait_css(
+        &c,
+        ".server.failed[data-name='calculator'] [data-act='unsandboxed']",
+    )
+    .await;
+    let row = text_content(&c, ".server[data-name='calculator']").await;
+    assert!(row.contains("sandbox unavailable on this system"), "{row}");
+    assert!(row.contains("kernel has no Landlock"), "{row}");
+    assert!(
+        row.contains("Failed while: setting up its sandbox"),
+        "{row}"
+    );
+    screenshot(&c, "servers-no-landlock.png").await;
+
+    // the user agrees for the calculator: it runs, unsandboxed, and says so; files still waits
+    click(
+        &c,
+        ".server[data-name='calculator'] [data-act='unsandboxed']",
+    )
+    .await;
+    wait_until(
+        &c,
+        "document.querySelector(\".server.running[data-name='calculator'] .server-sandbox\")?.textContent.startsWith('not sandboxed')",
+    )
+    .await;
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["mcpServers"]["calculator"]["sandbox"],
+        json!({"network": false, "allowUnsandboxed": true})
+    );
+    assert!(text_content(&c, ".server[data-name='files']")
+        .await
+        .contains("Run without the sandbox"));
+    assert_eq!(
+        text_content(&c, "#servers-summary").await,
+        "1/2 servers · 1 failed"
+    );
+    c.close().await.unwrap();
+}

@@ -114,6 +114,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
+  update: (name, server) => ipc.saveMcpServer(name, name, server).then(reloadServerConfig, reportServerError),
 });
 
 // ---------- models ----------

@@ -14,8 +14,17 @@ const core = window.__TAURI__.core;
  *   transport: 'stdio'|'http'|'sse'|'rest', command: string, args: string[],
  *   protocolVersion: string|null, serverInfo: string|null, tools: ToolView[],
  *   error: string|null, failedStep: FailedStep|null, restarts: number, exit: string|null,
- *   stderrTail: string[], pid: number|null, path: string|null }} ServerView
- * @typedef {'findingCommand'|'startingProcess'|'connecting'|'openingStream'|'handshake'|'listingTools'|'running'} FailedStep
+ *   stderrTail: string[], pid: number|null, path: string|null,
+ *   sandbox: SandboxView|null }} ServerView
+ * @typedef {'findingCommand'|'sandbox'|'startingProcess'|'connecting'|'openingStream'|'handshake'|'listingTools'|'running'} FailedStep
+ * A server's kernel sandbox (null in ServerView: it runs without one). `state`: on (in force),
+ * unsupported (this kernel cannot: not started until the user allows running it without),
+ * waived (this kernel cannot and the user allowed it: runs without). `read`/`write`: its config's
+ * folders; `own`: folders it writes as its own (the built-in files server's); `default`: a
+ * built-in sandboxed by default; `blocked`: the last refusal its log tells of.
+ * @typedef {{ state: 'on'|'unsupported'|'waived', network: boolean, read: string[], write: string[],
+ *   own: string[], default: boolean, allowUnsandboxed: boolean, kernelAbi: number,
+ *   blocked: string|null }} SandboxView
  * @typedef {{ name: string, exposed: string, description: string, inputSchema: object,
  *   readOnly: boolean, destructive: boolean }} ToolView
  */

@@ -29,10 +29,14 @@ pub fn llm_client(p: &settings::ProviderConfig) -> Arc<dyn llm::LlmClient> {
 
 /// The roots offered to MCP servers: the files sandbox, then the folders the user chose.
 pub fn roots(settings: &Settings) -> Vec<PathBuf> {
-    let mut out = vec![paths::data_dir().join("files")];
+    let mut out = vec![servers::default_files_root()];
     out.extend(settings.roots.iter().map(PathBuf::from));
     out
 }
+
+/// Set (to anything), the app believes the kernel has no Landlock: how the window's tests see a
+/// sandboxed server wait for the user's agreement on a kernel that has it.
+pub const NO_LANDLOCK_FOR_TESTS: &str = "SWITCHBOARD_TEST_NO_LANDLOCK";
 
 /// The MCP server config as last read or saved, and why it could not be read (then the app runs
 /// with no servers, says why, and never overwrites the file).
@@ -82,6 +86,11 @@ impl Runtime {
         let store = store::Store::open(&paths::database_file()).await?;
         let mut opts = mcp::HostOptions::new(self_exe);
         opts.call_timeout = Duration::from_secs(settings.read(|s| s.tool_timeout_secs));
+        // for the window's tests: behave as on a kernel without Landlock (sandboxed servers wait
+        // for the user's agreement); it can only make the app stricter
+        if std::env::var_os(NO_LANDLOCK_FOR_TESTS).is_some() {
+            opts.landlock_abi = Some(0);
+        }
         let host = mcp::McpHost::new(opts);
         let mcp_file = paths::mcp_config_file();
         let mcp = match mcp::McpConfig::load_or_init(&mcp_file) {

@@ -19,6 +19,13 @@ pub fn config_dir() -> PathBuf {
         .join(APP_IDENTIFIER)
 }
 
+/// Each sandboxed server's private folder (its temporary files) lives under `sandbox/` here.
+pub fn cache_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(APP_IDENTIFIER)
+}
+
 pub fn database_file() -> PathBuf {
     data_dir().join("conversations.sqlite3")
 }

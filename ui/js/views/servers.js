@@ -1,7 +1,7 @@
 // MCP servers: the sidebar summary, the list with status, problems and log, and the form to add
 // or edit one.
 import { el, $ } from '../dom.js';
-import { stepText } from './words.js';
+import { stepText, sandboxText, sandboxDetail } from './words.js';
 
 export function summarize(servers) {
   const running = servers.filter((s) => s.status === 'running').length;
@@ -15,7 +15,10 @@ export function summarize(servers) {
 }
 
 export class ServersView {
-  /** actions: { save(original, name, server), remove(name), setEnabled(name, on), restart(name) } */
+  /**
+   * actions: { save(original, name, server), remove(name), setEnabled(name, on), restart(name),
+   *   update(name, server) } — `update` saves a server's config from its row (errors reported there).
+   */
   constructor(dialog, actions) {
     this.dialog = dialog;
     this.actions = actions;
@@ -28,6 +31,8 @@ export class ServersView {
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
     $('#srv-transport', dialog).addEventListener('change', () => this.showTransport());
     $('#srv-trusted', dialog).addEventListener('change', () => { this.trustedTouched = true; });
+    $('#srv-sandbox', dialog).addEventListener('change', () => this.showSandbox());
+    this.servers = [];
   }
 
   /** view: { config: {mcpServers}, path } */
@@ -45,6 +50,7 @@ export class ServersView {
 
   render(servers, configError) {
     this.shown = JSON.stringify([servers, configError]);
+    this.servers = servers;
     const rows = [];
     if (configError) rows.push(el('p', { class: 'field-error' }, configError));
     if (!servers.length && !configError) {
@@ -68,6 +74,9 @@ export class ServersView {
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, s.status),
         el('span', { class: 'muted' }, { http: 'HTTP', sse: 'HTTP+SSE', rest: 'REST' }[s.transport] ?? 'stdio'),
+        s.transport === 'stdio'
+          ? el('span', { class: `muted server-sandbox ${s.sandbox?.state ?? 'off'}`, title: sandboxDetail(s.sandbox) }, sandboxText(s.sandbox))
+          : null,
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
         s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
         s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
@@ -80,6 +89,17 @@ export class ServersView {
         confirmDelete),
       el('div', { class: 'server-cmd', title: 'Command, as it is run' }, [s.command, ...s.args].join(' ')),
       s.error ? el('div', { class: 'server-error' }, s.error) : null,
+      s.sandbox?.state === 'unsupported'
+        ? el('div', { class: 'server-consent' },
+          el('button', {
+            type: 'button', class: 'btn small', dataset: { act: 'unsandboxed' },
+            onclick: () => this.runUnsandboxed(s),
+          }, 'Run without the sandbox'),
+          el('span', { class: 'muted' }, 'It will have your full access to files and the network. Saved in its settings.'))
+        : null,
+      s.sandbox?.blocked
+        ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
+        : null,
       s.status === 'failed' && s.failedStep ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
       s.status === 'failed' ? el('details', { class: 'server-log' },
@@ -98,6 +118,26 @@ export class ServersView {
         : null);
   }
 
+  /** Saves the user's agreement to run a server without its sandbox where the kernel has none. */
+  runUnsandboxed(s) {
+    const cfg = this.config.mcpServers[s.name];
+    if (!cfg) return;
+    const current = cfg.sandbox && typeof cfg.sandbox === 'object'
+      ? cfg.sandbox
+      : { network: s.sandbox.network, read: s.sandbox.read, write: s.sandbox.write };
+    this.actions.update(s.name, { ...cfg, sandbox: { ...current, allowUnsandboxed: true } });
+  }
+
+  /** The sandbox the form starts with: the config's, else the built-ins' default; null for none. */
+  sandboxOf(name, cfg) {
+    const sb = cfg?.sandbox;
+    if (sb === true) return { network: false };
+    if (sb === false) return null;
+    if (sb) return sb;
+    const view = this.servers.find((v) => v.name === name)?.sandbox;
+    return view?.default ? { network: view.network, read: [], write: [] } : null;
+  }
+
   openForm(name, duplicate = false) {
     const cfg = name ? this.config.mcpServers[name] : null;
     this.editing = duplicate ? null : name;
@@ -114,7 +154,14 @@ export class ServersView {
     // unset: the default for the transport, which follows the transport until the box is touched
     this.trustedTouched = cfg?.trusted != null;
     $('#srv-trusted', this.form).checked = cfg?.trusted ?? !isHttp(cfg ?? {});
+    const sb = name ? this.sandboxOf(name, cfg) : null;
+    $('#srv-sandbox', this.form).checked = Boolean(sb);
+    $('#srv-sandbox-network', this.form).checked = Boolean(sb?.network);
+    $('#srv-sandbox-read', this.form).value = (sb?.read ?? []).join('\n');
+    $('#srv-sandbox-write', this.form).value = (sb?.write ?? []).join('\n');
+    $('#srv-sandbox-unsandboxed', this.form).checked = Boolean(sb?.allowUnsandboxed);
     this.showTransport();
+    this.showSandbox();
     this.clearErrors();
     this.form.hidden = false;
     this.list.hidden = true;
@@ -127,6 +174,10 @@ export class ServersView {
     if (!this.trustedTouched) $('#srv-trusted', this.form).checked = !http;
     for (const g of this.form.querySelectorAll('.http-only')) g.hidden = !http;
     for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = http;
+  }
+
+  showSandbox() {
+    $('#srv-sandbox-options', this.form).hidden = !$('#srv-sandbox', this.form).checked;
   }
 
   closeForm() {
@@ -169,15 +220,20 @@ export class ServersView {
       server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, disabled, trusted };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
-      server = {
-        command: $('#srv-command', this.form).value.trim(),
-        args: $('#srv-args', this.form).value.split('\n').map((a) => a.trim()).filter(Boolean),
-        env,
-        cwd: cwd || null,
-        logLevel,
-        disabled,
-        trusted,
-      };
+      const command = $('#srv-command', this.form).value.trim();
+      const args = $('#srv-args', this.form).value.split('\n').map((a) => a.trim()).filter(Boolean);
+      const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
+      // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
+      const builtin = command === 'switchboard' && args[0] === 'mcp-server';
+      const sandbox = $('#srv-sandbox', this.form).checked
+        ? {
+          network: $('#srv-sandbox-network', this.form).checked,
+          read: lines('#srv-sandbox-read'),
+          write: lines('#srv-sandbox-write'),
+          allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
+        }
+        : builtin ? false : null;
+      server = { command, args, env, cwd: cwd || null, logLevel, disabled, trusted, sandbox };
     }
     try {
       await this.actions.save(this.editing, name, server);

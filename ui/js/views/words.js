@@ -68,6 +68,7 @@ export function envRiskText(risk) {
 export function stepText(step) {
   return {
     findingCommand: 'finding the command',
+    sandbox: 'setting up its sandbox',
     startingProcess: 'starting the process',
     connecting: 'connecting',
     openingStream: 'opening the event stream (GET)',
@@ -75,6 +76,34 @@ export function stepText(step) {
     listingTools: 'listing tools (tools/list)',
     running: 'running',
   }[step] ?? String(step);
+}
+
+/**
+ * A server's sandbox in a few words, for its row: "sandboxed (no network)", "not sandboxed", …
+ * `sandbox` is the ServerView's (null: it runs without one).
+ */
+export function sandboxText(sandbox) {
+  if (!sandbox) return 'not sandboxed';
+  switch (sandbox.state) {
+    case 'on': return sandbox.network ? 'sandboxed' : 'sandboxed (no network)';
+    case 'waived': return 'not sandboxed (this system cannot; you allowed it)';
+    case 'unsupported': return 'sandbox unavailable on this system';
+    default: return String(sandbox.state);
+  }
+}
+
+/** What a sandboxed server may use besides what it needs to run, for the badge's tooltip. */
+export function sandboxDetail(sandbox) {
+  if (!sandbox) return 'It runs with your user\'s full access to files and the network.';
+  const lines = [];
+  lines.push(sandbox.network ? 'Network: allowed.' : 'Network: none (no TCP, UDP or DNS).');
+  const read = sandbox.read.length ? sandbox.read.join(', ') : 'only what it needs to run';
+  lines.push(`Reads: ${read}.`);
+  const write = [...sandbox.own, ...sandbox.write];
+  lines.push(`Writes: ${write.length ? write.join(', ') : 'only its own temporary folder'}.`);
+  if (sandbox.default) lines.push('A built-in server: sandboxed by default.');
+  lines.push(sandbox.kernelAbi ? `Kernel sandbox: Landlock ABI ${sandbox.kernelAbi}.` : 'This kernel has no Landlock.');
+  return lines.join('\n');
 }
 
 /** The line under a reply that did not finish normally. */

@@ -1,5 +1,6 @@
 //! MCP server configuration in the Claude Desktop shape:
-//! `{"mcpServers": {"name": {"command", "args", "env", "cwd"?, "disabled"?}}}`.
+//! `{"mcpServers": {"name": {"command", "args", "env", "cwd"?, "disabled"?}}}`, plus our own
+//! `"sandbox"` for stdio servers (see [`SandboxSetting`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,6 +46,73 @@ pub struct ServerConfig {
     /// built-in servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trusted: Option<bool>,
+    /// The kernel sandbox a stdio server runs in (`mcp/sandbox.rs`). Absent: the host's default
+    /// (the built-in servers are sandboxed, other servers are not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSetting>,
+}
+
+/// `"sandbox": false` (never sandboxed, not even a built-in), `true` (sandboxed with the
+/// defaults: no network, no folders beyond what it needs to run) or an object ([`SandboxConfig`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SandboxRepr", into = "SandboxRepr")]
+pub enum SandboxSetting {
+    Off,
+    On(SandboxConfig),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum SandboxRepr {
+    Flag(bool),
+    Config(SandboxConfig),
+}
+
+impl From<SandboxRepr> for SandboxSetting {
+    fn from(r: SandboxRepr) -> Self {
+        match r {
+            SandboxRepr::Flag(false) => SandboxSetting::Off,
+            SandboxRepr::Flag(true) => SandboxSetting::On(SandboxConfig::default()),
+            SandboxRepr::Config(c) => SandboxSetting::On(c),
+        }
+    }
+}
+
+impl From<SandboxSetting> for SandboxRepr {
+    fn from(s: SandboxSetting) -> Self {
+        match s {
+            SandboxSetting::Off => SandboxRepr::Flag(false),
+            SandboxSetting::On(c) => SandboxRepr::Config(c),
+        }
+    }
+}
+
+/// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
+/// "write": [paths], "allowUnsandboxed": false}`. Paths are absolute (or start with `~/`);
+/// folders include everything under them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxConfig {
+    /// May it open network connections (TCP, UDP, DNS)? Off: none at all.
+    #[serde(default)]
+    pub network: bool,
+    /// Folders and files it may read (and run programs from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<String>,
+    /// Folders and files it may read, write, create and delete in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<String>,
+    /// The user agreed to run it without a sandbox where the kernel cannot sandbox (no
+    /// Landlock). Ignored where it can: there the sandbox always applies.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_unsandboxed: bool,
+}
+
+impl SandboxSetting {
+    /// Sandboxed with no network and no folders of its own.
+    pub fn locked() -> Self {
+        SandboxSetting::On(SandboxConfig::default())
+    }
 }
 
 /// The configured HTTP headers as a header map (for the HTTP, SSE and REST transports).
@@ -87,18 +155,25 @@ impl ServerConfig {
             log_level: None,
             disabled: false,
             trusted: None,
+            sandbox: None,
         }
     }
 
-    /// One of Switchboard's own servers (`switchboard mcp-server NAME`).
-    pub fn is_builtin(&self) -> bool {
-        self.command == SELF_COMMAND && self.args.first().map(String::as_str) == Some("mcp-server")
+    /// Which built-in server this is (`switchboard mcp-server calculator|files …`), if it is one.
+    pub fn builtin(&self) -> Option<&str> {
+        if self.command != SELF_COMMAND
+            || self.args.first().map(String::as_str) != Some("mcp-server")
+        {
+            return None;
+        }
+        let name = self.args.get(1)?.as_str();
+        crate::servers::names().contains(&name).then_some(name)
     }
 
     /// Whether its tools' annotations are believed: the built-in servers always; else the user's
     /// choice; else local programs yes, remote servers no.
     pub fn trusts_hints(&self) -> bool {
-        self.is_builtin()
+        self.builtin().is_some()
             || self
                 .trusted
                 .unwrap_or(self.transport() == Transport::Stdio)
@@ -270,6 +345,26 @@ pub fn validate_server<'a>(
             );
         }
     }
+    if let Some(SandboxSetting::On(sb)) = &cfg.sandbox {
+        for p in sb.read.iter().chain(&sb.write) {
+            let t = p.trim();
+            if t.is_empty() {
+                return field("sandbox", "A sandbox folder cannot be empty.");
+            }
+            if t != p {
+                return field(
+                    "sandbox",
+                    format!("\"{p}\": a sandbox folder cannot start or end with spaces."),
+                );
+            }
+            if !(Path::new(p).is_absolute() || p == "~" || p.starts_with("~/")) {
+                return field(
+                    "sandbox",
+                    format!("\"{p}\" is not an absolute path (or one starting with ~/)."),
+                );
+            }
+        }
+    }
     if let Some(cwd) = &cfg.cwd {
         let p = Path::new(cwd);
         if !p.is_absolute() {
@@ -283,17 +378,15 @@ pub fn validate_server<'a>(
 }
 
 impl McpConfig {
-    /// What a fresh install starts with: the two built-in servers.
+    /// What a fresh install starts with: the two built-in servers, sandboxed with no network
+    /// and no folders (`files` always gets its own folder, see `sandbox::wanted`).
     pub fn default_builtin() -> Self {
         let mut servers = BTreeMap::new();
-        servers.insert(
-            "calculator".into(),
-            ServerConfig::new(SELF_COMMAND, &["mcp-server", "calculator"]),
-        );
-        servers.insert(
-            "files".into(),
-            ServerConfig::new(SELF_COMMAND, &["mcp-server", "files"]),
-        );
+        for name in crate::servers::names() {
+            let mut cfg = ServerConfig::new(SELF_COMMAND, &["mcp-server", name]);
+            cfg.sandbox = Some(SandboxSetting::locked());
+            servers.insert(name.to_string(), cfg);
+        }
         McpConfig { servers }
     }
 

@@ -149,6 +149,14 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
                 env: string_map(o.get("env")),
                 cwd: o.get("cwd").and_then(Value::as_str).map(String::from),
                 disabled,
+                // our own key (a Switchboard export): kept; other hosts have none
+                sandbox: match o.get("sandbox") {
+                    Some(v) => Some(
+                        serde_json::from_value(v.clone())
+                            .map_err(|e| format!("\"sandbox\" is not valid: {e}"))?,
+                    ),
+                    None => None,
+                },
                 ..ServerConfig::new(command, &[])
             })
         }

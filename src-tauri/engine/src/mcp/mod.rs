@@ -8,15 +8,19 @@ pub mod import;
 pub mod names;
 mod process;
 pub mod rest;
+pub mod sandbox;
 pub mod sse;
 
 pub use process::{login_shell_path, merge_paths};
 
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
-pub use config::{validate_server, ConfigError, FieldError, McpConfig, ServerConfig, Transport};
+pub use config::{
+    validate_server, ConfigError, FieldError, McpConfig, SandboxConfig, SandboxSetting,
+    ServerConfig, Transport,
+};
 pub use host::{
     file_uri, result_text, CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, HostError,
     HostOptions, McpHost, Progress, Reply, RoutedTool, SamplingAnswer, SamplingRequest,
-    SamplingText, ServerStatus, ServerView, Step, ToolOutcome, ToolView, MAX_RAW_RESULT,
-    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    SamplingText, SandboxView, ServerStatus, ServerView, Step, ToolOutcome, ToolView,
+    MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };

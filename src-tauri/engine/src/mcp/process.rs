@@ -12,6 +12,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use super::config::{ServerConfig, SELF_COMMAND};
+use super::sandbox::{Sandboxed, BLOCKED_NOTE};
 
 pub const STDERR_LINES: usize = 200;
 const STDERR_LINE_MAX: usize = 2000;
@@ -56,6 +57,14 @@ impl StderrTail {
         };
         q.push_back(line);
     }
+    /// The newest line that starts with `prefix`, without it.
+    pub fn newest_with(&self, prefix: &str) -> Option<String> {
+        let q = self.lines.lock().unwrap();
+        q.iter()
+            .rev()
+            .find_map(|l| l.strip_prefix(prefix).map(String::from))
+    }
+
     pub fn last(&self, n: usize) -> Vec<String> {
         let q = self.lines.lock().unwrap();
         q.iter().skip(q.len().saturating_sub(n)).cloned().collect()
@@ -178,11 +187,14 @@ pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
     out.join(":")
 }
 
+/// Starts the server; in its sandbox when `sandbox` is given (then what it writes to stderr is
+/// also read for the sandbox's refusals, each told once in the log as `blocked by sandbox`).
 pub fn spawn(
     cfg: &ServerConfig,
     program: PathBuf,
     path_var: Option<&str>,
     log: StderrTail,
+    sandbox: Option<&Sandboxed>,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(&program);
     if let Some(p) = path_var {
@@ -198,6 +210,12 @@ pub fn spawn(
     if let Some(cwd) = &cfg.cwd {
         cmd.current_dir(cwd);
     }
+    if let Some(sb) = sandbox {
+        // /tmp is not its to write: its private folder is (unless its config says otherwise)
+        if !cfg.env.contains_key("TMPDIR") {
+            cmd.env("TMPDIR", &sb.policy.tmp);
+        }
+    }
     #[cfg(unix)]
     {
         // Its own process group, so ending it ends whatever it started (npx → node, uvx → python).
@@ -211,6 +229,11 @@ pub fn spawn(
             });
         }
     }
+    // after the above, so the sandbox is the last thing before exec
+    if let Some(sb) = sandbox {
+        sb.prepared.install(&mut cmd);
+    }
+    // `sandbox` (its ruleset fd) outlives this call, which forks and execs
     let mut child: Child = cmd.spawn()?;
     let pid = child.id();
     let stdin = child.stdin.take().expect("piped stdin");
@@ -219,10 +242,17 @@ pub fn spawn(
     let tail = log;
     {
         let tail = tail.clone();
+        let detector = sandbox.map(|s| s.detector.clone());
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
+            let mut last_blocked = None;
             while let Ok(Some(line)) = lines.next_line().await {
+                let blocked = detector.as_ref().and_then(|d| d.blocked(&line));
                 tail.push(line);
+                if let Some(what) = blocked.filter(|w| last_blocked.as_ref() != Some(w)) {
+                    tail.push(format!("{BLOCKED_NOTE}{what}"));
+                    last_blocked = Some(what);
+                }
             }
         });
     }

@@ -134,11 +134,25 @@ pub fn by_name(
     match name {
         "calculator" => Some(Box::new(calculator::Calculator)),
         "files" => {
-            let root = files_root.unwrap_or_else(|| crate::paths::data_dir().join("files"));
+            let root = files_root.unwrap_or_else(default_files_root);
             Some(Box::new(files::Files::new(root).ok()?))
         }
         _ => None,
     }
+}
+
+/// The `files` server's folder when it is given no `--root`.
+pub fn default_files_root() -> std::path::PathBuf {
+    crate::paths::data_dir().join("files")
+}
+
+/// The `files` server's folder for its arguments (`mcp-server files [--root DIR]`).
+pub fn files_root(args: &[String]) -> std::path::PathBuf {
+    args.iter()
+        .position(|a| a == "--root")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(default_files_root)
 }
 
 pub fn names() -> &'static [&'static str] {

@@ -15,6 +15,7 @@ mod llm_ollama;
 mod llm_openai;
 mod real_llm;
 mod recovery;
+mod sandbox;
 mod server_requests;
 mod transports;
 mod turn;

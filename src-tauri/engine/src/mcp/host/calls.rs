@@ -18,6 +18,7 @@ use super::shaping::{bounded, result_text};
 use super::state::{Phase, Session};
 use super::{McpHost, RoutedTool, Slot};
 use crate::mcp::catalog::{self, PromptText, ResourceText};
+use crate::mcp::sandbox::BLOCKED_NOTE;
 
 /// The outcome of routing one call: never a Rust error, because whatever happened is something
 /// the model should read and the turn should go on.
@@ -161,12 +162,27 @@ impl McpHost {
         match res {
             Ok(ServerResult::CallToolResult(result)) => {
                 let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
-                let (text, raw) = bounded(result_text(&raw), raw);
+                let (mut text, raw) = bounded(result_text(&raw), raw);
+                let is_error = result.is_error.unwrap_or(false);
+                // an error of a sandboxed server may be its sandbox refusing: say so, to the
+                // model and on the card, and in the server's log
+                if let Some(what) = session
+                    .sandbox
+                    .as_ref()
+                    .filter(|_| is_error)
+                    .and_then(|d| d.blocked(&text))
+                {
+                    slot.log.push(format!("{BLOCKED_NOTE}{what}"));
+                    text.push_str(&format!(
+                        "\n\n[Switchboard] Blocked by sandbox: {what}. The server \"{server}\" runs in a \
+                         sandbox that does not allow this; the user can allow it in the server's settings."
+                    ));
+                }
                 ToolOutcome {
                     server: server.clone(),
                     tool: tool.clone(),
                     text,
-                    is_error: result.is_error.unwrap_or(false),
+                    is_error,
                     raw,
                 }
             }

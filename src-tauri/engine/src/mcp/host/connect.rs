@@ -24,6 +24,7 @@ use super::state::{CachedTool, Catalog, Report, Session, Step};
 use crate::mcp::catalog;
 use crate::mcp::config::{header_map, ServerConfig, Transport};
 use crate::mcp::process::{self, StderrTail};
+use crate::mcp::sandbox::{self, Detector, SandboxState, Sandboxed};
 use crate::mcp::{rest, sse};
 
 /// Everything one attempt needs to know about its server.
@@ -36,6 +37,10 @@ pub struct Target<'a> {
     pub roots: &'a Arc<RwLock<Vec<PathBuf>>>,
     pub routes: &'a CallRoutes,
     pub start_timeout: Duration,
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: i32,
+    /// Where sandboxed servers get their private folders.
+    pub sandbox_dir: &'a Path,
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -98,6 +103,7 @@ fn session_of(
     running: &RunningService<RoleClient, Handler>,
     pid: Option<u32>,
     exit: Option<watch::Receiver<Option<String>>>,
+    sandbox: Option<Arc<Detector>>,
 ) -> Session {
     let peer = running.peer().clone();
     let info = peer.peer_info();
@@ -111,6 +117,46 @@ fn session_of(
         peer,
         pid,
         exit,
+        sandbox,
+    }
+}
+
+/// The sandbox for this start, if its config asks for one: `Ok(None)` without one (not asked,
+/// or the kernel has none and the user agreed), `Err` when it cannot start.
+fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Attempt> {
+    let Some(wanted) = sandbox::wanted(t.config) else {
+        return Ok(None);
+    };
+    match sandbox::decide(&wanted, t.landlock_abi) {
+        SandboxState::Unsupported => Err(failed(Step::Sandbox, sandbox::unsupported_reason())),
+        SandboxState::Waived => {
+            t.log.push(
+                "[switchboard] running without its sandbox: this system's kernel has no Landlock, \
+                 and its settings allow running it unsandboxed"
+                    .into(),
+            );
+            Ok(None)
+        }
+        SandboxState::On => {
+            let places = sandbox::Places {
+                program: program.to_path_buf(),
+                command: t.config.command.clone(),
+                args: t.config.args.clone(),
+                cwd: t.config.cwd.as_ref().map(PathBuf::from),
+                path_var: t.path.clone(),
+                home: dirs::home_dir(),
+                cache: dirs::cache_dir(),
+                private: sandbox::private_dir(t.sandbox_dir, t.name),
+            };
+            let sb = sandbox::set_up(&wanted, &places, t.landlock_abi)
+                .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
+            for m in &sb.policy.missing {
+                t.log.push(format!(
+                    "[switchboard] sandbox: {m} does not exist, so it is not in the sandbox"
+                ));
+            }
+            Ok(Some(sb))
+        }
     }
 }
 
@@ -126,8 +172,26 @@ async fn stdio(
         Err(e) => return failed(Step::FindingCommand, format!("cannot start: {e}")),
     };
     *resolved = Some(program.display().to_string());
-    let spawned = match process::spawn(t.config, program.clone(), path, t.log.clone()) {
+    let sandboxed = match sandbox_for(t, &program) {
         Ok(s) => s,
+        Err(attempt) => return attempt,
+    };
+    let spawned = match process::spawn(
+        t.config,
+        program.clone(),
+        path,
+        t.log.clone(),
+        sandboxed.as_ref(),
+    ) {
+        Ok(s) => s,
+        // a sandboxed start fails in the sandbox's system calls, or at exec when the sandbox
+        // refuses the program; only a missing program is not the sandbox's doing
+        Err(e) if sandboxed.is_some() && e.kind() != std::io::ErrorKind::NotFound => {
+            return failed(
+                Step::Sandbox,
+                format!("cannot start {} in its sandbox: {e}", program.display()),
+            )
+        }
         Err(e) => {
             return failed(
                 Step::StartingProcess,
@@ -135,6 +199,7 @@ async fn stdio(
             )
         }
     };
+    let detector = sandboxed.map(|s| s.detector);
     let (pid, mut exit) = (spawned.pid, spawned.exit.clone());
     let (tx, listings) = mpsc::unbounded_channel();
     let handler = t.handler(tx);
@@ -160,7 +225,7 @@ async fn stdio(
     let step = *step.lock().unwrap();
     match init {
         Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
-            session: session_of(&running, pid, Some(spawned.exit)),
+            session: session_of(&running, pid, Some(spawned.exit), detector),
             running,
             catalog,
             listings,
@@ -287,7 +352,7 @@ async fn remote(
     let step = *step.lock().unwrap();
     match init {
         Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
-            session: session_of(&running, None, None),
+            session: session_of(&running, None, None, None),
             running,
             catalog,
             listings,

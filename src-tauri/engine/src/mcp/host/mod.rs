@@ -24,6 +24,7 @@ use super::catalog::{PromptView, ResourceView};
 use super::config::{McpConfig, ServerConfig};
 use super::names;
 use super::process::StderrTail;
+use super::sandbox;
 use crate::llm::ToolSpec;
 use supervisor::{Command, Supervisor};
 
@@ -33,7 +34,7 @@ pub use handler::{
     SamplingRequest, SamplingText,
 };
 pub use shaping::{file_uri, result_text, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE};
-pub use state::{RoutedTool, ServerStatus, ServerView, Step, ToolView};
+pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, Step, ToolView};
 
 use state::{Phase, Snapshot};
 
@@ -59,6 +60,11 @@ pub struct HostOptions {
     /// back to the `initialize` handshake (2025-11-25) when they do not speak it. Off:
     /// `initialize` only.
     pub discover: bool,
+    /// Where sandboxed servers get their private folders (`<dir>/<server>/tmp` is their TMPDIR).
+    pub sandbox_dir: PathBuf,
+    /// The kernel's Landlock ABI as the host should believe it; `None`: ask the kernel. Tests set
+    /// `Some(0)` to see what happens on a kernel without Landlock.
+    pub landlock_abi: Option<i32>,
 }
 
 impl HostOptions {
@@ -71,6 +77,8 @@ impl HostOptions {
             restart_base_delay: Duration::from_secs(1),
             max_restarts: 5,
             discover: true,
+            sandbox_dir: crate::paths::cache_dir().join("sandbox"),
+            landlock_abi: None,
         }
     }
 }
@@ -82,6 +90,8 @@ pub struct Shared {
     path: RwLock<Option<String>>,
     /// Folders servers may work in (`roots/list`).
     roots: Arc<RwLock<Vec<PathBuf>>>,
+    /// The kernel's Landlock ABI (0: none), asked once.
+    landlock_abi: i32,
     /// Counts changes of any server's state, catalog or log.
     version: AtomicU64,
     changed: broadcast::Sender<()>,
@@ -129,6 +139,23 @@ impl Slot {
     }
 }
 
+/// A server's sandbox as its row shows it: from its config and the kernel; what it last refused
+/// from its log.
+fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
+    let wanted = sandbox::wanted(&slot.config)?;
+    Some(SandboxView {
+        state: sandbox::decide(&wanted, abi),
+        network: wanted.config.network,
+        read: wanted.config.read,
+        write: wanted.config.write,
+        own: wanted.own.iter().map(|p| p.display().to_string()).collect(),
+        default: wanted.default,
+        allow_unsandboxed: wanted.config.allow_unsandboxed,
+        kernel_abi: abi,
+        blocked: slot.log.newest_with(sandbox::BLOCKED_NOTE),
+    })
+}
+
 /// Exposed name → (server, tool), computed for one version of the servers' state.
 type Names = BTreeMap<String, (String, String)>;
 
@@ -145,6 +172,7 @@ impl McpHost {
             call_timeout: Mutex::new(opts.call_timeout),
             shared: Arc::new(Shared {
                 path: RwLock::new(opts.path_var.clone()),
+                landlock_abi: opts.landlock_abi.unwrap_or_else(sandbox::kernel_abi),
                 opts,
                 roots: Default::default(),
                 version: AtomicU64::new(1),
@@ -163,6 +191,11 @@ impl McpHost {
     /// The PATH server commands are looked up on and run with.
     pub fn path(&self) -> Option<String> {
         self.shared.path()
+    }
+
+    /// The kernel's Landlock ABI, as the sandbox sees it (0: no sandbox here).
+    pub fn landlock_abi(&self) -> i32 {
+        self.shared.landlock_abi
     }
 
     /// The longest wait for one tool call without a sign of life (progress restarts it).
@@ -377,6 +410,7 @@ impl McpHost {
                         .or(report.and_then(|r| r.pid)),
                     path: s.path.clone(),
                     trusted: slot.config.trusts_hints(),
+                    sandbox: sandbox_view(&slot, self.shared.landlock_abi),
                     name,
                 }
             })

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use crate::mcp::catalog::{PromptView, ResourceView};
 use crate::mcp::config::Transport;
+use crate::mcp::sandbox::{Detector, SandboxState};
 
 /// Where a server is in its life.
 #[derive(Clone)]
@@ -33,6 +34,8 @@ pub struct Session {
     pub pid: Option<u32>,
     /// Becomes `Some(how it ended)` when the stdio process exits.
     pub exit: Option<watch::Receiver<Option<String>>>,
+    /// Tells the sandbox's refusals in its error results, when it runs sandboxed.
+    pub sandbox: Option<Arc<Detector>>,
 }
 
 /// Why a server is not running, for the person reading the servers list.
@@ -54,6 +57,8 @@ pub struct Report {
 pub enum Step {
     /// Finding the program on PATH.
     FindingCommand,
+    /// Setting up its sandbox (or finding that the kernel has none).
+    Sandbox,
     StartingProcess,
     /// Reaching a remote server (HTTP, SSE, REST).
     Connecting,
@@ -206,6 +211,30 @@ pub struct ServerView {
     pub path: Option<String>,
     /// Whether its tools' annotations are believed.
     pub trusted: bool,
+    /// The sandbox it runs in (or asks for); `None`: it runs without one.
+    pub sandbox: Option<SandboxView>,
+}
+
+/// A server's sandbox, as its row and form show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxView {
+    /// In force, impossible here (not started), or waived by the user (runs without).
+    pub state: SandboxState,
+    pub network: bool,
+    /// The folders of its config, as written.
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+    /// Folders it writes in as its own (the built-in files server's folder).
+    pub own: Vec<String>,
+    /// The host's default for a built-in (its config names no sandbox).
+    pub default: bool,
+    /// The user agreed to run it without where the kernel cannot sandbox.
+    pub allow_unsandboxed: bool,
+    /// This kernel's Landlock ABI (0: none).
+    pub kernel_abi: i32,
+    /// The last refusal its log tells of (a heuristic: see `sandbox::Detector`).
+    pub blocked: Option<String>,
 }
 
 /// Where an exposed name leads, and what the server says the tool does (annotations are hints

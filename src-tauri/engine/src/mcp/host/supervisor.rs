@@ -174,6 +174,8 @@ impl Supervisor {
                 roots: &self.shared.roots,
                 routes: &self.routes,
                 start_timeout: self.shared.opts.start_timeout,
+                landlock_abi: self.shared.landlock_abi,
+                sandbox_dir: &self.shared.opts.sandbox_dir,
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;

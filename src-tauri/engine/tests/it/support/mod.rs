@@ -122,6 +122,8 @@ pub async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
     opts.start_timeout = Duration::from_secs(4);
     // crashes are restarted automatically; keep that out of these tests' way
     opts.restart_base_delay = Duration::from_secs(30);
+    // the built-ins run sandboxed: their private folders go here, not in the user's cache
+    opts.sandbox_dir = dir.path().join("private");
     let host = McpHost::new(opts);
     host.start_all(&config).await;
     let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();

@@ -26,6 +26,19 @@ pub fn everything_server() -> PathBuf {
     p
 }
 
+/// `@modelcontextprotocol/server-filesystem` (its `mcp-server-filesystem` bin), installed with the
+/// npm test servers: `node index.js DIR…` serves the folders given.
+pub fn filesystem_server() -> PathBuf {
+    let p = repo_dir()
+        .join("tests/servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(
+        p.exists(),
+        "{} is missing: run `make test-deps` (scripts/install-deps.sh --test) to install the npm test servers",
+        p.display()
+    );
+    p
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     repo_dir().join("tests/fixtures").join(name)
 }

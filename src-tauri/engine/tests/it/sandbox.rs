@@ -1,0 +1,397 @@
+//! Stdio servers in the kernel sandbox (Landlock, and seccomp for "no network"), with real
+//! servers: the npm filesystem server refused by the kernel outside what its sandbox allows, a
+//! Python server refused TCP and UDP with the network off (and allowed them with it on), the
+//! built-ins sandboxed by default, and what happens on a kernel without Landlock. Tests that
+//! need Landlock say so and pass on a kernel without it; the last one needs none.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_engine::mcp::sandbox::{kernel_abi, SandboxState, BLOCKED_NOTE};
+use switchboard_engine::mcp::{
+    HostOptions, McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus,
+    ServerView, Step, ToolOutcome,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+/// Whether this kernel can sandbox; says so when it cannot.
+fn landlock() -> bool {
+    let abi = kernel_abi();
+    if abi == 0 {
+        eprintln!("skipped: this kernel has no Landlock");
+    }
+    abi > 0
+}
+
+fn sandboxed(cfg: ServerConfig, sandbox: SandboxConfig) -> ServerConfig {
+    ServerConfig {
+        sandbox: Some(SandboxSetting::On(sandbox)),
+        ..cfg
+    }
+}
+
+async fn host(dir: &Path, servers: Vec<(&str, ServerConfig)>, abi: Option<i32>) -> Arc<McpHost> {
+    let mut opts = HostOptions::new(builtin_bin());
+    opts.start_timeout = Duration::from_secs(20);
+    opts.restart_base_delay = Duration::from_secs(30);
+    opts.sandbox_dir = dir.join("private");
+    opts.landlock_abi = abi;
+    let host = McpHost::new(opts);
+    host.start_all(&config(servers)).await;
+    host
+}
+
+fn config(servers: Vec<(&str, ServerConfig)>) -> McpConfig {
+    let mut config = McpConfig::default();
+    for (name, cfg) in servers {
+        config.servers.insert(name.into(), cfg);
+    }
+    config
+}
+
+fn view(host: &McpHost, name: &str) -> ServerView {
+    host.servers().into_iter().find(|s| s.name == name).unwrap()
+}
+
+async fn call(host: &McpHost, exposed: &str, args: Value) -> ToolOutcome {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    host.call_tool(exposed, args, &CancellationToken::new())
+        .await
+}
+
+/// A line of `/proc/PID/status` (`Seccomp`, `NoNewPrivs`).
+fn proc_status(pid: u32, key: &str) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}:")))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_filesystem_server_is_refused_by_the_kernel_outside_its_sandbox() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap().join("data");
+    let (inside, outside) = (base.join("inside"), base.join("outside"));
+    std::fs::create_dir_all(&inside).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(inside.join("a.txt"), "inside the sandbox").unwrap();
+    std::fs::write(outside.join("secret.txt"), "not for the server").unwrap();
+    let s = |p: &Path| p.display().to_string();
+    // the server itself is told it may use all of data/; its sandbox only lets it read inside/
+    let server = ServerConfig::new("node", &[&s(&filesystem_server()), &s(&base)]);
+    let fs = sandboxed(
+        server.clone(),
+        SandboxConfig {
+            read: vec![s(&inside), "/definitely/not/here".into()],
+            ..Default::default()
+        },
+    );
+    let host = host(dir.path(), vec![("fs", fs), ("open", server)], None).await;
+    let v = view(&host, "fs");
+    assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+    let sb = v.sandbox.clone().expect("sandboxed");
+    assert_eq!(sb.state, SandboxState::On);
+    assert!(!sb.network && !sb.default && sb.kernel_abi > 0);
+    assert_eq!(view(&host, "open").sandbox, None);
+
+    // inside: read works
+    let r = call(
+        &host,
+        "fs__read_text_file",
+        json!({"path": s(&inside.join("a.txt"))}),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.text.contains("inside the sandbox"), "{}", r.text);
+
+    // outside: the server thinks it may (data/ is its allowed folder), the kernel refuses
+    let secret = s(&outside.join("secret.txt"));
+    let r = call(&host, "fs__read_text_file", json!({ "path": secret })).await;
+    assert!(r.is_error, "{r:?}");
+    assert!(r.text.contains("EACCES"), "{}", r.text);
+    assert!(
+        r.text
+            .contains(&format!("[Switchboard] Blocked by sandbox: {secret}")),
+        "{}",
+        r.text
+    );
+    // a write where it may only read (the server's checks list data/ first: refused as well)
+    let r = call(
+        &host,
+        "fs__write_file",
+        json!({"path": s(&inside.join("new.txt")), "content": "x"}),
+    )
+    .await;
+    assert!(r.is_error && r.text.contains("EACCES"), "{r:?}");
+    assert!(r.text.contains("Blocked by sandbox"), "{}", r.text);
+    assert!(!inside.join("new.txt").exists());
+
+    // the same server without a sandbox reads it: the refusal was the kernel's, not the server's
+    let r = call(&host, "open__read_text_file", json!({ "path": secret })).await;
+    assert!(
+        !r.is_error && r.text.contains("not for the server"),
+        "{r:?}"
+    );
+
+    let v = view(&host, "fs");
+    let log = v.stderr_tail.join("\n");
+    assert!(
+        log.contains(&format!("{BLOCKED_NOTE}{secret}")),
+        "the log says what the sandbox blocked:\n{log}"
+    );
+    assert!(
+        log.contains("/definitely/not/here does not exist, so it is not in the sandbox"),
+        "{log}"
+    );
+    let blocked = v
+        .sandbox
+        .unwrap()
+        .blocked
+        .expect("the row tells the last refusal");
+    assert!(blocked.starts_with(&s(&base)), "{blocked}");
+    assert!(!view(&host, "open")
+        .stderr_tail
+        .join("\n")
+        .contains(BLOCKED_NOTE));
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tcp_port = tcp.local_addr().unwrap().port();
+    let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    let net = |on: bool| {
+        sandboxed(
+            python("net_server.py"),
+            SandboxConfig {
+                network: on,
+                ..Default::default()
+            },
+        )
+    };
+    let host = host(
+        dir.path(),
+        vec![("closed", net(false)), ("open", net(true))],
+        None,
+    )
+    .await;
+    for name in ["closed", "open"] {
+        let v = view(&host, name);
+        assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+        assert_eq!(v.sandbox.unwrap().state, SandboxState::On);
+    }
+
+    // off: the kernel refuses both (seccomp: no socket but a Unix one; Landlock: no TCP)
+    let r = call(&host, "closed__tcp", json!({ "port": tcp_port })).await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    assert!(
+        r.text.contains("Blocked by sandbox: network access"),
+        "{}",
+        r.text
+    );
+    let r = call(&host, "closed__udp", json!({ "port": udp_port })).await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), tcp.accept())
+            .await
+            .is_err(),
+        "no TCP connection came"
+    );
+    let mut buf = [0u8; 64];
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), udp.recv_from(&mut buf))
+            .await
+            .is_err(),
+        "no UDP datagram came"
+    );
+    let log = view(&host, "closed").stderr_tail.join("\n");
+    assert!(
+        log.contains(&format!("{BLOCKED_NOTE}network access")),
+        "{log}"
+    );
+
+    // on: both get through
+    let r = call(&host, "open__tcp", json!({ "port": tcp_port })).await;
+    assert!(!r.is_error, "{r:?}");
+    let (mut stream, _) = tokio::time::timeout(Duration::from_secs(5), tcp.accept())
+        .await
+        .expect("a connection")
+        .unwrap();
+    let mut got = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut got)
+        .await
+        .unwrap();
+    assert_eq!(got, "hello over tcp");
+    let r = call(&host, "open__udp", json!({ "port": udp_port })).await;
+    assert!(!r.is_error, "{r:?}");
+    let (n, _) = tokio::time::timeout(Duration::from_secs(5), udp.recv_from(&mut buf))
+        .await
+        .expect("a datagram")
+        .unwrap();
+    assert_eq!(&buf[..n], b"hello over udp");
+
+    // the filter is there only with the network off; both run with no_new_privs (Landlock's due)
+    let pid = |name: &str| view(&host, name).pid.unwrap();
+    assert_eq!(proc_status(pid("closed"), "Seccomp"), "2");
+    assert_eq!(proc_status(pid("open"), "Seccomp"), "0");
+    assert_eq!(proc_status(pid("open"), "NoNewPrivs"), "1");
+    // files stay confined with the network on: its own fixture folder is readable (its
+    // script's project), the test's temporary folder is not
+    let outside = dir.path().join("x.txt");
+    std::fs::write(&outside, "x").unwrap();
+    let r = call(
+        &host,
+        "open__read",
+        json!({"path": outside.display().to_string()}),
+    )
+    .await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_builtins_run_sandboxed_by_default_and_still_work() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("files-root");
+    let mut files = builtin("files");
+    files
+        .args
+        .extend(["--root".into(), root.display().to_string()]);
+    // as an existing install has them: no "sandbox" in their config
+    assert_eq!(files.sandbox, None);
+    let host = host(
+        dir.path(),
+        vec![("calculator", builtin("calculator")), ("files", files)],
+        None,
+    )
+    .await;
+    for name in ["calculator", "files"] {
+        let v = view(&host, name);
+        assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+        let sb = v.sandbox.unwrap();
+        assert_eq!(sb.state, SandboxState::On);
+        assert!(sb.default && !sb.network, "{sb:?}");
+        assert!(sb.read.is_empty() && sb.write.is_empty());
+        // no network for either: the filter is in force
+        assert_eq!(proc_status(v.pid.unwrap(), "Seccomp"), "2", "{name}");
+        // each has its private folder with its TMPDIR
+        assert!(dir.path().join("private").join(name).join("tmp").is_dir());
+    }
+    // files: its folder is its own (made by the host before the sandbox), calculator: none
+    assert_eq!(
+        view(&host, "files").sandbox.unwrap().own,
+        vec![root.display().to_string()]
+    );
+    assert!(view(&host, "calculator").sandbox.unwrap().own.is_empty());
+
+    let r = call(&host, "calculator__multiply", json!({"a": 6, "b": 7})).await;
+    assert_eq!((r.is_error, r.text.as_str()), (false, "42"));
+    let r = call(
+        &host,
+        "files__write_file",
+        json!({"path": "notes/todo.txt", "content": "buy milk"}),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/todo.txt")).unwrap(),
+        "buy milk"
+    );
+    let r = call(&host, "files__read_file", json!({"path": "notes/todo.txt"})).await;
+    assert_eq!((r.is_error, r.text.as_str()), (false, "buy milk"));
+    let r = call(
+        &host,
+        "files__delete_file",
+        json!({"path": "notes/todo.txt"}),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+
+    // and sandbox: false turns the default off
+    let mut config = config(vec![("calculator", builtin("calculator"))]);
+    config.servers.get_mut("calculator").unwrap().sandbox = Some(SandboxSetting::Off);
+    host.apply_config(&config).await;
+    let v = view(&host, "calculator");
+    assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+    assert_eq!(v.sandbox, None);
+    assert_eq!(proc_status(v.pid.unwrap(), "Seccomp"), "0");
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_landlock_a_sandboxed_server_waits_for_the_users_agreement() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let locked = sandboxed(python("net_server.py"), SandboxConfig::default());
+    let servers = vec![
+        ("locked", locked.clone()),
+        ("calculator", builtin("calculator")),
+        ("plain", python("net_server.py")),
+    ];
+    // the host believes the kernel has no Landlock
+    let host = host(dir.path(), servers.clone(), Some(0)).await;
+    for name in ["locked", "calculator"] {
+        let v = view(&host, name);
+        assert_eq!(v.status, ServerStatus::Failed, "{v:?}");
+        assert_eq!(v.failed_step, Some(Step::Sandbox));
+        assert!(v.error.as_deref().unwrap().contains("no Landlock"), "{v:?}");
+        assert_eq!(v.pid, None, "never started");
+        let sb = v.sandbox.unwrap();
+        assert_eq!((sb.state, sb.kernel_abi), (SandboxState::Unsupported, 0));
+    }
+    // a server that asks for no sandbox runs as ever
+    assert_eq!(view(&host, "plain").status, ServerStatus::Running);
+    // its tools were never listed: the model is offered none of them
+    let r = call(&host, "locked__tcp", json!({ "port": port })).await;
+    assert!(r.is_error, "{r:?}");
+
+    // the user agrees (the row's button saves this in its config): it runs, unsandboxed
+    let mut agreed = config(servers);
+    for name in ["locked", "calculator"] {
+        let cfg = agreed.servers.get_mut(name).unwrap();
+        cfg.sandbox = Some(SandboxSetting::On(SandboxConfig {
+            allow_unsandboxed: true,
+            ..Default::default()
+        }));
+    }
+    host.apply_config(&agreed).await;
+    for name in ["locked", "calculator"] {
+        let v = view(&host, name);
+        assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+        assert_eq!(v.sandbox.unwrap().state, SandboxState::Waived);
+        assert!(
+            v.stderr_tail
+                .join("\n")
+                .contains("running without its sandbox: this system's kernel has no Landlock"),
+            "{:?}",
+            v.stderr_tail
+        );
+        assert_eq!(proc_status(v.pid.unwrap(), "NoNewPrivs"), "0");
+    }
+    // unsandboxed indeed: the network is there
+    let r = call(&host, "locked__tcp", json!({ "port": port })).await;
+    assert!(!r.is_error, "{r:?}");
+    host.shutdown().await;
+}
