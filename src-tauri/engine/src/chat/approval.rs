@@ -82,7 +82,9 @@ pub fn need(policy: Option<Policy>, tool: &RoutedTool, allowed_in_conversation: 
         Some(Policy::Allow) => Need::Allow(Approval::AlwaysAllowed),
         _ if allowed_in_conversation => Need::Allow(Approval::AllowedInChat),
         Some(Policy::Ask) => Need::Ask,
-        None if tool.read_only && tool.trusted && !tool.open_world => Need::Allow(Approval::ReadOnly),
+        None if tool.read_only && tool.trusted && !tool.open_world => {
+            Need::Allow(Approval::ReadOnly)
+        }
         None => Need::Ask,
     }
 }
@@ -140,12 +142,20 @@ mod tests {
             trusted: false,
             ..t(true, false)
         };
-        assert_eq!(need(None, &untrusted, false), Need::Ask, "read-only is only a claim");
+        assert_eq!(
+            need(None, &untrusted, false),
+            Need::Ask,
+            "read-only is only a claim"
+        );
         let open = RoutedTool {
             open_world: true,
             ..t(true, false)
         };
-        assert_eq!(need(None, &open, false), Need::Ask, "it reaches the internet");
+        assert_eq!(
+            need(None, &open, false),
+            Need::Ask,
+            "it reaches the internet"
+        );
         assert_eq!(
             need(Some(Policy::Allow), &open, false),
             Need::Allow(Approval::AlwaysAllowed),

@@ -173,10 +173,7 @@ impl ServerConfig {
     /// Whether its tools' annotations are believed: the built-in servers always; else the user's
     /// choice; else local programs yes, remote servers no.
     pub fn trusts_hints(&self) -> bool {
-        self.builtin().is_some()
-            || self
-                .trusted
-                .unwrap_or(self.transport() == Transport::Stdio)
+        self.builtin().is_some() || self.trusted.unwrap_or(self.transport() == Transport::Stdio)
     }
 
     /// A Streamable HTTP server.

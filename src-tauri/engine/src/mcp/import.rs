@@ -399,7 +399,13 @@ mod tests {
             .into_iter()
             .map(|e| {
                 assert_eq!(e.server.trusted, Some(false));
-                (e.name, ServerConfig { trusted: None, ..e.server })
+                (
+                    e.name,
+                    ServerConfig {
+                        trusted: None,
+                        ..e.server
+                    },
+                )
             })
             .collect();
         assert_eq!(back, cfg.servers);

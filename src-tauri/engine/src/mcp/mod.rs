@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod config;
 mod host;
+pub mod http;
 pub mod import;
 pub mod names;
 mod process;

@@ -8,7 +8,6 @@
 //! server like any other.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -31,10 +30,7 @@ pub struct RestTransport {
 impl RestTransport {
     pub fn new(base: &str, headers: &BTreeMap<String, String>) -> Result<Self, RestError> {
         let hm = super::config::header_map(headers).map_err(RestError)?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .expect("reqwest client");
+        let http = super::http::client();
         let (replies_tx, replies) = mpsc::unbounded_channel();
         Ok(RestTransport {
             http,
@@ -56,20 +52,25 @@ async fn answer(
 ) -> Result<Value, (i64, String)> {
     let get_json = |resp: reqwest::Response| async move {
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| (-32603, e.to_string()))?;
+        let body = super::http::read_capped(resp, super::http::MAX_HTTP_MESSAGE)
+            .await
+            .map_err(|e| (-32603, e))?;
+        let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
             return Err((
                 -32603,
-                format!(
-                    "HTTP {status}: {}",
-                    text.chars().take(200).collect::<String>()
-                ),
+                format!("HTTP {status}: {}", super::http::cut(&text, 200)),
             ));
         }
         serde_json::from_str::<Value>(&text)
             .map_err(|e| (-32603, format!("the server's answer is not JSON: {e}")))
     };
-    let unreachable = |e: reqwest::Error| (-32603, format!("cannot reach {base}: {e}"));
+    let unreachable = |e: reqwest::Error| {
+        (
+            -32603,
+            format!("cannot reach {base}: {}", super::http::describe(&e)),
+        )
+    };
     match method {
         "initialize" => {
             let resp = http

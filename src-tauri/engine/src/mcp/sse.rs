@@ -34,18 +34,53 @@ pub struct Event {
 
 /// Turns a byte stream into events. Lines are split at the byte level (a UTF-8 character split
 /// across chunks survives); blank lines end an event; comments and ids are ignored.
-#[derive(Default)]
 pub struct EventParser {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no newline (so a long line is scanned once).
+    scanned: usize,
     event: String,
     data: Vec<String>,
+    /// Bytes of `data` so far.
+    data_len: usize,
+    /// An event (or a line) grew past `limit`.
+    too_big: bool,
+    limit: usize,
+}
+
+impl Default for EventParser {
+    fn default() -> Self {
+        EventParser::with_limit(super::http::MAX_HTTP_MESSAGE)
+    }
 }
 
 impl EventParser {
+    /// A parser that gives up on an event (or a line) longer than `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        EventParser {
+            buf: Vec::new(),
+            scanned: 0,
+            event: String::new(),
+            data: Vec::new(),
+            data_len: 0,
+            too_big: false,
+            limit,
+        }
+    }
+
+    /// Whether the stream sent an event longer than the cap (the stream should be closed).
+    pub fn too_big(&self) -> bool {
+        self.too_big
+    }
+
     pub fn push(&mut self, chunk: &[u8]) -> Vec<Event> {
-        self.buf.extend_from_slice(chunk);
         let mut out = Vec::new();
-        while let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
+        if self.too_big {
+            return out;
+        }
+        self.buf.extend_from_slice(chunk);
+        while let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+            let pos = self.scanned + pos;
+            self.scanned = 0;
             let mut line: Vec<u8> = self.buf.drain(..=pos).collect();
             line.pop();
             if line.last() == Some(&b'\r') {
@@ -63,6 +98,7 @@ impl EventParser {
                         data: std::mem::take(&mut self.data).join("\n"),
                     });
                     self.event.clear();
+                    self.data_len = 0;
                 }
                 continue;
             }
@@ -75,9 +111,18 @@ impl EventParser {
             };
             match field {
                 "event" => self.event = value.to_string(),
-                "data" => self.data.push(value.to_string()),
+                "data" => {
+                    self.data_len += value.len() + 1;
+                    self.data.push(value.to_string());
+                }
                 _ => {}
             }
+        }
+        self.scanned = self.buf.len();
+        if self.buf.len() + self.data_len > self.limit {
+            self.too_big = true;
+            self.buf = Vec::new();
+            self.data = Vec::new();
         }
         out
     }
@@ -89,13 +134,10 @@ async fn success(resp: reqwest::Response, url: &str) -> Result<reqwest::Response
         return Ok(resp);
     }
     let status = resp.status().as_u16();
-    let body = resp
-        .text()
+    let body = super::http::read_capped(resp, 64 * 1024)
         .await
-        .unwrap_or_default()
-        .chars()
-        .take(200)
-        .collect();
+        .map(|b| super::http::cut(&String::from_utf8_lossy(&b), 200))
+        .unwrap_or_default();
     Err(SseError::Status {
         url: url.into(),
         status,
@@ -121,10 +163,7 @@ impl LegacySseTransport {
         let base = reqwest::Url::parse(url)
             .map_err(|e| SseError::Protocol(format!("\"{url}\" is not a URL: {e}")))?;
         let hm = super::config::header_map(headers).map_err(SseError::Protocol)?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .expect("reqwest client");
+        let http = super::http::client();
         let resp = http
             .get(base.clone())
             .headers(hm.clone())
@@ -133,7 +172,7 @@ impl LegacySseTransport {
             .await
             .map_err(|e| SseError::Connect {
                 url: url.into(),
-                detail: e.to_string(),
+                detail: super::http::describe(&e),
             })?;
         let resp = success(resp, url).await?;
         let (endpoint_tx, endpoint_rx) = oneshot::channel::<String>();
@@ -143,7 +182,15 @@ impl LegacySseTransport {
             let mut parser = EventParser::default();
             let mut stream = resp.bytes_stream();
             while let Some(Ok(chunk)) = stream.next().await {
-                for ev in parser.push(&chunk) {
+                let events = parser.push(&chunk);
+                if parser.too_big() {
+                    tracing::warn!(
+                        "closing the event stream: an event over {} MB",
+                        super::http::MAX_HTTP_MESSAGE / (1024 * 1024)
+                    );
+                    return;
+                }
+                for ev in events {
                     match ev.event.as_str() {
                         "endpoint" => {
                             if let Some(t) = endpoint_tx.take() {
@@ -159,7 +206,7 @@ impl LegacySseTransport {
                                 }
                                 Err(e) => tracing::warn!(
                                     "ignoring an SSE message that is not JSON-RPC ({e}): {}",
-                                    ev.data
+                                    super::http::cut(&ev.data, 200)
                                 ),
                             }
                         }
@@ -216,7 +263,7 @@ impl Transport<RoleClient> for LegacySseTransport {
                 .await
                 .map_err(|e| SseError::Connect {
                     url: endpoint.to_string(),
-                    detail: e.to_string(),
+                    detail: super::http::describe(&e),
                 })?;
             success(resp, endpoint.as_str()).await.map(drop)
         }
@@ -243,6 +290,32 @@ impl Drop for LegacySseTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_or_a_line_over_the_limit_stops_the_parser() {
+        // one line that never ends, sent in pieces
+        let mut p = EventParser::with_limit(1000);
+        for _ in 0..10 {
+            assert!(p.push(&[b'x'; 99]).is_empty());
+        }
+        assert!(!p.too_big());
+        p.push(&[b'x'; 20]);
+        assert!(p.too_big());
+        assert!(p.push(b"\n\ndata: late\n\n").is_empty(), "nothing after");
+        // many short data lines that add up
+        let mut p = EventParser::with_limit(1000);
+        for _ in 0..30 {
+            p.push(b"data: 0123456789012345678901234567890123456789\n");
+        }
+        assert!(p.too_big());
+        // under the limit, events keep coming, and the count starts again after each
+        let mut p = EventParser::with_limit(1000);
+        for i in 0..100 {
+            let evs = p.push(format!("data: {i:0>500}\n\n").as_bytes());
+            assert_eq!(evs.len(), 1);
+        }
+        assert!(!p.too_big());
+    }
 
     #[test]
     fn events_across_chunks_with_crlf_comments_and_split_utf8() {

@@ -298,3 +298,114 @@ async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
     assert!(got[2].1, "the server's isError comes through: {got:?}");
     r.host.shutdown().await;
 }
+
+/// A raw HTTP server on a thread: each connection's request head is recorded, and answered with
+/// what `respond` returns for it (then the connection is closed).
+fn raw_http(respond: impl Fn(&str) -> Vec<u8> + Send + 'static) -> (u16, Arc<Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            log.lock().unwrap().push(head.clone());
+            let _ = conn.write_all(&respond(&head));
+        }
+    });
+    (port, seen)
+}
+
+/// A server that redirects to another origin never gets the configured headers sent there, on
+/// any HTTP transport: the redirect is refused and the server is shown failed with why.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_and_the_headers_stay_home() {
+    let (trap, trapped) = raw_http(|_| {
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_vec()
+    });
+    let (redirector, _) = raw_http(move |_| {
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://localhost:{trap}/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .into_bytes()
+    });
+    let with_secret = |transport: &str| {
+        let mut c = ServerConfig::http(format!("http://127.0.0.1:{redirector}/mcp"));
+        c.transport = Some(transport.into());
+        c.headers
+            .insert("Authorization".into(), "Bearer s3cret".into());
+        c
+    };
+    let r = rig(vec![
+        ("http", with_secret("http")),
+        ("sse", with_secret("sse")),
+        ("rest", with_secret("rest")),
+    ])
+    .await;
+    for name in ["http", "sse", "rest"] {
+        let s = r.status(name);
+        assert_eq!(s.status, ServerStatus::Failed, "{s:?}");
+    }
+    assert!(
+        r.status("rest")
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("another origin"),
+        "{:?}",
+        r.status("rest")
+    );
+    assert!(
+        trapped.lock().unwrap().is_empty(),
+        "nothing reached the other origin: {:?}",
+        trapped.lock().unwrap()
+    );
+    r.host.shutdown().await;
+}
+
+/// A REST server whose answer has no end is cut off at the cap (64 MB), with a clear error, and
+/// one that announces a bigger body is refused before it is read.
+#[tokio::test]
+async fn an_endless_or_oversized_http_answer_is_refused() {
+    let (endless, _) = raw_http(|head| {
+        if head.starts_with("GET /health") {
+            return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_vec();
+        }
+        // no length: read until the connection closes, 80 MB of it
+        let mut body = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"tools\": [\"".to_vec();
+        body.resize(body.len() + 80 * 1024 * 1024, b'x');
+        body
+    });
+    let (announced, _) = raw_http(|head| {
+        if head.starts_with("GET /health") {
+            return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_vec();
+        }
+        b"HTTP/1.1 200 OK\r\nContent-Length: 999999999999\r\nConnection: close\r\n\r\n{".to_vec()
+    });
+    let rest = |port: u16| {
+        let mut c = ServerConfig::http(format!("http://127.0.0.1:{port}"));
+        c.transport = Some("rest".into());
+        c
+    };
+    let r = rig(vec![
+        ("endless", rest(endless)),
+        ("announced", rest(announced)),
+    ])
+    .await;
+    for name in ["endless", "announced"] {
+        let s = r.status(name);
+        assert_eq!(s.status, ServerStatus::Failed, "{s:?}");
+        assert!(
+            s.error.as_deref().unwrap().contains("over 64 MB"),
+            "{name}: {s:?}"
+        );
+    }
+    r.host.shutdown().await;
+}

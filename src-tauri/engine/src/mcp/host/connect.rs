@@ -332,11 +332,8 @@ async fn remote(
             _ => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
                     .custom_headers(headers);
-                let client = reqwest::Client::builder()
-                    .connect_timeout(Duration::from_secs(10))
-                    .build()
-                    .expect("reqwest client");
-                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let transport =
+                    StreamableHttpClientTransport::with_client(crate::mcp::http::client(), config);
                 handler
                     .serve_with_lifecycle(transport, lifecycle(discover))
                     .await
