@@ -151,6 +151,20 @@ pub async fn restart_mcp_server(state: State<'_, AppState>, name: String) -> Cmd
     }
 }
 
+/// The user accepts the changed definition of a server's tool (shown with what changed).
+#[tauri::command]
+pub async fn accept_tool_definition(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+) -> CmdResult<()> {
+    Ok(state
+        .runtime
+        .host
+        .accept_tool_definition(&server, &tool)
+        .await?)
+}
+
 fn no_server(name: &str) -> UiError {
     UiError::new(
         super::ErrorKind::NotFound,

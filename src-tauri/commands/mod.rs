@@ -51,6 +51,7 @@ macro_rules! handler {
             commands::mcp::delete_mcp_server,
             commands::mcp::set_mcp_server_enabled,
             commands::mcp::restart_mcp_server,
+            commands::mcp::accept_tool_definition,
             commands::mcp::preview_mcp_import,
             commands::mcp::pick_mcp_import_file,
             commands::mcp::import_mcp_servers,

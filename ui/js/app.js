@@ -112,6 +112,7 @@ const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSetti
 const serversView = new ServersView($('#servers-dialog'), {
   save: async (original, name, server) => { await ipc.saveMcpServer(original, name, server); await reloadServerConfig(); },
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
+  acceptTool: (server, tool) => ipc.acceptToolDefinition(server, tool).catch(reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
   update: (name, server) => ipc.saveMcpServer(name, name, server).then(reloadServerConfig, reportServerError),

@@ -14,7 +14,7 @@ const core = window.__TAURI__.core;
  *   transport: 'stdio'|'http'|'sse'|'rest', command: string, args: string[],
  *   protocolVersion: string|null, serverInfo: string|null, tools: ToolView[],
  *   error: string|null, failedStep: FailedStep|null, restarts: number, exit: string|null,
- *   stderrTail: string[], pid: number|null, path: string|null,
+ *   stderrTail: string[], pid: number|null, path: string|null, trusted: boolean,
  *   sandbox: SandboxView|null }} ServerView
  * @typedef {'findingCommand'|'sandbox'|'startingProcess'|'connecting'|'openingStream'|'handshake'|'listingTools'|'running'} FailedStep
  * A server's kernel sandbox (null in ServerView: it runs without one). `state`: on (in force),
@@ -25,8 +25,11 @@ const core = window.__TAURI__.core;
  * @typedef {{ state: 'on'|'unsupported'|'waived', network: boolean, read: string[], write: string[],
  *   own: string[], default: boolean, allowUnsandboxed: boolean, kernelAbi: number,
  *   blocked: string|null }} SandboxView
+ * A tool; `changed`: its definition differs from the one the user accepted (what changed, line by
+ * line; the model is offered the accepted one and every call asks until the change is accepted).
  * @typedef {{ name: string, exposed: string, description: string, inputSchema: object,
- *   readOnly: boolean, destructive: boolean }} ToolView
+ *   readOnly: boolean, destructive: boolean, openWorld: boolean, changed: DiffLine[]|null }} ToolView
+ * @typedef {{ change: 'same'|'removed'|'added', text: string }} DiffLine
  */
 
 /**
@@ -50,7 +53,7 @@ const core = window.__TAURI__.core;
  * - toolCallStarted { id, messageId, name, written|null, server, tool, arguments } — `written`:
  *   the name the model wrote, when Switchboard resolved it to `name`
  * - toolCallArguments { id, arguments, repairs: string[] } — the arguments as they run, repaired
- * - approvalRequested { id, questionId, name, server, tool, arguments, destructive } → answerQuestion
+ * - approvalRequested { id, questionId, name, server, tool, arguments, destructive, changed: DiffLine[]|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - toolCallProgress { id, progress, total|null, message|null }
  * - elicitationRequested { callId, questionId, elicitation: { server, message, schema|null, url|null } } → answerQuestion
@@ -120,6 +123,8 @@ export const previewMcpImport = (text) => call('preview_mcp_import', { text });
 export const pickMcpImportFile = () => call('pick_mcp_import_file');
 export const importMcpServers = (servers) => call('import_mcp_servers', { servers });
 export const exportMcpConfig = () => call('export_mcp_config');
+/** Accepts the changed definition of `server`'s `tool` (the servers list and the card show what changed). */
+export const acceptToolDefinition = (server, tool) => call('accept_tool_definition', { server, tool });
 export const mcpPrompts = () => call('mcp_prompts');
 export const getMcpPrompt = (server, name, args) => call('get_mcp_prompt', { server, name, arguments: args });
 export const mcpResources = () => call('mcp_resources');

@@ -91,6 +91,8 @@ impl Runtime {
         if std::env::var_os(NO_LANDLOCK_FOR_TESTS).is_some() {
             opts.landlock_abi = Some(0);
         }
+        // tool definitions are pinned in the store: a changed one asks before it runs
+        opts.pins = Some(mcp::PinBook(Arc::new(store.clone())));
         let host = mcp::McpHost::new(opts);
         let mcp_file = paths::mcp_config_file();
         let mcp = match mcp::McpConfig::load_or_init(&mcp_file) {
@@ -177,6 +179,7 @@ impl Runtime {
                 path: self.mcp_file.display().to_string(),
                 source,
             })?;
+        forget_standing_approvals(&self.settings, &self.shared, &state.config, &next);
         state.config = next.clone();
         Ok(next)
     }
@@ -194,5 +197,100 @@ impl Runtime {
             settings: self.settings.clone(),
             shared: self.shared.clone(),
         }
+    }
+}
+
+/// Standing approvals ("always allow", "allow in this chat") of a server that was deleted or is now
+/// another program or URL are dropped: they were given to what it was. (Bound ones would no
+/// longer hold anyway; this also drops hand-written ones under its name, and keeps the file tidy.)
+fn forget_standing_approvals(
+    settings: &settings::LiveSettings,
+    shared: &chat::EngineShared,
+    before: &mcp::McpConfig,
+    after: &mcp::McpConfig,
+) {
+    let gone: Vec<&String> = before
+        .servers
+        .iter()
+        .filter(|(name, old)| {
+            after
+                .servers
+                .get(*name)
+                .is_none_or(|new| new.identity() != old.identity())
+        })
+        .map(|(name, _)| name)
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let identities: std::collections::HashSet<String> =
+        after.servers.values().map(|c| c.identity()).collect();
+    let prefixes: Vec<String> = gone.iter().map(|n| mcp::names::prefix(n)).collect();
+    let ours = |tool: &str| prefixes.iter().any(|p| tool.starts_with(p.as_str()));
+    let stale = |tool: &str, entry: &chat::approval::PolicyEntry| match entry {
+        chat::approval::PolicyEntry::Bound { server, .. } => !identities.contains(server),
+        chat::approval::PolicyEntry::Plain(_) => ours(tool),
+    };
+    if settings.read(|s| s.tool_policies.iter().any(|(k, e)| stale(k, e))) {
+        if let Err(e) = settings.update(|s| s.tool_policies.retain(|k, e| !stale(k, e))) {
+            tracing::warn!("could not drop the approvals of removed or changed servers: {e}");
+        }
+    }
+    shared
+        .allowed_in_conversation
+        .lock()
+        .unwrap()
+        .retain(|(_, _, identity)| identities.contains(identity));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chat::approval::{Policy, PolicyEntry};
+    use mcp::{McpConfig, ServerConfig};
+
+    #[test]
+    fn approvals_of_a_deleted_or_replaced_server_are_dropped_the_others_kept() {
+        let weather = ServerConfig::new("python3", &["weather.py"]);
+        let notes = ServerConfig::new("node", &["notes.js"]);
+        let mut before = McpConfig::default();
+        before.servers.insert("weather".into(), weather.clone());
+        before.servers.insert("notes".into(), notes.clone());
+        before.servers.insert("gone".into(), ServerConfig::new("x", &[]));
+        let bound = |c: &ServerConfig| PolicyEntry::Bound {
+            policy: Policy::Allow,
+            server: c.identity(),
+        };
+        let mut s = Settings::default();
+        s.tool_policies.insert("weather__now".into(), bound(&weather));
+        s.tool_policies.insert("weather__hand".into(), PolicyEntry::Plain(Policy::Allow));
+        s.tool_policies.insert("notes__add".into(), bound(&notes));
+        s.tool_policies.insert("gone__t".into(), PolicyEntry::Plain(Policy::Deny));
+        let settings = LiveSettings::in_memory(s);
+        let shared = chat::EngineShared::default();
+        shared.allowed_in_conversation.lock().unwrap().extend([
+            (1, "weather__now".to_string(), weather.identity()),
+            (1, "notes__add".to_string(), notes.identity()),
+        ]);
+        // "weather" is now another program; "gone" is deleted; "notes" is as it was (its env
+        // changed, which does not make it another server)
+        let mut after = McpConfig::default();
+        after
+            .servers
+            .insert("weather".into(), ServerConfig::new("python3", &["evil.py"]));
+        let mut notes2 = notes.clone();
+        notes2.env.insert("K".into(), "v".into());
+        after.servers.insert("notes".into(), notes2);
+        forget_standing_approvals(&settings, &shared, &before, &after);
+        let kept: Vec<String> = settings.read(|s| s.tool_policies.keys().cloned().collect());
+        assert_eq!(kept, vec!["notes__add".to_string()]);
+        let chat: Vec<String> = shared
+            .allowed_in_conversation
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|k| k.1.clone())
+            .collect();
+        assert_eq!(chat, vec!["notes__add".to_string()]);
     }
 }

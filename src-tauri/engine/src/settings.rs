@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::chat::approval::Policy;
+use crate::chat::approval::PolicyEntry;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ pub struct Settings {
     /// Longest wait for one tool call, in seconds.
     pub tool_timeout_secs: u64,
     /// Standing approval policies by exposed tool name (`server__tool`).
-    pub tool_policies: BTreeMap<String, Policy>,
+    pub tool_policies: BTreeMap<String, PolicyEntry>,
     /// Folders offered to MCP servers as roots, besides the files sandbox.
     pub roots: Vec<String>,
     /// The system prompt for conversations that have none of their own; `None` = the built-in one.
@@ -226,7 +226,7 @@ impl Settings {
                     .as_object()
                     .into_iter()
                     .flatten()
-                    .filter(|(_, p)| serde_json::from_value::<Policy>((*p).clone()).is_ok())
+                    .filter(|(_, p)| serde_json::from_value::<PolicyEntry>((*p).clone()).is_ok())
                     .map(|(n, p)| (n.clone(), p.clone()))
                     .collect();
                 serde_json::Value::Object(kept)
@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(s.max_iterations, 5);
         assert_eq!(s.tool_timeout_secs, 60);
         assert_eq!(s.tool_policies.len(), 2);
-        assert_eq!(s.tool_policies["e__f"], Policy::Deny);
+        assert_eq!(s.tool_policies["e__f"], PolicyEntry::Plain(crate::chat::approval::Policy::Deny));
         assert!(Settings {
             max_iterations: 0,
             ..Settings::default()

@@ -3,6 +3,7 @@
 // request to use the model) and its progress.
 import { el, formatDuration } from '../dom.js';
 import { elicitationForm } from './elicitation.js';
+import { diffView } from './diff.js';
 import { approvalText, isRefused } from './words.js';
 
 export class ToolCards {
@@ -125,13 +126,17 @@ export class ToolCards {
     };
     const editBtn = el('button', { type: 'button', class: 'btn', dataset: { action: 'edit' }, onclick: edit }, 'Edit arguments');
     const bar = el('div', { class: `approval${ev.destructive ? ' destructive' : ''}`, role: 'group', 'aria-label': 'Approve this tool call' },
+      ev.changed ? el('div', { class: 'tool-changed' },
+        el('p', {}, el('strong', {}, '⚠ This tool is not what it was when you accepted it.'),
+          ' The server changed its definition; the model still sees the one you accepted. Allowing this call accepts the new one.'),
+        diffView(ev.changed)) : null,
       el('p', { class: 'approval-question' },
         ev.destructive ? '⚠ This tool can change or delete data. ' : '',
         'Run ', el('strong', {}, `${ev.server} › ${ev.tool}`), ' with these arguments?'),
       el('div', { class: 'approval-buttons' },
         el('button', { type: 'button', class: 'btn primary', dataset: { action: 'allowOnce' }, onclick: () => choose('allowOnce') }, 'Allow once'),
         el('button', { type: 'button', class: 'btn', dataset: { action: 'allowConversation' }, onclick: () => choose('allowConversation') }, 'Allow in this chat'),
-        ev.destructive ? null
+        ev.destructive || ev.changed ? null
           : el('button', { type: 'button', class: 'btn', dataset: { action: 'alwaysAllow' }, onclick: () => choose('alwaysAllow') }, 'Always allow'),
         editBtn,
         el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny' }, onclick: () => choose('deny') }, 'Deny')),

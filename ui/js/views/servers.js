@@ -2,6 +2,7 @@
 // or edit one.
 import { el, $ } from '../dom.js';
 import { stepText, sandboxText, sandboxDetail } from './words.js';
+import { diffView } from './diff.js';
 
 export function summarize(servers) {
   const running = servers.filter((s) => s.status === 'running').length;
@@ -112,10 +113,15 @@ export class ServersView {
         : null,
       s.tools.length
         ? el('div', { class: 'server-tools' }, s.tools.map((t) => el('span', {
-          class: `chip${t.destructive ? ' destructive' : ''}`,
+          class: `chip${t.destructive ? ' destructive' : ''}${t.changed ? ' changed' : ''}`,
           title: `${t.description}${t.readOnly ? ' (read-only)' : ''}${t.destructive ? ' (destructive: always asks)' : ''}`,
-        }, t.name)))
-        : null);
+        }, t.changed ? `⚠ ${t.name}` : t.name)))
+        : null,
+      ...s.tools.filter((t) => t.changed).map((t) => el('details', { class: 'tool-changed', dataset: { tool: t.name } },
+        el('summary', {}, `⚠ “${t.name}” changed since you accepted it: it asks before every call, and the model sees the old definition`),
+        diffView(t.changed),
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
+          onclick: () => this.actions.acceptTool(s.name, t.name) }, 'Accept the new definition'))));
   }
 
   /** Saves the user's agreement to run a server without its sandbox where the kernel has none. */

@@ -22,6 +22,28 @@ pub enum Policy {
     Deny,
 }
 
+/// A tool's entry in `toolPolicies`: a policy written by hand (`"allow"`), or one the user gave
+/// from a card ("Always allow"), bound to the identity of the server it was given for
+/// (`{"policy": "allow", "server": "<identity>"}`): it holds only while that server is the same
+/// program or URL. A `deny` holds whatever the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PolicyEntry {
+    Plain(Policy),
+    Bound { policy: Policy, server: String },
+}
+
+impl PolicyEntry {
+    /// The policy, if it holds for a server with this identity.
+    pub fn for_server(&self, identity: &str) -> Option<Policy> {
+        match self {
+            PolicyEntry::Plain(p) => Some(*p),
+            PolicyEntry::Bound { policy: Policy::Deny, .. } => Some(Policy::Deny),
+            PolicyEntry::Bound { policy, server } => (server == identity).then_some(*policy),
+        }
+    }
+}
+
 /// What the user chose for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +83,9 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub arguments: Value,
     pub destructive: bool,
+    /// The tool's definition changed since the user accepted it: what changed. Allowing the call
+    /// accepts the new definition.
+    pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
     /// The tool's `inputSchema`: edited arguments must fit it.
     #[serde(skip)]
     pub schema: Option<Value>,
@@ -79,6 +104,8 @@ pub fn need(policy: Option<Policy>, tool: &RoutedTool, allowed_in_conversation: 
     match policy {
         Some(Policy::Deny) => Need::Deny,
         _ if tool.destructive => Need::Ask,
+        // a changed definition suspends every standing approval until the user accepts it
+        _ if tool.changed => Need::Ask,
         Some(Policy::Allow) => Need::Allow(Approval::AlwaysAllowed),
         _ if allowed_in_conversation => Need::Allow(Approval::AllowedInChat),
         Some(Policy::Ask) => Need::Ask,
@@ -133,7 +160,20 @@ mod tests {
             destructive,
             open_world: false,
             trusted: true,
+            ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_changed_definition_suspends_every_standing_approval_but_not_a_deny() {
+        let changed = RoutedTool {
+            changed: true,
+            ..t(true, false)
+        };
+        assert_eq!(need(None, &changed, false), Need::Ask, "read-only");
+        assert_eq!(need(Some(Policy::Allow), &changed, false), Need::Ask);
+        assert_eq!(need(None, &changed, true), Need::Ask, "allowed in this chat");
+        assert_eq!(need(Some(Policy::Deny), &changed, false), Need::Deny);
     }
 
     #[test]

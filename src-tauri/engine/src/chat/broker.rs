@@ -194,6 +194,7 @@ mod tests {
             tool: "write_file".into(),
             arguments: json!({"path": "a.txt"}),
             destructive: true,
+            changed: None,
             schema,
         })
     }

@@ -123,6 +123,8 @@ pub enum ChatEvent {
         tool: String,
         arguments: Value,
         destructive: bool,
+        /// The tool's definition changed since the user accepted it: what changed.
+        changed: Option<Vec<crate::mcp::pins::DiffLine>>,
     },
     /// How call `id` came to run or not; `edited`: with the user's arguments.
     #[serde(rename_all = "camelCase")]

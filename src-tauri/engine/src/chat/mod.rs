@@ -174,8 +174,8 @@ pub struct TurnSummary {
 /// What the engines of one app share between turns.
 #[derive(Default)]
 pub struct EngineShared {
-    /// (conversation, tool) pairs the user allowed for the rest of that conversation.
-    pub allowed_in_conversation: Mutex<HashSet<(i64, String)>>,
+    /// (conversation, tool, server identity) the user allowed for the rest of that conversation.
+    pub allowed_in_conversation: Mutex<HashSet<(i64, String, String)>>,
     /// Calls under way, by tool-call id: cancelling one stops that call alone (the turn goes on).
     pub running_calls: Mutex<HashMap<i64, CancellationToken>>,
     /// What the LLM server said about each model (capabilities, context window), by model.

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{self, Action, Approval, ApprovalRequest, Decision, Need, Policy};
+use super::approval::{self, Action, Approval, ApprovalRequest, Decision, Need, Policy, PolicyEntry};
 use super::broker::{Answer, Question};
 use super::budget;
 use super::events::{ChatEvent, Emit, SamplingOutcome};
@@ -434,16 +434,22 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Approved, ChatError> {
-        let key = (turn.conversation_id, call.name.clone());
+        let key = (
+            turn.conversation_id,
+            call.name.clone(),
+            routed.identity.clone(),
+        );
         let allowed_here = self
             .shared
             .allowed_in_conversation
             .lock()
             .unwrap()
             .contains(&key);
-        let policy = self
-            .settings
-            .read(|s| s.tool_policies.get(&call.name).copied());
+        let policy = self.settings.read(|s| {
+            s.tool_policies
+                .get(&call.name)
+                .and_then(|p| p.for_server(&routed.identity))
+        });
         match approval::need(policy, routed, allowed_here) {
             Need::Allow(why) => {
                 self.store.set_tool_call_approval(id, why, false).await?;
@@ -469,6 +475,10 @@ impl ChatEngine {
                     tool: routed.tool.clone(),
                     arguments: Value::Object(args.clone()),
                     destructive: routed.destructive,
+                    changed: routed
+                        .changed
+                        .then(|| self.tools.tool_change(&routed.server, &routed.tool))
+                        .flatten(),
                     schema: (!schema.is_null()).then(|| schema.clone()),
                 };
                 let announce = |question_id| {
@@ -480,6 +490,7 @@ impl ChatEngine {
                         tool: request.tool.clone(),
                         arguments: request.arguments.clone(),
                         destructive: request.destructive,
+                        changed: request.changed.clone(),
                     })
                 };
                 let answer = self
@@ -522,6 +533,12 @@ impl ChatEngine {
                     edited,
                     arguments: Value::Object(final_args.clone()),
                 });
+                if routed.changed && action != Action::Deny {
+                    // the card showed what changed; allowing the call accepts it
+                    self.tools
+                        .accept_tool_definition(&routed.server, &routed.tool)
+                        .await;
+                }
                 Ok(match action {
                     Action::Deny => Approved::Refused("The user declined this tool call.".into()),
                     Action::AllowConversation => {
@@ -534,7 +551,13 @@ impl ChatEngine {
                     }
                     Action::AlwaysAllow => {
                         let remembered = self.settings.update(|s| {
-                            s.tool_policies.insert(call.name.clone(), Policy::Allow);
+                            s.tool_policies.insert(
+                                call.name.clone(),
+                                PolicyEntry::Bound {
+                                    policy: Policy::Allow,
+                                    server: routed.identity.clone(),
+                                },
+                            );
                         });
                         if let Err(e) = remembered {
                             tracing::warn!(

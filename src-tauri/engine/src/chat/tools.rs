@@ -16,6 +16,12 @@ pub trait ToolHost: Send + Sync {
     fn route(&self, name: &str) -> Option<RoutedTool>;
     /// The tool's `inputSchema`, by exposed name.
     fn tool_schema(&self, name: &str) -> Option<Value>;
+    /// What changed in a tool's definition since the user accepted it, if it did.
+    fn tool_change(&self, _server: &str, _tool: &str) -> Option<Vec<crate::mcp::pins::DiffLine>> {
+        None
+    }
+    /// The user accepts a tool's changed definition.
+    async fn accept_tool_definition(&self, _server: &str, _tool: &str) {}
     /// Runs a call; what happens meanwhile (progress, the server's questions) goes to `events`.
     async fn call_tool(
         &self,
@@ -36,6 +42,14 @@ impl ToolHost for McpHost {
     }
     fn tool_schema(&self, name: &str) -> Option<Value> {
         McpHost::tool_schema(self, name)
+    }
+    fn tool_change(&self, server: &str, tool: &str) -> Option<Vec<crate::mcp::pins::DiffLine>> {
+        McpHost::tool_change(self, server, tool)
+    }
+    async fn accept_tool_definition(&self, server: &str, tool: &str) {
+        if let Err(e) = McpHost::accept_tool_definition(self, server, tool).await {
+            tracing::warn!("could not accept the new definition of {server} › {tool}: {e}");
+        }
     }
     async fn call_tool(
         &self,

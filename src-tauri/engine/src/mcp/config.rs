@@ -170,6 +170,21 @@ impl ServerConfig {
         crate::servers::names().contains(&name).then_some(name)
     }
 
+    /// What makes it the same server: its transport and command line, or its URL (hashed).
+    /// Standing approvals ("always allow") hold for this identity only.
+    pub fn identity(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let what = match self.transport() {
+            Transport::Stdio => serde_json::json!(["stdio", self.command, self.args]),
+            t => serde_json::json!([format!("{t:?}"), self.url]),
+        };
+        Sha256::digest(what.to_string().as_bytes())
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// Whether its tools' annotations are believed: the built-in servers always; else the user's
     /// choice; else local programs yes, remote servers no.
     pub fn trusts_hints(&self) -> bool {

@@ -7,6 +7,7 @@ mod host;
 pub mod http;
 pub mod import;
 pub mod names;
+pub mod pins;
 mod process;
 pub mod rest;
 pub mod sandbox;
@@ -21,7 +22,7 @@ pub use config::{
 };
 pub use host::{
     file_uri, result_text, CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, HostError,
-    HostOptions, McpHost, Progress, Reply, RoutedTool, SamplingAnswer, SamplingRequest,
+    HostOptions, McpHost, PinBook, Progress, Reply, RoutedTool, SamplingAnswer, SamplingRequest,
     SamplingText, SandboxView, ServerStatus, ServerView, Step, ToolOutcome, ToolView,
     MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };

@@ -57,6 +57,12 @@ pub fn assign(tools: &[(String, String)]) -> BTreeMap<String, (String, String)> 
     out
 }
 
+/// How the exposed names of a server's tools begin (`server__`; a name too long for that, or
+/// colliding, is hashed and may not).
+pub fn prefix(server: &str) -> String {
+    format!("{}__", sanitize(server))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@ mod conversations;
 pub mod debug;
 pub mod exchange;
 mod messages;
+mod pins;
 mod schema;
 pub mod search;
 #[cfg(test)]

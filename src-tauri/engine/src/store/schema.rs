@@ -87,6 +87,17 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a conversation read from a file, until the user continues it
         M::up("ALTER TABLE conversations ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"),
+        // each server's tool definitions as the user accepted them (mcp::pins)
+        M::up(
+            "CREATE TABLE tool_pins (
+                server TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                hash TEXT NOT NULL,
+                definition TEXT NOT NULL,
+                accepted_at INTEGER NOT NULL,
+                PRIMARY KEY (server, tool)
+            );",
+        ),
     ])
 }
 

@@ -13,6 +13,7 @@ mod eval_tools;
 mod host;
 mod llm_ollama;
 mod llm_openai;
+mod pins;
 mod real_llm;
 mod recovery;
 mod sandbox;

@@ -23,6 +23,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use super::catalog::{PromptView, ResourceView};
 use super::config::{McpConfig, ServerConfig};
 use super::names;
+use super::pins;
 use super::process::StderrTail;
 use super::sandbox;
 use crate::llm::ToolSpec;
@@ -65,6 +66,18 @@ pub struct HostOptions {
     /// The kernel's Landlock ABI as the host should believe it; `None`: ask the kernel. Tests set
     /// `Some(0)` to see what happens on a kernel without Landlock.
     pub landlock_abi: Option<i32>,
+    /// Where tool definitions are pinned (`mcp::pins`); `None`: nothing is pinned.
+    pub pins: Option<PinBook>,
+}
+
+/// The store of pinned tool definitions the host checks each tool list against.
+#[derive(Clone)]
+pub struct PinBook(pub Arc<dyn crate::mcp::pins::ToolPins>);
+
+impl std::fmt::Debug for PinBook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PinBook")
+    }
 }
 
 impl HostOptions {
@@ -79,6 +92,7 @@ impl HostOptions {
             discover: true,
             sandbox_dir: crate::paths::cache_dir().join("sandbox"),
             landlock_abi: None,
+            pins: None,
         }
     }
 }
@@ -95,6 +109,9 @@ pub struct Shared {
     /// Counts changes of any server's state, catalog or log.
     version: AtomicU64,
     changed: broadcast::Sender<()>,
+    /// Changed tool definitions the user accepted since their server listed them: (server, hash
+    /// of the new definition).
+    accepted: Mutex<std::collections::HashSet<(String, String)>>,
 }
 
 impl Shared {
@@ -177,6 +194,7 @@ impl McpHost {
                 roots: Default::default(),
                 version: AtomicU64::new(1),
                 changed: broadcast::channel(256).0,
+                accepted: Default::default(),
             }),
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),
@@ -397,6 +415,9 @@ impl McpHost {
                             read_only: t.read_only,
                             destructive: t.destructive,
                             open_world: t.open_world,
+                            changed: self
+                                .changed_from(&name, t)
+                                .map(|before| pins::diff(&before, &t.definition())),
                         })
                         .collect(),
                     error: report.map(|r| r.error.clone()),
@@ -428,10 +449,16 @@ impl McpHost {
             }
             for t in &s.catalog.tools {
                 if let Some(exposed) = exposed.get(&(name.clone(), t.name.clone())) {
+                    // a changed tool is offered as the user accepted it, until they accept the
+                    // change: a new description reaches the model only with their consent
+                    let (description, parameters) = match self.changed_from(&name, t) {
+                        Some(before) => (before.description.clone(), before.input_schema.clone()),
+                        None => (t.description.clone(), t.input_schema.clone()),
+                    };
                     out.push(ToolSpec {
                         name: exposed.clone(),
-                        description: t.description.clone(),
-                        parameters: t.input_schema.clone(),
+                        description,
+                        parameters,
                     });
                 }
             }
@@ -456,15 +483,26 @@ impl McpHost {
         let (server, tool) = self.names().get(exposed).cloned()?;
         let slot = self.slot(&server);
         let trusted = slot.as_ref().is_some_and(|s| s.config.trusts_hints());
+        let identity = slot
+            .as_ref()
+            .map(|s| s.config.identity())
+            .unwrap_or_default();
         let hints = slot.and_then(|slot| {
             slot.snapshot()
                 .catalog
                 .tools
                 .iter()
                 .find(|t| t.name == tool)
-                .map(|t| (t.read_only, t.destructive, t.open_world))
+                .map(|t| {
+                    (
+                        t.read_only,
+                        t.destructive,
+                        t.open_world,
+                        self.changed_from(&server, t).is_some(),
+                    )
+                })
         });
-        let (read_only, destructive, open_world) = hints.unwrap_or_default();
+        let (read_only, destructive, open_world, changed) = hints.unwrap_or_default();
         Some(RoutedTool {
             server,
             tool,
@@ -472,7 +510,52 @@ impl McpHost {
             destructive,
             open_world,
             trusted,
+            changed,
+            identity,
         })
+    }
+
+    /// The definition the user accepted for `tool`, when the server now presents another one
+    /// they have not accepted.
+    fn changed_from(&self, server: &str, tool: &state::CachedTool) -> Option<Arc<pins::Definition>> {
+        let before = tool.pinned.clone()?;
+        let accepted = self.shared.accepted.lock().unwrap();
+        (!accepted.contains(&(server.to_string(), tool.definition().hash()))).then_some(before)
+    }
+
+    /// What changed in a tool's definition since the user accepted it (`None`: nothing, or no
+    /// such tool).
+    pub fn tool_change(&self, server: &str, tool: &str) -> Option<Vec<pins::DiffLine>> {
+        let snapshot = self.slot(server)?.snapshot();
+        let t = snapshot.catalog.tools.iter().find(|t| t.name == tool)?;
+        self.changed_from(server, t)
+            .map(|before| pins::diff(&before, &t.definition()))
+    }
+
+    /// The user accepts the definition `server` now presents for `tool`: it is pinned, offered to
+    /// the model as it is, and standing approvals hold for it again.
+    pub async fn accept_tool_definition(&self, server: &str, tool: &str) -> Result<(), HostError> {
+        let snapshot = self
+            .slot(server)
+            .ok_or_else(|| HostError::NotConfigured(server.to_string()))?
+            .snapshot();
+        let def = snapshot
+            .catalog
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.definition())
+            .ok_or_else(|| HostError::Server(format!("{server} has no tool \"{tool}\"")))?;
+        if let Some(pins) = &self.shared.opts.pins {
+            pins.0.accept(server, &def).await;
+        }
+        self.shared
+            .accepted
+            .lock()
+            .unwrap()
+            .insert((server.to_string(), def.hash()));
+        self.shared.changed();
+        Ok(())
     }
 
     /// The prompts of the running servers (typing `/` lists them).

@@ -82,9 +82,23 @@ pub struct CachedTool {
     pub destructive: bool,
     /// Annotated `openWorldHint: true`: it reaches outside (the internet, other systems).
     pub open_world: bool,
+    /// The annotations as sent (`null` without), for pinning.
+    pub annotations: Value,
+    /// The definition recorded for it when it differs from this one (see `mcp::pins`).
+    pub pinned: Option<Arc<crate::mcp::pins::Definition>>,
 }
 
 impl CachedTool {
+    /// What is pinned of it.
+    pub fn definition(&self) -> crate::mcp::pins::Definition {
+        crate::mcp::pins::Definition {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            annotations: self.annotations.clone(),
+        }
+    }
+
     pub fn of(t: &rmcp::model::Tool) -> CachedTool {
         let hint = |f: fn(&rmcp::model::ToolAnnotations) -> Option<bool>| {
             t.annotations.as_ref().and_then(f).unwrap_or(false)
@@ -96,6 +110,12 @@ impl CachedTool {
             read_only: hint(|a| a.read_only_hint),
             destructive: hint(|a| a.destructive_hint),
             open_world: hint(|a| a.open_world_hint),
+            annotations: t
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok())
+                .unwrap_or(Value::Null),
+            pinned: None,
         }
     }
 }
@@ -181,6 +201,8 @@ pub struct ToolView {
     pub read_only: bool,
     pub destructive: bool,
     pub open_world: bool,
+    /// Its definition differs from the one the user accepted: what changed, line by line.
+    pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
 }
 
 /// One server as the servers list shows it.
@@ -252,4 +274,10 @@ pub struct RoutedTool {
     pub open_world: bool,
     /// Whether the server's annotations are believed (built-in, or trusted by the user).
     pub trusted: bool,
+    /// Its definition differs from the one the user accepted (see `mcp::pins`): no standing
+    /// approval runs it.
+    pub changed: bool,
+    /// The server's identity ([`crate::mcp::ServerConfig::identity`]): standing approvals hold
+    /// for this identity only.
+    pub identity: String,
 }

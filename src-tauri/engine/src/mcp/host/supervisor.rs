@@ -224,9 +224,10 @@ impl Supervisor {
         let Connected {
             running,
             session,
-            catalog,
+            mut catalog,
             mut listings,
         } = *connected;
+        self.pin(&mut catalog.tools).await;
         self.publish(|s| {
             s.catalog = Arc::new(catalog);
             s.phase = Phase::Running(session.clone());
@@ -266,6 +267,34 @@ impl Supervisor {
         }
     }
 
+    /// Marks each tool whose definition differs from the pinned one (pinning the new ones).
+    async fn pin(&self, tools: &mut [CachedTool]) {
+        // the built-in servers come with the app: their definitions change only with it
+        let Some(pins) = self
+            .shared
+            .opts
+            .pins
+            .as_ref()
+            .filter(|_| self.config.builtin().is_none())
+        else {
+            return;
+        };
+        let defs: Vec<_> = tools.iter().map(CachedTool::definition).collect();
+        let changed = pins.0.check(&self.name, &defs).await;
+        for t in tools.iter_mut() {
+            t.pinned = changed
+                .iter()
+                .find(|(name, _)| *name == t.name)
+                .map(|(_, d)| Arc::new(d.clone()));
+            if t.pinned.is_some() {
+                self.log.push(format!(
+                    "[switchboard] the definition of tool \"{}\" changed since it was accepted; it asks before it runs until the change is accepted",
+                    t.name
+                ));
+            }
+        }
+    }
+
     /// Lists one of a running server's lists again (after its `list_changed`).
     async fn refresh(&self, peer: &Peer<RoleClient>, kind: Listing) {
         let wait = self.shared.opts.start_timeout;
@@ -285,7 +314,8 @@ impl Supervisor {
         match kind {
             Listing::Tools => match tokio::time::timeout(wait, peer.list_all_tools()).await {
                 Ok(Ok(tools)) => {
-                    let tools: Vec<CachedTool> = tools.iter().map(CachedTool::of).collect();
+                    let mut tools: Vec<CachedTool> = tools.iter().map(CachedTool::of).collect();
+                    self.pin(&mut tools).await;
                     update(&|c| c.tools = tools.clone())
                 }
                 Ok(Err(e)) => failed("tools", e.to_string()),

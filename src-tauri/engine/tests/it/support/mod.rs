@@ -124,9 +124,11 @@ pub async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
     opts.restart_base_delay = Duration::from_secs(30);
     // the built-ins run sandboxed: their private folders go here, not in the user's cache
     opts.sandbox_dir = dir.path().join("private");
+    let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();
+    // tool definitions pinned in the store, as in the app
+    opts.pins = Some(switchboard_engine::mcp::PinBook(Arc::new(store.clone())));
     let host = McpHost::new(opts);
     host.start_all(&config).await;
-    let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();
     Rig {
         fake: FakeOllama::start().await,
         host,
@@ -332,7 +334,10 @@ pub fn set_policy(
     engine
         .settings
         .update(|s| {
-            s.tool_policies.insert(tool.to_string(), policy);
+            s.tool_policies.insert(
+                tool.to_string(),
+                switchboard_engine::chat::approval::PolicyEntry::Plain(policy),
+            );
         })
         .unwrap();
 }
