@@ -256,16 +256,21 @@ mod tests {
         let mut before = McpConfig::default();
         before.servers.insert("weather".into(), weather.clone());
         before.servers.insert("notes".into(), notes.clone());
-        before.servers.insert("gone".into(), ServerConfig::new("x", &[]));
+        before
+            .servers
+            .insert("gone".into(), ServerConfig::new("x", &[]));
         let bound = |c: &ServerConfig| PolicyEntry::Bound {
             policy: Policy::Allow,
             server: c.identity(),
         };
         let mut s = Settings::default();
-        s.tool_policies.insert("weather__now".into(), bound(&weather));
-        s.tool_policies.insert("weather__hand".into(), PolicyEntry::Plain(Policy::Allow));
+        s.tool_policies
+            .insert("weather__now".into(), bound(&weather));
+        s.tool_policies
+            .insert("weather__hand".into(), PolicyEntry::Plain(Policy::Allow));
         s.tool_policies.insert("notes__add".into(), bound(&notes));
-        s.tool_policies.insert("gone__t".into(), PolicyEntry::Plain(Policy::Deny));
+        s.tool_policies
+            .insert("gone__t".into(), PolicyEntry::Plain(Policy::Deny));
         let settings = LiveSettings::in_memory(s);
         let shared = chat::EngineShared::default();
         shared.allowed_in_conversation.lock().unwrap().extend([

@@ -364,7 +364,10 @@ mod tests {
         assert_eq!(s.max_iterations, 5);
         assert_eq!(s.tool_timeout_secs, 60);
         assert_eq!(s.tool_policies.len(), 2);
-        assert_eq!(s.tool_policies["e__f"], PolicyEntry::Plain(crate::chat::approval::Policy::Deny));
+        assert_eq!(
+            s.tool_policies["e__f"],
+            PolicyEntry::Plain(crate::chat::approval::Policy::Deny)
+        );
         assert!(Settings {
             max_iterations: 0,
             ..Settings::default()

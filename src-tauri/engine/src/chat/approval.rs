@@ -38,7 +38,10 @@ impl PolicyEntry {
     pub fn for_server(&self, identity: &str) -> Option<Policy> {
         match self {
             PolicyEntry::Plain(p) => Some(*p),
-            PolicyEntry::Bound { policy: Policy::Deny, .. } => Some(Policy::Deny),
+            PolicyEntry::Bound {
+                policy: Policy::Deny,
+                ..
+            } => Some(Policy::Deny),
             PolicyEntry::Bound { policy, server } => (server == identity).then_some(*policy),
         }
     }
@@ -172,7 +175,11 @@ mod tests {
         };
         assert_eq!(need(None, &changed, false), Need::Ask, "read-only");
         assert_eq!(need(Some(Policy::Allow), &changed, false), Need::Ask);
-        assert_eq!(need(None, &changed, true), Need::Ask, "allowed in this chat");
+        assert_eq!(
+            need(None, &changed, true),
+            Need::Ask,
+            "allowed in this chat"
+        );
         assert_eq!(need(Some(Policy::Deny), &changed, false), Need::Deny);
     }
 

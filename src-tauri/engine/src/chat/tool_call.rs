@@ -14,7 +14,9 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{self, Action, Approval, ApprovalRequest, Decision, Need, Policy, PolicyEntry};
+use super::approval::{
+    self, Action, Approval, ApprovalRequest, Decision, Need, Policy, PolicyEntry,
+};
 use super::broker::{Answer, Question};
 use super::budget;
 use super::events::{ChatEvent, Emit, SamplingOutcome};

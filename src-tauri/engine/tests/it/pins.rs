@@ -124,11 +124,7 @@ async fn a_tool_changed_while_running_suspends_always_allow_until_accepted() {
     let state = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(state.path(), HONEST).unwrap();
     let r = rig(vec![("rug", rug_pull(state.path()))]).await;
-    let identity = r
-        .host
-        .route("rug__weather")
-        .map(|t| t.identity)
-        .unwrap();
+    let identity = r.host.route("rug__weather").map(|t| t.identity).unwrap();
     let script = Script::approving(vec![Decision::of(Action::Deny)]);
     let mut engine = r.engine(5);
     engine.broker = script.broker();
@@ -158,7 +154,9 @@ async fn a_tool_changed_while_running_suspends_always_allow_until_accepted() {
         .await
         .unwrap();
     wait_for_status(&r.host, "rug", |s| {
-        s.tools.iter().any(|t| t.name == "weather" && t.changed.is_some())
+        s.tools
+            .iter()
+            .any(|t| t.name == "weather" && t.changed.is_some())
     })
     .await;
     assert_eq!(offered(&r, "rug__weather"), HONEST);
@@ -181,7 +179,10 @@ async fn a_tool_changed_while_running_suspends_always_allow_until_accepted() {
     assert_eq!(offered(&r, "rug__weather"), HONEST);
 
     // accepted from the servers list: always allow holds again
-    r.host.accept_tool_definition("rug", "weather").await.unwrap();
+    r.host
+        .accept_tool_definition("rug", "weather")
+        .await
+        .unwrap();
     assert!(r.status("rug").tools.iter().all(|t| t.changed.is_none()));
     let s = engine
         .run_turn(say("weather?", None), &|_| {}, Default::default())

@@ -517,7 +517,11 @@ impl McpHost {
 
     /// The definition the user accepted for `tool`, when the server now presents another one
     /// they have not accepted.
-    fn changed_from(&self, server: &str, tool: &state::CachedTool) -> Option<Arc<pins::Definition>> {
+    fn changed_from(
+        &self,
+        server: &str,
+        tool: &state::CachedTool,
+    ) -> Option<Arc<pins::Definition>> {
         let before = tool.pinned.clone()?;
         let accepted = self.shared.accepted.lock().unwrap();
         (!accepted.contains(&(server.to_string(), tool.definition().hash()))).then_some(before)
