@@ -89,23 +89,32 @@ pub enum Ended {
 }
 
 /// Feeds each line of a streamed HTTP body to `on_line` (which returns true at the last one),
-/// until then, the body's end, or `cancel`. A broken connection is `Unreachable` at `base`;
-/// `what` names the stream in that error ("the reply", "the download").
+/// until then, the body's end, or `cancel`. A broken connection is [`LlmError::BrokenOff`]
+/// (`what` names the stream: "the reply", "the download"); silence longer than `timeouts` allow
+/// (`first_byte` until the first piece arrives, `idle` after) is [`LlmError::Stalled`].
+///
+/// [`LlmError::BrokenOff`]: super::LlmError::BrokenOff
+/// [`LlmError::Stalled`]: super::LlmError::Stalled
 pub async fn each_line(
     resp: reqwest::Response,
-    base: &str,
     what: &str,
+    timeouts: super::StreamTimeouts,
     cancel: &tokio_util::sync::CancellationToken,
     mut on_line: impl FnMut(&[u8]) -> Result<bool, super::LlmError>,
 ) -> Result<Ended, super::LlmError> {
     use futures::StreamExt;
     let mut stream = resp.bytes_stream();
     let mut splitter = NdjsonSplitter::new();
+    let mut limit = timeouts.first_byte;
     loop {
         let chunk = tokio::select! {
-            c = stream.next() => c,
+            c = tokio::time::timeout(limit, stream.next()) => match c {
+                Ok(c) => c,
+                Err(_) => return Err(super::LlmError::Stalled { after: limit }),
+            },
             _ = cancel.cancelled() => return Ok(Ended::Cancelled),
         };
+        limit = timeouts.idle;
         match chunk {
             Some(Ok(bytes)) => {
                 for line in splitter.push(&bytes) {
@@ -115,9 +124,9 @@ pub async fn each_line(
                 }
             }
             Some(Err(e)) => {
-                return Err(super::LlmError::Unreachable {
-                    url: base.to_string(),
-                    detail: format!("{what} broke off: {}", super::ollama::root_cause(&e)),
+                return Err(super::LlmError::BrokenOff {
+                    what: what.to_string(),
+                    detail: super::ollama::root_cause(&e),
                 })
             }
             None => break,

@@ -6,42 +6,46 @@
 //! They are put together here and handed on when the stream ends.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ndjson::{each_line, Ended};
-use super::ollama::{check_response, send_error};
+use super::ollama::{check_response, http_client, send_error, send_streaming};
 #[cfg(test)]
 use super::NdjsonSplitter;
 use super::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelDetails, ModelInfo, Role,
-    ToolCall,
+    StreamTimeouts, ToolCall,
 };
 
 pub struct OpenAiClient {
     base: String,
     api_key: Option<String>,
     http: reqwest::Client,
+    timeouts: StreamTimeouts,
 }
 
 impl OpenAiClient {
     /// `base_url` with or without the trailing `/v1`.
     pub fn new(base_url: &str, api_key: Option<String>) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .read_timeout(Duration::from_secs(600))
-            .build()
-            .expect("reqwest client");
+        let timeouts = StreamTimeouts::default();
         let base = base_url.trim().trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base).to_string();
         OpenAiClient {
             base,
             api_key: api_key.filter(|k| !k.trim().is_empty()),
-            http,
+            http: http_client(timeouts),
+            timeouts,
         }
+    }
+
+    /// How long a streamed answer may stay silent (default: [`StreamTimeouts::default`]).
+    pub fn with_timeouts(mut self, timeouts: StreamTimeouts) -> Self {
+        self.http = http_client(timeouts);
+        self.timeouts = timeouts;
+        self
     }
 
     fn url(&self, path: &str) -> String {
@@ -273,18 +277,17 @@ impl LlmClient for OpenAiClient {
         cancel: &CancellationToken,
     ) -> Result<ChatReply, LlmError> {
         let mut reply = ChatReply::default();
-        let send = self
+        let rb = self
             .authorized(self.http.post(self.url("/chat/completions")))
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .json(&request_to_wire(request))
-            .send();
-        let resp = tokio::select! {
-            r = send => r.map_err(|e| send_error(&self.base, e))?,
-            _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
+            .json(&request_to_wire(request));
+        let Some(resp) = send_streaming(rb, &self.base, self.timeouts, cancel).await? else {
+            reply.stopped = true;
+            return Ok(reply);
         };
         let resp = check_response(resp).await?;
         let mut state = SseState::default();
-        let ended = each_line(resp, &self.base, "the stream", cancel, |line| {
+        let ended = each_line(resp, "the reply", self.timeouts, cancel, |line| {
             state.apply_line(line, &mut reply, on_delta)
         })
         .await?;

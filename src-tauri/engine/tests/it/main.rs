@@ -10,6 +10,7 @@ mod catalog;
 mod context;
 mod conversation;
 mod host;
+mod llm_faults;
 mod llm_ollama;
 mod llm_openai;
 mod real_llm;
