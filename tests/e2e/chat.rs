@@ -416,10 +416,15 @@ async fn a_call_a_small_model_writes_as_text_becomes_a_card_and_its_json_never_s
     }
     // it ran as the tool it meant, and the card says what the model wrote
     let card = text_content(&c, ".tool-card").await;
-    assert!(card.contains("calculator") && card.contains("add"), "{card}");
+    assert!(
+        card.contains("calculator") && card.contains("add"),
+        "{card}"
+    );
     assert!(card.contains("the model wrote “add”"), "{card}");
     assert!(
-        text_content(&c, ".msg.assistant").await.contains("Let me work that out."),
+        text_content(&c, ".msg.assistant")
+            .await
+            .contains("Let me work that out."),
         "the prose around the call stays"
     );
     // the header says how much of the model's context the request took
