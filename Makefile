@@ -5,7 +5,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm eval-tools
+.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm eval-tools fuzz
 
 run: deps
 	$(CARGO) build
@@ -42,6 +42,21 @@ eval-tools: test-deps
 	set -a && if [ -z "$(URL)" ]; then eval "$$(scripts/real-llm.sh)"; fi && set +a && \
 	  EVAL_URL="$(URL)" EVAL_MODEL="$(MODEL)" EVAL_PROVIDER="$(PROVIDER)" \
 	  $(CARGO) test -p switchboard-engine --test it eval_tools -- --ignored --nocapture
+
+# Not in `make test`: each cargo-fuzz target in fuzz/ (the line splitter, the SSE parser, the
+# tool-call recovery, config import, conversation import) for FUZZ_SECONDS. On stable Rust, with
+# libFuzzer's coverage but no sanitizer (AddressSanitizer needs nightly; the code fuzzed here is
+# safe Rust). A crash stops it and leaves the input in fuzz/artifacts/TARGET/: turn it into a
+# regression test in the engine's tests.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = line_splitter sse tool_call_recovery config_import conversation_import
+fuzz:
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  mkdir -p corpus/$$t seeds/$$t && \
+	  $(CARGO) fuzz run --sanitizer none $$t corpus/$$t seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 || exit 1; \
+	done
 
 e2e:
 	$(CARGO) build

@@ -14,6 +14,7 @@ mod approval;
 mod cards;
 mod chat;
 mod composer;
+mod hostile;
 mod library;
 mod models;
 mod servers;

@@ -9,6 +9,8 @@ pub mod paths;
 pub mod servers;
 pub mod settings;
 pub mod store;
+#[cfg(test)]
+mod testing;
 
 pub use chat::{ChatEngine, ChatEvent, ChatOptions, TurnRequest, TurnSummary};
 pub use settings::{LiveSettings, Settings};

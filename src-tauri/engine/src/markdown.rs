@@ -5,6 +5,11 @@
 use pulldown_cmark::{html, Event, Options, Parser};
 
 pub fn render(markdown: &str) -> String {
+    sanitize(&unsanitized(markdown))
+}
+
+/// The Markdown as HTML before sanitizing (raw HTML already turned into text).
+fn unsanitized(markdown: &str) -> String {
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_STRIKETHROUGH);
@@ -16,7 +21,7 @@ pub fn render(markdown: &str) -> String {
     });
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
     html::push_html(&mut out, parser);
-    sanitize(&out)
+    out
 }
 
 fn sanitize(html: &str) -> String {
@@ -55,5 +60,215 @@ mod tests {
         assert!(h.contains("<a rel=\"noopener noreferrer\">l</a>"), "{h}");
         assert!(h.contains("&lt;img src=x onerror=alert(1)&gt;"), "{h}");
         assert!(h.contains("&lt;script&gt;"), "{h}");
+    }
+
+    /// The payloads the E2E test feeds the window through every channel (§ = the payload's
+    /// number, ⏎ = a line break).
+    fn corpus() -> Vec<String> {
+        include_str!("../../../tests/e2e/xss_payloads.txt")
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("%%"))
+            .enumerate()
+            .map(|(i, l)| l.replace('§', &(i + 1).to_string()).replace('⏎', "\n"))
+            .collect()
+    }
+
+    /// The text a browser shows of well-formed HTML (tags dropped, quotes in tags respected,
+    /// the entities the two serializers write decoded).
+    fn text_of(html: &str) -> String {
+        let mut out = String::new();
+        let mut quote: Option<char> = None;
+        let mut in_tag = false;
+        for c in html.chars() {
+            match (in_tag, quote, c) {
+                (false, _, '<') => in_tag = true,
+                (false, _, c) => out.push(c),
+                (true, None, '"' | '\'') => quote = Some(c),
+                (true, Some(q), c) if c == q => quote = None,
+                (true, None, '>') => in_tag = false,
+                _ => {}
+            }
+        }
+        decode_numeric(&out)
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&nbsp;", "\u{a0}")
+            .replace("&amp;", "&")
+    }
+
+    /// `&#NN;` and `&#xHH;` as the characters they stand for.
+    fn decode_numeric(s: &str) -> String {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find("&#") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let end = after.find(';').unwrap_or(0);
+            let code = match after[..end].strip_prefix(['x', 'X']) {
+                Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                None => after[..end].parse().ok(),
+            };
+            match code.and_then(char::from_u32).filter(|_| end > 0) {
+                Some(c) => {
+                    out.push(c);
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push_str("&#");
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Each tag of the HTML: its name and its attributes (name, value).
+    fn tags(html: &str) -> Vec<(String, Vec<(String, String)>)> {
+        let mut out = Vec::new();
+        let mut rest = html;
+        while let Some(start) = rest.find('<') {
+            let after = &rest[start + 1..];
+            // the tag ends at the first '>' outside quotes
+            let (mut quote, mut end) = (None, after.len());
+            for (i, c) in after.char_indices() {
+                match (quote, c) {
+                    (None, '"' | '\'') => quote = Some(c),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, '>') => {
+                        end = i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let tag = &after[..end];
+            rest = &after[(end + 1).min(after.len())..];
+            if tag.starts_with('/') {
+                continue;
+            }
+            let name: String = tag
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let mut attrs = Vec::new();
+            let mut a = tag[name.len()..].trim_start();
+            while !a.is_empty() {
+                let key: String = a
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '=' && *c != '/')
+                    .collect();
+                a = &a[key.len()..];
+                let value = if let Some(v) = a.strip_prefix("=\"") {
+                    let close = v.find('"').unwrap_or(v.len());
+                    a = &v[(close + 1).min(v.len())..];
+                    v[..close].to_string()
+                } else {
+                    a = a.get(1..).unwrap_or("");
+                    String::new()
+                };
+                if !key.is_empty() {
+                    attrs.push((key.to_ascii_lowercase(), value));
+                }
+                a = a.trim_start();
+            }
+            out.push((name.to_ascii_lowercase(), attrs));
+        }
+        out
+    }
+
+    /// What the window may receive: the elements Markdown makes, no handler, no style, and
+    /// links and images only to http(s), mailto or a relative place. The first thing wrong, if any.
+    fn not_inert(html: &str) -> Option<String> {
+        const ELEMENTS: &[&str] = &[
+            "p",
+            "a",
+            "img",
+            "code",
+            "pre",
+            "em",
+            "strong",
+            "del",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "blockquote",
+            "ul",
+            "ol",
+            "li",
+            "table",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+            "input",
+            "br",
+            "hr",
+        ];
+        for (name, attrs) in tags(html) {
+            if !ELEMENTS.contains(&name.as_str()) {
+                return Some(format!("<{name}>"));
+            }
+            for (key, value) in attrs {
+                if key.starts_with("on") || key == "style" || key == "srcdoc" {
+                    return Some(format!("{key} on <{name}>"));
+                }
+                if matches!(
+                    key.as_str(),
+                    "href" | "src" | "action" | "formaction" | "xlink:href"
+                ) {
+                    let v: String = text_of(&value)
+                        .chars()
+                        .filter(|c| !c.is_whitespace() && !c.is_control())
+                        .collect::<String>()
+                        .to_ascii_lowercase();
+                    let scheme = v
+                        .split_once(':')
+                        .map(|(s, _)| s)
+                        .filter(|s| !s.contains(['/', '?', '#']));
+                    if !matches!(scheme, None | Some("http" | "https" | "mailto")) {
+                        return Some(format!("{key}={value:?}"));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn the_xss_corpus_renders_inert_and_keeps_its_text() {
+        let corpus = corpus();
+        assert!(corpus.len() >= 100, "{}", corpus.len());
+        // the check itself catches what Markdown makes before it is sanitized
+        for unsafe_html in [
+            unsanitized("[x](javascript:alert(1))"),
+            unsanitized("![x](JaVaScRiPt:alert(1))"),
+            "<p><a href=\" java&#x09;script:x\">a</a></p>".into(),
+            "<p><img src=\"x\" onerror=\"x()\"></p>".into(),
+            "<svg></svg>".into(),
+        ] {
+            assert!(not_inert(&unsafe_html).is_some(), "{unsafe_html}");
+        }
+        for p in &corpus {
+            let html = render(p);
+            assert_eq!(not_inert(&html), None, "{p}: {html}");
+            // sanitizing takes away elements and attributes, never text the reader should see
+            assert_eq!(text_of(&html), text_of(&unsanitized(p)), "{p}");
+        }
+        // and all of it in one reply, as the E2E test sends it
+        let all: String = corpus
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("⟦{}⟧\n\n{p}\n\n", i + 1))
+            .collect();
+        let html = render(&all);
+        assert_eq!(not_inert(&html), None, "the whole corpus: {html}");
+        assert_eq!(text_of(&html), text_of(&unsanitized(&all)));
     }
 }

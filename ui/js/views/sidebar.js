@@ -102,7 +102,8 @@ export class Sidebar {
       onclick: () => this.actions.onOpen(c.id),
       onkeydown: (e) => { if (e.key === 'Enter' && e.target === e.currentTarget) this.actions.onOpen(c.id); } },
     el('span', { class: 'conv-title' }, c.pinned ? el('span', { class: 'pin', title: 'Pinned', 'aria-label': 'Pinned' }, '★ ') : null,
-      c.imported ? el('span', { class: 'imported-mark', title: 'Imported from a file, not continued yet' }, 'imported') : null, c.title),
+      c.imported ? el('span', { class: 'imported-mark', title: 'Imported from a file, not continued yet' }, 'imported') : null,
+      el('span', { class: 'conv-name' }, c.title)),
     el('span', { class: 'conv-snippet' }, (c.snippet || '').replace(/[*_`#>~|]+/g, '') || ' '),
     el('span', { class: 'conv-meta' }, `${c.model} · ${formatDate(c.updatedAt)}`),
     menu);

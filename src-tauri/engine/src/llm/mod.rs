@@ -4,6 +4,8 @@ mod ndjson;
 pub mod ollama;
 pub mod openai;
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -165,6 +167,34 @@ pub struct ModelDetails {
 /// so this errs small).
 pub const OLLAMA_DEFAULT_CONTEXT: u32 = 4096;
 
+/// How long a streamed answer may stay silent before it counts as stalled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamTimeouts {
+    /// Until the answer starts (its headers and its first bytes): loading a model and reading a
+    /// long prompt on a CPU can take minutes.
+    pub first_byte: Duration,
+    /// Between two pieces of an answer that has started.
+    pub idle: Duration,
+}
+
+impl Default for StreamTimeouts {
+    fn default() -> Self {
+        StreamTimeouts {
+            first_byte: Duration::from_secs(600),
+            idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// A duration as an error message says it: whole seconds, or milliseconds under one.
+fn spoken(d: &Duration) -> String {
+    if d.as_secs() >= 1 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     /// Nothing answered at the URL (connection refused, DNS, timeout on connect).
@@ -176,6 +206,12 @@ pub enum LlmError {
     /// The server reported an error in the middle of a stream (an `{"error": …}` line).
     #[error("the model failed mid-reply: {0}")]
     Stream(String),
+    /// The connection broke in the middle of a streamed answer (`what`: "the reply", "the download").
+    #[error("the connection to the LLM server broke off during {what}: {detail}")]
+    BrokenOff { what: String, detail: String },
+    /// The server went silent: nothing arrived for `after` ([`StreamTimeouts`]).
+    #[error("the LLM server sent nothing for {}", spoken(.after))]
+    Stalled { after: Duration },
     #[error("the LLM server sent something that is not valid: {0}")]
     Protocol(String),
 }
@@ -198,7 +234,9 @@ impl LlmError {
             LlmError::Unreachable { .. } => LlmErrorKind::Unreachable,
             LlmError::Http { status: 404, .. } => LlmErrorKind::NotFound,
             LlmError::Http { .. } => LlmErrorKind::Http,
-            LlmError::Stream(_) => LlmErrorKind::Stream,
+            LlmError::Stream(_) | LlmError::BrokenOff { .. } | LlmError::Stalled { .. } => {
+                LlmErrorKind::Stream
+            }
             LlmError::Protocol(_) => LlmErrorKind::Protocol,
         }
     }

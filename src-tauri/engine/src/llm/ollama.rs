@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::ndjson::{each_line, Ended};
 use super::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelDetails, ModelInfo, Role,
-    ToolCall, OLLAMA_DEFAULT_CONTEXT,
+    StreamTimeouts, ToolCall, OLLAMA_DEFAULT_CONTEXT,
 };
 
 pub const DEFAULT_URL: &str = "http://127.0.0.1:11434";
@@ -18,6 +18,7 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:11434";
 pub struct OllamaClient {
     base: String,
     http: reqwest::Client,
+    timeouts: StreamTimeouts,
 }
 
 /// The base URL to use: the one from settings when set, else `OLLAMA_HOST`, else the default.
@@ -53,16 +54,19 @@ fn normalize_ollama_host(h: &str) -> String {
 
 impl OllamaClient {
     pub fn new(base_url: impl Into<String>) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            // a model may take minutes to load, but silence longer than this is a dead server
-            .read_timeout(Duration::from_secs(600))
-            .build()
-            .expect("reqwest client");
+        let timeouts = StreamTimeouts::default();
         OllamaClient {
             base: base_url.into().trim_end_matches('/').to_string(),
-            http,
+            http: http_client(timeouts),
+            timeouts,
         }
+    }
+
+    /// How long a streamed answer may stay silent (default: [`StreamTimeouts::default`]).
+    pub fn with_timeouts(mut self, timeouts: StreamTimeouts) -> Self {
+        self.http = http_client(timeouts);
+        self.timeouts = timeouts;
+        self
     }
 
     fn url(&self, path: &str) -> String {
@@ -88,6 +92,33 @@ impl OllamaClient {
         resp.json::<Value>()
             .await
             .map_err(|e| LlmError::Protocol(e.to_string()))
+    }
+}
+
+/// The HTTP client of both providers: a short connect timeout; a read timeout only as a backstop
+/// behind the stream's own limits ([`StreamTimeouts`], which give the clearer error).
+pub(super) fn http_client(timeouts: StreamTimeouts) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .read_timeout(timeouts.first_byte.max(timeouts.idle) + Duration::from_secs(60))
+        .build()
+        .expect("reqwest client")
+}
+
+/// Sends a streaming request: its answer (the status and headers), unless `cancel` fires first
+/// (`None`) or nothing comes within `timeouts.first_byte`.
+pub(super) async fn send_streaming(
+    rb: reqwest::RequestBuilder,
+    base: &str,
+    timeouts: StreamTimeouts,
+    cancel: &CancellationToken,
+) -> Result<Option<reqwest::Response>, LlmError> {
+    tokio::select! {
+        r = tokio::time::timeout(timeouts.first_byte, rb.send()) => match r {
+            Ok(r) => r.map(Some).map_err(|e| send_error(base, e)),
+            Err(_) => Err(LlmError::Stalled { after: timeouts.first_byte }),
+        },
+        _ = cancel.cancelled() => Ok(None),
     }
 }
 
@@ -183,18 +214,21 @@ impl OllamaClient {
         on_progress: &mut (dyn FnMut(PullProgress) + Send),
         cancel: &CancellationToken,
     ) -> Result<bool, LlmError> {
-        let send = self
+        // a download may verify a big file for a long while without a word: it gets the longer limit
+        let patient = StreamTimeouts {
+            first_byte: self.timeouts.first_byte,
+            idle: self.timeouts.first_byte.max(self.timeouts.idle),
+        };
+        let rb = self
             .http
             .post(self.url("/api/pull"))
-            .json(&json!({ "model": model, "stream": true }))
-            .send();
-        let resp = tokio::select! {
-            r = send => r.map_err(|e| self.map_send_error(e))?,
-            _ = cancel.cancelled() => return Ok(false),
+            .json(&json!({ "model": model, "stream": true }));
+        let Some(resp) = send_streaming(rb, &self.base, patient, cancel).await? else {
+            return Ok(false);
         };
         let resp = self.check(resp).await?;
         let mut last = String::new();
-        let ended = each_line(resp, &self.base, "the download", cancel, |line| {
+        let ended = each_line(resp, "the download", patient, cancel, |line| {
             let p = parse_pull_line(line)?;
             last = p.status.clone();
             on_progress(p);
@@ -394,17 +428,16 @@ impl LlmClient for OllamaClient {
         cancel: &CancellationToken,
     ) -> Result<ChatReply, LlmError> {
         let mut reply = ChatReply::default();
-        let send = self
+        let rb = self
             .http
             .post(self.url("/api/chat"))
-            .json(&request_to_wire(request))
-            .send();
-        let resp = tokio::select! {
-            r = send => r.map_err(|e| self.map_send_error(e))?,
-            _ = cancel.cancelled() => { reply.stopped = true; return Ok(reply); }
+            .json(&request_to_wire(request));
+        let Some(resp) = send_streaming(rb, &self.base, self.timeouts, cancel).await? else {
+            reply.stopped = true;
+            return Ok(reply);
         };
         let resp = self.check(resp).await?;
-        match each_line(resp, &self.base, "the stream", cancel, |line| {
+        match each_line(resp, "the reply", self.timeouts, cancel, |line| {
             apply_line(line, &mut reply, on_delta)
         })
         .await?

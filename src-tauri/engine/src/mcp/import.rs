@@ -119,24 +119,27 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
         .or_else(|| o.get("serverUrl"))
         .and_then(Value::as_str);
     let disabled = o.get("disabled").and_then(Value::as_bool).unwrap_or(false);
-    match (kind, url) {
-        (Some("sse"), Some(url)) => Ok(ServerConfig {
-            transport: Some("sse".into()),
+    // Switchboard's own (an export of ours read back); other hosts do not write it
+    let log_level = o.get("logLevel").and_then(Value::as_str).map(String::from);
+    let server = match (kind, url) {
+        // the legacy HTTP+SSE transport, and the REST dialect (Switchboard's own export)
+        (Some(t @ ("sse" | "rest")), Some(url)) => ServerConfig {
+            transport: Some(t.into()),
             headers: string_map(o.get("headers")),
             disabled,
             ..ServerConfig::http(url)
-        }),
-        (Some("http") | Some("streamable-http") | None, Some(url))
+        },
+        (Some("http" | "streamable-http" | "streamableHttp") | None, Some(url))
             if o.get("command").is_none() =>
         {
-            Ok(ServerConfig {
+            ServerConfig {
                 headers: string_map(o.get("headers")),
                 disabled,
                 ..ServerConfig::http(url)
-            })
+            }
         }
-        (Some(t), _) if !matches!(t, "stdio" | "http" | "streamable-http") => {
-            Err(format!("\"{t}\" servers are not supported"))
+        (Some(t), _) if !matches!(t, "stdio" | "http" | "streamable-http" | "streamableHttp") => {
+            return Err(format!("\"{t}\" servers are not supported"))
         }
         _ => {
             let command = o
@@ -144,7 +147,7 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
                 .and_then(Value::as_str)
                 .ok_or("no \"command\"")?
                 .to_string();
-            Ok(ServerConfig {
+            ServerConfig {
                 args: strings(o.get("args"))?,
                 env: string_map(o.get("env")),
                 cwd: o.get("cwd").and_then(Value::as_str).map(String::from),
@@ -158,9 +161,13 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
                     None => None,
                 },
                 ..ServerConfig::new(command, &[])
-            })
+            }
         }
-    }
+    };
+    Ok(ServerConfig {
+        log_level,
+        ..server
+    })
 }
 
 fn free_name(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
@@ -199,14 +206,21 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
                 .into(),
         ));
     };
-    let mut servers = Vec::new();
+    let mut servers: Vec<ImportEntry> = Vec::new();
     let mut skipped = Vec::new();
     for (name, raw) in map {
         match entry(raw) {
             Ok(server) => {
+                // names are compared as the import compares them: without regard to case
+                let suggested = |n: &str| {
+                    servers
+                        .iter()
+                        .any(|e| e.suggested_name.eq_ignore_ascii_case(n))
+                };
                 let taken = |n: &str| {
                     existing.servers.keys().any(|k| k.eq_ignore_ascii_case(n))
                         || map.keys().any(|k| k != name && k.eq_ignore_ascii_case(n))
+                        || suggested(n)
                 };
                 let conflict = existing
                     .servers
@@ -214,6 +228,9 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
                     .any(|k| k.eq_ignore_ascii_case(name));
                 let suggested_name = if conflict {
                     free_name(&format!("{name}-imported"), &taken)
+                } else if suggested(name) {
+                    // the same name twice in one file ("a" and "A"): the second gets another
+                    free_name(name, &taken)
                 } else {
                     name.clone()
                 };
@@ -390,6 +407,66 @@ mod tests {
     }
 
     #[test]
+    fn one_name_twice_in_a_file_gets_two_free_suggestions() {
+        let existing = McpConfig::default_builtin();
+        let p = preview(
+            r#"{"mcpServers": {"A": {"command": "a"}, "a": {"command": "b"},
+                "Files": {"command": "c"}, "files-imported": {"command": "d"}}}"#,
+            &existing,
+        )
+        .unwrap();
+        let names: Vec<(&str, &str, bool)> = p
+            .servers
+            .iter()
+            .map(|e| (e.name.as_str(), e.suggested_name.as_str(), e.conflict))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("A", "A", false),
+                ("a", "a-2", false),
+                ("Files", "Files-imported-2", true),
+                ("files-imported", "files-imported", false),
+            ]
+        );
+    }
+
+    #[test]
+    fn switchboards_own_transports_and_log_level_come_back() {
+        let mut cfg = McpConfig::default();
+        let rest = ServerConfig {
+            transport: Some("rest".into()),
+            log_level: Some("debug".into()),
+            ..ServerConfig::http("http://127.0.0.1:9/")
+        };
+        cfg.servers.insert("rest".into(), rest);
+        let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
+        assert_eq!(p.skipped, vec![]);
+        // everything comes back; only the consent mark is new
+        assert_eq!(p.servers[0].server.trusted, Some(false));
+        assert_eq!(
+            ServerConfig {
+                trusted: None,
+                ..p.servers[0].server.clone()
+            },
+            cfg.servers["rest"]
+        );
+        // Cline writes Streamable HTTP as "streamableHttp"
+        let p = preview(
+            r#"{"mcpServers": {"w": {"type": "streamableHttp", "url": "http://x/mcp"}}}"#,
+            &McpConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            p.servers[0].server,
+            ServerConfig {
+                trusted: Some(false),
+                ..ServerConfig::http("http://x/mcp")
+            }
+        );
+    }
+
+    #[test]
     fn export_round_trips_through_import() {
         let cfg = McpConfig::default_builtin();
         let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
@@ -409,5 +486,137 @@ mod tests {
             })
             .collect();
         assert_eq!(back, cfg.servers);
+    }
+}
+
+/// Properties: any text is read or refused without a panic; every server in a file is either
+/// offered or skipped with a reason; suggested names are free; our own export comes back whole.
+#[cfg(test)]
+mod props {
+    use super::*;
+    use crate::testing::json;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    const WORDS: &[&str] = &[
+        "mcpServers",
+        "servers",
+        "mcp",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "serverUrl",
+        "type",
+        "headers",
+        "disabled",
+        "logLevel",
+        "stdio",
+        "http",
+        "sse",
+        "rest",
+        "streamable-http",
+        "streamableHttp",
+        "websocket",
+        "calculator",
+        "files",
+        "Files",
+        "files-imported",
+    ];
+
+    fn server() -> impl Strategy<Value = ServerConfig> {
+        let text = "\\PC{1,16}";
+        let map = || prop::collection::btree_map("[A-Za-z_][A-Za-z0-9_-]{0,8}", "\\PC{0,12}", 0..3);
+        let level = prop::option::of(prop::sample::select(&["debug", "info", "warning"][..]))
+            .prop_map(|l| l.map(String::from));
+        let stdio = (
+            text,
+            prop::collection::vec("\\PC{0,12}", 0..4),
+            map(),
+            prop::option::of(text),
+            level.clone(),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(command, args, env, cwd, log_level, disabled)| ServerConfig {
+                    args,
+                    env,
+                    cwd,
+                    log_level,
+                    disabled,
+                    ..ServerConfig::new(command, &[])
+                },
+            );
+        let remote = (
+            prop::sample::select(&["http", "sse", "rest"][..]),
+            "https?://[a-z0-9.]{1,12}(:[0-9]{1,5})?/[ -~]{0,12}",
+            map(),
+            level,
+            any::<bool>(),
+        )
+            .prop_map(|(t, url, headers, log_level, disabled)| ServerConfig {
+                transport: Some(t.into()),
+                headers,
+                log_level,
+                disabled,
+                ..ServerConfig::http(url)
+            });
+        prop_oneof![stdio, remote]
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_any_text(text in "\\PC{0,300}") {
+            let _ = preview(&text, &McpConfig::default_builtin());
+        }
+
+        #[test]
+        fn every_server_is_offered_or_skipped_under_a_free_name(
+            servers in json(WORDS),
+            shape in 0..3usize,
+        ) {
+            let doc = match shape {
+                0 => serde_json::json!({"mcpServers": servers}),
+                1 => serde_json::json!({"servers": servers}),
+                _ => serde_json::json!({"mcp": {"servers": servers}}),
+            };
+            let existing = McpConfig::default_builtin();
+            let Ok(p) = preview(&doc.to_string(), &existing) else {
+                prop_assert!(!servers.is_object());
+                return Ok(());
+            };
+            let map = servers.as_object().unwrap();
+            let mut seen: Vec<&str> = p.servers.iter().map(|e| e.name.as_str())
+                .chain(p.skipped.iter().map(|s| s.name.as_str()))
+                .collect();
+            seen.sort_unstable();
+            let mut keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            prop_assert_eq!(seen, keys);
+            for (i, e) in p.servers.iter().enumerate() {
+                let n = &e.suggested_name;
+                prop_assert!(!existing.servers.keys().any(|k| k.eq_ignore_ascii_case(n)), "{n} exists");
+                prop_assert!(
+                    !p.servers[..i].iter().any(|o| o.suggested_name.eq_ignore_ascii_case(n)),
+                    "{n} suggested twice"
+                );
+            }
+        }
+
+        #[test]
+        fn our_export_comes_back_whole(servers in prop::collection::btree_map("\\PC{1,20}", server(), 0..6)) {
+            let cfg = McpConfig { servers };
+            let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
+            prop_assert_eq!(p.skipped, vec![]);
+            // whole, but marked as not (yet) trusted: it came from a file
+            prop_assert!(p.servers.iter().all(|e| e.server.trusted == Some(false)));
+            let back: BTreeMap<String, ServerConfig> = p
+                .servers
+                .into_iter()
+                .map(|e| (e.name, ServerConfig { trusted: None, ..e.server }))
+                .collect();
+            prop_assert_eq!(back, cfg.servers);
+        }
     }
 }

@@ -15,13 +15,35 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// One HTTP answer: a status and the body, written as separate chunks with a pause between.
+/// One HTTP answer: a status and the body, written as separate chunks with a pause between,
+/// then ended as `end` says.
 #[derive(Clone, Debug)]
 pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub chunks: Vec<Vec<u8>>,
     pub pause: Duration,
+    pub end: End,
+}
+
+/// How a reply ends after its chunks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum End {
+    /// The last chunk of the chunked encoding: a complete answer.
+    #[default]
+    Complete,
+    /// The connection is closed without the last chunk (a server that died mid-reply).
+    Disconnect,
+    /// Nothing more is ever sent; the connection stays open until the client closes it.
+    Stall,
+}
+
+impl Reply {
+    /// The same chunks, ended as `end` says.
+    pub fn ending(mut self, end: End) -> Reply {
+        self.end = end;
+        self
+    }
 }
 
 pub type Responder = Box<dyn Fn(&Value) -> Reply + Send + Sync>;
@@ -91,6 +113,7 @@ impl Stream {
             content_type: "application/x-ndjson",
             chunks: self.lines,
             pause: Duration::from_millis(5),
+            end: End::Complete,
         }
     }
     /// The whole stream as raw bytes (to split it at arbitrary places).
@@ -160,6 +183,7 @@ impl Sse {
             content_type: "text/event-stream",
             chunks: self.events,
             pause: Duration::from_millis(5),
+            end: End::Complete,
         }
     }
     pub fn bytes(self) -> Vec<u8> {
@@ -183,6 +207,7 @@ pub fn openai_error(status: u16, msg: &str) -> Reply {
         )
         .unwrap()],
         pause: Duration::ZERO,
+        end: End::Complete,
     }
 }
 
@@ -193,6 +218,15 @@ pub fn raw_chunks(chunks: Vec<Vec<u8>>) -> Reply {
         content_type: "application/x-ndjson",
         chunks,
         pause: Duration::from_millis(30),
+        end: End::Complete,
+    }
+}
+
+/// Server-Sent Events whose bytes are written in the given pieces.
+pub fn raw_sse(chunks: Vec<Vec<u8>>) -> Reply {
+    Reply {
+        content_type: "text/event-stream",
+        ..raw_chunks(chunks)
     }
 }
 
@@ -202,6 +236,7 @@ pub fn json_error(status: u16, msg: &str) -> Reply {
         content_type: "application/json; charset=utf-8",
         chunks: vec![serde_json::to_vec(&json!({"error": msg})).unwrap()],
         pause: Duration::ZERO,
+        end: End::Complete,
     }
 }
 
@@ -420,6 +455,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                             serde_json::to_vec(&json!({"object": "list", "data": data})).unwrap()
                         ],
                         pause: Duration::ZERO,
+                        end: End::Complete,
                     }
                 }
                 ("POST", "/api/chat") => {
@@ -443,6 +479,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                         content_type: "application/json; charset=utf-8",
                         chunks: vec![serde_json::to_vec(&json!({"models": models})).unwrap()],
                         pause: Duration::ZERO,
+                        end: End::Complete,
                     }
                 }
                 ("POST", "/api/show") => {
@@ -455,7 +492,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                             .unwrap_or_else(|| vec!["completion".into(), "tools".into()]);
                         Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({
                             "modelfile": "", "parameters": "", "template": "", "details": {"family": "llama"},
-                            "model_info": {"general.architecture": "llama"}, "capabilities": caps})).unwrap()], pause: Duration::ZERO }
+                            "model_info": {"general.architecture": "llama"}, "capabilities": caps})).unwrap()], pause: Duration::ZERO, end: End::Complete }
                     } else {
                         model_not_found(model)
                     }
@@ -493,6 +530,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                                 })
                                 .collect(),
                             pause: s.pull_pause,
+                            end: End::Complete,
                         }
                     }
                 }
@@ -505,6 +543,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                             content_type: "application/json; charset=utf-8",
                             chunks: vec![],
                             pause: Duration::ZERO,
+                            end: End::Complete,
                         }
                     } else {
                         json_error(404, &format!("model '{model}' not found"))
@@ -515,12 +554,14 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                     content_type: "application/json; charset=utf-8",
                     chunks: vec![b"{\"version\":\"0.33.0\"}".to_vec()],
                     pause: Duration::ZERO,
+                    end: End::Complete,
                 },
                 _ => Reply {
                     status: 404,
                     content_type: "text/plain",
                     chunks: vec![b"404 page not found".to_vec()],
                     pause: Duration::ZERO,
+                    end: End::Complete,
                 },
             }
         };
@@ -544,6 +585,15 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
             sock.flush().await?;
             if !reply.pause.is_zero() {
                 tokio::time::sleep(reply.pause).await;
+            }
+        }
+        match reply.end {
+            End::Complete => {}
+            End::Disconnect => return Ok(()),
+            End::Stall => {
+                // until the client gives up and closes the connection
+                while sock.read(&mut byte).await? > 0 {}
+                return Ok(());
             }
         }
         sock.write_all(b"0\r\n\r\n").await?;
