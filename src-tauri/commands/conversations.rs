@@ -198,7 +198,8 @@ pub async fn import_conversation(
         ext: "json",
         start: switchboard_engine::paths::documents_dir(),
     };
-    let Some(PickedFile { path: shown, text }) = open_text(&app, dialog, MAX_CONVERSATION_FILE).await?
+    let Some(PickedFile { path: shown, text }) =
+        open_text(&app, dialog, MAX_CONVERSATION_FILE).await?
     else {
         return Ok(None);
     };

@@ -191,7 +191,9 @@ async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed()
         switchboard_engine::mcp::ServerConfig::new(
             "python3",
             &[
-                crate::support::fixture("rug_pull_server.py").to_str().unwrap(),
+                crate::support::fixture("rug_pull_server.py")
+                    .to_str()
+                    .unwrap(),
                 state.to_str().unwrap(),
             ],
         ),
@@ -218,7 +220,10 @@ async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed()
     send(&c, "weather in Lisbon?").await;
     wait_css(&c, ".tool-card.awaiting .approval .tool-changed").await;
     let card = text_content(&c, ".tool-card.awaiting .approval").await;
-    assert!(card.contains("not what it was when you accepted it"), "{card}");
+    assert!(
+        card.contains("not what it was when you accepted it"),
+        "{card}"
+    );
     assert!(card.contains("id_rsa"), "{card}");
     assert!(
         c.find(Locator::Css(".approval [data-action='alwaysAllow']"))
@@ -228,7 +233,10 @@ async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed()
     );
     // the model was offered the definition the user accepted
     let offered = fake.chat_requests()[0]["tools"].to_string();
-    assert!(offered.contains(HONEST) && !offered.contains("id_rsa"), "{offered}");
+    assert!(
+        offered.contains(HONEST) && !offered.contains("id_rsa"),
+        "{offered}"
+    );
     screenshot(&c, "approval-changed.png").await;
     click(&c, ".approval [data-action='allowOnce']").await;
     wait_until(

@@ -16,5 +16,6 @@ mod chat;
 mod composer;
 mod hostile;
 mod library;
+mod links;
 mod models;
 mod servers;

@@ -231,8 +231,14 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
     assert!(preview.contains("NODE_OPTIONS"), "{preview}");
     assert!(preview.contains("API_TOKEN"), "{preview}");
     assert!(preview.contains("16 characters"), "{preview}");
-    assert!(!preview.contains("s3cret"), "a value is never shown: {preview}");
-    assert!(!preview.contains("evil.js"), "a value is never shown: {preview}");
+    assert!(
+        !preview.contains("s3cret"),
+        "a value is never shown: {preview}"
+    );
+    assert!(
+        !preview.contains("evil.js"),
+        "a value is never shown: {preview}"
+    );
     assert!(
         preview.contains("⚠ NODE_OPTIONS: passes options to the runtime"),
         "{preview}"
@@ -251,7 +257,11 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         "rows start unticked and Import disabled"
     );
     for i in 0..2 {
-        click(&c, &format!(".import-row[data-index='{i}'] .import-include")).await;
+        click(
+            &c,
+            &format!(".import-row[data-index='{i}'] .import-include"),
+        )
+        .await;
     }
     click(&c, "#import-go").await;
     // added, turned off: nothing started yet; the second confirmation lists what would start

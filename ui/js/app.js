@@ -15,6 +15,7 @@ import { ChatSettingsDialog } from './views/chat-settings.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
 import { contextText } from './views/words.js';
+import { LinkConfirm, linkTarget } from './views/links.js';
 
 const state = {
   conversationId: null,
@@ -34,7 +35,7 @@ const hideBanner = () => banner.hide();
 const explainLlmError = (err) => banner.llmError(err, state.settings?.effectiveLlmUrl);
 const models = new ModelPicker($('#model-select'), $('#model-badges'), { capabilities: ipc.modelCapabilities });
 const chat = new ChatView($('#messages'), {
-  onLink: (href) => { if (/^https?:\/\//i.test(href)) ipc.openUrl(href).catch(() => {}); },
+  onLink: (href, words) => openLink(href, words),
   onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
   onEdit: (id, text) => sendEdit(id, text),
@@ -106,6 +107,29 @@ async function importConversation() {
   } catch (err) {
     showBanner('Could not import the conversation.', err?.message ?? String(err));
   }
+}
+
+// ---------- links ----------
+const linkConfirm = new LinkConfirm($('#link-dialog'));
+
+/** Opens a link from a reply or a tool result once the user has seen where it goes (or has said
+ * links to its site may open without asking). */
+async function openLink(href, words) {
+  const target = linkTarget(href);
+  if (!target) return;
+  const trusted = state.settings?.trustedLinkHosts ?? [];
+  if (!(target.host && trusted.includes(target.host))) {
+    const answer = await linkConfirm.ask(target, words);
+    if (!answer) return;
+    if (answer.always && target.host) {
+      try {
+        state.settings = await ipc.saveSettings({ ...state.settings, trustedLinkHosts: [...new Set([...trusted, target.host])] });
+      } catch (err) {
+        toast(`Could not remember ${target.host}: ${err?.message ?? err}`);
+      }
+    }
+  }
+  ipc.openUrl(target.url).catch((err) => toast(`Could not open the link: ${err?.message ?? err}`));
 }
 
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });

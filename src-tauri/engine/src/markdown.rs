@@ -1,32 +1,114 @@
 //! Markdown → safe HTML. Raw HTML in the source is shown as text, never interpreted; the output
 //! is then sanitized with ammonia as a second wall. The UI inserts only this function's output
 //! as HTML.
+//!
+//! Images: only those the text carries itself (`data:image/…`, not SVG) are shown. An image from
+//! anywhere else would be fetched the moment the text is shown, telling that place the user is
+//! reading (a model or a tool result can put anything in a URL's query); it becomes a link to
+//! the image instead, which the window opens only after showing the user where it goes.
 
-use pulldown_cmark::{html, Event, Options, Parser};
+use std::borrow::Cow;
+
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 pub fn render(markdown: &str) -> String {
     sanitize(&unsanitized(markdown))
 }
 
-/// The Markdown as HTML before sanitizing (raw HTML already turned into text).
+/// An image the text carries itself, in a raster format a browser shows without running anything.
+fn is_inline_image(url: &str) -> bool {
+    let u: String = url
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .take(32)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    ["png", "jpeg", "jpg", "gif", "webp", "avif", "bmp"]
+        .iter()
+        .any(|t| {
+            u.strip_prefix("data:image/")
+                .and_then(|r| r.strip_prefix(t))
+                .is_some_and(|r| r.starts_with([';', ',']))
+        })
+}
+
+/// The Markdown as HTML before sanitizing (raw HTML already turned into text, images from
+/// elsewhere turned into links).
 fn unsanitized(markdown: &str) -> String {
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_STRIKETHROUGH);
     opts.insert(Options::ENABLE_TASKLISTS);
-    let parser = Parser::new_ext(markdown, opts).map(|ev| match ev {
-        Event::Html(s) | Event::InlineHtml(s) => Event::Text(s),
-        Event::InlineMath(s) | Event::DisplayMath(s) => Event::Code(s),
-        other => other,
-    });
+    let events: Vec<Event> = Parser::new_ext(markdown, opts)
+        .map(|ev| match ev {
+            Event::Html(s) | Event::InlineHtml(s) => Event::Text(s),
+            Event::InlineMath(s) | Event::DisplayMath(s) => Event::Code(s),
+            other => other,
+        })
+        .collect();
+    let mut out_events: Vec<Event> = Vec::with_capacity(events.len());
+    // for each image open: whether it became a link
+    let mut images: Vec<bool> = Vec::new();
+    for (i, ev) in events.iter().enumerate() {
+        match ev {
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) if !is_inline_image(dest_url) => {
+                images.push(true);
+                out_events.push(Event::Start(Tag::Link {
+                    link_type: *link_type,
+                    dest_url: dest_url.clone(),
+                    title: title.clone(),
+                    id: id.clone(),
+                }));
+                // an image with no words: the link says where it goes
+                if matches!(events.get(i + 1), Some(Event::End(TagEnd::Image))) {
+                    let words = if dest_url.is_empty() {
+                        "image"
+                    } else {
+                        dest_url.as_ref()
+                    };
+                    out_events.push(Event::Text(CowStr::from(words.to_string())));
+                }
+            }
+            Event::Start(Tag::Image { .. }) => {
+                images.push(false);
+                out_events.push(ev.clone());
+            }
+            Event::End(TagEnd::Image) => {
+                if images.pop().unwrap_or(false) {
+                    out_events.push(Event::End(TagEnd::Link));
+                } else {
+                    out_events.push(ev.clone());
+                }
+            }
+            _ => out_events.push(ev.clone()),
+        }
+    }
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
-    html::push_html(&mut out, parser);
+    html::push_html(&mut out, out_events.into_iter());
     out
 }
 
 fn sanitize(html: &str) -> String {
     ammonia::Builder::default()
-        .url_schemes(["http", "https", "mailto"].into_iter().collect())
+        .url_schemes(["http", "https", "mailto", "data"].into_iter().collect())
+        // data: only as an inline raster image; an image only as one
+        .attribute_filter(|element, attribute, value| match (element, attribute) {
+            ("img", "src") => is_inline_image(value).then_some(Cow::Borrowed(value)),
+            (_, "src" | "href")
+                if value
+                    .trim_start()
+                    .get(..5)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("data:")) =>
+            {
+                None
+            }
+            _ => Some(Cow::Borrowed(value)),
+        })
         .link_rel(Some("noopener noreferrer"))
         .add_tag_attributes("code", ["class"])
         .add_tag_attributes("input", ["type", "checked", "disabled"])
@@ -180,7 +262,8 @@ mod tests {
     }
 
     /// What the window may receive: the elements Markdown makes, no handler, no style, and
-    /// links and images only to http(s), mailto or a relative place. The first thing wrong, if any.
+    /// links only to http(s), mailto or a relative place, images only inline (`data:image/…`).
+    /// The first thing wrong, if any.
     fn not_inert(html: &str) -> Option<String> {
         const ELEMENTS: &[&str] = &[
             "p",
@@ -232,7 +315,12 @@ mod tests {
                         .split_once(':')
                         .map(|(s, _)| s)
                         .filter(|s| !s.contains(['/', '?', '#']));
-                    if !matches!(scheme, None | Some("http" | "https" | "mailto")) {
+                    // an image only from the text itself (nothing fetched from elsewhere)
+                    if name == "img" && key == "src" {
+                        if !is_inline_image(&v) {
+                            return Some(format!("<img src={value:?}>"));
+                        }
+                    } else if !matches!(scheme, None | Some("http" | "https" | "mailto")) {
                         return Some(format!("{key}={value:?}"));
                     }
                 }
@@ -270,5 +358,56 @@ mod tests {
         let html = render(&all);
         assert_eq!(not_inert(&html), None, "the whole corpus: {html}");
         assert_eq!(text_of(&html), text_of(&unsanitized(&all)));
+    }
+
+    #[test]
+    fn only_images_the_text_carries_are_shown_the_rest_become_links() {
+        const PNG: &str = "data:image/png;base64,iVBORw0KGgo=";
+        let h = render(&format!("![a dot]({PNG})"));
+        assert!(
+            h.contains(&format!("<img src=\"{PNG}\" alt=\"a dot\"")),
+            "{h}"
+        );
+        // an image from elsewhere would be fetched as soon as it is shown: a link instead
+        let h = render("![the chart](https://tracker.example/p.png?c=secret)");
+        assert!(!h.contains("<img"), "{h}");
+        assert!(
+            h.contains("<a href=\"https://tracker.example/p.png?c=secret\" rel=\"noopener noreferrer\">the chart</a>"),
+            "{h}"
+        );
+        // with no words, the link says where it goes
+        let h = render("![](http://x.example/a.gif)");
+        assert!(h.contains(">http://x.example/a.gif</a>"), "{h}");
+        assert_eq!(not_inert(&h), None);
+        // SVG can carry script; data: elsewhere than an image is never kept
+        for md in [
+            "![s](data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=)",
+            "[click](data:text/html,<script>x()</script>)",
+            "![x](data:text/html;base64,PHNjcmlwdD4=)",
+        ] {
+            let h = render(md);
+            assert!(!h.contains("data:"), "{md}: {h}");
+            assert!(!h.contains("<img"), "{md}: {h}");
+        }
+        // the second wall alone: raw HTML that reached the sanitizer keeps no outside image
+        let h = sanitize(
+            "<p><img src=\"https://t.example/x.png\"><a href=\"data:text/html,x\">a</a></p>",
+        );
+        assert!(!h.contains("t.example") && !h.contains("data:"), "{h}");
+        // nested images close what they opened
+        let h = render("![outer ![inner](http://a.example/i.png)](http://b.example/o.png)");
+        assert_eq!(not_inert(&h), None, "{h}");
+        assert_eq!(h.matches("<a ").count(), h.matches("</a>").count(), "{h}");
+    }
+
+    #[test]
+    fn an_inline_image_is_recognised_by_its_type_only() {
+        assert!(is_inline_image("data:image/png;base64,AAAA"));
+        assert!(is_inline_image(" DATA:IMAGE/JPEG;base64,AAAA"));
+        assert!(is_inline_image("data:image/webp,xyz"));
+        assert!(!is_inline_image("data:image/svg+xml,<svg/>"));
+        assert!(!is_inline_image("data:image/pngx;base64,AAAA"));
+        assert!(!is_inline_image("https://x/data:image/png;"));
+        assert!(!is_inline_image("x.png"));
     }
 }

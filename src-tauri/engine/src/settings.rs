@@ -2,7 +2,7 @@
 //! [`LiveSettings`] is the one copy a running app holds: read by whoever needs a setting,
 //! changed (validated, then written to the file) in one place.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::chat::approval::PolicyEntry;
@@ -41,6 +41,9 @@ pub struct Settings {
     pub tool_modes: BTreeMap<String, ToolMode>,
     /// LLM servers besides the Ollama at `llm_url` (which is always there, as `ollama`).
     pub providers: Vec<ProviderConfig>,
+    /// Hosts whose links (in replies and tool results) open without asking first: the user
+    /// ticked "always" when opening one. Lower case, no port.
+    pub trusted_link_hosts: BTreeSet<String>,
 }
 
 /// An LLM server the app can talk to.
@@ -94,6 +97,7 @@ impl Default for Settings {
             thinking: true,
             tool_modes: BTreeMap::new(),
             providers: Vec::new(),
+            trusted_link_hosts: BTreeSet::new(),
         }
     }
 }
@@ -130,6 +134,9 @@ impl Settings {
         }
         if !MAX_OFFERED_TOOLS_RANGE.contains(&self.max_offered_tools) {
             return Err("The number of tools offered must be between 1 and 1000".into());
+        }
+        if let Some(h) = self.trusted_link_hosts.iter().find(|h| !is_host(h)) {
+            return Err(format!("\"{h}\" is not a host name"));
         }
         for r in &self.roots {
             if !Path::new(r).is_absolute() || !Path::new(r).is_dir() {
@@ -266,8 +273,18 @@ impl Settings {
         if s.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
             s.num_ctx = None;
         }
+        s.trusted_link_hosts.retain(|h| is_host(h));
         s
     }
+}
+
+/// A host as a URL's host names it, in lower case (a name, IPv4, or IPv6 in brackets).
+fn is_host(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 253
+        && h.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '-' | '[' | ']' | ':')
+        })
 }
 
 /// Why settings could not be changed.
@@ -386,6 +403,33 @@ mod tests {
         }
         .validate()
         .is_ok());
+        assert!(Settings {
+            trusted_link_hosts: ["docs.rs".into(), "[::1]".into()].into(),
+            ..Settings::default()
+        }
+        .validate()
+        .is_ok());
+        for bad in ["Docs.rs", "a b", "x/y", ""] {
+            assert!(
+                Settings {
+                    trusted_link_hosts: [bad.to_string()].into(),
+                    ..Settings::default()
+                }
+                .validate()
+                .is_err(),
+                "{bad}"
+            );
+        }
+        std::fs::write(
+            &p,
+            r#"{"trustedLinkHosts": ["docs.rs", "evil.example/path"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            Settings::load(&p).trusted_link_hosts,
+            ["docs.rs".to_string()].into(),
+            "a bad host is dropped, the good ones stay"
+        );
         std::fs::write(&p, "garbage").unwrap();
         assert_eq!(Settings::load(&p), Settings::default());
         std::fs::write(

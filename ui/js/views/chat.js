@@ -9,7 +9,7 @@ const PAGE = 300;
 
 export class ChatView {
   /**
-   * actions: onLink(href), onExample(text), onCancelCall(id), onEdit(messageId, text),
+   * actions: onLink(href, words), onExample(text), onCancelCall(id), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp')
    */
   constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume, onChatSettings }) {
@@ -29,7 +29,7 @@ export class ChatView {
       const a = e.target.closest('a[href]');
       if (a && root.contains(a)) {
         e.preventDefault();
-        this.onLink(a.getAttribute('href'));
+        this.onLink(a.getAttribute('href'), a.textContent);
       }
     });
   }

@@ -42,7 +42,7 @@ export class SettingsView {
       const providers = this.readProviders();
       if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, roots, temperature, numCtx, systemPrompt, thinking, providers });
+        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, roots, temperature, numCtx, systemPrompt, thinking, providers, trustedLinkHosts: this.linkHosts });
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -69,6 +69,8 @@ export class SettingsView {
       ...names.map((n) => el('option', { value: n, selected: n === settings.model }, n)));
     this.providers = (settings.providers ?? []).map((p) => ({ ...p }));
     this.renderProviders();
+    this.linkHosts = [...(settings.trustedLinkHosts ?? [])];
+    this.renderLinkHosts();
     $('#settings-error', this.dialog).textContent = '';
     $('#about', this.dialog).textContent = about;
     this.dialog.showModal();
@@ -91,6 +93,18 @@ export class SettingsView {
       el('button', { type: 'button', class: 'btn small', 'aria-label': `Remove ${p.name || 'this server'}`,
         onclick: () => { this.providers.splice(i, 1); this.renderProviders(); } }, '✕'))));
     if (focusLast) box.querySelector('.provider-row:last-child .prov-name')?.focus();
+  }
+
+  /** The sites whose links open without asking, each with a button to ask again. */
+  renderLinkHosts() {
+    const box = $('#set-link-hosts', this.dialog);
+    if (!this.linkHosts.length) {
+      box.replaceChildren(el('p', { class: 'hint' }, 'None: every link shows where it goes before it opens.'));
+      return;
+    }
+    box.replaceChildren(...this.linkHosts.map((h, i) => el('span', { class: 'link-host' }, h,
+      el('button', { type: 'button', class: 'btn small ghost', 'aria-label': `Ask again before opening links to ${h}`, title: 'Ask again',
+        onclick: () => { this.linkHosts.splice(i, 1); this.renderLinkHosts(); } }, '✕'))));
   }
 
   /** The providers as settings, or what is wrong with them. */

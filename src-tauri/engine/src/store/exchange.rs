@@ -333,7 +333,11 @@ fn as_shown(doc: &ExportedConversation) -> ExportedConversation {
         let mut m = m.clone();
         m.parent = resolve(m.parent, &instead);
         // a notice is shown as a notice whatever its role
-        let role = if m.status == MessageStatus::Notice { Role::System } else { m.role };
+        let role = if m.status == MessageStatus::Notice {
+            Role::System
+        } else {
+            m.role
+        };
         match role {
             Role::Tool => match by_result.get(&m.id) {
                 Some(t) => {
