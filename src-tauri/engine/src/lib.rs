@@ -6,6 +6,7 @@ pub mod llm;
 pub mod markdown;
 pub mod mcp;
 pub mod paths;
+pub mod secrets;
 pub mod servers;
 pub mod settings;
 pub mod store;
