@@ -86,6 +86,8 @@ pub enum ErrorKind {
     Mcp,
     /// A file could not be picked, read or written.
     File,
+    /// A secret could not be stored or read (the keyring, or the secrets file).
+    Secret,
 }
 
 /// An error as the window shows it.
@@ -139,6 +141,7 @@ impl From<LlmError> for UiError {
             LlmErrorKind::Http => ErrorKind::Http,
             LlmErrorKind::Stream => ErrorKind::Stream,
             LlmErrorKind::Protocol => ErrorKind::Protocol,
+            LlmErrorKind::Secret => ErrorKind::Secret,
         };
         let url = match &e {
             LlmError::Unreachable { url, .. } => Some(url.clone()),
@@ -178,6 +181,7 @@ impl From<switchboard_engine::settings::SettingsError> for UiError {
         let kind = match &e {
             E::Invalid(_) => ErrorKind::Invalid,
             E::Write { .. } => ErrorKind::File,
+            E::Secret(_) => ErrorKind::Secret,
         };
         UiError::new(kind, e)
     }
@@ -186,11 +190,16 @@ impl From<switchboard_engine::settings::SettingsError> for UiError {
 impl From<switchboard_engine::McpConfigError> for UiError {
     fn from(e: switchboard_engine::McpConfigError) -> Self {
         use switchboard_engine::McpConfigError as E;
-        let kind = match &e {
-            E::Write { .. } => ErrorKind::File,
-            E::Unreadable(_) => ErrorKind::Invalid,
-        };
-        UiError::new(kind, e)
+        match &e {
+            E::Write { .. } => UiError::new(ErrorKind::File, e),
+            E::Unreadable(_) => UiError::invalid(e),
+            E::Invalid { field, .. } => {
+                let field = field.clone();
+                UiError::invalid(e).on_field(field)
+            }
+            E::NoServer(_) => UiError::new(ErrorKind::NotFound, e),
+            E::Secret(_) => UiError::new(ErrorKind::Secret, e),
+        }
     }
 }
 

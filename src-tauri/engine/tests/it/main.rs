@@ -16,6 +16,7 @@ mod llm_openai;
 mod real_llm;
 mod recovery;
 mod sandbox;
+mod secrets;
 mod server_requests;
 mod transports;
 mod turn;

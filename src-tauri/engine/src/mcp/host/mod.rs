@@ -65,6 +65,9 @@ pub struct HostOptions {
     /// The kernel's Landlock ABI as the host should believe it; `None`: ask the kernel. Tests set
     /// `Some(0)` to see what happens on a kernel without Landlock.
     pub landlock_abi: Option<i32>,
+    /// Where the servers' secret environment values and headers are read from, as each start
+    /// needs them.
+    pub secrets: crate::secrets::Secrets,
 }
 
 impl HostOptions {
@@ -79,6 +82,7 @@ impl HostOptions {
             discover: true,
             sandbox_dir: crate::paths::cache_dir().join("sandbox"),
             landlock_abi: None,
+            secrets: crate::secrets::Secrets::for_app(),
         }
     }
 }
