@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Switchboard needs to build, run and test. Idempotent: skips what is present.
 #   scripts/install-deps.sh          system packages to build and run the app
-#   scripts/install-deps.sh --test   also E2E tooling (Xvfb, WebKitWebDriver, tauri-driver) and the npm test servers
+#   scripts/install-deps.sh --test   also E2E tooling (Xvfb, WebKitWebDriver, tauri-driver), the npm test servers,
+#                                    and a Secret Service to test secrets against (gnome-keyring, run by the
+#                                    tests in their own dbus-run-session; secret-tool to look inside it)
 set -euo pipefail
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
       libayatana-appindicator3-dev libxdo-dev libssl-dev pkg-config build-essential curl file)
 if [ $want_test = 1 ]; then
-  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3)
+  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3 gnome-keyring libsecret-tools dbus-daemon)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 

@@ -1,10 +1,11 @@
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use switchboard_engine::mcp::import::{self, ImportPreview};
+use serde::Serialize;
+use switchboard_engine::mcp::import::{self, ImportChoice, ImportPreview};
 use switchboard_engine::mcp::{
-    validate_server, McpConfig, PromptText, PromptView, ResourceView, ServerConfig, ServerView,
+    McpConfig, PromptText, PromptView, ResourceView, ServerConfig, ServerView,
 };
+use switchboard_engine::secrets::SecretsStatus;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tokio::sync::broadcast::error::RecvError;
@@ -43,103 +44,85 @@ pub fn watch_servers(
     Ok(())
 }
 
+/// The MCP config as the window gets it: secret values replaced by where they are kept
+/// (`{"secret": "keyring"}`), never the values.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpConfigView {
     config: McpConfig,
     /// The PATH commands are looked up on.
     path: String,
+    /// Where secrets are kept (the keyring, or the fallback file and why).
+    secrets: SecretsStatus,
 }
 
 #[tauri::command]
 pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
     McpConfigView {
-        config: state.runtime.mcp_config(),
+        config: state.runtime.mcp_config_view(),
         // the one the host uses: the login shell's, once known
         path: state
             .runtime
             .host
             .path()
             .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default()),
+        secrets: state.runtime.secrets.status(),
     }
 }
 
-/// Changes the config, saves it, and applies it in the background (the list shows each
-/// server's status as it changes).
-fn change_and_apply(
-    app: &AppHandle,
-    state: &AppState,
-    change: impl FnOnce(&mut McpConfig),
-) -> CmdResult<()> {
-    let config = state.runtime.update_mcp_config(change)?;
+/// Applies a saved config in the background (the list shows each server's status as it
+/// changes).
+fn apply(app: &AppHandle, config: McpConfig) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         state.runtime.host.apply_config(&config).await;
     });
-    Ok(())
 }
 
-/// Adds a server, or replaces `original` (which may be renamed).
+/// Adds a server, or replaces `original` (which may be renamed); `copy_of`: the server it
+/// duplicates (its secrets are copied). `{"secret": …}` keeps a field's secret,
+/// `{"newSecret": …}` stores a new one.
 #[tauri::command]
-pub fn save_mcp_server(
+pub async fn save_mcp_server(
     app: AppHandle,
     state: State<'_, AppState>,
     original: Option<String>,
+    copy_of: Option<String>,
     name: String,
     server: ServerConfig,
 ) -> CmdResult<()> {
-    let config = state.runtime.mcp_config();
-    if let Some(o) = &original {
-        if !config.servers.contains_key(o) {
-            return Err(UiError::new(
-                super::ErrorKind::NotFound,
-                format!("There is no server named \"{o}\" any more."),
-            ));
-        }
-    }
-    let others: Vec<String> = config
-        .servers
-        .keys()
-        .filter(|k| Some(*k) != original.as_ref())
-        .cloned()
-        .collect();
-    validate_server(&name, &server, &others)
-        .map_err(|e| UiError::invalid(e.message).on_field(e.field))?;
-    change_and_apply(&app, &state, |config| {
-        if let Some(o) = &original {
-            config.servers.remove(o);
-        }
-        config.servers.insert(name, server);
-    })
+    let config = state
+        .runtime
+        .save_server(original.as_deref(), copy_of.as_deref(), &name, server)
+        .await?;
+    apply(&app, config);
+    Ok(())
 }
 
+/// Deletes a server (and its secrets).
 #[tauri::command]
-pub fn delete_mcp_server(
+pub async fn delete_mcp_server(
     app: AppHandle,
     state: State<'_, AppState>,
     name: String,
 ) -> CmdResult<()> {
-    change_and_apply(&app, &state, |config| {
-        config.servers.remove(&name);
-    })
+    apply(&app, state.runtime.delete_server(&name).await?);
+    Ok(())
 }
 
 #[tauri::command]
-pub fn set_mcp_server_enabled(
+pub async fn set_mcp_server_enabled(
     app: AppHandle,
     state: State<'_, AppState>,
     name: String,
     enabled: bool,
 ) -> CmdResult<()> {
-    if !state.runtime.mcp_config().servers.contains_key(&name) {
-        return Err(no_server(&name));
-    }
-    change_and_apply(&app, &state, |config| {
-        if let Some(s) = config.servers.get_mut(&name) {
-            s.disabled = !enabled;
-        }
-    })
+    apply(
+        &app,
+        state.runtime.set_server_enabled(&name, enabled).await?,
+    );
+    Ok(())
 }
 
 #[tauri::command]
@@ -195,57 +178,23 @@ pub async fn pick_mcp_import_file(app: AppHandle) -> CmdResult<Option<PickedFile
     open_text(&app, dialog, MAX_IMPORT_FILE).await
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImportChoice {
-    /// The name to save it under.
-    name: String,
-    server: ServerConfig,
-    /// Replace the server of that name, if there is one.
-    #[serde(default)]
-    replace: bool,
-}
-
 /// Adds the chosen servers (all or nothing), turned off: a server from someone else's config
 /// runs only after the user says so a second time (the window lists them and asks).
 #[tauri::command]
-pub fn import_mcp_servers(
+pub async fn import_mcp_servers(
     app: AppHandle,
     state: State<'_, AppState>,
     servers: Vec<ImportChoice>,
 ) -> CmdResult<usize> {
-    let mut config = state.runtime.mcp_config();
-    for c in &servers {
-        let others: Vec<String> = config
-            .servers
-            .keys()
-            .filter(|k| !(c.replace && k.eq_ignore_ascii_case(&c.name)))
-            .cloned()
-            .collect();
-        validate_server(&c.name, &c.server, &others).map_err(|e| {
-            UiError::invalid(format!("{}: {}", c.name, e.message)).on_field(&c.name)
-        })?;
-        if c.replace {
-            config
-                .servers
-                .retain(|k, _| !k.eq_ignore_ascii_case(&c.name));
-        }
-        // whatever the window sent: off, and its annotations not believed, until the user says
-        let server = ServerConfig {
-            disabled: true,
-            trusted: Some(false),
-            ..c.server.clone()
-        };
-        config.servers.insert(c.name.clone(), server);
-    }
-    change_and_apply(&app, &state, |c| *c = config)?;
-    Ok(servers.len())
+    let (config, n) = state.runtime.import_servers(servers).await?;
+    apply(&app, config);
+    Ok(n)
 }
 
-/// The whole config in the Claude Desktop shape.
+/// The whole config in the Claude Desktop shape, secrets replaced by a placeholder.
 #[tauri::command]
 pub fn export_mcp_config(state: State<'_, AppState>) -> String {
-    import::export(&state.runtime.mcp_config())
+    state.runtime.export_mcp_config()
 }
 
 /// The prompts of the running servers (the composer lists them when the message starts with `/`).

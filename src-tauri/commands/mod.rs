@@ -87,6 +87,8 @@ pub enum ErrorKind {
     Mcp,
     /// A file could not be picked, read or written.
     File,
+    /// A secret could not be stored or read (the keyring, or the secrets file).
+    Secret,
 }
 
 /// An error as the window shows it.
@@ -140,6 +142,7 @@ impl From<LlmError> for UiError {
             LlmErrorKind::Http => ErrorKind::Http,
             LlmErrorKind::Stream => ErrorKind::Stream,
             LlmErrorKind::Protocol => ErrorKind::Protocol,
+            LlmErrorKind::Secret => ErrorKind::Secret,
         };
         let url = match &e {
             LlmError::Unreachable { url, .. } => Some(url.clone()),
@@ -179,6 +182,7 @@ impl From<switchboard_engine::settings::SettingsError> for UiError {
         let kind = match &e {
             E::Invalid(_) => ErrorKind::Invalid,
             E::Write { .. } => ErrorKind::File,
+            E::Secret(_) => ErrorKind::Secret,
         };
         UiError::new(kind, e)
     }
@@ -187,11 +191,16 @@ impl From<switchboard_engine::settings::SettingsError> for UiError {
 impl From<switchboard_engine::McpConfigError> for UiError {
     fn from(e: switchboard_engine::McpConfigError) -> Self {
         use switchboard_engine::McpConfigError as E;
-        let kind = match &e {
-            E::Write { .. } => ErrorKind::File,
-            E::Unreadable(_) => ErrorKind::Invalid,
-        };
-        UiError::new(kind, e)
+        match &e {
+            E::Write { .. } => UiError::new(ErrorKind::File, e),
+            E::Unreadable(_) => UiError::invalid(e),
+            E::Invalid { field, .. } => {
+                let field = field.clone();
+                UiError::invalid(e).on_field(field)
+            }
+            E::NoServer(_) => UiError::new(ErrorKind::NotFound, e),
+            E::Secret(_) => UiError::new(ErrorKind::Secret, e),
+        }
     }
 }
 

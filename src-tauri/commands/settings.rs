@@ -1,6 +1,7 @@
 use serde::Serialize;
 use switchboard_engine::llm::ollama::PullProgress;
 use switchboard_engine::llm::{ModelInfo, OllamaClient};
+use switchboard_engine::secrets::SecretsStatus;
 use switchboard_engine::settings::ProviderKind;
 use switchboard_engine::Settings;
 use tauri::ipc::Channel;
@@ -10,6 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::{CmdResult, UiError};
 use crate::AppState;
 
+/// The settings as the window gets them: API keys replaced by where they are kept
+/// (`{"secret": "keyring"}`), never their values.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsView {
@@ -17,15 +20,21 @@ pub struct SettingsView {
     settings: Settings,
     /// The URL in effect (the setting, else OLLAMA_HOST, else the default).
     effective_llm_url: String,
+    /// Where secrets are kept (the keyring, or the fallback file and why), for the note.
+    secrets: SecretsStatus,
+}
+
+fn view(state: &AppState, settings: Settings) -> SettingsView {
+    SettingsView {
+        effective_llm_url: settings.llm_url(),
+        settings: settings.redacted(),
+        secrets: state.runtime.secrets.status(),
+    }
 }
 
 #[tauri::command]
 pub fn get_settings(state: State<'_, AppState>) -> SettingsView {
-    let settings = state.runtime.settings.get();
-    SettingsView {
-        effective_llm_url: settings.llm_url(),
-        settings,
-    }
+    view(&state, state.runtime.settings.get())
 }
 
 #[tauri::command]
@@ -34,10 +43,7 @@ pub async fn save_settings(
     settings: Settings,
 ) -> CmdResult<SettingsView> {
     let settings = state.runtime.save_settings(settings).await?;
-    Ok(SettingsView {
-        effective_llm_url: settings.llm_url(),
-        settings,
-    })
+    Ok(view(&state, settings))
 }
 
 /// The models of one provider, or why they could not be listed.
@@ -57,8 +63,9 @@ pub struct ProviderModels {
 #[tauri::command]
 pub async fn list_models(state: State<'_, AppState>) -> CmdResult<Vec<ProviderModels>> {
     let providers = state.runtime.settings.get().all_providers();
+    let secrets = &state.runtime.secrets;
     let asks = providers.iter().map(|p| async move {
-        let client = switchboard_engine::llm_client(p);
+        let client = switchboard_engine::llm_client(p, secrets);
         let result = client.list_models().await;
         let (models, error) = match result {
             Ok(m) => (m, None),
@@ -91,7 +98,7 @@ pub async fn model_capabilities(
     model: String,
 ) -> CmdResult<Vec<String>> {
     let p = state.runtime.settings.get().provider(provider.as_deref());
-    Ok(switchboard_engine::llm_client(&p)
+    Ok(switchboard_engine::llm_client(&p, &state.runtime.secrets)
         .capabilities(&model)
         .await?)
 }

@@ -27,7 +27,17 @@ impl App {
 
     /// [`App::launch`] with these environment variables set for the app.
     pub async fn launch_with_env(home: &Path, env: &[(&str, &str)]) -> App {
-        let driver = Driver::start(home, env);
+        let driver = Driver::start(home, env, false);
+        let c = driver.session().await;
+        wait_css(&c, "body[data-ready='true']").await;
+        App { c, driver }
+    }
+
+    /// [`App::launch`] on a session bus of its own with gnome-keyring on it, unlocked, its
+    /// keyrings in `home/data/keyrings` (never the desktop's keyring). The bus's address is
+    /// written to [`KEYRING_BUS_FILE`] in `home`, for [`keyring_lookup`].
+    pub async fn launch_with_keyring(home: &Path) -> App {
+        let driver = Driver::start(home, &[], true);
         let c = driver.session().await;
         wait_css(&c, "body[data-ready='true']").await;
         App { c, driver }
@@ -54,18 +64,43 @@ pub struct Driver {
 }
 
 impl Driver {
-    fn start(home: &Path, env: &[(&str, &str)]) -> Driver {
+    /// `keyring`: in a `dbus-run-session` with gnome-keyring (see [`App::launch_with_keyring`]);
+    /// else with no session bus, so that secrets go to the fallback file (and a test run on a
+    /// desktop never reaches its keyring).
+    fn start(home: &Path, env: &[(&str, &str)], keyring: bool) -> Driver {
+        use std::os::unix::fs::PermissionsExt;
         let port = support::free_port();
         let native = support::free_port();
         std::fs::create_dir_all(home.join("cache")).unwrap();
+        let run = home.join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
         let bin = which_tauri_driver();
-        let child = Command::new(bin)
+        let mut cmd = if keyring {
+            let mut cmd = Command::new("dbus-run-session");
+            cmd.args([
+                "--",
+                "sh",
+                "-c",
+                r#"printf %s "$DBUS_SESSION_BUS_ADDRESS" > "$0" &&
+                   printf %s switchboard-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null &&
+                   exec "$@""#,
+            ])
+            .arg(home.join(KEYRING_BUS_FILE))
+            .arg(bin);
+            cmd
+        } else {
+            Command::new(bin)
+        };
+        let child = cmd
             .args([
                 "--port",
                 &port.to_string(),
                 "--native-port",
                 &native.to_string(),
             ])
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env("XDG_RUNTIME_DIR", &run)
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
             // GTK dialogs remember settings in dconf, which needs a session bus; keep them in memory
@@ -317,4 +352,28 @@ pub async fn wait_until(c: &Client, js_condition: &str) {
         assert!(t.elapsed() < WAIT, "timed out waiting for: {js_condition}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Where [`App::launch_with_keyring`] writes its session bus's address.
+pub const KEYRING_BUS_FILE: &str = "keyring-bus";
+
+/// What `secret-tool` finds in the keyring of an app launched with [`App::launch_with_keyring`]
+/// on `home`, for the item with this id (Switchboard's items: service = the app's id, username =
+/// the id in the reference).
+pub fn keyring_lookup(home: &Path, id: &str) -> Option<String> {
+    let bus = std::fs::read_to_string(home.join(KEYRING_BUS_FILE)).unwrap();
+    let out = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            switchboard_engine::paths::APP_IDENTIFIER,
+            "username",
+            id,
+        ])
+        .env("DBUS_SESSION_BUS_ADDRESS", bus.trim())
+        .output()
+        .expect("secret-tool (make test-deps installs it)");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).to_string())
 }

@@ -85,11 +85,9 @@ async fn tools_turned_off_for_a_chat_are_not_offered_and_the_choice_is_kept() {
     .await;
     let total = text_content(&c, "#tools-button").await;
     click(&c, "#tools-button").await;
-    wait_css(&c, "#tools-panel [data-tool='everything/get-sum']")
-        .await
-        .click()
-        .await
-        .unwrap();
+    // the panel re-renders as the servers' list arrives: `click` finds the box again if it went stale
+    wait_css(&c, "#tools-panel [data-tool='everything/get-sum']").await;
+    click(&c, "#tools-panel [data-tool='everything/get-sum']").await;
     screenshot(&c, "tools-picker.png").await;
     assert!(!text_content(&c, "#tools-panel").await.contains("null"));
     let after = text_content(&c, "#tools-button").await;

@@ -158,6 +158,10 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
         serde_json::from_str(&std::fs::read_to_string(config_dir.join("settings.json")).unwrap())
             .unwrap();
     assert_eq!(saved["providers"][0]["url"], format!("{}/v1", fake.url));
+    // no keyring here (no session bus): the key is in the private secrets file, not in settings
+    assert!(saved["providers"][0]["apiKey"]["secret"]
+        .as_str()
+        .is_some_and(|r| r.starts_with("file:")));
     // the debug view: the exact request and the streamed events
     click(&c, "#debug-button").await;
     wait_css(&c, "#debug-dialog[open] .debug-call").await;
@@ -170,5 +174,118 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
         .await
         .contains("llama.cpp"));
     screenshot(&c, "debug.png").await;
+    c.close().await.unwrap();
+}
+
+/// An API key typed in the settings goes to the system keyring (a real gnome-keyring, on the app's
+/// own session bus): once saved, the form shows where it is and never the key, the page holds it
+/// nowhere, settings.json holds only a reference (and is 0600), secret-tool finds it in the
+/// keyring, and the LLM gets it with the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_typed_api_key_goes_to_the_keyring_and_the_form_only_says_where() {
+    const KEY: &str = "sk-e2e-typed-key-8c41d2";
+    let fake = FakeOllama::start().await;
+    fake.set_models(&["gemma-270m.gguf"]);
+    fake.set_openai_responder(|_req: &Value| {
+        support::fake_ollama::Sse::new()
+            .text("keyed")
+            .finish("stop")
+            .done()
+            .reply()
+    });
+    let nothing = format!("http://127.0.0.1:{}", support::free_port());
+    let (home, config_dir) = app_home();
+    let settings_file = config_dir.join("settings.json");
+    std::fs::write(&settings_file, json!({"llmUrl": nothing}).to_string()).unwrap();
+    let App { c, driver: _driver } = App::launch_with_keyring(home.path()).await;
+    click(&c, "#settings-button").await;
+    click(&c, "#add-provider").await;
+    for (field, text) in [
+        ("prov-name", "Keyed"),
+        ("prov-url", &format!("{}/v1", fake.url)),
+        ("prov-key", KEY),
+    ] {
+        let css = format!(".provider-row .{field}");
+        wait_css(&c, &css).await.send_keys(text).await.unwrap();
+    }
+    click(&c, "#settings-save").await;
+    wait_until(&c, "[...document.querySelectorAll('#model-select option')].some((o) => o.dataset.provider === 'keyed')").await;
+
+    // opened again: where the key is, never what it is
+    click(&c, "#settings-button").await;
+    wait_css(&c, "#settings-dialog[open] .provider-row .prov-key-set").await;
+    let shown = text_content(&c, ".provider-row .prov-key-set").await;
+    assert!(shown.contains("stored in the keyring"), "{shown}");
+    assert!(c
+        .find(Locator::Css(".provider-row input.prov-key"))
+        .await
+        .is_err());
+    let note = text_content(&c, "#secrets-note").await;
+    assert!(note.contains("kept in the system keyring"), "{note}");
+    let page = c
+        .execute(
+            "return document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join(' ');",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        !page.as_str().unwrap().contains(KEY),
+        "the key is in the page"
+    );
+    let view = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; window.__TAURI__.core.invoke('get_settings').then((s) => done(s));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(!view.to_string().contains(KEY), "{view}");
+    assert_eq!(view["providers"][0]["apiKey"], json!({"secret": "keyring"}));
+    // WebDriver's own scrolling (a script's does not show in its screenshots): the key and the note
+    click(&c, "#secrets-note").await;
+    screenshot(&c, "settings-secrets.png").await;
+
+    // on disk: a reference, in a file only the user can read; the key itself in the keyring
+    let text = std::fs::read_to_string(&settings_file).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    let saved: Value = serde_json::from_str(&text).unwrap();
+    let r = saved["providers"][0]["apiKey"]["secret"].as_str().unwrap();
+    let id = r.strip_prefix("keyring:").unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(keyring_lookup(home.path(), id).as_deref(), Some(KEY));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&settings_file)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(!home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("secrets/secrets.json")
+        .exists());
+
+    // saved again as it is: the key is kept; and the LLM gets it
+    click(&c, "#settings-save").await;
+    wait_until(&c, "!document.querySelector('#settings-dialog').open").await;
+    let again: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap();
+    assert_eq!(
+        again["providers"][0]["apiKey"],
+        saved["providers"][0]["apiKey"]
+    );
+    c.execute("const s = document.querySelector('#model-select'); [...s.options].find((o) => o.dataset.provider === 'keyed').selected = true; s.dispatchEvent(new Event('change'));", vec![]).await.unwrap();
+    send(&c, "hello").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('keyed')",
+    )
+    .await;
+    assert_eq!(
+        fake.authorizations().last().unwrap().as_deref(),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     c.close().await.unwrap();
 }

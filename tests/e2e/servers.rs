@@ -355,12 +355,11 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
     url.send_keys(&format!("http://127.0.0.1:{port}/mcp"))
         .await
         .unwrap();
-    c.find(Locator::Css("#srv-headers"))
-        .await
-        .unwrap()
-        .send_keys("X-Test: yes")
-        .await
-        .unwrap();
+    click(&c, "#srv-add-header").await;
+    for (field, text) in [("kv-name", "X-Test"), ("kv-value", "yes")] {
+        let css = format!("#srv-headers .kv-row:last-child .{field}");
+        wait_css(&c, &css).await.send_keys(text).await.unwrap();
+    }
     click(&c, "#server-save").await;
     wait_css(&c, ".server.running[data-name='remote']").await;
     let row = text_content(&c, ".server[data-name='remote']").await;
@@ -373,10 +372,31 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
     assert!(row.contains("every call asks"), "{row}");
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    // a header is a secret: with no keyring here (no session bus), in the private secrets file
+    let r = saved["mcpServers"]["remote"]["headers"]["X-Test"]["secret"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{saved}"));
+    assert!(r.starts_with("file:"), "{r}");
     assert_eq!(
         saved["mcpServers"]["remote"],
-        json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Test": "yes"}})
+        json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Test": {"secret": r}}})
     );
+    // write-only: the form says where the value is, and has it nowhere
+    click(&c, ".server[data-name='remote'] [data-act='edit']").await;
+    let shown = text_content(&c, "#srv-headers .kv-row[data-name='X-Test'] .secret-set").await;
+    assert!(shown.contains("stored in the secrets file"), "{shown}");
+    let values = c
+        .execute(
+            "return [...document.querySelectorAll('#server-form input')].map((i) => i.value);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        !values.as_array().unwrap().contains(&json!("yes")),
+        "{values}"
+    );
+    screenshot(&c, "server-form-secret.png").await;
     c.close().await.unwrap();
 }
 

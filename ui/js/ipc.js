@@ -4,7 +4,7 @@ const core = window.__TAURI__.core;
 
 /**
  * An error from a command: `kind` is one of invalid, not_found, store, unreachable, http, stream,
- * protocol, mcp, file; `field` names the form field it is about, when it is about one.
+ * protocol, mcp, file, secret; `field` names the form field it is about, when it is about one.
  * @typedef {{ message: string, kind: string, url: string|null, field: string|null }} UiError
  */
 
@@ -61,7 +61,7 @@ const core = window.__TAURI__.core;
  * - samplingFinished { callId, questionId, outcome: 'answered'|'declined'|'failed', model, text|null, error|null }
  * - toolCallFinished { id, result, isError, durationMs, raw|null }
  * - notice { messageId, notice: Notice }
- * - error { message, kind: 'unreachable'|'not_found'|'http'|'stream'|'protocol', url|null }
+ * - error { message, kind: 'unreachable'|'not_found'|'http'|'stream'|'protocol'|'secret', url|null }
  * - done { conversationId, stopped, limitReached }
  * @typedef {{ type: string } & Record<string, any>} ChatEvent
  */
@@ -77,6 +77,18 @@ const core = window.__TAURI__.core;
 const call = (cmd, args) => core.invoke(cmd, args);
 
 export const appInfo = () => call('app_info');
+/**
+ * Where secrets are kept, for the settings screen's note: `store` is where new ones go (`unknown`
+ * until the keyring has been asked), `reason` why not the keyring, `inFile` how many the file holds.
+ * @typedef {{ store: 'keyring'|'file'|'unknown', file: string, reason: string|null, inFile: number }} SecretsStatus
+ * A secret as the window sees it: where it is kept, never its value. Sent back as is, it keeps it.
+ * @typedef {{ secret: 'keyring'|'file'|'config' }} KeptSecret
+ */
+
+/**
+ * The settings, with `effectiveLlmUrl` and `secrets` (SecretsStatus). A provider's `apiKey` is a
+ * KeptSecret or null; to save, send it back as is (keep), `{ newSecret: '…' }` (replace), or null.
+ */
 export const getSettings = () => call('get_settings');
 export const saveSettings = (settings) => call('save_settings', { settings });
 export const listModels = () => call('list_models');
@@ -113,8 +125,14 @@ export function watchServers(onChange) {
   channel.onmessage = onChange;
   return call('watch_servers', { onChange: channel });
 }
+/** { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus } */
 export const mcpConfig = () => call('mcp_config');
-export const saveMcpServer = (original, name, server) => call('save_mcp_server', { original, name, server });
+/**
+ * Adds a server, or replaces `original`; `copyOf`: the server it duplicates (its secrets are copied).
+ * In `server.env` and `server.headers` a value is a string (plain), `{ newSecret: '…' }` (a value to
+ * keep secret) or the `{ secret: 'keyring'|'file'|'config' }` marker the config came with (keep it).
+ */
+export const saveMcpServer = (original, copyOf, name, server) => call('save_mcp_server', { original, copyOf, name, server });
 export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
 export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
 export const restartMcpServer = (name) => call('restart_mcp_server', { name });

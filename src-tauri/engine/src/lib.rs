@@ -6,6 +6,7 @@ pub mod llm;
 pub mod markdown;
 pub mod mcp;
 pub mod paths;
+pub mod secrets;
 pub mod servers;
 pub mod settings;
 pub mod store;
@@ -15,17 +16,26 @@ mod testing;
 pub use chat::{ChatEngine, ChatEvent, ChatOptions, TurnRequest, TurnSummary};
 pub use settings::{LiveSettings, Settings};
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-/// A client for one provider.
-pub fn llm_client(p: &settings::ProviderConfig) -> Arc<dyn llm::LlmClient> {
+use secrets::{SecretError, SecretValue, Secrets};
+
+/// A client for one provider; its API key, if it has one, is read from `secrets` when a request
+/// is sent.
+pub fn llm_client(
+    p: &settings::ProviderConfig,
+    secrets: &secrets::Secrets,
+) -> Arc<dyn llm::LlmClient> {
     match p.kind {
         settings::ProviderKind::Ollama => Arc::new(llm::OllamaClient::new(p.url.clone())),
-        settings::ProviderKind::Openai => {
-            Arc::new(llm::OpenAiClient::new(&p.url, p.api_key.clone()))
-        }
+        settings::ProviderKind::Openai => Arc::new(llm::OpenAiClient::with_secret(
+            &p.url,
+            p.api_key.clone(),
+            secrets,
+        )),
     }
 }
 
@@ -58,6 +68,32 @@ pub enum McpConfigError {
     /// The file could not be read at start; it is left alone until the user fixes it.
     #[error("{0}")]
     Unreadable(String),
+    /// A server's settings are not valid; `field` names the form field.
+    #[error("{message}")]
+    Invalid { field: String, message: String },
+    #[error("There is no server named \"{0}\" any more.")]
+    NoServer(String),
+    /// A secret could not be stored, read or kept.
+    #[error("{0}")]
+    Secret(#[from] SecretError),
+}
+
+/// Where a [`Runtime`] keeps its files: the app's ([`Places::app`]), or a test's.
+#[derive(Debug, Clone)]
+pub struct Places {
+    pub settings: PathBuf,
+    pub mcp: PathBuf,
+    pub database: PathBuf,
+}
+
+impl Places {
+    pub fn app() -> Places {
+        Places {
+            settings: paths::settings_file(),
+            mcp: paths::mcp_config_file(),
+            database: paths::database_file(),
+        }
+    }
 }
 
 /// Everything a front end (the window or the CLI) needs, set up the same way for both, and the
@@ -72,8 +108,13 @@ pub struct Runtime {
     /// What chat engines share between turns (calls under way, "allowed in this chat", models'
     /// capabilities).
     pub shared: Arc<chat::EngineShared>,
+    /// API keys, headers and secret environment values (the keyring, or the fallback file).
+    pub secrets: Secrets,
     mcp: RwLock<McpState>,
     mcp_file: PathBuf,
+    /// One change at a time to what refers to secrets (settings, MCP config): storing them is
+    /// asynchronous, and what is no longer referenced is removed after the change.
+    changing: tokio::sync::Mutex<()>,
 }
 
 impl Runtime {
@@ -84,9 +125,25 @@ impl Runtime {
         self_exe: PathBuf,
         broker: Arc<chat::Broker>,
     ) -> Result<Runtime, store::StoreError> {
-        let settings = LiveSettings::load(&paths::settings_file());
-        let store = store::Store::open(&paths::database_file()).await?;
+        Runtime::open_at(Places::app(), Secrets::for_app(), self_exe, broker).await
+    }
+
+    /// [`Runtime::open`] with its files at `places` and its secrets in `secrets`. Where secrets
+    /// go is found out in the background (the keyring is asked, with a timeout).
+    pub async fn open_at(
+        places: Places,
+        secrets: Secrets,
+        self_exe: PathBuf,
+        broker: Arc<chat::Broker>,
+    ) -> Result<Runtime, store::StoreError> {
+        let settings = LiveSettings::load(&places.settings);
+        let store = store::Store::open(&places.database).await?;
+        {
+            let secrets = secrets.clone();
+            tokio::spawn(async move { secrets.probe().await });
+        }
         let mut opts = mcp::HostOptions::new(self_exe);
+        opts.secrets = secrets.clone();
         opts.call_timeout = Duration::from_secs(settings.read(|s| s.tool_timeout_secs));
         // for the window's tests: behave as on a kernel without Landlock (sandboxed servers wait
         // for the user's agreement); it can only make the app stricter
@@ -96,7 +153,7 @@ impl Runtime {
         // tool definitions are pinned in the store: a changed one asks before it runs
         opts.pins = Some(mcp::PinBook(Arc::new(store.clone())));
         let host = mcp::McpHost::new(opts);
-        let mcp_file = paths::mcp_config_file();
+        let mcp_file = places.mcp;
         let mcp = match mcp::McpConfig::load_or_init(&mcp_file) {
             Ok(config) => McpState {
                 config,
@@ -113,8 +170,10 @@ impl Runtime {
             broker,
             settings,
             shared: Default::default(),
+            secrets,
             mcp: RwLock::new(mcp),
             mcp_file,
+            changing: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -145,8 +204,56 @@ impl Runtime {
     }
 
     /// Validates, saves and applies new settings (the roots servers see, the tool timeout).
-    pub async fn save_settings(&self, next: Settings) -> Result<Settings, settings::SettingsError> {
-        let saved = self.settings.update(|s| *s = next)?;
+    /// API keys go to the secret store: a new one (typed, or a plain one in the file) is stored
+    /// and its reference saved; `{"secret": …}` keeps the provider's key (the window never names
+    /// one); a key no provider refers to any more is removed from the store.
+    pub async fn save_settings(
+        &self,
+        mut next: Settings,
+    ) -> Result<Settings, settings::SettingsError> {
+        use settings::SettingsError;
+        let _one = self.changing.lock().await;
+        next.validate()?;
+        let before = self.settings.get();
+        for p in &mut next.providers {
+            let old = before
+                .providers
+                .iter()
+                .find(|o| o.id == p.id)
+                .and_then(|o| o.api_key.clone());
+            if let Some(k) = &mut p.api_key {
+                let name = format!("API key of {}", p.name);
+                secrets::adopt(&self.secrets, [(name, k)], |_| old.clone(), false)
+                    .await
+                    .map_err(SettingsError::Secret)?;
+            }
+            if p.api_key
+                .as_ref()
+                .and_then(SecretValue::plain)
+                .is_some_and(|k| k.trim().is_empty())
+            {
+                p.api_key = None;
+            }
+        }
+        let mut created = Vec::new();
+        for p in &mut next.providers {
+            if let Some(k) = &mut p.api_key {
+                let label = format!("Switchboard: API key of {}", p.name);
+                if let Err(e) = self.secrets.seal(k, true, &label, &mut created).await {
+                    self.secrets.forget(created).await;
+                    return Err(SettingsError::Secret(e));
+                }
+            }
+        }
+        let referenced = self.secret_references();
+        let saved = match self.settings.update(|s| *s = next) {
+            Ok(s) => s,
+            Err(e) => {
+                self.secrets.forget(created).await;
+                return Err(e);
+            }
+        };
+        self.forget_unreferenced(referenced).await;
         self.host
             .set_call_timeout(Duration::from_secs(saved.tool_timeout_secs));
         // running servers hear about changed roots (roots/list_changed)
@@ -156,6 +263,183 @@ impl Runtime {
 
     pub fn mcp_config(&self) -> mcp::McpConfig {
         self.mcp.read().unwrap().config.clone()
+    }
+
+    /// Every reference to a stored secret the settings and the MCP config hold.
+    fn secret_references(&self) -> BTreeSet<String> {
+        let mut all = self.settings.read(|s| s.secret_references());
+        all.extend(self.mcp.read().unwrap().config.secret_references());
+        all
+    }
+
+    /// Removes from the store what was referenced before a change (`before`) and is not now.
+    async fn forget_unreferenced(&self, before: BTreeSet<String>) {
+        let now = self.secret_references();
+        self.secrets
+            .forget(before.difference(&now).cloned().collect::<Vec<_>>())
+            .await;
+    }
+
+    /// Adds a server, or replaces `original` (which may be renamed: its secrets stay its own).
+    /// `copy_of`: the server it duplicates; its secrets are copied (so that deleting one never
+    /// breaks the other). In `server`, `{"secret": …}` keeps the value the field has in
+    /// `original` (or `copy_of`); `{"newSecret": …}` is a value to keep secret. Validated,
+    /// saved, and returned for [`mcp::McpHost::apply_config`].
+    pub async fn save_server(
+        &self,
+        original: Option<&str>,
+        copy_of: Option<&str>,
+        name: &str,
+        mut server: mcp::ServerConfig,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let current = self.mcp_config_for_change()?;
+        if let Some(o) = original {
+            if !current.servers.contains_key(o) {
+                return Err(McpConfigError::NoServer(o.to_string()));
+            }
+        }
+        let others: Vec<String> = current
+            .servers
+            .keys()
+            .filter(|k| Some(k.as_str()) != original)
+            .cloned()
+            .collect();
+        mcp::validate_server(name, &server, &others).map_err(|e| McpConfigError::Invalid {
+            field: e.field.into(),
+            message: e.message,
+        })?;
+        let source = original.or(copy_of).and_then(|n| current.servers.get(n));
+        adopt_server(&self.secrets, &mut server, source, original.is_none()).await?;
+        let mut next = current;
+        if let Some(o) = original {
+            next.servers.remove(o);
+        }
+        next.servers.insert(name.to_string(), server);
+        self.commit_mcp(next).await
+    }
+
+    /// Removes a server, and its secrets from the store.
+    pub async fn delete_server(&self, name: &str) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        next.servers.remove(name);
+        self.commit_mcp(next).await
+    }
+
+    /// Turns a server on or off.
+    pub async fn set_server_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        let Some(s) = next.servers.get_mut(name) else {
+            return Err(McpConfigError::NoServer(name.to_string()));
+        };
+        s.disabled = !enabled;
+        self.commit_mcp(next).await
+    }
+
+    /// Adds the chosen servers of an import (all or nothing), turned off and not trusted: a
+    /// server from someone else's config runs only after the user says so a second time. Their
+    /// headers, and environment values whose names say they are secret (keys, tokens,
+    /// passwords), go to the secret store. Returns the config and how many were added.
+    pub async fn import_servers(
+        &self,
+        choices: Vec<mcp::import::ImportChoice>,
+    ) -> Result<(mcp::McpConfig, usize), McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        let n = choices.len();
+        for c in choices {
+            let others: Vec<String> = next
+                .servers
+                .keys()
+                .filter(|k| !(c.replace && k.eq_ignore_ascii_case(&c.name)))
+                .cloned()
+                .collect();
+            mcp::validate_server(&c.name, &c.server, &others).map_err(|e| {
+                McpConfigError::Invalid {
+                    field: c.name.clone(),
+                    message: format!("{}: {}", c.name, e.message),
+                }
+            })?;
+            if c.replace {
+                next.servers.retain(|k, _| !k.eq_ignore_ascii_case(&c.name));
+            }
+            // whatever the window sent: off, and its annotations not believed, until the user says
+            let mut server = mcp::ServerConfig {
+                disabled: true,
+                trusted: Some(false),
+                ..c.server
+            };
+            // nothing of this user's can be kept for a server that was not theirs
+            adopt_server(&self.secrets, &mut server, None, true).await?;
+            for (k, v) in server.env.iter_mut() {
+                if let SecretValue::Plain(p) = v {
+                    if secrets::looks_secret(k) {
+                        *v = SecretValue::New(std::mem::take(p));
+                    }
+                }
+            }
+            next.servers.insert(c.name, server);
+        }
+        Ok((self.commit_mcp(next).await?, n))
+    }
+
+    /// The MCP config as the window gets it: secrets replaced by where they are kept.
+    pub fn mcp_config_view(&self) -> mcp::McpConfig {
+        self.mcp_config().redacted()
+    }
+
+    /// The config in the Claude Desktop shape, secrets left out.
+    pub fn export_mcp_config(&self) -> String {
+        mcp::import::export(&self.mcp_config())
+    }
+
+    fn mcp_config_for_change(&self) -> Result<mcp::McpConfig, McpConfigError> {
+        let state = self.mcp.read().unwrap();
+        match &state.error {
+            Some(e) => Err(McpConfigError::Unreadable(e.clone())),
+            None => Ok(state.config.clone()),
+        }
+    }
+
+    /// Saves `next` as the MCP config: every value to keep secret stored first (new ones, and
+    /// plain headers typed into the file by hand), the file written, then what no server refers
+    /// to any more removed from the store. Nothing stored is left behind when the file cannot
+    /// be written.
+    async fn commit_mcp(&self, mut next: mcp::McpConfig) -> Result<mcp::McpConfig, McpConfigError> {
+        let mut created = Vec::new();
+        for (name, server) in next.servers.iter_mut() {
+            for (field, v) in server.secret_fields_mut() {
+                let label = format!(
+                    "Switchboard: {} of the MCP server “{name}”",
+                    field.describe()
+                );
+                if let Err(e) = self
+                    .secrets
+                    .seal(v, field.always_secret(), &label, &mut created)
+                    .await
+                {
+                    self.secrets.forget(created).await;
+                    return Err(e.into());
+                }
+            }
+        }
+        let referenced = self.secret_references();
+        match self.update_mcp_config(|c| *c = next) {
+            Ok(saved) => {
+                self.forget_unreferenced(referenced).await;
+                Ok(saved)
+            }
+            Err(e) => {
+                self.secrets.forget(created).await;
+                Err(e)
+            }
+        }
     }
 
     /// Why `mcp.json` could not be read at start, if it could not.
@@ -191,7 +475,7 @@ impl Runtime {
     pub fn chat_engine(&self, provider: Option<&str>) -> ChatEngine {
         let settings = self.settings.get();
         ChatEngine {
-            llm: llm_client(&settings.provider(provider)),
+            llm: llm_client(&settings.provider(provider), &self.secrets),
             tools: self.host.clone(),
             store: self.store.clone(),
             options: ChatOptions::from_settings(&settings),
@@ -200,6 +484,28 @@ impl Runtime {
             shared: self.shared.clone(),
         }
     }
+}
+
+/// Puts the values a server's secret fields keep in the place of the window's "keep" markers:
+/// from `source` (the server it was, or the one it copies: `copy`), see [`secrets::adopt`].
+async fn adopt_server(
+    secrets: &Secrets,
+    server: &mut mcp::ServerConfig,
+    source: Option<&mcp::ServerConfig>,
+    copy: bool,
+) -> Result<(), SecretError> {
+    let fields = server
+        .secret_fields_mut()
+        .map(|(f, v)| (f.describe(), v))
+        .collect::<Vec<_>>();
+    let lookup = |name: &str| {
+        source.and_then(|s| {
+            s.secret_fields()
+                .find(|(f, _)| f.describe() == name)
+                .map(|(_, v)| v.clone())
+        })
+    };
+    secrets::adopt(secrets, fields, lookup, copy).await
 }
 
 /// Standing approvals ("always allow", "allow in this chat") of a server that was deleted or is now

@@ -26,6 +26,11 @@ pub fn cache_dir() -> PathBuf {
         .join(APP_IDENTIFIER)
 }
 
+/// The secrets file where there is no keyring (`secrets.json`, in a folder only the user may enter).
+pub fn secrets_dir() -> PathBuf {
+    data_dir().join("secrets")
+}
+
 pub fn database_file() -> PathBuf {
     data_dir().join("conversations.sqlite3")
 }

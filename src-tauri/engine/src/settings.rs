@@ -55,9 +55,11 @@ pub struct ProviderConfig {
     pub name: String,
     pub kind: ProviderKind,
     pub url: String,
-    /// Sent as a bearer token (OpenAI-compatible servers that want one).
+    /// Sent as a bearer token (OpenAI-compatible servers that want one). Kept in the secret
+    /// store (`{"secret": "keyring:<id>"}`); a plain value typed into the file works, and is
+    /// moved there on the next save.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key: Option<String>,
+    pub api_key: Option<crate::secrets::SecretValue>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +176,20 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    /// As the window gets them: API keys replaced by where they are kept.
+    pub fn redacted(&self) -> Settings {
+        let mut s = self.clone();
+        for p in &mut s.providers {
+            p.api_key = p.api_key.as_ref().map(|k| k.redacted(true));
+        }
+        s
+    }
+
+    /// The references to stored secrets they hold.
+    pub fn secret_references(&self) -> std::collections::BTreeSet<String> {
+        crate::secrets::references(self.providers.iter().filter_map(|p| p.api_key.as_ref()))
     }
 
     /// Every provider: the default Ollama first, then the configured ones.
@@ -297,6 +313,9 @@ pub enum SettingsError {
         path: String,
         source: std::io::Error,
     },
+    /// An API key could not be stored or kept.
+    #[error("{0}")]
+    Secret(crate::secrets::SecretError),
 }
 
 impl SettingsError {

@@ -148,13 +148,16 @@ function whatRuns(s) {
   if (s.server.cwd) parts.push(el('div', {}, 'in ', el('code', {}, s.server.cwd)));
   if (s.env.length) {
     parts.push(el('div', {}, 'environment: ', ...s.env.map((e) => el('span', {
-      class: `env-var${e.risk ? ' risky' : ''}`,
-      title: e.risk ? envRiskText(e.risk) : `${e.length} characters (not shown)`,
-    }, e.risk ? `⚠ ${e.name}` : e.name, el('span', { class: 'muted' }, ` (${e.length} characters)`)))));
+      class: `env-var${e.risk ? ' risky' : ''}${e.secret ? ' secret' : ''}`,
+      title: e.risk ? envRiskText(e.risk) : `${e.length} characters (not shown)${e.secret ? '; kept as a secret (the keyring) once imported' : ''}`,
+    }, e.risk ? `⚠ ${e.name}` : e.secret ? `${e.name} (secret)` : e.name, el('span', { class: 'muted' }, ` (${e.length} characters)`)))));
     for (const e of s.env.filter((x) => x.risk)) {
       parts.push(el('div', { class: 'env-risk' }, `⚠ ${e.name}: ${envRiskText(e.risk)}`));
     }
   }
-  if (s.headers.length) parts.push(el('div', {}, 'headers: ', s.headers.join(', '), el('span', { class: 'muted' }, ' (values not shown)')));
+  if (s.headers.length) parts.push(el('div', {}, 'headers: ', s.headers.join(', '), el('span', { class: 'muted' }, ' (values not shown; kept as secrets once imported)')));
+  if (s.unset?.length) {
+    parts.push(el('div', { class: 'import-unset' }, `Not in the file (secrets left out of an export): ${s.unset.join(', ')}. Set them in the server's settings after the import.`));
+  }
   return parts.length ? el('div', { class: 'import-details' }, parts) : null;
 }

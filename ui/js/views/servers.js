@@ -1,7 +1,9 @@
 // MCP servers: the sidebar summary, the list with status, problems and log, and the form to add
-// or edit one.
+// or edit one. Secret values (headers, environment values marked secret) are write-only: the form
+// shows "•••• stored in the keyring" with Replace and ✕, and sends back the engine's marker to keep one.
 import { el, $ } from '../dom.js';
-import { stepText, sandboxText, sandboxDetail } from './words.js';
+import { stepText, sandboxText, sandboxDetail, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
+import { isKept } from './settings.js';
 import { diffView } from './diff.js';
 
 export function summarize(servers) {
@@ -17,7 +19,7 @@ export function summarize(servers) {
 
 export class ServersView {
   /**
-   * actions: { save(original, name, server), remove(name), setEnabled(name, on), restart(name),
+   * actions: { save(original, copyOf, name, server), remove(name), setEnabled(name, on), restart(name),
    *   update(name, server) } — `update` saves a server's config from its row (errors reported there).
    */
   constructor(dialog, actions) {
@@ -33,11 +35,18 @@ export class ServersView {
     $('#srv-transport', dialog).addEventListener('change', () => this.showTransport());
     $('#srv-trusted', dialog).addEventListener('change', () => { this.trustedTouched = true; });
     $('#srv-sandbox', dialog).addEventListener('change', () => this.showSandbox());
+    $('#srv-add-env', dialog).addEventListener('click', () => { this.env.push(newRow()); this.renderRows('env', true); });
+    $('#srv-add-header', dialog).addEventListener('click', () => { this.headers.push(newRow()); this.renderRows('headers', true); });
     this.servers = [];
+    this.env = [];
+    this.headers = [];
   }
 
-  /** view: { config: {mcpServers}, path } */
-  setConfig(view) { this.config = { ...view.config, path: view.path }; }
+  /** view: { config: {mcpServers}, path, secrets } */
+  setConfig(view) {
+    this.config = { ...view.config, path: view.path };
+    this.secrets = view.secrets;
+  }
 
   /**
    * The latest list (pushed by the engine on every change): shown when the dialog is open and
@@ -147,16 +156,21 @@ export class ServersView {
   openForm(name, duplicate = false) {
     const cfg = name ? this.config.mcpServers[name] : null;
     this.editing = duplicate ? null : name;
+    // a duplicate's secrets are copied by the engine from the server it copies
+    this.copyOf = duplicate ? name : null;
     $('#server-form-title', this.form).textContent = !name ? 'Add a server' : duplicate ? `Duplicate “${name}”` : `Edit “${name}”`;
     $('#srv-name', this.form).value = !name ? '' : duplicate ? `${name} copy` : name;
     $('#srv-command', this.form).value = cfg?.command ?? '';
     $('#srv-args', this.form).value = (cfg?.args ?? []).join('\n');
-    $('#srv-env', this.form).value = Object.entries(cfg?.env ?? {}).map(([k, v]) => `${k}=${v}`).join('\n');
+    this.env = Object.entries(cfg?.env ?? {}).map(([k, v]) => rowOf(k, v));
+    this.renderRows('env');
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
     $('#srv-transport', this.form).value = !cfg ? 'stdio' : ['sse', 'rest'].includes(cfg.type) ? cfg.type : isHttp(cfg) ? 'http' : 'stdio';
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
-    $('#srv-headers', this.form).value = Object.entries(cfg?.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
+    this.headers = Object.entries(cfg?.headers ?? {}).map(([k, v]) => rowOf(k, v, true));
+    this.renderRows('headers');
+    $('#srv-secrets-note', this.form).textContent = secretsNoteText(this.secrets).text;
     // unset: the default for the transport, which follows the transport until the box is touched
     this.trustedTouched = cfg?.trusted != null;
     $('#srv-trusted', this.form).checked = cfg?.trusted ?? !isHttp(cfg ?? {});
@@ -182,11 +196,93 @@ export class ServersView {
     for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = http;
   }
 
+  /**
+   * The environment's or the headers' rows: a name, a value (a password field when secret), for
+   * the environment a "secret" box (ticked as a name that looks like one is typed, until touched);
+   * a kept secret shows "•••• stored in the keyring" and Replace (its name fixed: it is what the engine keeps it by).
+   */
+  renderRows(kind, focusLast = false) {
+    const rows = kind === 'env' ? this.env : this.headers;
+    const box = $(kind === 'env' ? '#srv-env' : '#srv-headers', this.form);
+    const what = kind === 'env' ? 'variable' : 'header';
+    box.replaceChildren(...rows.map((r, i) => {
+      const valueType = () => (kind === 'headers' || r.secret ? 'password' : 'text');
+      const value = el('input', {
+        class: 'kv-value', type: valueType(), value: r.value, spellcheck: 'false', autocomplete: 'off',
+        'aria-label': `Value of ${r.name || `the ${what}`}`,
+        placeholder: r.kept ? 'new value (empty: keep the one set)' : kind === 'env' ? 'value' : 'Bearer …',
+        oninput: (e) => { r.value = e.target.value; },
+      });
+      const secretBox = kind === 'env' ? el('input', {
+        type: 'checkbox', class: 'kv-secret-box', checked: r.secret, disabled: Boolean(r.kept),
+        'aria-label': `${r.name || 'This variable'} is secret`,
+        onchange: (e) => { r.secret = e.target.checked; r.secretTouched = true; value.type = valueType(); },
+      }) : null;
+      const name = el('input', {
+        class: 'kv-name', value: r.name, spellcheck: 'false', autocomplete: 'off', readonly: Boolean(r.kept),
+        'aria-label': kind === 'env' ? 'Variable name' : 'Header name',
+        placeholder: kind === 'env' ? 'NAME' : 'Authorization',
+        oninput: (e) => {
+          r.name = e.target.value;
+          if (secretBox && !r.secretTouched && !r.kept) {
+            r.secret = looksSecret(r.name.trim());
+            secretBox.checked = r.secret;
+            value.type = valueType();
+          }
+        },
+      });
+      const set = r.kept && !r.replacing
+        ? el('span', { class: 'secret-set', title: secretPlaceText(r.kept.secret) },
+          el('span', { class: 'secret-dots' }, `•••• ${secretStoredText(r.kept.secret)}`),
+          el('button', {
+            type: 'button', class: 'btn small', dataset: { act: 'replace' }, 'aria-label': `Replace the value of ${r.name}`,
+            onclick: () => { r.replacing = true; this.renderRows(kind); box.children[i]?.querySelector('.kv-value')?.focus(); },
+          }, 'Replace'))
+        : value;
+      return el('div', { class: `kv-row${r.kept ? ' kept' : ''}`, dataset: { name: r.name } },
+        name, set,
+        secretBox ? el('label', { class: 'kv-secret', title: 'Kept in the keyring (or the private secrets file), never shown again' }, secretBox, ' secret') : null,
+        el('button', {
+          type: 'button', class: 'btn small kv-remove', 'aria-label': `Remove ${r.name || `this ${what}`}`,
+          onclick: () => { rows.splice(i, 1); this.renderRows(kind); },
+        }, '✕'));
+    }));
+    if (focusLast) box.querySelector('.kv-row:last-child .kv-name')?.focus();
+  }
+
+  /**
+   * The rows as the engine takes them: a plain value; `{newSecret}` for a value to keep secret;
+   * the engine's marker (as it came) to keep a set one. Or what is wrong with them.
+   */
+  readRows(kind) {
+    const rows = kind === 'env' ? this.env : this.headers;
+    const out = {};
+    for (const r of rows) {
+      const name = r.name.trim();
+      if (!name) {
+        if (r.value) return `A ${kind === 'env' ? 'variable' : 'header'} needs a name.`;
+        continue;
+      }
+      if (name in out) return `${name} is there twice.`;
+      const value = kind === 'headers' ? r.value.trim() : r.value;
+      if (r.kept && !value) out[name] = r.kept;
+      else if (kind === 'headers' && !value) return `The header ${name} has no value.`;
+      else if (kind === 'headers' || r.secret) out[name] = { newSecret: value };
+      else out[name] = value;
+    }
+    return out;
+  }
+
   showSandbox() {
     $('#srv-sandbox-options', this.form).hidden = !$('#srv-sandbox', this.form).checked;
   }
 
   closeForm() {
+    // secret values typed there are forgotten (saved or not), in the page and in this view
+    this.env = [];
+    this.headers = [];
+    this.renderRows('env');
+    this.renderRows('headers');
     this.form.hidden = true;
     this.list.hidden = false;
     for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = false;
@@ -204,12 +300,8 @@ export class ServersView {
   async submit() {
     this.clearErrors();
     const name = $('#srv-name', this.form).value.trim();
-    const env = {};
-    for (const line of $('#srv-env', this.form).value.split('\n').map((l) => l.trim()).filter(Boolean)) {
-      const i = line.indexOf('=');
-      if (i < 1) { this.showError('env', `“${line}” is not KEY=value.`); return; }
-      env[line.slice(0, i).trim()] = line.slice(i + 1);
-    }
+    const env = this.readRows('env');
+    if (typeof env === 'string') { this.showError('env', env); return; }
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
     const logLevel = $('#srv-log-level', this.form).value || null;
     // left as the transport's default unless the box was touched (or was set before)
@@ -217,12 +309,8 @@ export class ServersView {
     let server;
     const transport = $('#srv-transport', this.form).value;
     if (transport !== 'stdio') {
-      const headers = {};
-      for (const line of $('#srv-headers', this.form).value.split('\n').map((l) => l.trim()).filter(Boolean)) {
-        const i = line.indexOf(':');
-        if (i < 1) { this.showError('headers', `“${line}” is not Name: value.`); return; }
-        headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
-      }
+      const headers = this.readRows('headers');
+      if (typeof headers === 'string') { this.showError('headers', headers); return; }
       server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, disabled, trusted };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
@@ -242,12 +330,23 @@ export class ServersView {
       server = { command, args, env, cwd: cwd || null, logLevel, disabled, trusted, sandbox };
     }
     try {
-      await this.actions.save(this.editing, name, server);
+      await this.actions.save(this.editing, this.copyOf, name, server);
       this.closeForm();
     } catch (err) {
       this.showError(err?.field ?? 'form', err?.message ?? String(err));
     }
   }
+}
+
+/** A form row from a config entry: a kept secret (the engine's marker) or a plain value. */
+function rowOf(name, v, alwaysSecret = false) {
+  return isKept(v)
+    ? { name, value: '', secret: true, kept: v, replacing: false, secretTouched: true }
+    : { name, value: String(v ?? ''), secret: alwaysSecret, kept: null, replacing: false, secretTouched: true };
+}
+
+function newRow() {
+  return { name: '', value: '', secret: false, kept: null, replacing: false, secretTouched: false };
 }
 
 export function isHttp(cfg) {

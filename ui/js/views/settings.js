@@ -1,6 +1,9 @@
 // The settings dialog: LLM URL, default model, max tool rounds, roots, defaults for chats
-// (system prompt, temperature, context length, thinking), OpenAI-compatible servers.
+// (system prompt, temperature, context length, thinking), OpenAI-compatible servers, and where
+// secrets are kept. API keys are write-only: the window is told that one is set (and where), never
+// what it is; it sends back the same marker to keep it, a new value, or nothing to remove it.
 import { el, $ } from '../dom.js';
+import { secretPlaceText, secretStoredText, secretsNoteText } from './words.js';
 
 const numberOrNull = (input) => (input.value.trim() === '' ? null : Number(input.value));
 
@@ -10,8 +13,13 @@ export class SettingsView {
     this.onSave = onSave;
     this.providers = [];
     $('#settings-cancel', dialog).addEventListener('click', () => dialog.close());
+    // closed (saved or not): a key typed there is forgotten, in the page and in this view
+    dialog.addEventListener('close', () => {
+      this.providers = [];
+      $('#set-providers', dialog).replaceChildren();
+    });
     $('#add-provider', dialog).addEventListener('click', () => {
-      this.providers.push({ id: '', name: '', kind: 'openai', url: '', apiKey: null });
+      this.providers.push({ id: '', name: '', kind: 'openai', url: '', apiKey: null, newKey: '' });
       this.renderProviders(true);
     });
     $('#settings-form', dialog).addEventListener('submit', async (e) => {
@@ -67,10 +75,14 @@ export class SettingsView {
     if (settings.model && !names.includes(settings.model)) names.unshift(settings.model);
     sel.replaceChildren(el('option', { value: '' }, '(first available)'),
       ...names.map((n) => el('option', { value: n, selected: n === settings.model }, n)));
-    this.providers = (settings.providers ?? []).map((p) => ({ ...p }));
+    this.providers = (settings.providers ?? []).map((p) => ({ ...p, newKey: '' }));
     this.renderProviders();
     this.linkHosts = [...(settings.trustedLinkHosts ?? [])];
     this.renderLinkHosts();
+    const note = secretsNoteText(settings.secrets);
+    const noteEl = $('#secrets-note', this.dialog);
+    noteEl.textContent = note.text;
+    noteEl.classList.toggle('warning', note.warning);
     $('#settings-error', this.dialog).textContent = '';
     $('#about', this.dialog).textContent = about;
     this.dialog.showModal();
@@ -88,8 +100,7 @@ export class SettingsView {
         oninput: (e) => { p.name = e.target.value; } }),
       el('input', { class: 'prov-url', placeholder: 'http://127.0.0.1:8080', value: p.url, 'aria-label': 'URL', spellcheck: 'false',
         oninput: (e) => { p.url = e.target.value; } }),
-      el('input', { class: 'prov-key', type: 'password', placeholder: 'API key (optional)', value: p.apiKey ?? '', 'aria-label': 'API key', autocomplete: 'off',
-        oninput: (e) => { p.apiKey = e.target.value || null; } }),
+      this.keyField(p, i),
       el('button', { type: 'button', class: 'btn small', 'aria-label': `Remove ${p.name || 'this server'}`,
         onclick: () => { this.providers.splice(i, 1); this.renderProviders(); } }, '✕'))));
     if (focusLast) box.querySelector('.provider-row:last-child .prov-name')?.focus();
@@ -107,6 +118,26 @@ export class SettingsView {
         onclick: () => { this.linkHosts.splice(i, 1); this.renderLinkHosts(); } }, '✕'))));
   }
 
+  /**
+   * A set key shows as "•••• stored in the keyring" with Replace and Remove; a new one is typed in a password field.
+   * Replace with the field left empty keeps the key; Remove drops it when the settings are saved.
+   */
+  keyField(p, i) {
+    const focusKey = () => this.dialog.querySelector(`.provider-row[data-index="${i}"] .prov-key`)?.focus();
+    if (isKept(p.apiKey) && !p.keyMode) {
+      return el('span', { class: 'secret-set prov-key-set', title: secretPlaceText(p.apiKey.secret) },
+        el('span', { class: 'secret-dots' }, `•••• ${secretStoredText(p.apiKey.secret)}`),
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'replace-key' }, 'aria-label': `Replace the API key of ${p.name || 'this server'}`,
+          onclick: () => { p.keyMode = 'replace'; this.renderProviders(); focusKey(); } }, 'Replace'),
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'remove-key' }, 'aria-label': `Remove the API key of ${p.name || 'this server'}`,
+          onclick: () => { p.keyMode = 'remove'; this.renderProviders(); } }, 'Remove'));
+    }
+    const placeholder = { replace: 'New API key (empty: keep the one set)', remove: 'Removed when you save (or type a new one)' }[p.keyMode] ?? 'API key (optional)';
+    return el('input', { class: 'prov-key', type: 'password', placeholder, title: placeholder,
+      value: p.newKey ?? '', 'aria-label': 'API key', autocomplete: 'off', spellcheck: 'false',
+      oninput: (e) => { p.newKey = e.target.value; } });
+  }
+
   /** The providers as settings, or what is wrong with them. */
   readProviders() {
     const used = new Set(['ollama']);
@@ -120,8 +151,16 @@ export class SettingsView {
       let id = p.id || name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'server';
       while (used.has(id)) id += '-2';
       used.add(id);
-      out.push({ id, name, kind: 'openai', url, apiKey: p.apiKey?.trim() || null });
+      // typed: a new secret; else the one set, kept (its marker sent back as it came) unless removed
+      const typed = p.newKey?.trim();
+      const apiKey = typed ? { newSecret: typed } : isKept(p.apiKey) && p.keyMode !== 'remove' ? p.apiKey : null;
+      out.push({ id, name, kind: 'openai', url, apiKey });
     }
     return out;
   }
+}
+
+/** A secret the engine keeps (`{secret: 'keyring'|'file'|'config'}`): the window never has its value. */
+export function isKept(v) {
+  return v !== null && typeof v === 'object' && typeof v.secret === 'string';
 }

@@ -68,6 +68,7 @@ export function envRiskText(risk) {
 export function stepText(step) {
   return {
     findingCommand: 'finding the command',
+    readingSecrets: 'reading its secrets (the keyring)',
     sandbox: 'setting up its sandbox',
     startingProcess: 'starting the process',
     connecting: 'connecting',
@@ -114,4 +115,49 @@ export function messageStatusText(status) {
     case 'error': return 'The model failed while writing this reply.';
     default: return '';
   }
+}
+
+/** What a write-only field shows in the place of a set secret: where it is, never what. */
+export function secretStoredText(where) {
+  return {
+    keyring: 'stored in the keyring',
+    file: 'stored in the secrets file',
+    config: 'in the config file (moved on save)',
+  }[where] ?? 'stored';
+}
+
+/** Where a set secret is kept (its tooltip); `where` is the engine's marker. */
+export function secretPlaceText(where) {
+  return {
+    keyring: 'Set: kept in the system keyring. Replace it to change it; it is never shown.',
+    file: 'Set: kept in Switchboard\'s private secrets file (no keyring was available). Replace it to change it; it is never shown.',
+    config: 'Set: written in the config file by hand. It moves to the keyring (or the private secrets file) when you save.',
+  }[where] ?? 'Set. Replace it to change it; it is never shown.';
+}
+
+/**
+ * The settings screen's note on where secrets are kept, from the engine's status
+ * ({ store: 'keyring'|'file'|'unknown', file, reason, inFile }). `warning`: no keyring.
+ */
+export function secretsNoteText(status) {
+  if (!status) return { text: '', warning: false };
+  const what = 'API keys, server headers and the environment values you mark secret';
+  if (status.store === 'keyring') {
+    const also = status.inFile ? ` ${status.inFile} saved while it was unavailable are in ${status.file} (readable only by you) until you replace them.` : '';
+    return { text: `${what} are kept in the system keyring, not in the settings files.${also}`, warning: false };
+  }
+  if (status.store === 'file') {
+    return {
+      text: `⚠ No system keyring is available${status.reason ? ` (${status.reason})` : ''}. ${what} are kept in ${status.file}, a file only you can read (0600), not in the settings files.`,
+      warning: true,
+    };
+  }
+  return { text: `${what} go to the system keyring, or to ${status.file} (readable only by you) when there is none.`, warning: false };
+}
+
+/** Environment variable names that usually hold a secret (the engine's `looks_secret`). */
+export function looksSecret(name) {
+  const upper = name.toUpperCase();
+  const words = ['KEY', 'TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PASS', 'CREDENTIAL', 'AUTH', 'PAT'];
+  return words.some((w) => upper.split('_').includes(w) || (w !== 'PAT' && upper.endsWith(w)));
 }

@@ -214,6 +214,9 @@ pub enum LlmError {
     Stalled { after: Duration },
     #[error("the LLM server sent something that is not valid: {0}")]
     Protocol(String),
+    /// The API key could not be read from the secret store (the keyring is locked, gone, …).
+    #[error("cannot read the API key: {0}")]
+    Secret(String),
 }
 
 /// What kind of failure an [`LlmError`] is, for the front end to choose how to show it.
@@ -226,6 +229,8 @@ pub enum LlmErrorKind {
     Http,
     Stream,
     Protocol,
+    /// A secret (the API key) could not be read.
+    Secret,
 }
 
 impl LlmError {
@@ -238,6 +243,7 @@ impl LlmError {
                 LlmErrorKind::Stream
             }
             LlmError::Protocol(_) => LlmErrorKind::Protocol,
+            LlmError::Secret(_) => LlmErrorKind::Secret,
         }
     }
 }

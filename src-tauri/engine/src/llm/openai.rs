@@ -15,6 +15,8 @@ use super::ndjson::{each_line, Ended};
 use super::ollama::{check_response, http_client, send_error, send_streaming};
 #[cfg(test)]
 use super::NdjsonSplitter;
+use crate::secrets::{SecretValue, Secrets};
+
 use super::{
     ChatReply, ChatRequest, Delta, LlmClient, LlmError, Message, ModelDetails, ModelInfo, Role,
     StreamTimeouts, ToolCall,
@@ -22,20 +24,42 @@ use super::{
 
 pub struct OpenAiClient {
     base: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     http: reqwest::Client,
     timeouts: StreamTimeouts,
+}
+
+/// The API key: as given, or a secret read from its store each time a request is sent.
+enum ApiKey {
+    Value(String),
+    Secret(SecretValue, Secrets),
 }
 
 impl OpenAiClient {
     /// `base_url` with or without the trailing `/v1`.
     pub fn new(base_url: &str, api_key: Option<String>) -> Self {
+        Self::with_key(
+            base_url,
+            api_key.filter(|k| !k.trim().is_empty()).map(ApiKey::Value),
+        )
+    }
+
+    /// With the API key a provider's settings hold (a reference to the secret store, or a value
+    /// typed into the file), read from `secrets` at the moment a request is sent.
+    pub fn with_secret(base_url: &str, api_key: Option<SecretValue>, secrets: &Secrets) -> Self {
+        let key = api_key
+            .filter(|k| k.plain().is_none_or(|v| !v.trim().is_empty()))
+            .map(|k| ApiKey::Secret(k, secrets.clone()));
+        Self::with_key(base_url, key)
+    }
+
+    fn with_key(base_url: &str, api_key: Option<ApiKey>) -> Self {
         let timeouts = StreamTimeouts::default();
         let base = base_url.trim().trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base).to_string();
         OpenAiClient {
             base,
-            api_key: api_key.filter(|k| !k.trim().is_empty()),
+            api_key,
             http: http_client(timeouts),
             timeouts,
         }
@@ -52,11 +76,20 @@ impl OpenAiClient {
         format!("{}/v1{path}", self.base)
     }
 
-    fn authorized(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.api_key {
-            Some(k) => rb.bearer_auth(k.trim()),
-            None => rb,
-        }
+    /// The request with the API key as a bearer token (marked sensitive: never in a log).
+    async fn authorized(
+        &self,
+        rb: reqwest::RequestBuilder,
+    ) -> Result<reqwest::RequestBuilder, LlmError> {
+        let key = match &self.api_key {
+            None => return Ok(rb),
+            Some(ApiKey::Value(v)) => v.clone(),
+            Some(ApiKey::Secret(v, secrets)) => secrets
+                .resolve(v)
+                .await
+                .map_err(|e| LlmError::Secret(e.to_string()))?,
+        };
+        Ok(rb.bearer_auth(key.trim()))
     }
 }
 
@@ -283,6 +316,7 @@ impl LlmClient for OpenAiClient {
         let mut reply = ChatReply::default();
         let rb = self
             .authorized(self.http.post(self.url("/chat/completions")))
+            .await?
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .json(&request_to_wire(request));
         let Some(resp) = send_streaming(rb, &self.base, self.timeouts, cancel).await? else {
@@ -306,6 +340,7 @@ impl LlmClient for OpenAiClient {
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
         let resp = self
             .authorized(self.http.get(self.url("/models")))
+            .await?
             .send()
             .await
             .map_err(|e| send_error(&self.base, e))?;
@@ -341,6 +376,7 @@ impl LlmClient for OpenAiClient {
     async fn model_details(&self, _model: &str) -> Result<ModelDetails, LlmError> {
         let props = self
             .authorized(self.http.get(format!("{}/props", self.base)))
+            .await?
             .timeout(std::time::Duration::from_secs(5))
             .send()
             .await;

@@ -1,11 +1,15 @@
 //! MCP server configuration in the Claude Desktop shape:
 //! `{"mcpServers": {"name": {"command", "args", "env", "cwd"?, "disabled"?}}}`, plus our own
-//! `"sandbox"` for stdio servers (see [`SandboxSetting`]).
+//! `"sandbox"` for stdio servers (see [`SandboxSetting`]). Header values, and environment values
+//! the user marked secret, are references to the secret store (`{"secret": "keyring:<id>"}`,
+//! see [`crate::secrets`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::secrets::SecretValue;
 
 /// The command that means "this very binary" (the built-in servers are `switchboard mcp-server …`).
 pub const SELF_COMMAND: &str = "switchboard";
@@ -26,16 +30,19 @@ pub struct ServerConfig {
     pub command: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// Its environment: plain values, and secret ones (in the secret store).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, SecretValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// The endpoint, for HTTP servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Extra HTTP headers (e.g. Authorization), for HTTP servers.
+    /// Extra HTTP headers (e.g. Authorization), for HTTP servers. Always secret: their values
+    /// are kept in the secret store (a plain value typed into the file is moved there on the
+    /// next save).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, SecretValue>,
     /// The `logging/setLevel` sent after start (debug, info, notice, warning, error, …).
     #[serde(rename = "logLevel", default, skip_serializing_if = "Option::is_none")]
     pub log_level: Option<String>,
@@ -115,16 +122,41 @@ impl SandboxSetting {
     }
 }
 
-/// The configured HTTP headers as a header map (for the HTTP, SSE and REST transports).
+/// One field of a server that can hold a secret.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SecretField {
+    Env(String),
+    Header(String),
+}
+
+impl SecretField {
+    /// Headers are always secret; an environment value only when the user says so.
+    pub fn always_secret(&self) -> bool {
+        matches!(self, SecretField::Header(_))
+    }
+
+    /// How a keyring item or an error names it.
+    pub fn describe(&self) -> String {
+        match self {
+            SecretField::Env(n) => format!("environment variable {n}"),
+            SecretField::Header(n) => format!("header {n}"),
+        }
+    }
+}
+
+/// The configured HTTP headers (their values as they are used) as a header map (for the HTTP,
+/// SSE and REST transports).
 pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<http::HeaderMap, String> {
     let mut map = http::HeaderMap::new();
     for (k, v) in headers {
-        let (Ok(name), Ok(value)) = (
+        let (Ok(name), Ok(mut value)) = (
             http::HeaderName::from_bytes(k.as_bytes()),
             http::HeaderValue::from_str(v),
         ) else {
             return Err(format!("the header {k} is not valid"));
         };
+        // secret: never in a Debug output (hyper's and reqwest's logs)
+        value.set_sensitive(true);
         map.insert(name, value);
     }
     Ok(map)
@@ -198,6 +230,46 @@ impl ServerConfig {
             url: Some(url.into()),
             ..ServerConfig::new("", &[])
         }
+    }
+
+    /// Its fields that may hold secrets: every environment variable and header.
+    pub fn secret_fields(&self) -> impl Iterator<Item = (SecretField, &SecretValue)> {
+        self.env
+            .iter()
+            .map(|(k, v)| (SecretField::Env(k.clone()), v))
+            .chain(
+                self.headers
+                    .iter()
+                    .map(|(k, v)| (SecretField::Header(k.clone()), v)),
+            )
+    }
+
+    pub fn secret_fields_mut(&mut self) -> impl Iterator<Item = (SecretField, &mut SecretValue)> {
+        self.env
+            .iter_mut()
+            .map(|(k, v)| (SecretField::Env(k.clone()), v))
+            .chain(
+                self.headers
+                    .iter_mut()
+                    .map(|(k, v)| (SecretField::Header(k.clone()), v)),
+            )
+    }
+
+    /// The value of a field, if it has one.
+    pub fn secret_field(&self, f: &SecretField) -> Option<&SecretValue> {
+        match f {
+            SecretField::Env(n) => self.env.get(n),
+            SecretField::Header(n) => self.headers.get(n),
+        }
+    }
+
+    /// As the window gets it: secret values replaced by where they are kept.
+    pub fn redacted(&self) -> ServerConfig {
+        let mut c = self.clone();
+        for (f, v) in c.secret_fields_mut() {
+            *v = v.redacted(f.always_secret());
+        }
+        c
     }
 
     pub fn transport(&self) -> Transport {
@@ -323,7 +395,9 @@ pub fn validate_server<'a>(
             {
                 return field("headers", format!("{k} is set by Switchboard itself."));
             }
-            if http::HeaderValue::from_str(v).is_err() {
+            if v.plain()
+                .is_some_and(|v| http::HeaderValue::from_str(v).is_err())
+            {
                 return field(
                     "headers",
                     format!("The value of {k} is not a valid header value."),
@@ -402,6 +476,26 @@ impl McpConfig {
         McpConfig { servers }
     }
 
+    /// As the window gets it: every secret value replaced by where it is kept.
+    pub fn redacted(&self) -> McpConfig {
+        McpConfig {
+            servers: self
+                .servers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.redacted()))
+                .collect(),
+        }
+    }
+
+    /// The references to stored secrets it holds.
+    pub fn secret_references(&self) -> std::collections::BTreeSet<String> {
+        crate::secrets::references(
+            self.servers
+                .values()
+                .flat_map(|s| s.secret_fields().map(|(_, v)| v)),
+        )
+    }
+
     pub fn parse(text: &str, path_for_errors: &str) -> Result<Self, ConfigError> {
         let cfg: McpConfig = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
             path: path_for_errors.into(),
@@ -469,7 +563,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.servers["fs"].args, vec!["-y", "x"]);
-        assert_eq!(c.servers["fs"].env["A"], "1");
+        assert_eq!(c.servers["fs"].env["A"], "1".into());
         assert!(c.servers["fs"].disabled);
         assert!(!c.servers["t"].disabled);
     }

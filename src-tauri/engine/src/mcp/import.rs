@@ -1,11 +1,18 @@
 //! Importing server configs written for other hosts: Claude Desktop and Cursor (`mcpServers`),
 //! `.mcp.json` (`mcpServers`), VS Code (`.vscode/mcp.json`: `servers`, entries with a `type`).
-//! Exporting is the Claude Desktop shape ([`McpConfig`] serialized).
+//! Exporting is the Claude Desktop shape ([`McpConfig`] serialized), secrets left out.
+//!
+//! Values come in as plain text only: a reference to a stored secret in someone's file (it could
+//! name one of this user's secrets) or an export's placeholder is no value: it is left out, and
+//! the preview says which values to set after the import.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::config::{McpConfig, ServerConfig};
+use super::config::{McpConfig, SecretField, ServerConfig};
+use crate::secrets::{looks_secret, SecretValue};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -20,6 +27,9 @@ pub struct ImportEntry {
     pub env: Vec<EnvEntry>,
     /// The names of the HTTP headers it sends (their values are not shown).
     pub headers: Vec<String>,
+    /// Values the file did not give (an export's placeholders for secrets): what to set after
+    /// the import ("environment variable X", "header Y").
+    pub unset: Vec<String>,
 }
 
 /// One environment variable an imported server would get.
@@ -31,6 +41,9 @@ pub struct EnvEntry {
     pub length: usize,
     /// Why this variable deserves a look before the server runs, when it does.
     pub risk: Option<EnvRisk>,
+    /// Its name says it holds a secret (a key, a token, a password): it is kept in the secret
+    /// store once imported.
+    pub secret: bool,
 }
 
 /// Variables that change what a program loads or runs, not just what it is told.
@@ -67,6 +80,18 @@ pub fn env_risk(name: &str) -> Option<EnvRisk> {
     }
 }
 
+/// A server the user chose to import, as the window sends it back.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportChoice {
+    /// The name to save it under.
+    pub name: String,
+    pub server: ServerConfig,
+    /// Replace the server of that name, if there is one.
+    #[serde(default)]
+    pub replace: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
@@ -98,20 +123,27 @@ fn strings(v: Option<&Value>) -> Result<Vec<String>, String> {
     }
 }
 
-fn string_map(v: Option<&Value>) -> std::collections::BTreeMap<String, String> {
-    let mut out = std::collections::BTreeMap::new();
+/// The values of an `env` or `headers` object; what has no value (null, a secret reference,
+/// an export's placeholder) is left out and named in `unset`.
+fn string_map(
+    v: Option<&Value>,
+    field: fn(String) -> SecretField,
+    unset: &mut Vec<String>,
+) -> BTreeMap<String, SecretValue> {
+    let mut out = BTreeMap::new();
     for (k, v) in v.and_then(Value::as_object).into_iter().flatten() {
-        let v = match v {
-            Value::String(s) => s.clone(),
-            Value::Null => continue,
-            other => other.to_string(),
-        };
-        out.insert(k.clone(), v);
+        match SecretValue::from_import(v) {
+            Some(v) => {
+                out.insert(k.clone(), v);
+            }
+            None if v.is_null() => {}
+            None => unset.push(field(k.clone()).describe()),
+        }
     }
     out
 }
 
-fn entry(v: &Value) -> Result<ServerConfig, String> {
+fn entry(v: &Value, unset: &mut Vec<String>) -> Result<ServerConfig, String> {
     let o = v.as_object().ok_or("not an object")?;
     let kind = o.get("type").and_then(Value::as_str);
     let url = o
@@ -125,7 +157,7 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
         // the legacy HTTP+SSE transport, and the REST dialect (Switchboard's own export)
         (Some(t @ ("sse" | "rest")), Some(url)) => ServerConfig {
             transport: Some(t.into()),
-            headers: string_map(o.get("headers")),
+            headers: string_map(o.get("headers"), SecretField::Header, unset),
             disabled,
             ..ServerConfig::http(url)
         },
@@ -133,7 +165,7 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
             if o.get("command").is_none() =>
         {
             ServerConfig {
-                headers: string_map(o.get("headers")),
+                headers: string_map(o.get("headers"), SecretField::Header, unset),
                 disabled,
                 ..ServerConfig::http(url)
             }
@@ -149,7 +181,7 @@ fn entry(v: &Value) -> Result<ServerConfig, String> {
                 .to_string();
             ServerConfig {
                 args: strings(o.get("args"))?,
-                env: string_map(o.get("env")),
+                env: string_map(o.get("env"), SecretField::Env, unset),
                 cwd: o.get("cwd").and_then(Value::as_str).map(String::from),
                 disabled,
                 // our own key (a Switchboard export): kept; other hosts have none
@@ -209,7 +241,8 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
     let mut servers: Vec<ImportEntry> = Vec::new();
     let mut skipped = Vec::new();
     for (name, raw) in map {
-        match entry(raw) {
+        let mut unset = Vec::new();
+        match entry(raw, &mut unset) {
             Ok(server) => {
                 // names are compared as the import compares them: without regard to case
                 let suggested = |n: &str| {
@@ -239,8 +272,9 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
                     .iter()
                     .map(|(k, v)| EnvEntry {
                         name: k.clone(),
-                        length: v.chars().count(),
+                        length: v.plain().unwrap_or_default().chars().count(),
                         risk: env_risk(k),
+                        secret: looks_secret(k),
                     })
                     .collect();
                 let headers = server.headers.keys().cloned().collect();
@@ -256,6 +290,7 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
                     suggested_name,
                     env,
                     headers,
+                    unset,
                 });
             }
             Err(reason) => skipped.push(Skipped {
@@ -271,9 +306,16 @@ pub fn preview(text: &str, existing: &McpConfig) -> Result<ImportPreview, Import
     })
 }
 
-/// The config in the Claude Desktop shape, pretty-printed.
+/// The config in the Claude Desktop shape, pretty-printed; every secret (headers, environment
+/// values marked secret) replaced by [`crate::secrets::EXPORT_PLACEHOLDER`].
 pub fn export(config: &McpConfig) -> String {
-    serde_json::to_string_pretty(config).expect("config serializes")
+    let mut config = config.clone();
+    for server in config.servers.values_mut() {
+        for (f, v) in server.secret_fields_mut() {
+            *v = SecretValue::Plain(v.exported(f.always_secret()));
+        }
+    }
+    serde_json::to_string_pretty(&config).expect("config serializes")
 }
 
 #[cfg(test)]
@@ -343,11 +385,11 @@ mod tests {
             remote.server.url.as_deref(),
             Some("https://example.com/mcp")
         );
-        assert_eq!(remote.server.headers["Authorization"], "Bearer t");
+        assert_eq!(remote.server.headers["Authorization"], "Bearer t".into());
         let calc = p.servers.iter().find(|s| s.name == "calculator").unwrap();
         assert!(calc.conflict);
         assert_eq!(calc.suggested_name, "calculator-imported");
-        assert_eq!(calc.server.env["N"], "1");
+        assert_eq!(calc.server.env["N"], "1".into());
         let fs = p.servers.iter().find(|s| s.name == "filesystem").unwrap();
         assert!(!fs.conflict);
         assert_eq!(fs.server.args[0], "-y");
@@ -467,6 +509,50 @@ mod tests {
     }
 
     #[test]
+    fn exports_leave_secrets_out_and_imports_take_no_reference() {
+        let mut cfg = McpConfig::default();
+        let mut web = ServerConfig::http("https://example.com/mcp");
+        web.headers.insert(
+            "Authorization".into(),
+            SecretValue::Stored("keyring:ab".into()),
+        );
+        web.headers.insert("X-Typed".into(), "hand-typed".into());
+        cfg.servers.insert("web".into(), web);
+        let mut gh = ServerConfig::new("npx", &["-y", "gh"]);
+        gh.env
+            .insert("GITHUB_TOKEN".into(), SecretValue::Stored("file:cd".into()));
+        gh.env.insert("LOG".into(), "debug".into());
+        cfg.servers.insert("gh".into(), gh);
+        let text = export(&cfg);
+        for leak in ["keyring:ab", "file:cd", "hand-typed"] {
+            assert!(!text.contains(leak), "{leak} in {text}");
+        }
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["mcpServers"]["web"]["headers"]["Authorization"],
+            crate::secrets::EXPORT_PLACEHOLDER
+        );
+        assert_eq!(v["mcpServers"]["gh"]["env"]["LOG"], "debug");
+        // imported back: the placeholders are no values, and say what to set
+        let p = preview(&text, &McpConfig::default()).unwrap();
+        let gh = p.servers.iter().find(|s| s.name == "gh").unwrap();
+        assert_eq!(gh.unset, vec!["environment variable GITHUB_TOKEN"]);
+        assert_eq!(gh.server.env.len(), 1);
+        let web = p.servers.iter().find(|s| s.name == "web").unwrap();
+        assert_eq!(web.unset.len(), 2);
+        assert!(web.server.headers.is_empty());
+        // a reference in someone's file is never taken (it could name one of this user's secrets)
+        let p = preview(
+            r#"{"mcpServers": {"evil": {"url": "https://evil.example/mcp",
+                "headers": {"Authorization": {"secret": "keyring:0123"}}}}}"#,
+            &McpConfig::default(),
+        )
+        .unwrap();
+        assert!(p.servers[0].server.headers.is_empty());
+        assert_eq!(p.servers[0].unset, vec!["header Authorization"]);
+    }
+
+    #[test]
     fn export_round_trips_through_import() {
         let cfg = McpConfig::default_builtin();
         let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
@@ -541,7 +627,7 @@ mod props {
             .prop_map(
                 |(command, args, env, cwd, log_level, disabled)| ServerConfig {
                     args,
-                    env,
+                    env: env.into_iter().map(|(k, v)| (k, v.into())).collect(),
                     cwd,
                     log_level,
                     disabled,
@@ -557,7 +643,7 @@ mod props {
         )
             .prop_map(|(t, url, headers, log_level, disabled)| ServerConfig {
                 transport: Some(t.into()),
-                headers,
+                headers: headers.into_iter().map(|(k, v)| (k, v.into())).collect(),
                 log_level,
                 disabled,
                 ..ServerConfig::http(url)
@@ -609,14 +695,23 @@ mod props {
             let cfg = McpConfig { servers };
             let p = preview(&export(&cfg), &McpConfig::default()).unwrap();
             prop_assert_eq!(p.skipped, vec![]);
-            // whole, but marked as not (yet) trusted: it came from a file
+            // whole, but marked as not (yet) trusted: it came from a file; and headers (always
+            // secrets) are left out of an export: named as still to set
             prop_assert!(p.servers.iter().all(|e| e.server.trusted == Some(false)));
+            for e in &p.servers {
+                prop_assert_eq!(e.unset.len(), cfg.servers[&e.name].headers.len());
+            }
             let back: BTreeMap<String, ServerConfig> = p
                 .servers
                 .into_iter()
                 .map(|e| (e.name, ServerConfig { trusted: None, ..e.server }))
                 .collect();
-            prop_assert_eq!(back, cfg.servers);
+            let sent: BTreeMap<String, ServerConfig> = cfg
+                .servers
+                .into_iter()
+                .map(|(n, s)| (n, ServerConfig { headers: Default::default(), ..s }))
+                .collect();
+            prop_assert_eq!(back, sent);
         }
     }
 }

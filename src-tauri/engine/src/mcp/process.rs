@@ -187,10 +187,12 @@ pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
     out.join(":")
 }
 
-/// Starts the server; in its sandbox when `sandbox` is given (then what it writes to stderr is
-/// also read for the sandbox's refusals, each told once in the log as `blocked by sandbox`).
+/// Starts the server with `env` (its configured environment, secrets read) over the inherited
+/// one; in its sandbox when `sandbox` is given (then what it writes to stderr is also read for
+/// the sandbox's refusals, each told once in the log as `blocked by sandbox`).
 pub fn spawn(
     cfg: &ServerConfig,
+    env: &std::collections::BTreeMap<String, String>,
     program: PathBuf,
     path_var: Option<&str>,
     log: StderrTail,
@@ -202,7 +204,7 @@ pub fn spawn(
         cmd.env("PATH", p);
     }
     cmd.args(&cfg.args)
-        .envs(&cfg.env)
+        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

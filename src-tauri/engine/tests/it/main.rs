@@ -18,6 +18,7 @@ mod pins;
 mod real_llm;
 mod recovery;
 mod sandbox;
+mod secrets;
 mod server_requests;
 mod transports;
 mod turn;

@@ -3,7 +3,7 @@
 //! (the step that failed, its exit, its stderr in the log), cancelled (nothing left running), or
 //! asking to be tried again with the 2025 handshake only.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -22,7 +22,7 @@ use super::handler::{CallRoutes, Handler, Listing};
 use super::shaping::MAX_STDIO_MESSAGE;
 use super::state::{CachedTool, Catalog, Report, Session, Step};
 use crate::mcp::catalog;
-use crate::mcp::config::{header_map, ServerConfig, Transport};
+use crate::mcp::config::{header_map, SecretField, ServerConfig, Transport};
 use crate::mcp::process::{self, StderrTail};
 use crate::mcp::sandbox::{self, Detector, SandboxState, Sandboxed};
 use crate::mcp::{rest, sse};
@@ -41,6 +41,8 @@ pub struct Target<'a> {
     pub landlock_abi: i32,
     /// Where sandboxed servers get their private folders.
     pub sandbox_dir: &'a Path,
+    /// Where its secret environment values and headers are read from.
+    pub secrets: &'a crate::secrets::Secrets,
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -68,10 +70,48 @@ pub async fn connect(
     cancel: &CancellationToken,
     resolved: &mut Option<String>,
 ) -> Attempt {
+    // its secrets, read now (the keyring may ask the user to unlock it: a command cancels)
+    let values = tokio::select! {
+        v = values(t) => v,
+        _ = cancel.cancelled() => return Attempt::Cancelled,
+    };
+    let values = match values {
+        Ok(v) => v,
+        Err(attempt) => return attempt,
+    };
     match t.config.transport() {
-        Transport::Stdio => stdio(t, discover, cancel, resolved).await,
-        _ => remote(t, discover, cancel, resolved).await,
+        Transport::Stdio => stdio(t, &values, discover, cancel, resolved).await,
+        _ => remote(t, &values, discover, cancel, resolved).await,
     }
+}
+
+/// The values of a server's environment and headers for this start, secrets read from their
+/// store. They live as long as the attempt (and in the process's environment or the
+/// transport's headers), nowhere else.
+struct Values {
+    env: BTreeMap<String, String>,
+    headers: BTreeMap<String, String>,
+}
+
+async fn values(t: &Target<'_>) -> Result<Values, Attempt> {
+    let read_failed = |(name, e): (String, crate::secrets::SecretError),
+                       field: fn(String) -> SecretField| {
+        failed(
+            Step::ReadingSecrets,
+            format!("cannot read the {}: {e}", field(name).describe()),
+        )
+    };
+    let env = t
+        .secrets
+        .resolve_map(&t.config.env)
+        .await
+        .map_err(|e| read_failed(e, SecretField::Env))?;
+    let headers = t
+        .secrets
+        .resolve_map(&t.config.headers)
+        .await
+        .map_err(|e| read_failed(e, SecretField::Header))?;
+    Ok(Values { env, headers })
 }
 
 impl Target<'_> {
@@ -162,6 +202,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
 
 async fn stdio(
     t: &Target<'_>,
+    values: &Values,
     discover: bool,
     cancel: &CancellationToken,
     resolved: &mut Option<String>,
@@ -178,6 +219,7 @@ async fn stdio(
     };
     let spawned = match process::spawn(
         t.config,
+        &values.env,
         program.clone(),
         path,
         t.log.clone(),
@@ -290,6 +332,7 @@ async fn reap(
 /// transports). No process to watch: the session lives until it is stopped.
 async fn remote(
     t: &Target<'_>,
+    values: &Values,
     discover: bool,
     cancel: &CancellationToken,
     resolved: &mut Option<String>,
@@ -298,8 +341,7 @@ async fn remote(
     let discover = discover && transport == Transport::Http;
     let url = t.config.url.clone().unwrap_or_default();
     *resolved = Some(url.clone());
-    let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&t.config.headers)
-    {
+    let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&values.headers) {
         Ok(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         Err(e) => return failed(Step::Connecting, e),
     };
@@ -311,7 +353,7 @@ async fn remote(
         let running = match transport {
             Transport::Rest => {
                 let transport =
-                    rest::RestTransport::new(&url, &t.config.headers).map_err(|e| e.to_string())?;
+                    rest::RestTransport::new(&url, &values.headers).map_err(|e| e.to_string())?;
                 handler
                     .serve(transport)
                     .await
@@ -320,7 +362,7 @@ async fn remote(
             Transport::Sse => {
                 *step.lock().unwrap() = Step::OpeningStream;
                 let transport =
-                    sse::LegacySseTransport::connect(&url, &t.config.headers, t.start_timeout)
+                    sse::LegacySseTransport::connect(&url, &values.headers, t.start_timeout)
                         .await
                         .map_err(|e| e.to_string())?;
                 *step.lock().unwrap() = Step::Handshake;

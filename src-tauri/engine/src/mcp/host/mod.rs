@@ -68,6 +68,9 @@ pub struct HostOptions {
     pub landlock_abi: Option<i32>,
     /// Where tool definitions are pinned (`mcp::pins`); `None`: nothing is pinned.
     pub pins: Option<PinBook>,
+    /// Where the servers' secret environment values and headers are read from, as each start
+    /// needs them.
+    pub secrets: crate::secrets::Secrets,
 }
 
 /// The store of pinned tool definitions the host checks each tool list against.
@@ -93,6 +96,7 @@ impl HostOptions {
             sandbox_dir: crate::paths::cache_dir().join("sandbox"),
             landlock_abi: None,
             pins: None,
+            secrets: crate::secrets::Secrets::for_app(),
         }
     }
 }

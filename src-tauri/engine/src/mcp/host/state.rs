@@ -57,6 +57,8 @@ pub struct Report {
 pub enum Step {
     /// Finding the program on PATH.
     FindingCommand,
+    /// Reading its secret environment values or headers (the keyring, or the secrets file).
+    ReadingSecrets,
     /// Setting up its sandbox (or finding that the kernel has none).
     Sandbox,
     StartingProcess,

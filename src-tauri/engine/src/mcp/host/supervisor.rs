@@ -176,6 +176,7 @@ impl Supervisor {
                 start_timeout: self.shared.opts.start_timeout,
                 landlock_abi: self.shared.landlock_abi,
                 sandbox_dir: &self.shared.opts.sandbox_dir,
+                secrets: &self.shared.opts.secrets,
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;
