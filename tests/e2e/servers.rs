@@ -307,7 +307,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         .await
         .unwrap();
     let exported: Value = serde_json::from_str(exported.as_str().unwrap()).unwrap();
-    assert_eq!(exported["mcpServers"].as_object().unwrap().len(), 4);
+    assert_eq!(exported["mcpServers"].as_object().unwrap().len(), 5);
     assert_eq!(
         exported["mcpServers"]["calculator-imported"]["command"],
         "python3"
