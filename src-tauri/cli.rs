@@ -24,7 +24,7 @@ Usage:
                                            Tool calls that need approval are declined unless
                                            --approve-all is given (read-only tools just run)
   switchboard conversations                list saved conversations (NDJSON, newest first)
-  switchboard mcp-server calculator|files [--root DIR]
+  switchboard mcp-server calculator|files|research [--root DIR] [--arxiv-url URL] [--cache DIR]
                                            serve a built-in MCP server on stdio
   switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation accept-defaults|decline] SERVER
                                            connect to one MCP server (an http(s) URL, or the name of a
@@ -84,15 +84,17 @@ fn mcp_server(rest: &[String]) -> anyhow::Result<i32> {
     let name = rest
         .first()
         .ok_or_else(|| anyhow!("which server? one of: {}", servers::names().join(", ")))?;
-    let root = match rest.iter().position(|a| a == "--root") {
-        Some(i) => Some(
+    for (flag, what) in [
+        ("--root", "a folder"),
+        ("--cache", "a folder"),
+        ("--arxiv-url", "a URL"),
+    ] {
+        if let Some(i) = rest.iter().position(|a| a == flag) {
             rest.get(i + 1)
-                .ok_or_else(|| anyhow!("--root needs a folder"))?
-                .into(),
-        ),
-        None => None,
-    };
-    let server = servers::by_name(name, root).ok_or_else(|| {
+                .ok_or_else(|| anyhow!("{flag} needs {what}"))?;
+        }
+    }
+    let server = servers::by_name(name, &rest[1..]).ok_or_else(|| {
         anyhow!(
             "unknown built-in server \"{name}\"; choose one of: {}",
             servers::names().join(", ")

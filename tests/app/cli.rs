@@ -14,6 +14,8 @@ fn cli(home: &Path, args: &[&str]) -> Output {
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env_remove("OLLAMA_HOST")
+        // the research server it starts never reaches the real arXiv from a test
+        .env("SWITCHBOARD_ARXIV_URL", "http://127.0.0.1:9/api/query")
         .output()
         .unwrap()
 }
@@ -89,7 +91,8 @@ fn chat_prints_ndjson_events_and_conversations_lists_them() {
     );
     assert_eq!(events.last().unwrap()["type"], "done");
     let conv_id = events[0]["conversationId"].as_i64().unwrap();
-    // the fresh install wrote the default MCP config with both built-in servers
+    // the fresh install wrote the default MCP config with the three built-in servers, research
+    // with the network in its sandbox
     let cfg: Value = serde_json::from_str(
         &std::fs::read_to_string(
             home.path()
@@ -107,6 +110,14 @@ fn chat_prints_ndjson_events_and_conversations_lists_them() {
     assert_eq!(
         cfg["mcpServers"]["files"]["args"],
         json!(["mcp-server", "files"])
+    );
+    assert_eq!(
+        cfg["mcpServers"]["research"],
+        json!({"command": "switchboard", "args": ["mcp-server", "research"], "sandbox": {"network": true}})
+    );
+    assert_eq!(
+        cfg["mcpServers"]["files"]["sandbox"],
+        json!({"network": false})
     );
 
     // continue the same conversation, with an explicit model

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+#[path = "../../src-tauri/engine/tests/it/support/arxiv.rs"]
+pub mod arxiv;
 #[path = "../../src-tauri/engine/tests/it/support/fake_ollama.rs"]
 pub mod fake_ollama;
 #[path = "../../src-tauri/engine/tests/it/support/servers.rs"]

@@ -108,6 +108,9 @@ impl Driver {
             .env("XDG_CACHE_HOME", home.join("cache"))
             .env("SWITCHBOARD_LOG", "warn,tauri_plugin_single_instance=error")
             .env_remove("OLLAMA_HOST")
+            // the built-in research server never reaches the real arXiv from a test: a closed
+            // port unless the test gives its own stand-in
+            .env("SWITCHBOARD_ARXIV_URL", "http://127.0.0.1:9/api/query")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -27,7 +27,7 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
         .join("data")
         .join(switchboard_engine::paths::APP_IDENTIFIER)
         .join("files/note.txt");
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
 
     // 1. deny: the call never runs, the model is told
     send(&c, "save a note").await;

@@ -56,7 +56,7 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     // the built-in servers come up and the model list is filled from /api/tags
     wait_until(
         &c,
-        "document.querySelector('#servers-summary').textContent.includes('2/2 servers')",
+        "document.querySelector('#servers-summary').textContent.includes('3/3 servers')",
     )
     .await;
     assert_eq!(text_content(&c, "#model-select").await, fake_ollama::MODEL);
@@ -392,7 +392,7 @@ async fn a_call_a_small_model_writes_as_text_becomes_a_card_and_its_json_never_s
         json!({"llmUrl": fake.url, "model": fake_ollama::MODEL}).to_string(),
     )
     .unwrap();
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
     send(&c, "what is 2+40?").await;
     // while it streams, and after: the markup is never on screen
     let t = std::time::Instant::now();

@@ -18,4 +18,5 @@ mod hostile;
 mod library;
 mod links;
 mod models;
+mod research;
 mod servers;

@@ -56,7 +56,7 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
     .await;
     assert!(text_content(&c, "#servers-summary")
         .await
-        .contains("2/3 servers"));
+        .contains("3/4 servers"));
     click(&c, "#servers-button").await;
     wait_until(
         &c,
@@ -81,7 +81,7 @@ async fn a_broken_server_is_shown_failed_with_why_while_the_others_run() {
 async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     let (home, config_dir) = app_home();
     let config_file = config_dir.join("mcp.json");
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
     click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
 
@@ -113,7 +113,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     wait_until(&c, "document.querySelector(\".server[data-name='dynamic'] .server-tools\")?.textContent.includes('grow')").await;
     wait_until(
         &c,
-        "document.querySelector('#servers-summary').textContent.includes('3/3 servers')",
+        "document.querySelector('#servers-summary').textContent.includes('4/4 servers')",
     )
     .await;
     let saved: Value =
@@ -156,7 +156,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     assert!(saved["mcpServers"].get("dynamic").is_none());
     assert_eq!(
         text_content(&c, "#servers-summary").await,
-        "2/2 servers · 10 tools"
+        "3/3 servers · 12 tools"
     );
     c.close().await.unwrap();
 }
@@ -166,7 +166,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
 async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_exported() {
     let (home, config_dir) = app_home();
     let config_file = config_dir.join("mcp.json");
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
     click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
     click(&c, "#server-import").await;
@@ -307,7 +307,7 @@ async fn a_claude_desktop_config_is_imported_with_its_conflict_resolved_and_expo
         .await
         .unwrap();
     let exported: Value = serde_json::from_str(exported.as_str().unwrap()).unwrap();
-    assert_eq!(exported["mcpServers"].as_object().unwrap().len(), 4);
+    assert_eq!(exported["mcpServers"].as_object().unwrap().len(), 5);
     assert_eq!(
         exported["mcpServers"]["calculator-imported"]["command"],
         "python3"
@@ -565,7 +565,7 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
     net.sandbox = Some(switchboard_engine::mcp::SandboxSetting::locked());
     cfg.servers.insert("net".into(), net);
     cfg.save(&config_file).unwrap();
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 4).await;
 
     // every stdio row says how it is sandboxed; the built-ins are by default
     click(&c, "#servers-button").await;
@@ -577,6 +577,11 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
             "{name}"
         );
     }
+    // research reaches arXiv: sandboxed, with the network
+    assert_eq!(
+        text_content(&c, ".server[data-name='research'] .server-sandbox").await,
+        "sandboxed"
+    );
     click(&c, "#servers-close").await;
 
     // the call is refused by the kernel; the card says the sandbox blocked it
@@ -671,7 +676,7 @@ async fn without_landlock_a_sandboxed_server_runs_only_once_the_user_agrees() {
     .await;
     wait_until(
         &c,
-        "document.querySelector('#servers-summary').textContent.includes('2 failed')",
+        "document.querySelector('#servers-summary').textContent.includes('3 failed')",
     )
     .await;
     click(&c, "#servers-button").await;
@@ -711,7 +716,7 @@ async fn without_landlock_a_sandboxed_server_runs_only_once_the_user_agrees() {
         .contains("Run without the sandbox"));
     assert_eq!(
         text_content(&c, "#servers-summary").await,
-        "1/2 servers · 1 failed"
+        "1/3 servers · 2 failed"
     );
     c.close().await.unwrap();
 }

@@ -191,7 +191,7 @@ impl ServerConfig {
         }
     }
 
-    /// Which built-in server this is (`switchboard mcp-server calculator|files …`), if it is one.
+    /// Which built-in server this is (`switchboard mcp-server calculator|files|research …`), if it is one.
     pub fn builtin(&self) -> Option<&str> {
         if self.command != SELF_COMMAND
             || self.args.first().map(String::as_str) != Some("mcp-server")
@@ -464,13 +464,14 @@ pub fn validate_server<'a>(
 }
 
 impl McpConfig {
-    /// What a fresh install starts with: the two built-in servers, sandboxed with no network
-    /// and no folders (`files` always gets its own folder, see `sandbox::wanted`).
+    /// What a fresh install starts with: the three built-in servers, sandboxed with no folders
+    /// (`files` and `research` always get their own folder, see `sandbox::wanted`) and no
+    /// network but for `research`, which reaches arXiv.
     pub fn default_builtin() -> Self {
         let mut servers = BTreeMap::new();
         for name in crate::servers::names() {
             let mut cfg = ServerConfig::new(SELF_COMMAND, &["mcp-server", name]);
-            cfg.sandbox = Some(SandboxSetting::locked());
+            cfg.sandbox = Some(SandboxSetting::On(crate::servers::default_sandbox(name)));
             servers.insert(name.to_string(), cfg);
         }
         McpConfig { servers }

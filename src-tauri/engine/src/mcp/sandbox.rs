@@ -12,7 +12,7 @@
 //! [`SYSTEM_READ`]), a few device files, its own program's folder and its script's package, the
 //! PATH's folders and version managers under home (read only), its launcher's cache (`~/.npm`
 //! for npx, …), a private folder of its own (its `TMPDIR`), and the folders of its config. The
-//! built-in `files` server also writes in its own folder.
+//! built-in `files` and `research` servers also write in their own folders.
 //!
 //! **Invariant:** a server whose config asks for a sandbox never runs without one, unless the
 //! kernel cannot sandbox and the user agreed (`allowUnsandboxed`).
@@ -118,20 +118,22 @@ pub struct Wanted {
     pub config: SandboxConfig,
     /// The host's default for a built-in server (its config names no sandbox).
     pub default: bool,
-    /// Folders it writes in because they are its own: the built-in `files` server's folder.
+    /// Folders it writes in because they are its own: the built-in `files` server's folder, the
+    /// `research` server's paper store.
     pub own: Vec<PathBuf>,
 }
 
-/// The sandbox `cfg` asks for: its own, or the built-ins' default (no network, no folders) when
+/// The sandbox `cfg` asks for: its own, or the built-ins' default (no folders; no network but
+/// for `research`) when
 /// it names none; `None` for servers that run unsandboxed (and every remote server).
 pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
     if cfg.transport() != Transport::Stdio {
         return None;
     }
-    let own = match cfg.builtin() {
-        Some("files") => vec![crate::servers::files_root(&cfg.args)],
-        _ => vec![],
-    };
+    let own = cfg
+        .builtin()
+        .map(|b| crate::servers::own_folders(b, &cfg.args))
+        .unwrap_or_default();
     match &cfg.sandbox {
         Some(SandboxSetting::Off) => None,
         Some(SandboxSetting::On(c)) => Some(Wanted {
@@ -140,7 +142,7 @@ pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
             own,
         }),
         None if BUILTINS_SANDBOXED && cfg.builtin().is_some() => Some(Wanted {
-            config: SandboxConfig::default(),
+            config: crate::servers::default_sandbox(cfg.builtin().unwrap_or_default()),
             default: true,
             own,
         }),

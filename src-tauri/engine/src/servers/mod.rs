@@ -3,6 +3,7 @@
 
 pub mod calculator;
 pub mod files;
+pub mod research;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -126,18 +127,35 @@ pub async fn serve_stdio(server: &dyn BuiltinServer) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Finds a built-in server by name.
-pub fn by_name(
-    name: &str,
-    files_root: Option<std::path::PathBuf>,
-) -> Option<Box<dyn BuiltinServer>> {
+/// Finds a built-in server by name; `args` are its arguments after the name (`--root DIR` for
+/// `files`, `--arxiv-url URL` and `--cache DIR` for `research`).
+pub fn by_name(name: &str, args: &[String]) -> Option<Box<dyn BuiltinServer>> {
     match name {
         "calculator" => Some(Box::new(calculator::Calculator)),
-        "files" => {
-            let root = files_root.unwrap_or_else(default_files_root);
-            Some(Box::new(files::Files::new(root).ok()?))
-        }
+        "files" => Some(Box::new(files::Files::new(files_root(args)).ok()?)),
+        "research" => Some(Box::new(
+            research::Research::new(research::Options::from_args(args)).ok()?,
+        )),
         _ => None,
+    }
+}
+
+/// The sandbox a built-in runs in when its config names none, and on a fresh install: no
+/// network and no folders, but `research` reaches arXiv (its folder is its own, see
+/// [`own_folders`]).
+pub fn default_sandbox(name: &str) -> crate::mcp::SandboxConfig {
+    crate::mcp::SandboxConfig {
+        network: name == "research",
+        ..Default::default()
+    }
+}
+
+/// The folders a built-in writes in because they are its own, for its arguments.
+pub fn own_folders(name: &str, args: &[String]) -> Vec<std::path::PathBuf> {
+    match name {
+        "files" => vec![files_root(args)],
+        "research" => vec![research::cache_dir(args)],
+        _ => vec![],
     }
 }
 
@@ -156,7 +174,7 @@ pub fn files_root(args: &[String]) -> std::path::PathBuf {
 }
 
 pub fn names() -> &'static [&'static str] {
-    &["calculator", "files"]
+    &["calculator", "files", "research"]
 }
 
 #[cfg(test)]

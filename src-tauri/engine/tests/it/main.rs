@@ -17,6 +17,7 @@ mod llm_openai;
 mod pins;
 mod real_llm;
 mod recovery;
+mod research;
 mod sandbox;
 mod secrets;
 mod server_requests;

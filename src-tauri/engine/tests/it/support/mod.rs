@@ -2,9 +2,11 @@
 //! rig (host + store + fake LLM) to run turns on.
 #![allow(dead_code)]
 
+pub mod arxiv;
 pub mod fake_ollama;
 pub mod servers;
 
+pub use arxiv::*;
 pub use servers::*;
 
 use std::path::PathBuf;
