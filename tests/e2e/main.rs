@@ -15,6 +15,7 @@ mod cards;
 mod chat;
 mod composer;
 mod hostile;
+mod import;
 mod library;
 mod links;
 mod models;

@@ -1,0 +1,85 @@
+use super::*;
+
+#[test]
+fn parses_claude_desktop_shape() {
+    let c = McpConfig::parse(
+            r#"{"mcpServers":{"fs":{"command":"npx","args":["-y","x"],"env":{"A":"1"},"cwd":"/tmp","disabled":true},"t":{"command":"uvx"}}}"#,
+            "x",
+        )
+        .unwrap();
+    assert_eq!(c.servers["fs"].args, vec!["-y", "x"]);
+    assert_eq!(c.servers["fs"].env["A"], "1".into());
+    assert!(c.servers["fs"].disabled);
+    assert!(!c.servers["t"].disabled);
+}
+
+#[test]
+fn malformed_config_is_a_clear_error_and_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mcp.json");
+    std::fs::write(&p, "{ not json").unwrap();
+    let e = McpConfig::load_or_init(&p).unwrap_err().to_string();
+    assert!(e.contains("not valid"), "{e}");
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "{ not json");
+    std::fs::write(&p, r#"{"mcpServers":{"x":{"command":""}}}"#).unwrap();
+    assert!(McpConfig::load_or_init(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("no command"));
+}
+
+#[test]
+fn server_validation_names_the_field() {
+    let ok = ServerConfig::new("npx", &["-y", "x"]);
+    let others = ["calculator".to_string()];
+    assert_eq!(validate_server("fs", &ok, &others), Ok(()));
+    let f = |name: &str, cfg: &ServerConfig| validate_server(name, cfg, &others).unwrap_err().field;
+    assert_eq!(f("", &ok), "name");
+    assert_eq!(f("Calculator", &ok), "name");
+    assert_eq!(f("a/b", &ok), "name");
+    assert_eq!(f("fs", &ServerConfig::new(" ", &[])), "command");
+    let mut env = ok.clone();
+    env.env.insert("1BAD".into(), "x".into());
+    assert_eq!(f("fs", &env), "env");
+    let mut cwd = ok.clone();
+    cwd.cwd = Some("/definitely/not/here".into());
+    assert_eq!(f("fs", &cwd), "cwd");
+    cwd.cwd = Some("relative".into());
+    assert_eq!(f("fs", &cwd), "cwd");
+    assert_eq!(
+        validate_server(
+            "web",
+            &ServerConfig::http("http://127.0.0.1:1/mcp"),
+            &others
+        ),
+        Ok(())
+    );
+    assert_eq!(f("web", &ServerConfig::http("ftp://x")), "url");
+    let mut h = ServerConfig::http("https://x/mcp");
+    h.headers.insert("Bad Header".into(), "v".into());
+    assert_eq!(f("web", &h), "headers");
+    let parsed = McpConfig::parse(
+        r#"{"mcpServers":{"w":{"url":"http://h/mcp","headers":{"Authorization":"Bearer t"}}}}"#,
+        "x",
+    )
+    .unwrap();
+    assert_eq!(parsed.servers["w"].transport(), Transport::Http);
+    for (t, want) in [("sse", Transport::Sse), ("rest", Transport::Rest)] {
+        let mut c = ServerConfig::http("http://127.0.0.1:1");
+        c.transport = Some(t.into());
+        assert_eq!(c.transport(), want);
+        assert_eq!(validate_server("x", &c, &others), Ok(()));
+    }
+    let mut ws = ServerConfig::http("ws://x");
+    ws.transport = Some("websocket".into());
+    assert_eq!(f("x", &ws), "transport");
+}
+
+#[test]
+fn missing_config_becomes_the_builtin_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sub/mcp.json");
+    let c = McpConfig::load_or_init(&p).unwrap();
+    assert_eq!(c, McpConfig::default_builtin());
+    assert_eq!(McpConfig::load_or_init(&p).unwrap(), c);
+}
