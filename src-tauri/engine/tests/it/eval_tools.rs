@@ -19,10 +19,7 @@ use switchboard_engine::chat::{Aids, Broker};
 use switchboard_engine::llm::{LlmClient, OllamaClient, OpenAiClient, Role};
 use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost};
 use switchboard_engine::settings::ToolMode;
-use switchboard_engine::store::exchange::{
-    ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
-};
-use switchboard_engine::store::{Approval, MessageStatus, Store, StoredToolCall, ToolCallStatus};
+use switchboard_engine::store::{Store, StoredToolCall};
 use switchboard_engine::TurnRequest;
 use tokio_util::sync::CancellationToken;
 
@@ -319,80 +316,6 @@ fn args_fit(wanted: &Value, got: &Value) -> bool {
     })
 }
 
-/// Two worked examples a base model needs to see before it follows the pattern (off with
-/// `EVAL_EXAMPLES=0` for instruction-tuned models).
-fn examples(model: &str) -> ExportedConversation {
-    let m = |id: i64, role: Role, content: &str| ExportedMessage {
-        id,
-        parent: (id > 1).then(|| id - 1),
-        role,
-        content: content.into(),
-        thinking: None,
-        tool_calls: vec![],
-        tool_name: None,
-        tool_call_id: None,
-        status: MessageStatus::Complete,
-        notice: None,
-        created_at: 0,
-    };
-    let mut messages = Vec::new();
-    let mut tool_calls = Vec::new();
-    for (n, (a, b)) in [(3, 4), (10, 5)].into_iter().enumerate() {
-        let base = messages.len() as i64;
-        let id = format!("call_{n}");
-        let mut call = m(base + 2, Role::Assistant, "");
-        call.tool_calls = vec![switchboard_engine::llm::ToolCall {
-            id: Some(id.clone()),
-            name: "calculator__add".into(),
-            arguments: json!({"a": a, "b": b}),
-            written: None,
-        }];
-        let mut result = m(base + 3, Role::Tool, &(a + b).to_string());
-        result.tool_name = Some("calculator__add".into());
-        result.tool_call_id = Some(id.clone());
-        messages.push(m(base + 1, Role::User, &format!("What is {a} + {b}?")));
-        messages.push(call);
-        messages.push(result);
-        messages.push(m(
-            base + 4,
-            Role::Assistant,
-            &format!("{a} + {b} = {}.", a + b),
-        ));
-        tool_calls.push(ExportedToolCall {
-            message: base + 2,
-            result_message: Some(base + 3),
-            call_id: Some(id),
-            name: "calculator__add".into(),
-            server: "calculator".into(),
-            tool: "add".into(),
-            arguments: json!({"a": a, "b": b}),
-            result: Some((a + b).to_string()),
-            result_raw: None,
-            is_error: false,
-            status: ToolCallStatus::Done,
-            started_at: 0,
-            duration_ms: Some(1),
-            approval: Some(Approval::ReadOnly),
-            arguments_edited: false,
-            written: None,
-        });
-    }
-    ExportedConversation {
-        format: FORMAT.into(),
-        version: VERSION,
-        title: "examples".into(),
-        model: model.into(),
-        created_at: 0,
-        updated_at: 0,
-        pinned: false,
-        tool_choice: Default::default(),
-        settings: Default::default(),
-        leaf: Some(messages.len() as i64),
-        messages,
-        tool_calls,
-    }
-}
-
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -469,6 +392,7 @@ async fn eval_tools() {
     let many_host = McpHost::new(HostOptions::new(builtin_bin()));
     many_host.start_all(&many).await;
     let store = Store::open(&dir.path().join("eval.sqlite3")).await.unwrap();
+    // two worked examples first, for base models (`EVAL_EXAMPLES=0` for instruction-tuned ones)
     let with_examples = env("EVAL_EXAMPLES").is_none_or(|v| v != "0");
     let only: Option<Vec<String>> =
         env("EVAL_VARIANTS").map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
@@ -502,7 +426,12 @@ async fn eval_tools() {
                 engine.options.tool_modes.insert(model.clone(), mode);
             }
             let conversation = if with_examples {
-                Some(store.import_json(&examples(&model), None).await.unwrap())
+                Some(
+                    store
+                        .import_json(&examples::worked(&model, ""), None)
+                        .await
+                        .unwrap(),
+                )
             } else {
                 None
             };

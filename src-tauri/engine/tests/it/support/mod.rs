@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod arxiv;
+pub mod examples;
 pub mod fake_ollama;
 pub mod servers;
 

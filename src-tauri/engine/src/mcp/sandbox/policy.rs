@@ -1,0 +1,285 @@
+//! Whether a server is sandboxed and what it may touch: the places it needs, computed in the parent.
+
+use super::*;
+
+/// Whether the built-in servers are sandboxed when their config names no sandbox: where the
+/// sandbox exists (Linux).
+const BUILTINS_SANDBOXED: bool = cfg!(target_os = "linux");
+
+/// The sandbox a server's config asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wanted {
+    pub config: SandboxConfig,
+    /// The host's default for a built-in server (its config names no sandbox).
+    pub default: bool,
+    /// Folders it writes in because they are its own: the built-in `files` server's folder, the
+    /// `research` server's paper store.
+    pub own: Vec<PathBuf>,
+}
+
+/// The sandbox `cfg` asks for: its own, or the built-ins' default (no folders; no network but
+/// for `research`) when
+/// it names none; `None` for servers that run unsandboxed (and every remote server).
+pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
+    if cfg.transport() != Transport::Stdio {
+        return None;
+    }
+    let own = cfg
+        .builtin()
+        .map(|b| crate::servers::own_folders(b, &cfg.args))
+        .unwrap_or_default();
+    match &cfg.sandbox {
+        Some(SandboxSetting::Off) => None,
+        Some(SandboxSetting::On(c)) => Some(Wanted {
+            config: c.clone(),
+            default: false,
+            own,
+        }),
+        None if BUILTINS_SANDBOXED && cfg.builtin().is_some() => Some(Wanted {
+            config: crate::servers::default_sandbox(cfg.builtin().unwrap_or_default()),
+            default: true,
+            own,
+        }),
+        None => None,
+    }
+}
+
+/// What happens to a server that asks for a sandbox, on a kernel with Landlock ABI `abi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SandboxState {
+    /// It runs sandboxed.
+    On,
+    /// The kernel cannot sandbox: it is not started until the user agrees to run it without.
+    Unsupported,
+    /// The kernel cannot sandbox and the user agreed: it runs without.
+    Waived,
+}
+
+pub fn decide(wanted: &Wanted, abi: i32) -> SandboxState {
+    if abi >= MIN_ABI {
+        SandboxState::On
+    } else if wanted.config.allow_unsandboxed {
+        SandboxState::Waived
+    } else {
+        SandboxState::Unsupported
+    }
+}
+
+/// Why a server that asks for a sandbox was not started.
+pub fn unsupported_reason() -> String {
+    "this system's kernel has no Landlock (the Linux sandbox Switchboard uses), so this server, \
+     which is set to run in a sandbox, was not started. Run it without the sandbox if you trust it."
+        .to_string()
+}
+
+/// Where a server lives and runs, for its [`Policy`].
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// The program as resolved (perhaps a symlink: `.venv/bin/python`, `npx`).
+    pub program: PathBuf,
+    /// The command as configured (`npx`, `uvx`, a path): picks the launcher's cache.
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// The PATH it runs with.
+    pub path_var: Option<String>,
+    pub home: Option<PathBuf>,
+    /// The user's cache folder (`~/.cache`).
+    pub cache: Option<PathBuf>,
+    /// Its private folder (made before the policy is built); `tmp/` inside is its `TMPDIR`.
+    pub private: PathBuf,
+}
+
+/// Every path a sandboxed server may reach, resolved (Landlock rules apply to the inode a path
+/// leads to, so symlinks are followed here and the real places are listed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Policy {
+    /// Read and execute.
+    pub read: Vec<PathBuf>,
+    /// Read, write, create, delete (files: read, write, truncate).
+    pub write: Vec<PathBuf>,
+    pub network: bool,
+    /// Its `TMPDIR`.
+    pub tmp: PathBuf,
+    /// Configured folders that do not exist, left out.
+    pub missing: Vec<String>,
+}
+
+/// `~/x` → home/x.
+fn expand(p: &str, home: Option<&Path>) -> PathBuf {
+    match (p.strip_prefix('~'), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+            h.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(p),
+    }
+}
+
+/// Whether granting `dir` wholesale would be too much for a guess: `/`, home, or a folder above
+/// home.
+fn too_broad(dir: &Path, home: Option<&Path>) -> bool {
+    dir.parent().is_none() || home.is_some_and(|h| h.starts_with(dir))
+}
+
+/// The folder to grant for a program at `p`: its folder's parent (`/usr` for `/usr/bin/node`,
+/// the venv for `.venv/bin/python`, the version for `~/.nvm/versions/node/v20/bin/node`), or
+/// its own folder when that would be too broad.
+pub(super) fn program_dir(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let dir = p.parent()?;
+    match dir.parent() {
+        Some(up) if !too_broad(up, home) => Some(up.to_path_buf()),
+        _ => (!too_broad(dir, home)).then(|| dir.to_path_buf()),
+    }
+}
+
+/// The folder to grant for a script the program is given (`node …/dist/index.js`,
+/// `python3 server.py`): the outermost `node_modules` it is in (its package and the packages it
+/// imports), else the nearest folder above it that looks like a project (package.json,
+/// pyproject.toml, …), else its own folder. A folder given as an argument is data, never granted.
+fn script_dir(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if let Some(nm) = p
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last()
+    {
+        return Some(nm.to_path_buf());
+    }
+    const MARKERS: [&str; 5] = [
+        "package.json",
+        "pyproject.toml",
+        "setup.py",
+        "requirements.txt",
+        "Cargo.toml",
+    ];
+    let dir = p.parent()?;
+    let project = dir
+        .ancestors()
+        .take(4)
+        .take_while(|a| !too_broad(a, home))
+        .find(|a| MARKERS.iter().any(|m| a.join(m).exists()));
+    match project {
+        Some(d) => Some(d.to_path_buf()),
+        None => (!too_broad(dir, home)).then(|| dir.to_path_buf()),
+    }
+}
+
+/// What a launcher writes to: its download cache (npx runs packages from `~/.npm/_npx`, uvx
+/// from `~/.cache/uv`).
+fn launcher_caches(command: &str, home: Option<&Path>, cache: Option<&Path>) -> Vec<PathBuf> {
+    let name = Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let h = |p: &str| home.map(|h| h.join(p));
+    let c = |p: &str| cache.map(|c| c.join(p));
+    let all = match name {
+        "npx" | "npm" => vec![h(".npm")],
+        "pnpm" | "pnpx" => vec![h(".npm"), c("pnpm"), h(".local/share/pnpm")],
+        "yarn" => vec![h(".npm"), c("yarn")],
+        "uvx" | "uv" => vec![c("uv"), h(".local/share/uv")],
+        "pipx" => vec![c("pip"), h(".local/share/pipx")],
+        "bunx" | "bun" => vec![h(".bun/install/cache")],
+        "deno" => vec![c("deno")],
+        _ => vec![],
+    };
+    all.into_iter().flatten().collect()
+}
+
+/// Adds `p` resolved, if it exists and is not there yet.
+fn add(list: &mut Vec<PathBuf>, p: &Path) -> bool {
+    match p.canonicalize() {
+        Ok(real) => {
+            if !list.contains(&real) {
+                list.push(real);
+            }
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The places `wanted` lets a server at `places` reach.
+pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
+    let home = places.home.as_deref();
+    let mut read = Vec::new();
+    let mut write = Vec::new();
+    let mut missing = Vec::new();
+    for p in SYSTEM_READ {
+        add(&mut read, Path::new(p));
+    }
+    for p in DEVICES {
+        add(&mut write, Path::new(p));
+    }
+    // the program, as given and resolved (a venv's python is a symlink to the interpreter)
+    let real_program = places.program.canonicalize().ok();
+    for p in std::iter::once(&places.program).chain(real_program.as_ref()) {
+        if let Some(d) = program_dir(p, home) {
+            add(&mut read, &d);
+        }
+    }
+    for a in &places.args {
+        let p = Path::new(a);
+        if p.is_absolute() && p.is_file() {
+            let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+            if let Some(d) = script_dir(&real, home) {
+                add(&mut read, &d);
+            }
+        }
+    }
+    if let Some(cwd) = &places.cwd {
+        add(&mut read, cwd);
+    }
+    for entry in places.path_var.as_deref().unwrap_or_default().split(':') {
+        let p = Path::new(entry);
+        if p.is_absolute() && !too_broad(p, home) {
+            add(&mut read, p);
+        }
+    }
+    if let Some(h) = home {
+        for t in HOME_TOOLS {
+            add(&mut read, &h.join(t));
+        }
+    }
+    for c in launcher_caches(&places.command, home, places.cache.as_deref()) {
+        add(&mut write, &c);
+    }
+    add(&mut write, &places.private);
+    for d in &wanted.own {
+        add(&mut write, d);
+    }
+    for p in &wanted.config.read {
+        if !add(&mut read, &expand(p, home)) {
+            missing.push(p.clone());
+        }
+    }
+    for p in &wanted.config.write {
+        if !add(&mut write, &expand(p, home)) {
+            missing.push(p.clone());
+        }
+    }
+    Policy {
+        read,
+        write,
+        network: wanted.config.network,
+        tmp: places.private.join("tmp"),
+        missing,
+    }
+}
+
+/// A server's private folder under `root`, from its name (any character a folder name should
+/// not have becomes `_`).
+pub fn private_dir(root: &Path, server: &str) -> PathBuf {
+    let mut safe: String = server
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') => c,
+            ' ' => '+',
+            _ => '_',
+        })
+        .collect();
+    if safe.is_empty() || safe.starts_with('.') {
+        safe.insert(0, '_');
+    }
+    root.join(safe)
+}

@@ -1,0 +1,278 @@
+use super::*;
+
+fn cfg(json: &str) -> ServerConfig {
+    serde_json::from_str(json).unwrap()
+}
+
+#[test]
+fn builtins_are_sandboxed_by_default_and_others_only_when_asked() {
+    let calc = cfg(r#"{"command":"switchboard","args":["mcp-server","calculator"]}"#);
+    let w = wanted(&calc).unwrap();
+    assert!(w.default && !w.config.network && w.own.is_empty());
+    let files = cfg(r#"{"command":"switchboard","args":["mcp-server","files","--root","/x/y"]}"#);
+    assert_eq!(wanted(&files).unwrap().own, vec![PathBuf::from("/x/y")]);
+    // the user can turn it off, or configure it
+    let off =
+        cfg(r#"{"command":"switchboard","args":["mcp-server","calculator"],"sandbox":false}"#);
+    assert_eq!(wanted(&off), None);
+    let net = cfg(
+        r#"{"command":"switchboard","args":["mcp-server","files"],"sandbox":{"network":true,"read":["/a"]}}"#,
+    );
+    let w = wanted(&net).unwrap();
+    assert!(!w.default && w.config.network && w.config.read == ["/a"]);
+    assert_eq!(w.own, vec![crate::servers::default_files_root()]);
+    // other servers: only when asked; remote ones never
+    assert_eq!(wanted(&cfg(r#"{"command":"npx","args":["-y","x"]}"#)), None);
+    let asked = cfg(r#"{"command":"npx","sandbox":true}"#);
+    assert_eq!(wanted(&asked).unwrap().config, SandboxConfig::default());
+    assert_eq!(
+        wanted(&cfg(r#"{"url":"http://127.0.0.1:1/mcp","sandbox":true}"#)),
+        None
+    );
+    // not a built-in: the app binary doing something else
+    assert_eq!(
+        wanted(&cfg(
+            r#"{"command":"switchboard","args":["mcp-server","nope"]}"#
+        )),
+        None
+    );
+}
+
+#[test]
+fn the_config_shape_round_trips() {
+    let c = cfg(
+        r#"{"command":"x","sandbox":{"network":false,"read":["~/docs"],"write":["/tmp/w"],"allowUnsandboxed":true}}"#,
+    );
+    let Some(SandboxSetting::On(sb)) = &c.sandbox else {
+        panic!("{c:?}")
+    };
+    assert!(sb.allow_unsandboxed && sb.read == ["~/docs"] && sb.write == ["/tmp/w"]);
+    let back = serde_json::to_value(&c).unwrap();
+    assert_eq!(
+        back["sandbox"],
+        serde_json::json!({"network":false,"read":["~/docs"],"write":["/tmp/w"],"allowUnsandboxed":true})
+    );
+    let off = cfg(r#"{"command":"x","sandbox":false}"#);
+    assert_eq!(serde_json::to_value(&off).unwrap()["sandbox"], false);
+    assert_eq!(
+        serde_json::to_value(cfg(r#"{"command":"x","sandbox":true}"#)).unwrap()["sandbox"],
+        serde_json::json!({"network": false})
+    );
+}
+
+#[test]
+fn the_kernel_decides_and_the_user_may_waive() {
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    assert_eq!(decide(&w, 7), SandboxState::On);
+    assert_eq!(decide(&w, 1), SandboxState::On);
+    assert_eq!(decide(&w, 0), SandboxState::Unsupported);
+    w.config.allow_unsandboxed = true;
+    assert_eq!(decide(&w, 0), SandboxState::Waived);
+    // where it can sandbox, the agreement changes nothing
+    assert_eq!(decide(&w, 7), SandboxState::On);
+}
+
+fn places(dir: &Path) -> Places {
+    let private = dir.join("private/srv");
+    std::fs::create_dir_all(&private).unwrap();
+    Places {
+        program: PathBuf::from("/usr/bin/env"),
+        command: "env".into(),
+        private,
+        home: Some(dir.join("home")),
+        ..Places::default()
+    }
+}
+
+#[test]
+fn the_policy_has_the_system_the_program_and_the_configured_folders_resolved() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let data = d.join("data");
+    std::fs::create_dir_all(data.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&data, d.join("link")).unwrap();
+    std::fs::create_dir_all(d.join("home/.pyenv")).unwrap();
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.read = vec![
+        d.join("link/sub").display().to_string(),
+        "/nope/never".into(),
+    ];
+    w.config.write = vec!["~/out".into()];
+    std::fs::create_dir_all(d.join("home/out")).unwrap();
+    let p = policy(&w, &places(&d));
+    // symlinks resolved: the rule is on the real folder
+    assert!(p.read.contains(&data.join("sub")), "{:?}", p.read);
+    assert!(!p.read.iter().any(|r| r.starts_with(d.join("link"))));
+    assert_eq!(p.missing, vec!["/nope/never".to_string()]);
+    // ~ is home
+    assert!(p.write.contains(&d.join("home/out")), "{:?}", p.write);
+    // the system, the program's folder (/usr for /usr/bin/env), version managers under home
+    for sys in ["/usr", "/etc", "/proc"] {
+        assert!(
+            p.read.contains(&PathBuf::from(sys)),
+            "{sys} in {:?}",
+            p.read
+        );
+    }
+    assert!(p.read.contains(&d.join("home/.pyenv")));
+    assert!(p.write.contains(&PathBuf::from("/dev/null")));
+    // its private folder is writable and its TMPDIR is in it
+    assert!(p.write.contains(&d.join("private/srv")));
+    assert_eq!(p.tmp, d.join("private/srv/tmp"));
+    // never home itself, nor what is not asked for
+    assert!(!p.read.contains(&d.join("home")) && !p.write.contains(&d.join("home")));
+    assert!(!p.read.contains(&data) && !p.write.contains(&data));
+    assert!(!p.network);
+    // nothing under /tmp or home is readable unless listed
+    assert!(!p
+        .read
+        .iter()
+        .any(|r| r == Path::new("/tmp") || r == Path::new("/")));
+}
+
+#[test]
+fn a_script_brings_its_package_but_a_folder_argument_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let script = d.join("proj/node_modules/@scope/pkg/dist/index.js");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, "").unwrap();
+    let py = d.join("tool/src/server.py");
+    std::fs::create_dir_all(py.parent().unwrap()).unwrap();
+    std::fs::write(&py, "").unwrap();
+    std::fs::write(d.join("tool/pyproject.toml"), "").unwrap();
+    std::fs::create_dir_all(d.join("documents")).unwrap();
+    let mut pl = places(&d);
+    pl.args = vec![
+        script.display().to_string(),
+        py.display().to_string(),
+        d.join("documents").display().to_string(),
+        "-y".into(),
+    ];
+    pl.command = "npx".into();
+    std::fs::create_dir_all(d.join("home/.npm")).unwrap();
+    let w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    let p = policy(&w, &pl);
+    // the outermost node_modules: the package and what it imports
+    assert!(
+        p.read.contains(&d.join("proj/node_modules")),
+        "{:?}",
+        p.read
+    );
+    // the Python project around the script
+    assert!(p.read.contains(&d.join("tool")), "{:?}", p.read);
+    // a folder given as an argument is the server's data: never granted by guess
+    assert!(!p.read.iter().any(|r| r.starts_with(d.join("documents"))));
+    // npx's cache is writable
+    assert!(p.write.contains(&d.join("home/.npm")), "{:?}", p.write);
+}
+
+#[test]
+fn program_folders_are_never_home_or_root() {
+    let home = Path::new("/home/u");
+    assert_eq!(
+        program_dir(Path::new("/usr/bin/node"), Some(home)),
+        Some(PathBuf::from("/usr"))
+    );
+    assert_eq!(
+        program_dir(Path::new("/home/u/bin/srv"), Some(home)),
+        Some(PathBuf::from("/home/u/bin"))
+    );
+    assert_eq!(program_dir(Path::new("/home/u/srv"), Some(home)), None);
+    assert_eq!(program_dir(Path::new("/srv"), Some(home)), None);
+    assert_eq!(
+        program_dir(
+            Path::new("/home/u/.nvm/versions/node/v20/bin/node"),
+            Some(home)
+        ),
+        Some(PathBuf::from("/home/u/.nvm/versions/node/v20"))
+    );
+}
+
+#[test]
+fn private_folders_are_safe_names() {
+    let r = Path::new("/c");
+    assert_eq!(private_dir(r, "files"), PathBuf::from("/c/files"));
+    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my+server"));
+    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/_.._x"));
+    assert_eq!(private_dir(r, ""), PathBuf::from("/c/_"));
+}
+
+#[test]
+fn refusals_are_told_apart_from_other_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(d.join("rw")).unwrap();
+    std::fs::create_dir_all(d.join("ro")).unwrap();
+    std::fs::write(d.join("secret.txt"), "x").unwrap();
+    std::fs::write(d.join("ro/a.txt"), "x").unwrap();
+    let det = Detector {
+        read: vec![d.join("ro")],
+        write: vec![d.join("rw")],
+        network: false,
+    };
+    let secret = d.join("secret.txt").display().to_string();
+    // Node, Python, Go
+    assert_eq!(
+        det.blocked(&format!(
+            "Error: EACCES: permission denied, open '{secret}'"
+        )),
+        Some(secret.clone())
+    );
+    assert_eq!(
+        det.blocked(&format!(
+            "PermissionError: [Errno 13] Permission denied: '{secret}'"
+        )),
+        Some(secret.clone())
+    );
+    assert_eq!(
+        det.blocked(&format!("open {secret}: permission denied")),
+        Some(secret.clone())
+    );
+    // a write where it may only read
+    let ro = d.join("ro/a.txt").display().to_string();
+    assert_eq!(
+        det.blocked(&format!("EACCES: permission denied, open '{ro}'")),
+        Some(format!("{ro} (it may only read there)"))
+    );
+    // inside a folder it may write: not the sandbox
+    let rw = d.join("rw/new.txt").display().to_string();
+    assert_eq!(
+        det.blocked(&format!("EACCES: permission denied, open '{rw}'")),
+        None
+    );
+    // the network, with it off
+    assert_eq!(
+        det.blocked("Error: connect EACCES 127.0.0.1:8080"),
+        Some("network access (Error: connect EACCES 127.0.0.1:8080)".into())
+    );
+    // nothing about permissions: nothing
+    assert_eq!(det.blocked("ENOENT: no such file, open '/x'"), None);
+    assert_eq!(det.blocked("[Errno 111] Connection refused"), None);
+    assert_eq!(det.blocked("all good\nfine"), None);
+    // the first matching line of several
+    assert_eq!(
+        det.blocked(&format!(
+            "Traceback\n  ...\nPermissionError: [Errno 13] Permission denied: '{secret}'"
+        )),
+        Some(secret)
+    );
+}
+
+#[test]
+fn paths_are_found_in_messages() {
+    assert_eq!(path_in("open '/a b/c'"), Some(PathBuf::from("/a b/c")));
+    assert_eq!(path_in(r#"x "/q" y"#), Some(PathBuf::from("/q")));
+    assert_eq!(path_in("stat /x/y: denied"), Some(PathBuf::from("/x/y")));
+    assert_eq!(path_in("(/x/y)"), Some(PathBuf::from("/x/y")));
+    assert_eq!(path_in("see http://h/x and 'rel'"), None);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_network_filter_is_built_only_when_needed() {
+    assert!(seccomp_filter(true, 7).unwrap().is_none());
+    assert!(!seccomp_filter(false, 7).unwrap().unwrap().is_empty());
+    // below ABI 3 truncate is filtered even with the network on
+    assert!(seccomp_filter(true, 2).unwrap().is_some());
+}
