@@ -4,37 +4,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use switchboard_engine::llm::openai::SseState;
-use switchboard_engine::llm::{ChatReply, Delta, NdjsonSplitter};
+use switchboard_engine::llm::openai::parse_chunks;
+use switchboard_engine::llm::{ChatReply, Delta};
 
+/// The reply (or the error, as text) and the deltas, from the parser `chat` uses.
 fn run(chunks: &[&[u8]]) -> (Result<ChatReply, String>, Vec<Delta>) {
-    let mut deltas = Vec::new();
-    let mut on = |d: Delta| {
-        if !matches!(d, Delta::Raw(_)) {
-            deltas.push(d)
-        }
-    };
-    let mut splitter = NdjsonSplitter::new();
-    let mut lines: Vec<Vec<u8>> = chunks.iter().flat_map(|c| splitter.push(c)).collect();
-    lines.extend(splitter.finish());
-    let mut reply = ChatReply::default();
-    let mut state = SseState::default();
-    let mut result = Ok(());
-    for line in lines {
-        match state.apply_line(&line, &mut reply, &mut on) {
-            Ok(true) => break,
-            Ok(false) => {}
-            Err(e) => {
-                result = Err(e);
-                break;
-            }
-        }
-    }
-    let r = result
-        .and_then(|_| state.finish(&mut reply, &mut on))
-        .map(|_| reply)
-        .map_err(|e| e.to_string());
-    (r, deltas)
+    let (r, deltas) = parse_chunks(chunks.iter().copied());
+    (r.map_err(|e| e.to_string()), deltas)
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::ndjson::{each_line, Ended};
 use super::ollama::{check_response, http_client, send_error, send_streaming};
-#[cfg(test)]
 use super::NdjsonSplitter;
 use crate::secrets::{SecretValue, Secrets};
 
@@ -297,6 +296,41 @@ impl SseState {
     }
 }
 
+/// Feeds byte chunks through the line splitter and the SSE parser as `chat` does, without the
+/// network: the reply (or the error) and every delta but the raw copies. For the unit tests,
+/// the property tests and the fuzz target, which must parse exactly as `chat` parses.
+#[doc(hidden)]
+pub fn parse_chunks<'a>(
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> (Result<ChatReply, LlmError>, Vec<Delta>) {
+    let mut deltas = Vec::new();
+    let mut on = |d: Delta| {
+        if !matches!(d, Delta::Raw(_)) {
+            deltas.push(d)
+        }
+    };
+    let mut reply = ChatReply::default();
+    let mut state = SseState::default();
+    let mut splitter = NdjsonSplitter::new();
+    let mut lines: Vec<Vec<u8>> = chunks.into_iter().flat_map(|c| splitter.push(c)).collect();
+    lines.extend(splitter.finish());
+    let mut result = Ok(());
+    for line in lines {
+        match state.apply_line(&line, &mut reply, &mut on) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    let r = result
+        .and_then(|_| state.finish(&mut reply, &mut on))
+        .map(|_| reply);
+    (r, deltas)
+}
+
 #[async_trait]
 impl LlmClient for OpenAiClient {
     fn base_url(&self) -> &str {
@@ -403,345 +437,7 @@ impl LlmClient for OpenAiClient {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod tests;
 
-    fn feed(lines: &[&str]) -> (Result<ChatReply, LlmError>, Vec<Delta>) {
-        let mut deltas = Vec::new();
-        let mut on = |d: Delta| {
-            if !matches!(d, Delta::Raw(_)) {
-                deltas.push(d)
-            }
-        };
-        let mut reply = ChatReply::default();
-        let mut state = SseState::default();
-        let mut splitter = NdjsonSplitter::new();
-        let text: String = lines.iter().map(|l| format!("{l}\n\n")).collect();
-        // one byte at a time: every line and every UTF-8 character is split somewhere
-        let mut result = Ok(());
-        'outer: for b in text.as_bytes() {
-            for line in splitter.push(std::slice::from_ref(b)) {
-                match state.apply_line(&line, &mut reply, &mut on) {
-                    Ok(true) => break 'outer,
-                    Ok(false) => {}
-                    Err(e) => {
-                        result = Err(e);
-                        break 'outer;
-                    }
-                }
-            }
-        }
-        let r = result
-            .and_then(|_| state.finish(&mut reply, &mut on))
-            .map(|_| reply);
-        (r, deltas)
-    }
-
-    #[test]
-    fn text_split_anywhere_and_fragmented_tool_calls_come_together() {
-        let (r, deltas) = feed(&[
-            ": keep-alive",
-            r#"data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Ça "}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{"content":"va — 👍"}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"calculator__add","arguments":""}}]}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"files__read_file","arguments":"{\"pa"}}]}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\": 2,"}}]}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":" \"b\": 40}"}}]}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"th\": \"é.txt\"}"}}]}}]}"#,
-            r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-            "data: [DONE]",
-        ]);
-        let r = r.unwrap();
-        assert_eq!(r.content, "Ça va — 👍");
-        assert_eq!(r.done_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(r.tool_calls.len(), 2);
-        assert_eq!(r.tool_calls[0].id.as_deref(), Some("call_a"));
-        assert_eq!(r.tool_calls[0].name, "calculator__add");
-        assert_eq!(r.tool_calls[0].arguments, json!({"a": 2, "b": 40}));
-        assert_eq!(r.tool_calls[1].arguments, json!({"path": "é.txt"}));
-        let texts: Vec<&Delta> = deltas
-            .iter()
-            .filter(|d| matches!(d, Delta::Text(_)))
-            .collect();
-        assert_eq!(texts.len(), 2);
-    }
-
-    #[test]
-    fn reasoning_errors_bad_arguments_and_cut_streams() {
-        let (r, deltas) = feed(&[
-            r#"data: {"choices":[{"delta":{"reasoning_content":"Hmm."}}]}"#,
-            r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"t","arguments":"{broken"}}]}}]}"#,
-            r#"data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
-        ]);
-        let r = r.unwrap();
-        assert_eq!(r.thinking, "Hmm.");
-        assert!(matches!(deltas[0], Delta::Thinking(_)));
-        assert_eq!(
-            r.tool_calls[0].arguments,
-            json!("{broken"),
-            "kept as text for the loop to report"
-        );
-        let (r, _) =
-            feed(&[r#"data: {"error":{"message":"model crashed","type":"server_error"}}"#]);
-        assert!(matches!(r, Err(LlmError::Stream(m)) if m == "model crashed"));
-        let (r, _) = feed(&[r#"data: {"choices":[{"delta":{"content":"half"}}]}"#]);
-        assert!(
-            matches!(r, Err(LlmError::Protocol(_))),
-            "no finish_reason, no [DONE]"
-        );
-    }
-
-    #[test]
-    fn messages_get_ids_that_pair_calls_with_results() {
-        let mut a = Message::new(Role::Assistant, "");
-        a.tool_calls = vec![
-            ToolCall {
-                id: None,
-                name: "x__a".into(),
-                arguments: json!({"q": 1}),
-                written: None,
-            },
-            ToolCall {
-                id: Some("own".into()),
-                name: "x__b".into(),
-                arguments: json!("{\"q\": 2}"),
-                written: None,
-            },
-        ];
-        let t1 = Message::new(Role::Tool, "r1");
-        let mut t2 = Message::new(Role::Tool, "r2");
-        t2.tool_call_id = Some("own".into());
-        let wire = messages_to_wire(&[Message::new(Role::User, "hi"), a, t1, t2]);
-        assert_eq!(wire[1]["tool_calls"][0]["id"], "call_1");
-        assert_eq!(
-            wire[1]["tool_calls"][0]["function"]["arguments"],
-            "{\"q\":1}"
-        );
-        assert_eq!(
-            wire[1]["tool_calls"][1]["function"]["arguments"],
-            "{\"q\": 2}"
-        );
-        // a model's broken arguments (as a real small model sent them) go back as {}
-        let mut broken = Message::new(Role::Assistant, "");
-        broken.tool_calls = vec![ToolCall {
-            id: Some("b".into()),
-            name: "x__c".into(),
-            arguments: json!("{\"x\":2"),
-            written: None,
-        }];
-        assert_eq!(
-            messages_to_wire(&[broken])[0]["tool_calls"][0]["function"]["arguments"],
-            "{}"
-        );
-        assert_eq!(wire[1]["content"], Value::Null);
-        assert_eq!(
-            wire[2],
-            json!({"role": "tool", "tool_call_id": "call_1", "content": "r1"})
-        );
-        assert_eq!(wire[3]["tool_call_id"], "own");
-    }
-
-    #[test]
-    fn the_base_url_may_end_in_v1() {
-        assert_eq!(
-            OpenAiClient::new("http://h:8080/v1/", None).url("/models"),
-            "http://h:8080/v1/models"
-        );
-        assert_eq!(
-            OpenAiClient::new("http://h:8080", None).url("/models"),
-            "http://h:8080/v1/models"
-        );
-    }
-}
-
-/// Properties of the SSE parser: it never panics on any input; where the bytes are cut changes
-/// nothing; what the events carry comes out whole (text, reasoning, tool-call arguments put
-/// together from fragments).
 #[cfg(test)]
-mod props {
-    use super::*;
-    use crate::llm::ndjson::props::cut;
-    use proptest::prelude::*;
-
-    /// Feeds `chunks` through the splitter and the parser as `chat` does: the reply (or the
-    /// error, as text) and every delta but the raw copies.
-    fn run(chunks: &[Vec<u8>]) -> (Result<ChatReply, String>, Vec<Delta>) {
-        let mut deltas = Vec::new();
-        let mut on = |d: Delta| {
-            if !matches!(d, Delta::Raw(_)) {
-                deltas.push(d)
-            }
-        };
-        let mut reply = ChatReply::default();
-        let mut state = SseState::default();
-        let mut splitter = NdjsonSplitter::new();
-        let mut result = Ok(());
-        let lines = chunks
-            .iter()
-            .flat_map(|c| splitter.push(c))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .chain(splitter.finish());
-        for line in lines {
-            match state.apply_line(&line, &mut reply, &mut on) {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        let r = result
-            .and_then(|_| state.finish(&mut reply, &mut on))
-            .map(|_| reply)
-            .map_err(|e| e.to_string());
-        (r, deltas)
-    }
-
-    #[derive(Debug, Clone)]
-    enum Piece {
-        Text(String),
-        Reasoning(String),
-        /// The next fragment of call `n`'s arguments.
-        Args(usize),
-        Comment(String),
-    }
-
-    fn piece() -> impl Strategy<Value = Piece> {
-        prop_oneof![
-            4 => "\\PC{1,12}".prop_map(Piece::Text),
-            1 => "[a-z \n]{1,12}".prop_map(Piece::Reasoning),
-            3 => (0usize..3).prop_map(Piece::Args),
-            1 => "[ -~]{0,10}".prop_map(Piece::Comment),
-        ]
-    }
-
-    fn event(delta: Value, finish: Option<&str>) -> String {
-        let v = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            "object": "chat.completion.chunk"});
-        format!("data: {v}")
-    }
-
-    /// A stream as llama-server would send it, and what it should come to: the text, the
-    /// reasoning, the calls (name, arguments).
-    #[allow(clippy::type_complexity)]
-    fn stream(
-        pieces: &[Piece],
-        args: &[(String, i64)],
-        crlf: bool,
-    ) -> (Vec<u8>, String, String, Vec<(String, Value)>) {
-        let mut lines = Vec::new();
-        let (mut text, mut thinking) = (String::new(), String::new());
-        let objects: Vec<Value> = args
-            .iter()
-            .map(|(s, n)| json!({"s": s, "n": n, "nested": {"list": [n, s]}}))
-            .collect();
-        // each call's arguments as text, in as many fragments as the pieces ask for
-        let mut rest: Vec<Vec<char>> = objects
-            .iter()
-            .map(|o| o.to_string().chars().collect())
-            .collect();
-        for (i, _) in objects.iter().enumerate() {
-            lines.push(event(
-                json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function",
-                    "function": {"name": format!("tool_{i}"), "arguments": ""}}]}),
-                None,
-            ));
-        }
-        for p in pieces {
-            match p {
-                Piece::Text(t) => {
-                    text.push_str(t);
-                    lines.push(event(json!({"content": t}), None));
-                }
-                Piece::Reasoning(t) => {
-                    thinking.push_str(t);
-                    lines.push(event(json!({"reasoning_content": t}), None));
-                }
-                Piece::Args(n) if *n < rest.len() && !rest[*n].is_empty() => {
-                    let take = rest[*n].len().div_ceil(3);
-                    let fragment: String = rest[*n].drain(..take).collect();
-                    lines.push(event(
-                        json!({"tool_calls": [{"index": n, "function": {"arguments": fragment}}]}),
-                        None,
-                    ));
-                }
-                Piece::Args(_) => {}
-                Piece::Comment(c) => lines.push(format!(": {c}")),
-            }
-        }
-        for (n, r) in rest.iter().enumerate() {
-            if !r.is_empty() {
-                let fragment: String = r.iter().collect();
-                lines.push(event(
-                    json!({"tool_calls": [{"index": n, "function": {"arguments": fragment}}]}),
-                    None,
-                ));
-            }
-        }
-        lines.push(event(json!({}), Some("stop")));
-        lines.push("data: [DONE]".into());
-        let end = if crlf { "\r\n\r\n" } else { "\n\n" };
-        let bytes = lines
-            .iter()
-            .map(|l| format!("{l}{end}"))
-            .collect::<String>()
-            .into_bytes();
-        let calls = objects
-            .into_iter()
-            .enumerate()
-            .map(|(i, o)| (format!("tool_{i}"), o))
-            .collect();
-        (bytes, text, thinking, calls)
-    }
-
-    proptest! {
-        #[test]
-        fn never_panics(
-            lines in prop::collection::vec(
-                prop_oneof![
-                    any::<Vec<u8>>(),
-                    "data: \\PC{0,40}".prop_map(String::into_bytes),
-                    "data: \\{\"choices\": \\[\\{\"delta\": [ -~]{0,40}".prop_map(String::into_bytes),
-                ],
-                0..10,
-            ),
-        ) {
-            let mut reply = ChatReply::default();
-            let mut state = SseState::default();
-            let mut on = |_: Delta| {};
-            for l in &lines {
-                if !matches!(state.apply_line(l, &mut reply, &mut on), Ok(false)) {
-                    break;
-                }
-            }
-            let _ = state.finish(&mut reply, &mut on);
-        }
-
-        #[test]
-        fn any_split_gives_the_same_events_and_the_whole_reply(
-            pieces in prop::collection::vec(piece(), 0..25),
-            args in prop::collection::vec(("\\PC{0,10}", any::<i64>()), 0..3),
-            crlf in any::<bool>(),
-            at in prop::collection::vec(any::<usize>(), 0..25),
-        ) {
-            let (bytes, text, thinking, calls) = stream(&pieces, &args, crlf);
-            let (whole, whole_deltas) = run(std::slice::from_ref(&bytes));
-            let reply = whole.clone().unwrap();
-            prop_assert_eq!(&reply.content, &text);
-            prop_assert_eq!(&reply.thinking, &thinking);
-            prop_assert_eq!(reply.done_reason.as_deref(), Some("stop"));
-            let got: Vec<(String, Value)> = reply
-                .tool_calls
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect();
-            prop_assert_eq!(got, calls);
-            // cut anywhere (inside a line, a UTF-8 character, the blank line between events)
-            let (split, split_deltas) = run(&cut(&bytes, &at));
-            prop_assert_eq!(split, whole);
-            prop_assert_eq!(split_deltas, whole_deltas);
-        }
-    }
-}
+mod props;

@@ -14,19 +14,20 @@
 //! The outer tests (plain `#[test]`s) start the children; the inner ones are `#[ignore]`d and do
 //! nothing unless the outer test set [`CASE`] (so `cargo test -- --ignored` on a desktop is safe).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_engine::chat::Broker;
-use switchboard_engine::mcp::{ServerConfig, ServerStatus};
-use switchboard_engine::secrets::{is_private, Place, SecretValue, Secrets, KEYRING_SERVICE};
+use switchboard_engine::secrets::{is_private, Place, SecretValue, Secrets};
 use switchboard_engine::settings::{ProviderConfig, ProviderKind};
 use switchboard_engine::{Places, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
+mod check;
+
+use check::*;
 use crate::support::fake_ollama::{FakeOllama, Sse};
 use crate::support::{builtin_bin, fixture, free_port, Background};
 
@@ -159,152 +160,6 @@ fn without_a_secret_service_secrets_go_to_a_private_file() {
         &[("XDG_RUNTIME_DIR", &run)],
         true,
     );
-}
-
-/// What `secret-tool` finds in the session's keyring for this id.
-fn keyring_lookup(id: &str) -> Option<String> {
-    let out = Command::new("secret-tool")
-        .args(["lookup", "service", KEYRING_SERVICE, "username", id])
-        .output()
-        .expect("secret-tool");
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).to_string())
-}
-
-/// A log of everything the process traces (every crate, every level), to search for leaks.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Log {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
-    type Writer = Log;
-    fn make_writer(&'a self) -> Log {
-        self.clone()
-    }
-}
-
-fn json_file(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// Fails when any secret is in `text`; `what` says where it looked.
-fn assert_no_secret(what: &str, text: &str) {
-    for s in ALL {
-        assert!(!text.contains(s), "a secret ({s}) is in {what}");
-    }
-}
-
-/// Every file under `dir` but `except`, read as bytes and searched.
-fn assert_no_secret_in_files(dir: &Path, except: &Path) {
-    for entry in walk(dir) {
-        if entry == except {
-            continue;
-        }
-        let bytes = std::fs::read(&entry).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
-        assert_no_secret(&entry.display().to_string(), &text);
-    }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
-/// The id in a `{"secret": "<place>:<id>"}` reference, checking its place.
-fn reference_id(v: &Value, place: Place) -> String {
-    let r = v["secret"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not a reference: {v}"));
-    let (p, id) = r.split_once(':').unwrap();
-    assert_eq!(p, place.as_str(), "{r}");
-    id.to_string()
-}
-
-/// Whether the store holds this id: the keyring (asked with secret-tool) or the file.
-fn stored(place: Place, id: &str, secrets_file: &Path) -> Option<String> {
-    match place {
-        Place::Keyring => keyring_lookup(id),
-        Place::File => {
-            let doc = std::fs::read_to_string(secrets_file).ok()?;
-            let v: Value = serde_json::from_str(&doc).unwrap();
-            v["secrets"][id]["value"].as_str().map(String::from)
-        }
-    }
-}
-
-async fn wait_running(rt: &Runtime, name: &str) -> switchboard_engine::mcp::ServerView {
-    let t = std::time::Instant::now();
-    loop {
-        if let Some(s) = rt.host.servers().into_iter().find(|s| s.name == name) {
-            if s.status == ServerStatus::Running {
-                return s;
-            }
-            assert!(
-                s.status != ServerStatus::Failed || t.elapsed() < Duration::from_secs(20),
-                "{name} failed: {:?}",
-                s.error
-            );
-        }
-        assert!(t.elapsed() < Duration::from_secs(30), "{name} never ran");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn call(rt: &Runtime, server: &str, tool: &str, args: Value) -> String {
-    let s = wait_running(rt, server).await;
-    let exposed = s
-        .tools
-        .iter()
-        .find(|t| t.name == tool)
-        .unwrap_or_else(|| panic!("{server} has no {tool}"))
-        .exposed
-        .clone();
-    let out = rt
-        .host
-        .call_tool(
-            &exposed,
-            args.as_object().unwrap().clone(),
-            &CancellationToken::new(),
-        )
-        .await;
-    assert!(!out.is_error, "{server}__{tool}: {}", out.text);
-    out.text
-}
-
-/// The stdio fixture answers the variable's value reversed: proof it got the value, without the
-/// value itself travelling back through the client's logs.
-fn reversed(s: &str) -> String {
-    s.chars().rev().collect()
-}
-
-fn stdio_server(env: &[(&str, SecretValue)]) -> ServerConfig {
-    let mut cfg = ServerConfig::new(
-        "python3",
-        &[fixture("secret_server.py").to_str().unwrap(), "stdio"],
-    );
-    for (k, v) in env {
-        cfg.env.insert(k.to_string(), v.clone());
-    }
-    cfg
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,169 @@
+//! What a server asks for while one of its tools runs: progress for the card, a form for the
+//! user (elicitation), a completion from the conversation's model after the user agrees
+//! (sampling). Every question goes through the broker; a server that gets no answer hears
+//! `cancel` or a refusal, never silence.
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::super::broker::{Answer, Question};
+use super::super::events::{ChatEvent, Emit, SamplingOutcome};
+use super::super::turn::Turn;
+use super::super::ChatEngine;
+use crate::llm::{ChatRequest, GenOptions, Message, Role};
+use crate::mcp::{
+    CallEvent, ElicitationAction, ElicitationAnswer, Reply, SamplingAnswer, SamplingRequest,
+    ToolOutcome,
+};
+
+impl ChatEngine {
+    /// The call through the host; meanwhile its progress goes to the card and the server's
+    /// questions to the user (a form) or the model (sampling, after the user agrees).
+    pub(super) async fn run_with_events(
+        &self,
+        turn: &Turn,
+        id: i64,
+        name: &str,
+        args: Map<String, Value>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
+        let (events_tx, mut events_rx) = mpsc::unbounded_channel::<CallEvent>();
+        let during = async {
+            while let Some(ev) = events_rx.recv().await {
+                match ev {
+                    CallEvent::Progress(p) => emit(ChatEvent::ToolCallProgress {
+                        id,
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    }),
+                    CallEvent::Elicitation(e, reply) => {
+                        self.elicit(id, e, reply, emit, cancel).await
+                    }
+                    CallEvent::Sampling(s, reply) => {
+                        self.sample(id, &turn.model, s, reply, emit, cancel).await
+                    }
+                }
+            }
+        };
+        let call = self.tools.call_tool(name, args, cancel, Some(events_tx));
+        let (outcome, ()) = tokio::join!(call, during);
+        outcome
+    }
+
+    /// A server asks the user for input during call `call_id`: the question goes to the user
+    /// (a form on the card); the server hears the answer, or `cancel` when there is none.
+    pub(super) async fn elicit(
+        &self,
+        call_id: i64,
+        elicitation: crate::mcp::Elicitation,
+        reply: Reply<ElicitationAnswer>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) {
+        let announce = |question_id| {
+            emit(ChatEvent::ElicitationRequested {
+                call_id,
+                question_id,
+                elicitation: elicitation.clone(),
+            })
+        };
+        let question = Question::Elicitation {
+            call_id,
+            elicitation: elicitation.clone(),
+        };
+        let answer = match self.broker.ask(question, announce, cancel).await {
+            Some(Answer::Elicitation(a)) => a,
+            _ => ElicitationAnswer::of(ElicitationAction::Cancel),
+        };
+        reply.send(answer);
+    }
+
+    /// A server asks for a completion during call `call_id`: with the user's approval, the
+    /// conversation's model answers it (without tools); the server hears the reply or a refusal.
+    pub(super) async fn sample(
+        &self,
+        call_id: i64,
+        model: &str,
+        request: SamplingRequest,
+        reply: Reply<SamplingAnswer>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) {
+        let mut question_id = 0;
+        let announce = |id| {
+            question_id = id;
+            emit(ChatEvent::SamplingRequested {
+                call_id,
+                question_id: id,
+                request: request.clone(),
+            })
+        };
+        let question = Question::Sampling {
+            call_id,
+            request: request.clone(),
+        };
+        let approved = matches!(
+            self.broker.ask(question, announce, cancel).await,
+            Some(Answer::Sampling { approve: true })
+        );
+        let finished = |outcome, text: Option<String>, error: Option<String>| {
+            emit(ChatEvent::SamplingFinished {
+                call_id,
+                question_id,
+                outcome,
+                model: model.into(),
+                text,
+                error,
+            })
+        };
+        if !approved {
+            reply.send(SamplingAnswer::Refused(
+                "The user declined the sampling request.".into(),
+            ));
+            return finished(SamplingOutcome::Declined, None, None);
+        }
+        let mut messages = Vec::new();
+        if let Some(system) = request
+            .system_prompt
+            .as_ref()
+            .filter(|s| !s.trim().is_empty())
+        {
+            messages.push(Message::new(Role::System, system.clone()));
+        }
+        for m in &request.messages {
+            let role = if m.role == "assistant" {
+                Role::Assistant
+            } else {
+                Role::User
+            };
+            messages.push(Message::new(role, m.text.clone()));
+        }
+        let chat = ChatRequest {
+            model: model.to_string(),
+            messages,
+            tools: vec![],
+            options: GenOptions::default(),
+        };
+        match self.llm.chat(&chat, &mut |_| {}, cancel).await {
+            Ok(r) if !r.stopped => {
+                reply.send(SamplingAnswer::Reply {
+                    model: model.to_string(),
+                    text: r.content.clone(),
+                });
+                finished(SamplingOutcome::Answered, Some(r.content), None)
+            }
+            Ok(_) => {
+                reply.send(SamplingAnswer::Refused("Stopped by the user.".into()));
+                finished(SamplingOutcome::Declined, None, Some("stopped".into()))
+            }
+            Err(e) => {
+                let why = format!("The model could not answer: {e}");
+                reply.send(SamplingAnswer::Refused(why.clone()));
+                finished(SamplingOutcome::Failed, None, Some(why))
+            }
+        }
+    }
+}

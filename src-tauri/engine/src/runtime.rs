@@ -1,0 +1,234 @@
+//! [`Runtime`]: the one place the app's state lives, set up the same way for the window and the
+//! CLI. Changes to the MCP server config are in `mcp_config`.
+
+mod mcp_config;
+
+pub use mcp_config::McpConfigError;
+use mcp_config::McpState;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use crate::secrets::{self, SecretValue, Secrets};
+use crate::{chat, llm_client, mcp, paths, roots, settings, store, NO_LANDLOCK_FOR_TESTS};
+use crate::{ChatEngine, ChatOptions, LiveSettings, Settings};
+
+/// Where a [`Runtime`] keeps its files: the app's ([`Places::app`]), or a test's.
+#[derive(Debug, Clone)]
+pub struct Places {
+    pub settings: PathBuf,
+    pub mcp: PathBuf,
+    pub database: PathBuf,
+}
+
+impl Places {
+    pub fn app() -> Places {
+        Places {
+            settings: paths::settings_file(),
+            mcp: paths::mcp_config_file(),
+            database: paths::database_file(),
+        }
+    }
+}
+
+/// Everything a front end (the window or the CLI) needs, set up the same way for both, and the
+/// one place the app's state lives: settings, MCP config, servers, store, the questions waiting
+/// for the user.
+pub struct Runtime {
+    pub host: Arc<mcp::McpHost>,
+    pub store: store::Store,
+    /// Every question waiting for the user (approvals, elicitations, sampling).
+    pub broker: Arc<chat::Broker>,
+    pub settings: Arc<LiveSettings>,
+    /// What chat engines share between turns (calls under way, "allowed in this chat", models'
+    /// capabilities).
+    pub shared: Arc<chat::EngineShared>,
+    /// API keys, headers and secret environment values (the keyring, or the fallback file).
+    pub secrets: Secrets,
+    mcp: RwLock<McpState>,
+    mcp_file: PathBuf,
+    /// One change at a time to what refers to secrets (settings, MCP config): storing them is
+    /// asynchronous, and what is no longer referenced is removed after the change.
+    changing: tokio::sync::Mutex<()>,
+}
+
+impl Runtime {
+    /// Opens the store and reads the settings and MCP config (creating the defaults on first
+    /// run). Servers are not started yet: see [`Runtime::start_servers`]. Questions wait for
+    /// [`chat::Broker::answer`] unless `broker` answers them itself.
+    pub async fn open(
+        self_exe: PathBuf,
+        broker: Arc<chat::Broker>,
+    ) -> Result<Runtime, store::StoreError> {
+        Runtime::open_at(Places::app(), Secrets::for_app(), self_exe, broker).await
+    }
+
+    /// [`Runtime::open`] with its files at `places` and its secrets in `secrets`. Where secrets
+    /// go is found out in the background (the keyring is asked, with a timeout).
+    pub async fn open_at(
+        places: Places,
+        secrets: Secrets,
+        self_exe: PathBuf,
+        broker: Arc<chat::Broker>,
+    ) -> Result<Runtime, store::StoreError> {
+        let settings = LiveSettings::load(&places.settings);
+        let store = store::Store::open(&places.database).await?;
+        {
+            let secrets = secrets.clone();
+            tokio::spawn(async move { secrets.probe().await });
+        }
+        let mut opts = mcp::HostOptions::new(self_exe);
+        opts.secrets = secrets.clone();
+        opts.call_timeout = Duration::from_secs(settings.read(|s| s.tool_timeout_secs));
+        // for the window's tests: behave as on a kernel without Landlock (sandboxed servers wait
+        // for the user's agreement); it can only make the app stricter
+        if std::env::var_os(NO_LANDLOCK_FOR_TESTS).is_some() {
+            opts.landlock_abi = Some(0);
+        }
+        // tool definitions are pinned in the store: a changed one asks before it runs
+        opts.pins = Some(mcp::PinBook(Arc::new(store.clone())));
+        let host = mcp::McpHost::new(opts);
+        let mcp_file = places.mcp;
+        let mcp = match mcp::McpConfig::load_or_init(&mcp_file) {
+            Ok(config) => McpState {
+                config,
+                error: None,
+            },
+            Err(e) => McpState {
+                config: mcp::McpConfig::default(),
+                error: Some(e.to_string()),
+            },
+        };
+        Ok(Runtime {
+            host,
+            store,
+            broker,
+            settings,
+            shared: Default::default(),
+            secrets,
+            mcp: RwLock::new(mcp),
+            mcp_file,
+            changing: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// Starts the configured servers, on the login shell's PATH, with the roots from the
+    /// settings; waits until each is running or has failed.
+    pub async fn start_servers(&self) {
+        self.use_login_shell_path().await;
+        self.host.set_roots(roots(&self.settings.get())).await;
+        self.host.start_all(&self.mcp_config()).await;
+    }
+
+    /// Looks up the login shell's PATH once (at most 3 s) and runs MCP servers with it, so
+    /// npx/uvx servers work when the app was started from a desktop launcher.
+    async fn use_login_shell_path(&self) {
+        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        let login = tokio::task::spawn_blocking(move || {
+            mcp::login_shell_path(&shell, Duration::from_secs(3))
+        })
+        .await
+        .ok()
+        .flatten();
+        if login.is_none() {
+            tracing::info!("the login shell did not tell its PATH; using the inherited one");
+        }
+        self.host
+            .set_path(Some(mcp::merge_paths(login.as_deref(), &inherited)));
+    }
+
+    /// Validates, saves and applies new settings (the roots servers see, the tool timeout).
+    /// API keys go to the secret store: a new one (typed, or a plain one in the file) is stored
+    /// and its reference saved; `{"secret": …}` keeps the provider's key (the window never names
+    /// one); a key no provider refers to any more is removed from the store.
+    pub async fn save_settings(
+        &self,
+        mut next: Settings,
+    ) -> Result<Settings, settings::SettingsError> {
+        use settings::SettingsError;
+        let _one = self.changing.lock().await;
+        next.validate()?;
+        let before = self.settings.get();
+        for p in &mut next.providers {
+            let old = before
+                .providers
+                .iter()
+                .find(|o| o.id == p.id)
+                .and_then(|o| o.api_key.clone());
+            if let Some(k) = &mut p.api_key {
+                let name = format!("API key of {}", p.name);
+                secrets::adopt(&self.secrets, [(name, k)], |_| old.clone(), false)
+                    .await
+                    .map_err(SettingsError::Secret)?;
+            }
+            if p.api_key
+                .as_ref()
+                .and_then(SecretValue::plain)
+                .is_some_and(|k| k.trim().is_empty())
+            {
+                p.api_key = None;
+            }
+        }
+        let mut created = Vec::new();
+        for p in &mut next.providers {
+            if let Some(k) = &mut p.api_key {
+                let label = format!("Switchboard: API key of {}", p.name);
+                if let Err(e) = self.secrets.seal(k, true, &label, &mut created).await {
+                    self.secrets.forget(created).await;
+                    return Err(SettingsError::Secret(e));
+                }
+            }
+        }
+        let referenced = self.secret_references();
+        let saved = match self.settings.update(|s| *s = next) {
+            Ok(s) => s,
+            Err(e) => {
+                self.secrets.forget(created).await;
+                return Err(e);
+            }
+        };
+        self.forget_unreferenced(referenced).await;
+        self.host
+            .set_call_timeout(Duration::from_secs(saved.tool_timeout_secs));
+        // running servers hear about changed roots (roots/list_changed)
+        self.host.set_roots(roots(&saved)).await;
+        Ok(saved)
+    }
+
+    pub fn mcp_config(&self) -> mcp::McpConfig {
+        self.mcp.read().unwrap().config.clone()
+    }
+
+    /// Every reference to a stored secret the settings and the MCP config hold.
+    fn secret_references(&self) -> BTreeSet<String> {
+        let mut all = self.settings.read(|s| s.secret_references());
+        all.extend(self.mcp.read().unwrap().config.secret_references());
+        all
+    }
+
+    /// Removes from the store what was referenced before a change (`before`) and is not now.
+    async fn forget_unreferenced(&self, before: BTreeSet<String>) {
+        let now = self.secret_references();
+        self.secrets
+            .forget(before.difference(&now).cloned().collect::<Vec<_>>())
+            .await;
+    }
+
+    /// A chat engine talking to `provider` (an id from the settings; `None`: the default Ollama),
+    /// with the settings as they are now.
+    pub fn chat_engine(&self, provider: Option<&str>) -> ChatEngine {
+        let settings = self.settings.get();
+        ChatEngine {
+            llm: llm_client(&settings.provider(provider), &self.secrets),
+            tools: self.host.clone(),
+            store: self.store.clone(),
+            options: ChatOptions::from_settings(&settings),
+            broker: self.broker.clone(),
+            settings: self.settings.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+}

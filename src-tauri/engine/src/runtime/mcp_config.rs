@@ -1,0 +1,350 @@
+//! Changes to the MCP server config through the [`Runtime`]: add, replace, copy, delete,
+//! enable, import; each validated, its secrets stored or forgotten, saved, and the standing
+//! approvals of a server that is gone or changed dropped.
+
+use super::Runtime;
+use crate::secrets::{self, SecretError, SecretValue, Secrets};
+use crate::{chat, mcp, settings};
+
+/// The MCP server config as last read or saved, and why it could not be read (then the app runs
+/// with no servers, says why, and never overwrites the file).
+pub(super) struct McpState {
+    pub(super) config: mcp::McpConfig,
+    pub(super) error: Option<String>,
+}
+
+/// Why the MCP config could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpConfigError {
+    #[error("could not save {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    /// The file could not be read at start; it is left alone until the user fixes it.
+    #[error("{0}")]
+    Unreadable(String),
+    /// A server's settings are not valid; `field` names the form field.
+    #[error("{message}")]
+    Invalid { field: String, message: String },
+    #[error("There is no server named \"{0}\" any more.")]
+    NoServer(String),
+    /// A secret could not be stored, read or kept.
+    #[error("{0}")]
+    Secret(#[from] SecretError),
+}
+
+impl Runtime {
+    /// Adds a server, or replaces `original` (which may be renamed: its secrets stay its own).
+    /// `copy_of`: the server it duplicates; its secrets are copied (so that deleting one never
+    /// breaks the other). In `server`, `{"secret": …}` keeps the value the field has in
+    /// `original` (or `copy_of`); `{"newSecret": …}` is a value to keep secret. Validated,
+    /// saved, and returned for [`mcp::McpHost::apply_config`].
+    pub async fn save_server(
+        &self,
+        original: Option<&str>,
+        copy_of: Option<&str>,
+        name: &str,
+        mut server: mcp::ServerConfig,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let current = self.mcp_config_for_change()?;
+        if let Some(o) = original {
+            if !current.servers.contains_key(o) {
+                return Err(McpConfigError::NoServer(o.to_string()));
+            }
+        }
+        let others: Vec<String> = current
+            .servers
+            .keys()
+            .filter(|k| Some(k.as_str()) != original)
+            .cloned()
+            .collect();
+        mcp::validate_server(name, &server, &others).map_err(|e| McpConfigError::Invalid {
+            field: e.field.into(),
+            message: e.message,
+        })?;
+        let source = original.or(copy_of).and_then(|n| current.servers.get(n));
+        adopt_server(&self.secrets, &mut server, source, original.is_none()).await?;
+        let mut next = current;
+        if let Some(o) = original {
+            next.servers.remove(o);
+        }
+        next.servers.insert(name.to_string(), server);
+        self.commit_mcp(next).await
+    }
+
+    /// Removes a server, and its secrets from the store.
+    pub async fn delete_server(&self, name: &str) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        next.servers.remove(name);
+        self.commit_mcp(next).await
+    }
+
+    /// Turns a server on or off.
+    pub async fn set_server_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        let Some(s) = next.servers.get_mut(name) else {
+            return Err(McpConfigError::NoServer(name.to_string()));
+        };
+        s.disabled = !enabled;
+        self.commit_mcp(next).await
+    }
+
+    /// Adds the chosen servers of an import (all or nothing), turned off and not trusted: a
+    /// server from someone else's config runs only after the user says so a second time. Their
+    /// headers, and environment values whose names say they are secret (keys, tokens,
+    /// passwords), go to the secret store. Returns the config and how many were added.
+    pub async fn import_servers(
+        &self,
+        choices: Vec<mcp::import::ImportChoice>,
+    ) -> Result<(mcp::McpConfig, usize), McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        let n = choices.len();
+        for c in choices {
+            let others: Vec<String> = next
+                .servers
+                .keys()
+                .filter(|k| !(c.replace && k.eq_ignore_ascii_case(&c.name)))
+                .cloned()
+                .collect();
+            mcp::validate_server(&c.name, &c.server, &others).map_err(|e| {
+                McpConfigError::Invalid {
+                    field: c.name.clone(),
+                    message: format!("{}: {}", c.name, e.message),
+                }
+            })?;
+            if c.replace {
+                next.servers.retain(|k, _| !k.eq_ignore_ascii_case(&c.name));
+            }
+            // whatever the window sent: off, and its annotations not believed, until the user says
+            let mut server = mcp::ServerConfig {
+                disabled: true,
+                trusted: Some(false),
+                ..c.server
+            };
+            // nothing of this user's can be kept for a server that was not theirs
+            adopt_server(&self.secrets, &mut server, None, true).await?;
+            for (k, v) in server.env.iter_mut() {
+                if let SecretValue::Plain(p) = v {
+                    if secrets::looks_secret(k) {
+                        *v = SecretValue::New(std::mem::take(p));
+                    }
+                }
+            }
+            next.servers.insert(c.name, server);
+        }
+        Ok((self.commit_mcp(next).await?, n))
+    }
+
+    /// The MCP config as the window gets it: secrets replaced by where they are kept.
+    pub fn mcp_config_view(&self) -> mcp::McpConfig {
+        self.mcp_config().redacted()
+    }
+
+    /// The config in the Claude Desktop shape, secrets left out.
+    pub fn export_mcp_config(&self) -> String {
+        mcp::import::export(&self.mcp_config())
+    }
+
+    fn mcp_config_for_change(&self) -> Result<mcp::McpConfig, McpConfigError> {
+        let state = self.mcp.read().unwrap();
+        match &state.error {
+            Some(e) => Err(McpConfigError::Unreadable(e.clone())),
+            None => Ok(state.config.clone()),
+        }
+    }
+
+    /// Saves `next` as the MCP config: every value to keep secret stored first (new ones, and
+    /// plain headers typed into the file by hand), the file written, then what no server refers
+    /// to any more removed from the store. Nothing stored is left behind when the file cannot
+    /// be written.
+    async fn commit_mcp(&self, mut next: mcp::McpConfig) -> Result<mcp::McpConfig, McpConfigError> {
+        let mut created = Vec::new();
+        for (name, server) in next.servers.iter_mut() {
+            for (field, v) in server.secret_fields_mut() {
+                let label = format!(
+                    "Switchboard: {} of the MCP server “{name}”",
+                    field.describe()
+                );
+                if let Err(e) = self
+                    .secrets
+                    .seal(v, field.always_secret(), &label, &mut created)
+                    .await
+                {
+                    self.secrets.forget(created).await;
+                    return Err(e.into());
+                }
+            }
+        }
+        let referenced = self.secret_references();
+        match self.update_mcp_config(|c| *c = next) {
+            Ok(saved) => {
+                self.forget_unreferenced(referenced).await;
+                Ok(saved)
+            }
+            Err(e) => {
+                self.secrets.forget(created).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Why `mcp.json` could not be read at start, if it could not.
+    pub fn mcp_config_error(&self) -> Option<String> {
+        self.mcp.read().unwrap().error.clone()
+    }
+
+    /// Changes the MCP config with `change` and saves it (the file's other keys kept); returns the
+    /// new config, for [`mcp::McpHost::apply_config`]. A config that could not be read at start is
+    /// never overwritten.
+    pub fn update_mcp_config(
+        &self,
+        change: impl FnOnce(&mut mcp::McpConfig),
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let mut state = self.mcp.write().unwrap();
+        if let Some(e) = &state.error {
+            return Err(McpConfigError::Unreadable(e.clone()));
+        }
+        let mut next = state.config.clone();
+        change(&mut next);
+        next.save(&self.mcp_file)
+            .map_err(|source| McpConfigError::Write {
+                path: self.mcp_file.display().to_string(),
+                source,
+            })?;
+        forget_standing_approvals(&self.settings, &self.shared, &state.config, &next);
+        state.config = next.clone();
+        Ok(next)
+    }
+}
+
+/// Puts the values a server's secret fields keep in the place of the window's "keep" markers:
+/// from `source` (the server it was, or the one it copies: `copy`), see [`secrets::adopt`].
+async fn adopt_server(
+    secrets: &Secrets,
+    server: &mut mcp::ServerConfig,
+    source: Option<&mcp::ServerConfig>,
+    copy: bool,
+) -> Result<(), SecretError> {
+    let fields = server
+        .secret_fields_mut()
+        .map(|(f, v)| (f.describe(), v))
+        .collect::<Vec<_>>();
+    let lookup = |name: &str| {
+        source.and_then(|s| {
+            s.secret_fields()
+                .find(|(f, _)| f.describe() == name)
+                .map(|(_, v)| v.clone())
+        })
+    };
+    secrets::adopt(secrets, fields, lookup, copy).await
+}
+
+/// Standing approvals ("always allow", "allow in this chat") of a server that was deleted or is now
+/// another program or URL are dropped: they were given to what it was. (Bound ones would no
+/// longer hold anyway; this also drops hand-written ones under its name, and keeps the file tidy.)
+fn forget_standing_approvals(
+    settings: &settings::LiveSettings,
+    shared: &chat::EngineShared,
+    before: &mcp::McpConfig,
+    after: &mcp::McpConfig,
+) {
+    let gone: Vec<&String> = before
+        .servers
+        .iter()
+        .filter(|(name, old)| {
+            after
+                .servers
+                .get(*name)
+                .is_none_or(|new| new.identity() != old.identity())
+        })
+        .map(|(name, _)| name)
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let identities: std::collections::HashSet<String> =
+        after.servers.values().map(|c| c.identity()).collect();
+    let prefixes: Vec<String> = gone.iter().map(|n| mcp::names::prefix(n)).collect();
+    let ours = |tool: &str| prefixes.iter().any(|p| tool.starts_with(p.as_str()));
+    let stale = |tool: &str, entry: &chat::approval::PolicyEntry| match entry {
+        chat::approval::PolicyEntry::Bound { server, .. } => !identities.contains(server),
+        chat::approval::PolicyEntry::Plain(_) => ours(tool),
+    };
+    if settings.read(|s| s.tool_policies.iter().any(|(k, e)| stale(k, e))) {
+        if let Err(e) = settings.update(|s| s.tool_policies.retain(|k, e| !stale(k, e))) {
+            tracing::warn!("could not drop the approvals of removed or changed servers: {e}");
+        }
+    }
+    shared
+        .allowed_in_conversation
+        .lock()
+        .unwrap()
+        .retain(|(_, _, identity)| identities.contains(identity));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chat::approval::{Policy, PolicyEntry};
+    use crate::{LiveSettings, Settings};
+    use mcp::{McpConfig, ServerConfig};
+
+    #[test]
+    fn approvals_of_a_deleted_or_replaced_server_are_dropped_the_others_kept() {
+        let weather = ServerConfig::new("python3", &["weather.py"]);
+        let notes = ServerConfig::new("node", &["notes.js"]);
+        let mut before = McpConfig::default();
+        before.servers.insert("weather".into(), weather.clone());
+        before.servers.insert("notes".into(), notes.clone());
+        before
+            .servers
+            .insert("gone".into(), ServerConfig::new("x", &[]));
+        let bound = |c: &ServerConfig| PolicyEntry::Bound {
+            policy: Policy::Allow,
+            server: c.identity(),
+        };
+        let mut s = Settings::default();
+        s.tool_policies
+            .insert("weather__now".into(), bound(&weather));
+        s.tool_policies
+            .insert("weather__hand".into(), PolicyEntry::Plain(Policy::Allow));
+        s.tool_policies.insert("notes__add".into(), bound(&notes));
+        s.tool_policies
+            .insert("gone__t".into(), PolicyEntry::Plain(Policy::Deny));
+        let settings = LiveSettings::in_memory(s);
+        let shared = chat::EngineShared::default();
+        shared.allowed_in_conversation.lock().unwrap().extend([
+            (1, "weather__now".to_string(), weather.identity()),
+            (1, "notes__add".to_string(), notes.identity()),
+        ]);
+        // "weather" is now another program; "gone" is deleted; "notes" is as it was (its env
+        // changed, which does not make it another server)
+        let mut after = McpConfig::default();
+        after
+            .servers
+            .insert("weather".into(), ServerConfig::new("python3", &["evil.py"]));
+        let mut notes2 = notes.clone();
+        notes2.env.insert("K".into(), "v".into());
+        after.servers.insert("notes".into(), notes2);
+        forget_standing_approvals(&settings, &shared, &before, &after);
+        let kept: Vec<String> = settings.read(|s| s.tool_policies.keys().cloned().collect());
+        assert_eq!(kept, vec!["notes__add".to_string()]);
+        let chat: Vec<String> = shared
+            .allowed_in_conversation
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|k| k.1.clone())
+            .collect();
+        assert_eq!(chat, vec!["notes__add".to_string()]);
+    }
+}
