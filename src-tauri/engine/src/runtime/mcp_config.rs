@@ -294,8 +294,8 @@ fn forget_standing_approvals(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chat::approval::{Policy, PolicyEntry};
     use crate::{LiveSettings, Settings};
+    use chat::approval::{Policy, PolicyEntry};
     use mcp::{McpConfig, ServerConfig};
 
     #[test]

@@ -27,9 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 mod check;
 
-use check::*;
 use crate::support::fake_ollama::{FakeOllama, Sse};
 use crate::support::{builtin_bin, fixture, free_port, Background};
+use check::*;
 
 /// Set by an outer test for its child: which case the inner test runs.
 const CASE: &str = "SWITCHBOARD_TEST_SECRETS_CASE";

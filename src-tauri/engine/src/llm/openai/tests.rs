@@ -50,8 +50,7 @@ fn reasoning_errors_bad_arguments_and_cut_streams() {
         json!("{broken"),
         "kept as text for the loop to report"
     );
-    let (r, _) =
-        feed(&[r#"data: {"error":{"message":"model crashed","type":"server_error"}}"#]);
+    let (r, _) = feed(&[r#"data: {"error":{"message":"model crashed","type":"server_error"}}"#]);
     assert!(matches!(r, Err(LlmError::Stream(m)) if m == "model crashed"));
     let (r, _) = feed(&[r#"data: {"choices":[{"delta":{"content":"half"}}]}"#]);
     assert!(

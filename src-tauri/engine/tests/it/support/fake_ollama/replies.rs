@@ -237,7 +237,6 @@ pub fn model_not_found(model: &str) -> Reply {
     )
 }
 
-
 /// A model that makes one tool call when the user speaks, and once it has the result answers
 /// `prefix` followed by the result.
 pub fn call_then_say(
