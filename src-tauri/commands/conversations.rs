@@ -1,7 +1,7 @@
 //! The conversation library: list, open, search, rename, pin, delete (undoable), duplicate,
 //! branches, export and import, per-conversation settings, the debug record.
 
-use switchboard_engine::chat::view::{conversation_view, ConversationView};
+use switchboard_engine::chat::view::{conversation_page, ConversationView, PAGE};
 use switchboard_engine::store::debug::LlmCallRecord;
 use switchboard_engine::store::exchange::{self, ExportedConversation};
 use switchboard_engine::store::search::SearchHit;
@@ -21,10 +21,22 @@ pub async fn list_conversations(state: State<'_, AppState>) -> CmdResult<Vec<Con
     Ok(state.runtime.store.list_conversations().await?)
 }
 
+/// A conversation as the window shows it: its last page of items (`all`: every item).
 #[tauri::command]
-pub async fn load_conversation(state: State<'_, AppState>, id: i64) -> CmdResult<ConversationView> {
-    Ok(conversation_view(
+pub async fn load_conversation(
+    state: State<'_, AppState>,
+    id: i64,
+    all: Option<bool>,
+) -> CmdResult<ConversationView> {
+    let page = if all.unwrap_or(false) {
+        usize::MAX
+    } else {
+        PAGE
+    };
+    Ok(conversation_page(
         &state.runtime.store.conversation(id).await?,
+        None,
+        page,
     ))
 }
 
@@ -94,16 +106,23 @@ pub async fn show_branch(
     step: Option<i64>,
 ) -> CmdResult<ConversationView> {
     let store = &state.runtime.store;
-    match step.unwrap_or(0) {
+    let focus = match step.unwrap_or(0) {
         // a search hit: its branch, unless it is shown already
-        0 => store.reveal(id, message_id).await?,
+        0 => {
+            store.reveal(id, message_id).await?;
+            message_id
+        }
         step => {
             let target = store.sibling(message_id, step).await?;
-            store.show_branch(id, target).await?
+            store.show_branch(id, target).await?;
+            target
         }
-    }
-    Ok(conversation_view(
+    };
+    // the page reaches back to the message shown, however early it is
+    Ok(conversation_page(
         &state.runtime.store.conversation(id).await?,
+        Some(focus),
+        PAGE,
     ))
 }
 

@@ -18,6 +18,7 @@ mod hostile;
 mod import;
 mod library;
 mod links;
+mod long_conversation;
 mod models;
 mod research;
 mod servers;

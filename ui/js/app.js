@@ -43,6 +43,7 @@ const chat = new ChatView($('#messages'), {
   onBranch: (id, step) => switchBranch(id, step),
   onResume: (how) => resume(how),
   onChatSettings: () => $('#chat-settings-button').click(),
+  onShowEarlier: () => showEarlier(),
 });
 const composer = new ComposerView(
   { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },
@@ -265,6 +266,19 @@ async function switchBranch(messageId, step) {
     chat.reveal(messageId);
   } catch (err) {
     showBanner('Could not show that version.', err?.message ?? String(err));
+  }
+}
+
+/** The whole of a long conversation, from its start. */
+async function showEarlier() {
+  const id = state.conversationId;
+  try {
+    const view = await ipc.loadConversation(id, true);
+    if (state.conversationId !== id) return;
+    chat.renderConversation(view);
+    $('#messages').scrollTop = 0;
+  } catch (err) {
+    showBanner('Could not show the earlier messages.', err?.message ?? String(err));
   }
 }
 

@@ -116,7 +116,11 @@ export function pullModel(name, onProgress) {
 }
 export const cancelPull = (name) => call('cancel_pull', { name });
 export const deleteModel = (name) => call('delete_model', { name });
-export const loadConversation = (id) => call('load_conversation', { id });
+/**
+ * { summary, items, toolChoice, settings, earlier }: the last page of items (`all`: every one);
+ * `earlier` items come before them and were not sent.
+ */
+export const loadConversation = (id, all = false) => call('load_conversation', { id, all });
 /** choice = { disabledServers: [name], disabledTools: ['server/tool'] } */
 export const setConversationTools = (id, choice) => call('set_conversation_tools', { id, choice });
 /** onChange(ServerView[]) now and after every change of any server (status, tools, log). */

@@ -4,16 +4,15 @@ import { splitAttachments } from './composer.js';
 import { ToolCards } from './cards.js';
 import { messageStatusText, noticeText } from './words.js';
 
-/** Items shown when a conversation opens; the rest behind "Show earlier messages". */
-const PAGE = 300;
-
 export class ChatView {
   /**
    * actions: onLink(href, words), onExample(text), onCancelCall(id), onEdit(messageId, text),
-   * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp')
+   * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp'),
+   * onShowEarlier() (the items of a long conversation before those sent)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume, onChatSettings }) {
+  constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier }) {
     this.root = root;
+    this.onShowEarlier = onShowEarlier;
     this.onChatSettings = onChatSettings;
     this.onLink = onLink;
     this.onCancelCall = onCancelCall;
@@ -63,19 +62,20 @@ export class ChatView {
     if (force || nearEnd) r.scrollTop = r.scrollHeight;
   }
 
-  /** Renders a stored conversation (the view model from load_conversation). */
-  renderConversation(view, all = false) {
+  /**
+   * Renders a stored conversation (the view model from load_conversation). A very long one
+   * opens at its end: the engine sends its last page, and the earlier items on request.
+   */
+  renderConversation(view) {
     this.clear();
     if (view.summary.imported) this.root.append(importedNote(view, this.onChatSettings));
     const last = view.items[view.items.length - 1];
-    // a very long conversation opens at its end; earlier items come on request
-    const items = all || view.items.length <= PAGE ? view.items : view.items.slice(-PAGE);
-    if (items.length < view.items.length) {
+    if (view.earlier > 0) {
       this.root.append(el('button', { type: 'button', class: 'btn earlier', dataset: { action: 'earlier' },
-        onclick: () => { this.renderConversation(view, true); this.root.scrollTop = 0; } },
-      `Show ${view.items.length - items.length} earlier messages`));
+        onclick: (e) => { e.currentTarget.disabled = true; this.onShowEarlier(); } },
+      `Show ${view.earlier} earlier messages`));
     }
-    for (const item of items) {
+    for (const item of view.items) {
       if (item.kind === 'message') {
         const b = this.addMessage(item.id, item.role, item.status, item);
         if (item.role === 'assistant') {

@@ -1,6 +1,8 @@
 //! View models: what a UI shows of a stored conversation. Tool results are shown on their
 //! tool-call cards, so `tool` messages are not items of their own.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -58,7 +60,12 @@ pub struct ConversationView {
     pub items: Vec<Item>,
     pub tool_choice: ToolChoice,
     pub settings: crate::store::ConversationSettings,
+    /// How many items come before `items` and were not sent (the window offers to show them).
+    pub earlier: usize,
 }
+
+/// How many items a conversation opens with; the earlier ones are sent when the user asks.
+pub const PAGE: usize = 300;
 
 fn card(t: &StoredToolCall) -> Item {
     Item::ToolCall {
@@ -79,7 +86,19 @@ fn card(t: &StoredToolCall) -> Item {
     }
 }
 
+/// The whole conversation as the window shows it.
 pub fn conversation_view(c: &Conversation) -> ConversationView {
+    conversation_page(c, None, usize::MAX)
+}
+
+/// The last `page` items of the conversation, reaching further back to `focus` (a message, for
+/// a search hit) when it is earlier. Markdown is rendered only for the items sent: opening a
+/// 10,000-message conversation renders its last page, not every reply in it.
+pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> ConversationView {
+    let mut cards: HashMap<i64, Vec<&StoredToolCall>> = HashMap::new();
+    for t in &c.tool_calls {
+        cards.entry(t.message_id).or_default().push(t);
+    }
     let mut items = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
     let mut last_user = None;
     for m in &c.messages {
@@ -135,26 +154,190 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
                         role: m.role,
                         status: m.status,
                         content: m.content.clone(),
-                        html: Some(markdown::render(&m.content)),
+                        // rendered below, for the items sent
+                        html: None,
                         thinking,
                         sibling_index: m.sibling_index,
                         sibling_count: m.sibling_count,
                         reply_to: last_user,
                     });
                 }
-                items.extend(
-                    c.tool_calls
-                        .iter()
-                        .filter(|t| t.message_id == m.id)
-                        .map(card),
-                );
+                items.extend(cards.get(&m.id).into_iter().flatten().map(|t| card(t)));
             }
+        }
+    }
+    let mut start = items.len().saturating_sub(page);
+    // a tool's result is shown on the card of the call
+    let focus = focus.map(|f| {
+        c.tool_calls
+            .iter()
+            .find(|t| t.result_message_id == Some(f))
+            .map_or(f, |t| t.message_id)
+    });
+    if let Some(f) = focus {
+        if let Some(i) = items.iter().position(|item| match item {
+            Item::Message { id, .. } => *id == f,
+            Item::ToolCall { message_id, .. } => *message_id == f,
+            Item::Notice { id, .. } => *id == f,
+        }) {
+            start = start.min(i);
+        }
+    }
+    let mut items = items.split_off(start);
+    for item in &mut items {
+        if let Item::Message {
+            role: Role::Assistant,
+            content,
+            html,
+            ..
+        } = item
+        {
+            *html = Some(markdown::render(content));
         }
     }
     ConversationView {
         summary: c.summary.clone(),
+        earlier: start,
         items,
         tool_choice: c.tool_choice.clone(),
         settings: c.settings.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::exchange::{ExportedConversation, ExportedMessage, ExportedToolCall};
+    use crate::store::Store;
+
+    /// `n` turns: a question, an answer that calls a tool (its card), the tool's result, a reply.
+    async fn conversation(n: i64) -> Conversation {
+        let mut messages = Vec::new();
+        let mut tool_calls = Vec::new();
+        let mut id = 0;
+        let mut msg = |role, content: String, calls: Vec<crate::llm::ToolCall>, call_id| {
+            id += 1;
+            messages.push(ExportedMessage {
+                id,
+                parent: (id > 1).then(|| id - 1),
+                role,
+                content,
+                thinking: None,
+                tool_calls: calls,
+                tool_name: None,
+                tool_call_id: call_id,
+                status: MessageStatus::Complete,
+                notice: None,
+                created_at: id,
+            });
+            id
+        };
+        for t in 0..n {
+            msg(Role::User, format!("question {t}"), vec![], None);
+            let call = crate::llm::ToolCall {
+                id: Some(format!("c{t}")),
+                name: "calc__add".into(),
+                arguments: serde_json::json!({"a": t}),
+                written: None,
+            };
+            let asked = msg(Role::Assistant, String::new(), vec![call], None);
+            let result = msg(Role::Tool, format!("{t}"), vec![], Some(format!("c{t}")));
+            msg(Role::Assistant, format!("answer *{t}*"), vec![], None);
+            tool_calls.push(ExportedToolCall {
+                message: asked,
+                result_message: Some(result),
+                call_id: Some(format!("c{t}")),
+                name: "calc__add".into(),
+                server: "calc".into(),
+                tool: "add".into(),
+                arguments: serde_json::json!({"a": t}),
+                result: Some(format!("{t}")),
+                result_raw: None,
+                is_error: false,
+                status: ToolCallStatus::Done,
+                started_at: 0,
+                duration_ms: Some(1),
+                approval: None,
+                arguments_edited: false,
+                written: None,
+            });
+        }
+        let doc = ExportedConversation {
+            format: crate::store::exchange::FORMAT.into(),
+            version: crate::store::exchange::VERSION,
+            title: "t".into(),
+            model: "m".into(),
+            created_at: 0,
+            updated_at: 0,
+            pinned: false,
+            tool_choice: Default::default(),
+            settings: Default::default(),
+            leaf: Some(n * 4),
+            messages,
+            tool_calls,
+        };
+        let s = Store::open_in_memory().await.unwrap();
+        let id = s.import_json(&doc, None).await.unwrap();
+        s.conversation(id).await.unwrap()
+    }
+
+    fn html_of(item: &Item) -> Option<&str> {
+        match item {
+            Item::Message { html, .. } => html.as_deref(),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_page_is_the_last_items_with_their_cards_rendered_and_reaches_back_to_a_focus() {
+        let c = conversation(100).await;
+        // per turn: the question, the card, the reply (the message that only asked has no bubble)
+        let all = conversation_view(&c);
+        assert_eq!(all.items.len(), 300);
+        assert_eq!(all.earlier, 0);
+        let page = conversation_page(&c, None, 30);
+        assert_eq!(page.earlier, 270);
+        assert_eq!(page.items.len(), 30);
+        // the same items as the whole view's end, Markdown rendered the same
+        for (a, b) in page.items.iter().zip(&all.items[270..]) {
+            assert_eq!(
+                serde_json::to_value(a).unwrap(),
+                serde_json::to_value(b).unwrap()
+            );
+        }
+        assert_eq!(
+            html_of(&page.items[29]),
+            Some("<p>answer <em>99</em></p>\n")
+        );
+        assert!(matches!(&page.items[1], Item::ToolCall { result: Some(r), .. } if r == "90"));
+        // a focus before the page: the page starts at it (the question of turn 5)
+        let q5 = c
+            .messages
+            .iter()
+            .find(|m| m.content == "question 5")
+            .unwrap()
+            .id;
+        let reached = conversation_page(&c, Some(q5), 30);
+        assert_eq!(reached.earlier, 15);
+        assert!(matches!(&reached.items[0], Item::Message { id, .. } if *id == q5));
+        assert_eq!(reached.items.len(), 285);
+        // a focus on the message that only asked for a tool: its card starts the page
+        let asked = c.tool_calls[3].message_id;
+        let at_card = conversation_page(&c, Some(asked), 30);
+        assert!(
+            matches!(&at_card.items[0], Item::ToolCall { message_id, .. } if *message_id == asked)
+        );
+        // a focus on a tool's result: the card of its call
+        let result = c.tool_calls[3].result_message_id.unwrap();
+        let at_result = conversation_page(&c, Some(result), 30);
+        assert!(
+            matches!(&at_result.items[0], Item::ToolCall { message_id, .. } if *message_id == asked)
+        );
+        // a focus inside the page, or one not in it at all, changes nothing
+        assert_eq!(
+            conversation_page(&c, Some(c.messages.last().unwrap().id), 30).earlier,
+            270
+        );
+        assert_eq!(conversation_page(&c, Some(-1), 30).earlier, 270);
     }
 }
