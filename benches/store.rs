@@ -130,19 +130,7 @@ fn conversation(r: &mut Rng, words: &[String], n: usize, title: String) -> Expor
 }
 
 fn msg(id: i64, parent: Option<i64>, role: Role, content: String) -> ExportedMessage {
-    ExportedMessage {
-        id,
-        parent,
-        role,
-        content,
-        thinking: None,
-        tool_calls: vec![],
-        tool_name: None,
-        tool_call_id: None,
-        status: MessageStatus::Complete,
-        notice: None,
-        created_at: 0,
-    }
+    ExportedMessage::text(id, parent, role, content)
 }
 
 /// The database (built on first use) and the id of the long conversation.

@@ -287,6 +287,15 @@ pub fn app_home() -> (tempfile::TempDir, PathBuf) {
     (home, config_dir)
 }
 
+/// The conversation store the app started in `home` will open, to fill before it starts.
+pub async fn app_store(home: &std::path::Path) -> switchboard_engine::store::Store {
+    let db = home
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("conversations.sqlite3");
+    switchboard_engine::store::Store::open(&db).await.unwrap()
+}
+
 /// A fresh app home with these settings and server-everything as its only MCP server; the app
 /// launched and its server running.
 pub async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {

@@ -173,24 +173,11 @@ async fn assert_markdown_shown(c: &Client, body_css: &str, markdown: &str, n: us
 
 /// The library as the app finds it: one conversation per payload, titled with it.
 async fn library(home: &Path, payloads: &[String]) {
-    let db = home
-        .join("data")
-        .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("conversations.sqlite3");
-    let store = switchboard_engine::store::Store::open(&db).await.unwrap();
+    let store = app_store(home).await;
     for (i, p) in payloads.iter().enumerate() {
         let m = |id: i64, role, content: &str| ExportedMessage {
-            id,
-            parent: (id > 1).then(|| id - 1),
-            role,
-            content: content.into(),
-            thinking: None,
-            tool_calls: vec![],
-            tool_name: None,
-            tool_call_id: None,
-            status: MessageStatus::Complete,
-            notice: None,
             created_at: i as i64,
+            ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
         };
         let doc = ExportedConversation {
             format: FORMAT.into(),

@@ -205,30 +205,16 @@ async fn a_conversation_is_exported_to_a_markdown_file_with_its_tool_calls() {
 async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_page() {
     let (home, _config) = app_home();
     // the library, written before the app starts: 10,000 conversations, "chat 9999" the newest
-    let db = home
-        .path()
-        .join("data")
-        .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("conversations.sqlite3");
     {
         use switchboard_engine::store::exchange::{
             ExportedConversation, ExportedMessage, FORMAT, VERSION,
         };
-        let store = switchboard_engine::store::Store::open(&db).await.unwrap();
+        let store = app_store(home.path()).await;
         let t = Instant::now();
         for i in 0..10_000i64 {
             let m = |id: i64, role, content: String| ExportedMessage {
-                id,
-                parent: (id > 1).then(|| id - 1),
-                role,
-                content,
-                thinking: None,
-                tool_calls: vec![],
-                tool_name: None,
-                tool_call_id: None,
-                status: switchboard_engine::store::MessageStatus::Complete,
-                notice: None,
                 created_at: i,
+                ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
             };
             let doc = ExportedConversation {
                 format: FORMAT.into(),

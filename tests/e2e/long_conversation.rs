@@ -4,33 +4,22 @@
 use fantoccini::Locator;
 use switchboard_engine::llm::Role;
 use switchboard_engine::store::exchange::{ExportedConversation, ExportedMessage, FORMAT, VERSION};
-use switchboard_engine::store::MessageStatus;
 
 use crate::app::*;
 
 /// 500 questions and 500 answers; the third message holds a word found nowhere else.
 fn long_conversation() -> ExportedConversation {
     let messages = (1..=1000i64)
-        .map(|id| ExportedMessage {
-            id,
-            parent: (id > 1).then(|| id - 1),
-            role: if id % 2 == 1 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            content: match id {
-                3 => "question with quetzalcoatl in it".to_string(),
-                _ if id % 2 == 1 => format!("question {id}"),
-                _ => format!("answer **{id}**"),
-            },
-            thinking: None,
-            tool_calls: vec![],
-            tool_name: None,
-            tool_call_id: None,
-            status: MessageStatus::Complete,
-            notice: None,
-            created_at: id,
+        .map(|id| {
+            let (role, content) = match id {
+                3 => (Role::User, "question with quetzalcoatl in it".to_string()),
+                _ if id % 2 == 1 => (Role::User, format!("question {id}")),
+                _ => (Role::Assistant, format!("answer **{id}**")),
+            };
+            ExportedMessage {
+                created_at: id,
+                ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
+            }
         })
         .collect();
     ExportedConversation {
@@ -53,13 +42,8 @@ fn long_conversation() -> ExportedConversation {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_long_conversation_opens_at_its_last_page_and_shows_the_rest_on_request() {
     let (home, _config) = app_home();
-    let db = home
-        .path()
-        .join("data")
-        .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("conversations.sqlite3");
     {
-        let store = switchboard_engine::store::Store::open(&db).await.unwrap();
+        let store = app_store(home.path()).await;
         let id = store.import_json(&long_conversation(), None).await.unwrap();
         store.mark_continued(id).await.unwrap();
     }

@@ -218,17 +218,10 @@ mod tests {
         let mut msg = |role, content: String, calls: Vec<crate::llm::ToolCall>, call_id| {
             id += 1;
             messages.push(ExportedMessage {
-                id,
-                parent: (id > 1).then(|| id - 1),
-                role,
-                content,
-                thinking: None,
                 tool_calls: calls,
-                tool_name: None,
                 tool_call_id: call_id,
-                status: MessageStatus::Complete,
-                notice: None,
                 created_at: id,
+                ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
             });
             id
         };

@@ -64,6 +64,26 @@ pub struct ExportedMessage {
     pub created_at: i64,
 }
 
+impl ExportedMessage {
+    /// A complete message of plain text: no thinking, calls or notice, `created_at` 0. For
+    /// documents built in code (tests, benchmarks); the other fields can be set after.
+    pub fn text(id: i64, parent: Option<i64>, role: Role, content: impl Into<String>) -> Self {
+        ExportedMessage {
+            id,
+            parent,
+            role,
+            content: content.into(),
+            thinking: None,
+            tool_calls: vec![],
+            tool_name: None,
+            tool_call_id: None,
+            status: MessageStatus::Complete,
+            notice: None,
+            created_at: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportedToolCall {

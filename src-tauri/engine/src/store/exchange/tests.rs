@@ -150,17 +150,8 @@ async fn export_then_import_then_export_is_the_same_document() {
 /// no card stands for, a result that differs from its card, a call no card stands for.
 fn hostile() -> ExportedConversation {
     let msg = |id: i64, parent: Option<i64>, role: Role, content: &str| ExportedMessage {
-        id,
-        parent,
-        role,
-        content: content.into(),
-        thinking: None,
-        tool_calls: vec![],
-        tool_name: None,
-        tool_call_id: None,
-        status: MessageStatus::Complete,
-        notice: None,
         created_at: 1,
+        ..ExportedMessage::text(id, parent, role, content)
     };
     let call = |id: &str, name: &str| ToolCall {
         id: Some(id.into()),

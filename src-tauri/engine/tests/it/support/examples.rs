@@ -5,24 +5,14 @@ use switchboard_engine::llm::Role;
 use switchboard_engine::store::exchange::{
     ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
 };
-use switchboard_engine::store::{Approval, MessageStatus, ToolCallStatus};
+use switchboard_engine::store::{Approval, ToolCallStatus};
 
 /// Two worked examples of a call to `calculator__add` and its answer, as an imported conversation:
 /// a small base model needs to see the pattern before it follows it. `ask` ends each question
 /// (e.g. " Use the calculator.").
 pub fn worked(model: &str, ask: &str) -> ExportedConversation {
-    let m = |id: i64, role: Role, content: &str| ExportedMessage {
-        id,
-        parent: (id > 1).then(|| id - 1),
-        role,
-        content: content.into(),
-        thinking: None,
-        tool_calls: vec![],
-        tool_name: None,
-        tool_call_id: None,
-        status: MessageStatus::Complete,
-        notice: None,
-        created_at: 0,
+    let m = |id: i64, role: Role, content: &str| {
+        ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
     };
     let mut messages = Vec::new();
     let mut tool_calls = Vec::new();
