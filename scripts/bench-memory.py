@@ -23,20 +23,24 @@ IDLE_TICKS = 5  # clock ticks of CPU over one second below which the tree counts
 TIMEOUT = 120
 
 
+def stat(pid):
+    """The fields of /proc/<pid>/stat after the command (state first), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    # the command is in parentheses and may hold spaces: split after the last ')'
+    return text[text.rfind(")") + 2 :].split()
+
+
 def children_of():
     """Every process's parent, read once from /proc."""
     parents = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # the command is in parentheses and may hold spaces: split after the last ')'
-        fields = stat[stat.rfind(")") + 2 :].split()
-        parents[int(d)] = int(fields[1])
+        fields = d.isdigit() and stat(d)
+        if fields:
+            parents[int(d)] = int(fields[1])
     return parents
 
 
@@ -53,13 +57,9 @@ def tree(root):
 def cpu_ticks(pids):
     total = 0
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
+        fields = stat(pid)
+        if fields:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
     return total
 
 

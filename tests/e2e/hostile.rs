@@ -201,17 +201,8 @@ async fn library(home: &Path, payloads: &[String]) {
 /// two tool calls (named, argued, answered and failed with payloads).
 fn conversation_file(payloads: &[String]) -> ExportedConversation {
     let msg = |id: i64, role, content: String| ExportedMessage {
-        id,
-        parent: (id > 1).then(|| id - 1),
-        role,
-        content,
-        thinking: None,
-        tool_calls: vec![],
-        tool_name: None,
-        tool_call_id: None,
-        status: MessageStatus::Complete,
-        notice: None,
         created_at: 1_700_000_000_000 + id,
+        ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
     };
     let mut reply = msg(2, Role::Assistant, markdown_reply(payloads));
     reply.thinking = Some(payloads.join("\n"));
