@@ -16,7 +16,7 @@ use serde_json::json;
 use switchboard_engine::chat::view::{conversation_page, conversation_view, PAGE};
 use switchboard_engine::llm::{Message, Role};
 use switchboard_engine::store::exchange::{
-    ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
+    ExportedConversation, ExportedMessage, ExportedToolCall,
 };
 use switchboard_engine::store::{Approval, MessageStatus, Store, ToolCallStatus};
 
@@ -114,18 +114,8 @@ fn conversation(r: &mut Rng, words: &[String], n: usize, title: String) -> Expor
         i += 1;
     }
     ExportedConversation {
-        format: FORMAT.into(),
-        version: VERSION,
-        title,
-        model: "llama3.2".into(),
-        created_at: 0,
         updated_at: r.below(1_000_000_000) as i64,
-        pinned: false,
-        tool_choice: Default::default(),
-        settings: Default::default(),
-        leaf: Some(messages.len() as i64),
-        messages,
-        tool_calls,
+        ..ExportedConversation::new(title, "llama3.2", messages, tool_calls)
     }
 }
 

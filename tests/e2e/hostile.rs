@@ -179,19 +179,11 @@ async fn library(home: &Path, payloads: &[String]) {
             created_at: i as i64,
             ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
         };
+        let messages = vec![m(1, Role::User, p), m(2, Role::Assistant, p)];
         let doc = ExportedConversation {
-            format: FORMAT.into(),
-            version: VERSION,
-            title: p.clone(),
-            model: p.clone(),
             created_at: i as i64,
             updated_at: 1_700_000_000_000 + i as i64 * 1000,
-            pinned: false,
-            tool_choice: Default::default(),
-            settings: Default::default(),
-            leaf: Some(2),
-            messages: vec![m(1, Role::User, p), m(2, Role::Assistant, p)],
-            tool_calls: vec![],
+            ..ExportedConversation::new(p, p, messages, vec![])
         };
         store.import_json(&doc, None).await.unwrap();
     }

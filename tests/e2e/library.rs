@@ -206,9 +206,8 @@ async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_pag
     let (home, _config) = app_home();
     // the library, written before the app starts: 10,000 conversations, "chat 9999" the newest
     {
-        use switchboard_engine::store::exchange::{
-            ExportedConversation, ExportedMessage, FORMAT, VERSION,
-        };
+        use switchboard_engine::llm::Role;
+        use switchboard_engine::store::exchange::{ExportedConversation, ExportedMessage};
         let store = app_store(home.path()).await;
         let t = Instant::now();
         for i in 0..10_000i64 {
@@ -216,30 +215,20 @@ async fn ten_thousand_conversations_scroll_with_only_the_rows_in_view_in_the_pag
                 created_at: i,
                 ..ExportedMessage::text(id, (id > 1).then(|| id - 1), role, content)
             };
+            let messages = vec![
+                m(1, Role::User, format!("question {i}")),
+                m(2, Role::Assistant, format!("answer number {i}")),
+            ];
             let doc = ExportedConversation {
-                format: FORMAT.into(),
-                version: VERSION,
-                title: format!("chat {i:04}"),
-                model: "fake-llama:latest".into(),
                 created_at: i,
                 updated_at: 1_700_000_000_000 + i * 1000,
                 pinned: i == 17,
-                tool_choice: Default::default(),
-                settings: Default::default(),
-                leaf: Some(2),
-                messages: vec![
-                    m(
-                        1,
-                        switchboard_engine::llm::Role::User,
-                        format!("question {i}"),
-                    ),
-                    m(
-                        2,
-                        switchboard_engine::llm::Role::Assistant,
-                        format!("answer number {i}"),
-                    ),
-                ],
-                tool_calls: vec![],
+                ..ExportedConversation::new(
+                    format!("chat {i:04}"),
+                    "fake-llama:latest",
+                    messages,
+                    vec![],
+                )
             };
             let id = store.import_json(&doc, None).await.unwrap();
             store.mark_continued(id).await.unwrap();

@@ -3,7 +3,7 @@
 
 use fantoccini::Locator;
 use switchboard_engine::llm::Role;
-use switchboard_engine::store::exchange::{ExportedConversation, ExportedMessage, FORMAT, VERSION};
+use switchboard_engine::store::exchange::{ExportedConversation, ExportedMessage};
 
 use crate::app::*;
 
@@ -23,18 +23,9 @@ fn long_conversation() -> ExportedConversation {
         })
         .collect();
     ExportedConversation {
-        format: FORMAT.into(),
-        version: VERSION,
-        title: "the long one".into(),
-        model: "fake-llama:latest".into(),
         created_at: 1,
         updated_at: 1_700_000_000_000,
-        pinned: false,
-        tool_choice: Default::default(),
-        settings: Default::default(),
-        leaf: Some(1000),
-        messages,
-        tool_calls: vec![],
+        ..ExportedConversation::new("the long one", "fake-llama:latest", messages, vec![])
     }
 }
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::llm::Role;
 use crate::markdown;
 use crate::store::{
-    Approval, Conversation, ConversationSummary, MessageStatus, Notice, StoredToolCall,
-    ToolCallStatus, ToolChoice,
+    Approval, Conversation, ConversationSummary, MessageStatus, Notice, StoredMessage,
+    StoredToolCall, ToolCallStatus, ToolChoice,
 };
 
 #[derive(Debug, Clone, Serialize)]
@@ -91,82 +91,98 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
     conversation_page(c, None, usize::MAX)
 }
 
-/// The last `page` items of the conversation, reaching further back to `focus` (a message, for
-/// a search hit) when it is earlier. Markdown is rendered only for the items sent: opening a
-/// 10,000-message conversation renders its last page, not every reply in it.
-pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> ConversationView {
-    let mut cards: HashMap<i64, Vec<&StoredToolCall>> = HashMap::new();
-    for t in &c.tool_calls {
-        cards.entry(t.message_id).or_default().push(t);
+/// What one item is made of: references only, so that laying out a long conversation costs
+/// nothing for the items that are not sent.
+enum Shown<'a> {
+    Notice(&'a StoredMessage),
+    /// A bubble; `reply_to`: on an assistant message, the user message it answers.
+    Message(&'a StoredMessage, Option<i64>),
+    Card(&'a StoredToolCall),
+}
+
+impl Shown<'_> {
+    /// The message the item stands for (a card: the message that made the call).
+    fn message_id(&self) -> i64 {
+        match self {
+            Shown::Notice(m) | Shown::Message(m, _) => m.id,
+            Shown::Card(t) => t.message_id,
+        }
     }
-    let mut items = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
-    let mut last_user = None;
-    for m in &c.messages {
-        if m.status == MessageStatus::Notice {
-            items.push(Item::Notice {
+
+    /// The item, with its text copied and an assistant's Markdown rendered.
+    fn item(&self) -> Item {
+        match *self {
+            Shown::Notice(m) => Item::Notice {
                 id: m.id,
                 notice: m
                     .notice
                     .clone()
                     .unwrap_or_else(|| Notice::from_legacy(&m.content)),
-            });
-            continue;
-        }
-        match m.role {
-            Role::Tool => continue,
-            // only an imported conversation has them: shown as such, as text
-            Role::System => items.push(Item::Message {
-                id: m.id,
-                role: m.role,
-                status: m.status,
-                content: m.content.clone(),
-                html: None,
-                thinking: None,
-                sibling_index: m.sibling_index,
-                sibling_count: m.sibling_count,
-                reply_to: None,
-            }),
-            Role::User => {
-                last_user = Some(m.id);
-                items.push(Item::Message {
+            },
+            Shown::Message(m, reply_to) => {
+                let assistant = m.role == Role::Assistant;
+                Item::Message {
                     id: m.id,
                     role: m.role,
                     status: m.status,
                     content: m.content.clone(),
-                    html: None,
-                    thinking: None,
+                    // user and system messages are shown as text
+                    html: assistant.then(|| markdown::render(&m.content)),
+                    thinking: m.thinking.clone().filter(|t| assistant && !t.is_empty()),
                     sibling_index: m.sibling_index,
                     sibling_count: m.sibling_count,
-                    reply_to: None,
-                })
+                    reply_to,
+                }
+            }
+            Shown::Card(t) => card(t),
+        }
+    }
+}
+
+/// The last `page` items of the conversation, reaching further back to `focus` (a message, for
+/// a search hit) when it is earlier. Only the items sent are built: opening a 10,000-message
+/// conversation copies and renders its last page, not every reply in it.
+pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> ConversationView {
+    let mut cards: HashMap<i64, Vec<&StoredToolCall>> = HashMap::new();
+    for t in &c.tool_calls {
+        cards.entry(t.message_id).or_default().push(t);
+    }
+    let mut shown = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
+    let mut last_user = None;
+    for m in &c.messages {
+        if m.status == MessageStatus::Notice {
+            shown.push(Shown::Notice(m));
+            continue;
+        }
+        match m.role {
+            Role::Tool => {}
+            // only an imported conversation has them: shown as such, as text
+            Role::System => shown.push(Shown::Message(m, None)),
+            Role::User => {
+                last_user = Some(m.id);
+                shown.push(Shown::Message(m, None));
             }
             Role::Assistant => {
                 // a reply that only asked for tools has no bubble, just its cards (unless it has
                 // siblings: then its bubble carries the switcher)
-                let thinking = m.thinking.clone().filter(|t| !t.is_empty());
                 if !m.content.is_empty()
                     || m.tool_calls.is_empty()
-                    || thinking.is_some()
+                    || m.thinking.as_ref().is_some_and(|t| !t.is_empty())
                     || m.sibling_count > 1
                 {
-                    items.push(Item::Message {
-                        id: m.id,
-                        role: m.role,
-                        status: m.status,
-                        content: m.content.clone(),
-                        // rendered below, for the items sent
-                        html: None,
-                        thinking,
-                        sibling_index: m.sibling_index,
-                        sibling_count: m.sibling_count,
-                        reply_to: last_user,
-                    });
+                    shown.push(Shown::Message(m, last_user));
                 }
-                items.extend(cards.get(&m.id).into_iter().flatten().map(|t| card(t)));
+                shown.extend(
+                    cards
+                        .get(&m.id)
+                        .into_iter()
+                        .flatten()
+                        .map(|t| Shown::Card(t)),
+                );
             }
         }
     }
-    let mut start = items.len().saturating_sub(page);
+    let mut start = shown.len().saturating_sub(page);
     // a tool's result is shown on the card of the call
     let focus = focus.map(|f| {
         c.tool_calls
@@ -174,31 +190,13 @@ pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> C
             .find(|t| t.result_message_id == Some(f))
             .map_or(f, |t| t.message_id)
     });
-    if let Some(f) = focus {
-        if let Some(i) = items.iter().position(|item| match item {
-            Item::Message { id, .. } => *id == f,
-            Item::ToolCall { message_id, .. } => *message_id == f,
-            Item::Notice { id, .. } => *id == f,
-        }) {
-            start = start.min(i);
-        }
-    }
-    let mut items = items.split_off(start);
-    for item in &mut items {
-        if let Item::Message {
-            role: Role::Assistant,
-            content,
-            html,
-            ..
-        } = item
-        {
-            *html = Some(markdown::render(content));
-        }
+    if let Some(i) = focus.and_then(|f| shown.iter().position(|s| s.message_id() == f)) {
+        start = start.min(i);
     }
     ConversationView {
         summary: c.summary.clone(),
         earlier: start,
-        items,
+        items: shown[start..].iter().map(Shown::item).collect(),
         tool_choice: c.tool_choice.clone(),
         settings: c.settings.clone(),
     }
@@ -255,20 +253,7 @@ mod tests {
                 written: None,
             });
         }
-        let doc = ExportedConversation {
-            format: crate::store::exchange::FORMAT.into(),
-            version: crate::store::exchange::VERSION,
-            title: "t".into(),
-            model: "m".into(),
-            created_at: 0,
-            updated_at: 0,
-            pinned: false,
-            tool_choice: Default::default(),
-            settings: Default::default(),
-            leaf: Some(n * 4),
-            messages,
-            tool_calls,
-        };
+        let doc = ExportedConversation::new("t", "m", messages, tool_calls);
         let s = Store::open_in_memory().await.unwrap();
         let id = s.import_json(&doc, None).await.unwrap();
         s.conversation(id).await.unwrap()

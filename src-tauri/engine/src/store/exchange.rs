@@ -64,6 +64,33 @@ pub struct ExportedMessage {
     pub created_at: i64,
 }
 
+impl ExportedConversation {
+    /// A document in the current format whose shown branch ends at its last message: not pinned,
+    /// default tools and settings, times 0. For documents built in code (tests, benchmarks); the
+    /// other fields can be set after.
+    pub fn new(
+        title: impl Into<String>,
+        model: impl Into<String>,
+        messages: Vec<ExportedMessage>,
+        tool_calls: Vec<ExportedToolCall>,
+    ) -> Self {
+        ExportedConversation {
+            format: FORMAT.into(),
+            version: VERSION,
+            title: title.into(),
+            model: model.into(),
+            created_at: 0,
+            updated_at: 0,
+            pinned: false,
+            tool_choice: ToolChoice::default(),
+            settings: ConversationSettings::default(),
+            leaf: messages.last().map(|m| m.id),
+            messages,
+            tool_calls,
+        }
+    }
+}
+
 impl ExportedMessage {
     /// A complete message of plain text: no thinking, calls or notice, `created_at` 0. For
     /// documents built in code (tests, benchmarks); the other fields can be set after.

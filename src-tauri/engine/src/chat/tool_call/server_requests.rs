@@ -7,10 +7,10 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::super::broker::{Answer, Question};
-use super::super::events::{ChatEvent, Emit, SamplingOutcome};
-use super::super::turn::Turn;
-use super::super::ChatEngine;
+use crate::chat::broker::{Answer, Question};
+use crate::chat::events::{ChatEvent, Emit, SamplingOutcome};
+use crate::chat::turn::Turn;
+use crate::chat::ChatEngine;
 use crate::llm::{ChatRequest, GenOptions, Message, Role};
 use crate::mcp::{
     CallEvent, ElicitationAction, ElicitationAnswer, Reply, SamplingAnswer, SamplingRequest,

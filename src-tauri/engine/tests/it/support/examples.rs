@@ -3,7 +3,7 @@
 use serde_json::json;
 use switchboard_engine::llm::Role;
 use switchboard_engine::store::exchange::{
-    ExportedConversation, ExportedMessage, ExportedToolCall, FORMAT, VERSION,
+    ExportedConversation, ExportedMessage, ExportedToolCall,
 };
 use switchboard_engine::store::{Approval, ToolCallStatus};
 
@@ -56,18 +56,5 @@ pub fn worked(model: &str, ask: &str) -> ExportedConversation {
             written: None,
         });
     }
-    ExportedConversation {
-        format: FORMAT.into(),
-        version: VERSION,
-        title: "examples".into(),
-        model: model.into(),
-        created_at: 0,
-        updated_at: 0,
-        pinned: false,
-        tool_choice: Default::default(),
-        settings: Default::default(),
-        leaf: Some(messages.len() as i64),
-        messages,
-        tool_calls,
-    }
+    ExportedConversation::new("examples", model, messages, tool_calls)
 }
