@@ -1,7 +1,7 @@
 //! The conversation library: list, open, search, rename, pin, delete (undoable), duplicate,
 //! branches, export and import, per-conversation settings, the debug record.
 
-use switchboard_engine::chat::view::{conversation_page, ConversationView, PAGE};
+use switchboard_engine::chat::view::{open_page, ConversationView, PAGE};
 use switchboard_engine::store::debug::LlmCallRecord;
 use switchboard_engine::store::exchange::{self, ExportedConversation};
 use switchboard_engine::store::search::SearchHit;
@@ -33,11 +33,7 @@ pub async fn load_conversation(
     } else {
         PAGE
     };
-    Ok(conversation_page(
-        &state.runtime.store.conversation(id).await?,
-        None,
-        page,
-    ))
+    Ok(open_page(&state.runtime.store, id, None, page).await?)
 }
 
 /// Sets which servers and tools a conversation may use (from its next turn on).
@@ -119,11 +115,7 @@ pub async fn show_branch(
         }
     };
     // the page reaches back to the message shown, however early it is
-    Ok(conversation_page(
-        &state.runtime.store.conversation(id).await?,
-        Some(focus),
-        PAGE,
-    ))
+    Ok(open_page(store, id, Some(focus), PAGE).await?)
 }
 
 #[tauri::command]

@@ -8,9 +8,10 @@ use serde_json::Value;
 
 use crate::llm::Role;
 use crate::markdown;
+use crate::store::page::{Outline, OutlineMessage};
 use crate::store::{
-    Approval, Conversation, ConversationSummary, MessageStatus, Notice, StoredMessage,
-    StoredToolCall, ToolCallStatus, ToolChoice,
+    Approval, Conversation, ConversationSummary, MessageStatus, Notice, Store, StoreError,
+    StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
 };
 
 #[derive(Debug, Clone, Serialize)]
@@ -91,115 +92,163 @@ pub fn conversation_view(c: &Conversation) -> ConversationView {
     conversation_page(c, None, usize::MAX)
 }
 
-/// What one item is made of: references only, so that laying out a long conversation costs
-/// nothing for the items that are not sent.
-enum Shown<'a> {
-    Notice(&'a StoredMessage),
-    /// A bubble; `reply_to`: on an assistant message, the user message it answers.
-    Message(&'a StoredMessage, Option<i64>),
-    Card(&'a StoredToolCall),
+/// How many items a message is shown as: its bubble, if it has one, and its cards.
+fn items_of(m: &OutlineMessage) -> usize {
+    if m.notice {
+        return 1;
+    }
+    match m.role {
+        Role::Tool => 0,
+        // only an imported conversation has system messages: shown as such, as text
+        Role::System | Role::User => 1,
+        Role::Assistant => usize::from(has_bubble(m)) + m.calls,
+    }
 }
 
-impl Shown<'_> {
-    /// The message the item stands for (a card: the message that made the call).
-    fn message_id(&self) -> i64 {
-        match self {
-            Shown::Notice(m) | Shown::Message(m, _) => m.id,
-            Shown::Card(t) => t.message_id,
-        }
-    }
+/// A reply that only asked for tools has no bubble, just its cards (unless it has siblings: then
+/// its bubble carries the switcher).
+fn has_bubble(m: &OutlineMessage) -> bool {
+    m.has_content || !m.asks_tools || m.has_thinking || m.has_siblings
+}
 
-    /// The item, with its text copied and an assistant's Markdown rendered.
-    fn item(&self) -> Item {
-        match *self {
-            Shown::Notice(m) => Item::Notice {
+/// Where a page starts.
+struct Plan {
+    /// Its first message (an index into the branch).
+    start: usize,
+    /// How many items come before it.
+    earlier: usize,
+    /// The last user message before it (what its first reply answers).
+    reply_to: Option<i64>,
+}
+
+/// The page: the last messages that make at least `page` items, reaching further back to
+/// `focus` (a message, for a search hit; a tool's result counts as the call's message) when it
+/// is earlier.
+fn plan(o: &Outline, focus: Option<i64>, page: usize) -> Plan {
+    let counts: Vec<usize> = o.messages.iter().map(items_of).collect();
+    let (mut start, mut shown) = (counts.len(), 0usize);
+    while start > 0 && shown < page {
+        start -= 1;
+        shown += counts[start];
+    }
+    let focus = focus.map(|f| o.results.get(&f).copied().unwrap_or(f));
+    if let Some(i) = focus.and_then(|f| o.messages.iter().position(|m| m.id == f)) {
+        start = start.min(i);
+    }
+    Plan {
+        start,
+        earlier: counts[..start].iter().sum(),
+        reply_to: o.messages[..start]
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User && !m.notice)
+            .map(|m| m.id),
+    }
+}
+
+/// The items of `messages` (a tail of the branch) with their cards among `tool_calls`; an
+/// assistant's Markdown is rendered. `last_user`: the user message before the first of them.
+fn items(
+    messages: &[StoredMessage],
+    tool_calls: &[StoredToolCall],
+    mut last_user: Option<i64>,
+) -> Vec<Item> {
+    let mut cards: HashMap<i64, Vec<&StoredToolCall>> = HashMap::new();
+    for t in tool_calls {
+        cards.entry(t.message_id).or_default().push(t);
+    }
+    let mut items = Vec::new();
+    for m in messages {
+        let calls = cards.get(&m.id).map_or(&[][..], Vec::as_slice);
+        let outline = OutlineMessage::of(m, calls.len());
+        if outline.notice {
+            items.push(Item::Notice {
                 id: m.id,
                 notice: m
                     .notice
                     .clone()
                     .unwrap_or_else(|| Notice::from_legacy(&m.content)),
-            },
-            Shown::Message(m, reply_to) => {
-                let assistant = m.role == Role::Assistant;
-                Item::Message {
-                    id: m.id,
-                    role: m.role,
-                    status: m.status,
-                    content: m.content.clone(),
-                    // user and system messages are shown as text
-                    html: assistant.then(|| markdown::render(&m.content)),
-                    thinking: m.thinking.clone().filter(|t| assistant && !t.is_empty()),
-                    sibling_index: m.sibling_index,
-                    sibling_count: m.sibling_count,
-                    reply_to,
-                }
-            }
-            Shown::Card(t) => card(t),
-        }
-    }
-}
-
-/// The last `page` items of the conversation, reaching further back to `focus` (a message, for
-/// a search hit) when it is earlier. Only the items sent are built: opening a 10,000-message
-/// conversation copies and renders its last page, not every reply in it.
-pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> ConversationView {
-    let mut cards: HashMap<i64, Vec<&StoredToolCall>> = HashMap::new();
-    for t in &c.tool_calls {
-        cards.entry(t.message_id).or_default().push(t);
-    }
-    let mut shown = Vec::with_capacity(c.messages.len() + c.tool_calls.len());
-    let mut last_user = None;
-    for m in &c.messages {
-        if m.status == MessageStatus::Notice {
-            shown.push(Shown::Notice(m));
+            });
             continue;
         }
-        match m.role {
-            Role::Tool => {}
-            // only an imported conversation has them: shown as such, as text
-            Role::System => shown.push(Shown::Message(m, None)),
+        let reply_to = match m.role {
+            Role::Tool => continue,
             Role::User => {
                 last_user = Some(m.id);
-                shown.push(Shown::Message(m, None));
+                None
             }
-            Role::Assistant => {
-                // a reply that only asked for tools has no bubble, just its cards (unless it has
-                // siblings: then its bubble carries the switcher)
-                if !m.content.is_empty()
-                    || m.tool_calls.is_empty()
-                    || m.thinking.as_ref().is_some_and(|t| !t.is_empty())
-                    || m.sibling_count > 1
-                {
-                    shown.push(Shown::Message(m, last_user));
-                }
-                shown.extend(
-                    cards
-                        .get(&m.id)
-                        .into_iter()
-                        .flatten()
-                        .map(|t| Shown::Card(t)),
-                );
-            }
+            Role::System => None,
+            Role::Assistant => last_user,
+        };
+        if m.role != Role::Assistant || has_bubble(&outline) {
+            let assistant = m.role == Role::Assistant;
+            items.push(Item::Message {
+                id: m.id,
+                role: m.role,
+                status: m.status,
+                content: m.content.clone(),
+                // user and system messages are shown as text
+                html: assistant.then(|| markdown::render(&m.content)),
+                thinking: m.thinking.clone().filter(|t| assistant && !t.is_empty()),
+                sibling_index: m.sibling_index,
+                sibling_count: m.sibling_count,
+                reply_to,
+            });
         }
+        items.extend(calls.iter().map(|t| card(t)));
     }
-    let mut start = shown.len().saturating_sub(page);
-    // a tool's result is shown on the card of the call
-    let focus = focus.map(|f| {
-        c.tool_calls
-            .iter()
-            .find(|t| t.result_message_id == Some(f))
-            .map_or(f, |t| t.message_id)
-    });
-    if let Some(i) = focus.and_then(|f| shown.iter().position(|s| s.message_id() == f)) {
-        start = start.min(i);
-    }
+    items
+}
+
+fn view(c: &Conversation, messages: &[StoredMessage], plan: Plan) -> ConversationView {
     ConversationView {
+        items: items(messages, &c.tool_calls, plan.reply_to),
+        earlier: plan.earlier,
         summary: c.summary.clone(),
-        earlier: start,
-        items: shown[start..].iter().map(Shown::item).collect(),
         tool_choice: c.tool_choice.clone(),
         settings: c.settings.clone(),
     }
+}
+
+/// The last `page` items (or a few more: a page starts with a whole message) of a conversation
+/// already read whole, reaching further back to `focus` when it is earlier.
+pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> ConversationView {
+    let mut calls: HashMap<i64, usize> = HashMap::new();
+    let mut results = HashMap::new();
+    for t in &c.tool_calls {
+        *calls.entry(t.message_id).or_default() += 1;
+        if let Some(r) = t.result_message_id {
+            results.insert(r, t.message_id);
+        }
+    }
+    let outline = Outline {
+        messages: c
+            .messages
+            .iter()
+            .map(|m| OutlineMessage::of(m, calls.get(&m.id).copied().unwrap_or(0)))
+            .collect(),
+        results,
+    };
+    let plan = plan(&outline, focus, page);
+    view(c, &c.messages[plan.start..], plan)
+}
+
+/// [`conversation_page`] read from the store: only the page's messages and tool calls are read
+/// whole, so opening a 10,000-message conversation reads and renders its last page, not every
+/// reply in it.
+pub async fn open_page(
+    store: &Store,
+    id: i64,
+    focus: Option<i64>,
+    page: usize,
+) -> Result<ConversationView, StoreError> {
+    let (c, plan) = store
+        .conversation_from(id, move |o| {
+            let plan = plan(o, focus, page);
+            (plan.start, plan)
+        })
+        .await?;
+    Ok(view(&c, &c.messages, plan))
 }
 
 #[cfg(test)]
@@ -317,5 +366,109 @@ mod tests {
             270
         );
         assert_eq!(conversation_page(&c, Some(-1), 30).earlier, 270);
+    }
+
+    /// A turn of `store`'s conversation `c`: the user's question, then [`reply`]; the question.
+    async fn turn(store: &Store, c: i64, n: usize, think: bool) -> i64 {
+        let q = crate::llm::Message::new(Role::User, format!("question {n}"));
+        let asked = store
+            .append_message(c, &q, MessageStatus::Complete)
+            .await
+            .unwrap();
+        reply(store, c, n, think).await;
+        asked
+    }
+
+    /// A reply that only asks for a tool (its card), the tool's result, and an answer (with
+    /// thinking when `think`).
+    async fn reply(store: &Store, c: i64, n: usize, think: bool) {
+        use crate::llm::{Message, ToolCall};
+        let call = ToolCall {
+            id: Some(format!("c{n}")),
+            name: "calc__add".into(),
+            arguments: serde_json::json!({"a": n}),
+            written: None,
+        };
+        let reply = Message {
+            tool_calls: vec![call.clone()],
+            ..Message::new(Role::Assistant, "")
+        };
+        let m = store
+            .append_message(c, &reply, MessageStatus::Complete)
+            .await
+            .unwrap();
+        let t = store
+            .start_tool_call(c, m, &call, "calc", "add")
+            .await
+            .unwrap();
+        let result = Message::new(Role::Tool, format!("{n}"));
+        store
+            .finish_tool_call(t, c, &result, &format!("{n}"), None, false, 1)
+            .await
+            .unwrap();
+        let answer = Message {
+            thinking: think.then(|| "hm".to_string()),
+            ..Message::new(Role::Assistant, format!("answer *{n}*"))
+        };
+        store
+            .append_message(c, &answer, MessageStatus::Complete)
+            .await
+            .unwrap();
+    }
+
+    /// Every page size and every focus: the page read from the store is the page laid out from
+    /// the conversation read whole, item for item.
+    async fn pages_agree(store: &Store, c: i64) {
+        let whole = store.conversation(c).await.unwrap();
+        let mut focuses: Vec<Option<i64>> = whole.messages.iter().map(|m| Some(m.id)).collect();
+        focuses.extend([None, Some(-1)]);
+        let total = conversation_view(&whole).items.len();
+        for page in (1..=total + 1).chain([usize::MAX]) {
+            for &focus in &focuses {
+                let read = open_page(store, c, focus, page).await.unwrap();
+                let laid = conversation_page(&whole, focus, page);
+                assert_eq!(
+                    serde_json::to_value(&read).unwrap(),
+                    serde_json::to_value(&laid).unwrap(),
+                    "page {page}, focus {focus:?}"
+                );
+                assert!(
+                    read.items.len() >= page.min(total) && read.earlier + read.items.len() <= total
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_page_read_from_the_store_is_the_page_of_the_whole_conversation_on_every_branch() {
+        let store = Store::open_in_memory().await.unwrap();
+        let c = store.create_conversation("t", "m").await.unwrap();
+        let first = turn(&store, c, 0, false).await;
+        let second = turn(&store, c, 1, true).await;
+        store
+            .append_notice(c, &Notice::RoundLimit { rounds: 5 })
+            .await
+            .unwrap();
+        turn(&store, c, 2, false).await;
+        pages_agree(&store, c).await;
+        // a regeneration of the first reply: a sibling, so its tool-only reply has a bubble
+        store.branch_after(c, Some(first)).await.unwrap();
+        reply(&store, c, 3, false).await;
+        let regenerated = store.conversation(c).await.unwrap();
+        assert!(regenerated
+            .messages
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.content.is_empty() && m.sibling_count == 2));
+        pages_agree(&store, c).await;
+        // an edit of the first question (a second root), then back to the older branch
+        store.branch_after(c, None).await.unwrap();
+        turn(&store, c, 4, true).await;
+        pages_agree(&store, c).await;
+        store.show_branch(c, second).await.unwrap();
+        pages_agree(&store, c).await;
+        // an empty conversation has an empty page
+        let empty = store.create_conversation("e", "m").await.unwrap();
+        let page = open_page(&store, empty, None, PAGE).await.unwrap();
+        assert!(page.items.is_empty() && page.earlier == 0);
     }
 }

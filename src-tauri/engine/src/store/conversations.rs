@@ -40,6 +40,33 @@ const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.update
      WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1)),
     c.imported
     FROM conversations c";
+/// A conversation's summary, choice of tools and settings (no messages).
+pub(super) fn conversation_head(
+    c: &rusqlite::Connection,
+    id: i64,
+) -> Result<(ConversationSummary, ToolChoice, ConversationSettings), StoreError> {
+    let summary = c
+        .query_row(
+            &format!("{SUMMARY_SQL} WHERE c.id = ?1"),
+            [id],
+            read_summary,
+        )
+        .optional()?
+        .ok_or(StoreError::NoConversation(id))?;
+    let (choice, settings): (Option<String>, Option<String>) = c.query_row(
+        "SELECT tool_choice, settings FROM conversations WHERE id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let tool_choice = choice
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let settings = settings
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    Ok((summary, tool_choice, settings))
+}
+
 impl Store {
     pub async fn create_conversation(&self, title: &str, model: &str) -> Result<i64, StoreError> {
         let (title, model) = (title.to_string(), model.to_string());
@@ -86,10 +113,7 @@ impl Store {
 
     pub async fn conversation(&self, id: i64) -> Result<Conversation, StoreError> {
         self.call(move |c| {
-            let summary = c
-                .query_row(&format!("{SUMMARY_SQL} WHERE c.id = ?1"), [id], read_summary)
-                .optional()?
-                .ok_or(StoreError::NoConversation(id))?;
+            let (summary, tool_choice, settings) = conversation_head(c, id)?;
             let mut st = c.prepare_cached(&format!(
                 "WITH RECURSIVE path(id) AS (
                     SELECT leaf_id FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
@@ -99,21 +123,10 @@ impl Store {
             ))?;
             let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
             let on_path: std::collections::HashSet<i64> = messages.iter().map(|m| m.id).collect();
-            let tool_calls = tool_calls_of(c, id)?
+            let tool_calls = tool_calls_of(c, id, 0)?
                 .into_iter()
                 .filter(|t| on_path.contains(&t.message_id))
                 .collect();
-            let (choice, settings): (Option<String>, Option<String>) = c.query_row(
-                "SELECT tool_choice, settings FROM conversations WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let tool_choice = choice
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default();
-            let settings = settings
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default();
             Ok(Conversation { summary, messages, tool_calls, tool_choice, settings })
         })
         .await

@@ -202,7 +202,7 @@ impl Store {
                     created_at: r.9,
                 })
                 .collect();
-            let tool_calls = super::tool_calls::tool_calls_of(c, id)?
+            let tool_calls = super::tool_calls::tool_calls_of(c, id, 0)?
                 .into_iter()
                 .map(|t| ExportedToolCall {
                     message: local.get(&t.message_id).copied().unwrap_or(0),

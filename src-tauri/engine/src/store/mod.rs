@@ -2,7 +2,8 @@
 //! written as soon as it exists and updated as it streams, so an interrupted stream leaves its
 //! partial text. One file per concern: `conversations.rs` (the library and a conversation's
 //! settings), `messages.rs` (the message tree and its branches), `tool_calls.rs`, `search.rs`,
-//! `debug.rs` (the LLM call record), `exchange.rs` (export, import, duplicate).
+//! `debug.rs` (the LLM call record), `exchange.rs` (export, import, duplicate), `page.rs` (part of
+//! a long conversation: an outline of its branch, then the rows of the part shown).
 
 use std::path::Path;
 
@@ -12,6 +13,7 @@ mod conversations;
 pub mod debug;
 pub mod exchange;
 mod messages;
+pub mod page;
 mod pins;
 mod schema;
 pub mod search;

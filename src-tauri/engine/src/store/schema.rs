@@ -98,6 +98,8 @@ pub(super) fn migrations() -> Migrations<'static> {
                 PRIMARY KEY (server, tool)
             );",
         ),
+        // a conversation's tool calls without reading every other conversation's (opening one)
+        M::up("CREATE INDEX tool_calls_conversation ON tool_calls(conversation_id, message_id);"),
     ])
 }
 

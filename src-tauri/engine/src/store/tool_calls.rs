@@ -8,17 +8,19 @@ use super::MessageStatus;
 use super::{now_ms, Approval, Store, StoreError, StoredToolCall, ToolCallStatus};
 use crate::llm::{Message, ToolCall};
 
-/// Every tool call of a conversation, in the order they were made.
+/// The tool calls of a conversation made by messages with ids from `from_message` on (0: all),
+/// in the order they were made.
 pub(super) fn tool_calls_of(
     c: &rusqlite::Connection,
     conversation_id: i64,
+    from_message: i64,
 ) -> rusqlite::Result<Vec<StoredToolCall>> {
     let mut st = c.prepare_cached(
         "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
                 is_error, status, started_at, duration_ms, approval, arguments_edited, written_name
-         FROM tool_calls WHERE conversation_id = ?1 ORDER BY id",
+         FROM tool_calls WHERE conversation_id = ?1 AND message_id >= ?2 ORDER BY id",
     )?;
-    let rows = st.query_map([conversation_id], |r| {
+    let rows = st.query_map([conversation_id, from_message], |r| {
         let args: String = r.get(7)?;
         let raw: Option<String> = r.get(9)?;
         Ok(StoredToolCall {
