@@ -28,6 +28,7 @@ use super::turn::Turn;
 use super::{normalized_arguments, ChatEngine, ChatError};
 use crate::llm::{Message, Role, ToolCall};
 use crate::mcp::{RoutedTool, ToolOutcome};
+use crate::store::FinishedCall;
 
 /// At most this many calls of one round run at the same time.
 pub const PARALLEL_CALLS: usize = 4;
@@ -129,16 +130,26 @@ impl ChatEngine {
         let mut cards = Vec::with_capacity(calls.len());
         let mut keys = Vec::with_capacity(calls.len());
         let mut repeated = None;
-        for call in calls {
+        // every call is stored (running) in one transaction, then shown
+        let routes: Vec<Option<RoutedTool>> =
+            calls.iter().map(|c| self.tools.route(&c.name)).collect();
+        let started = calls
+            .iter()
+            .zip(&routes)
+            .map(|(call, routed)| {
+                let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
+                (call.clone(), server, tool)
+            })
+            .collect();
+        let ids = self
+            .store
+            .start_tool_calls(turn.conversation_id, message_id, started)
+            .await?;
+        for ((call, routed), id) in calls.iter().zip(routes).zip(ids) {
             let key = (call.name.clone(), normalized_arguments(&call.arguments));
             let is_repeat = previous.contains(&key);
             keys.push(key);
-            let routed = self.tools.route(&call.name);
             let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
-            let id = self
-                .store
-                .start_tool_call(turn.conversation_id, message_id, call, &server, &tool)
-                .await?;
             emit(ChatEvent::ToolCallStarted {
                 id,
                 message_id,
@@ -190,8 +201,9 @@ impl ChatEngine {
             }
         });
         let ended: Vec<Result<Ended, ChatError>> = futures::future::join_all(runs).await;
-        // results go to the model, and into the store, in the order of the calls
+        // results go to the model, and into the store (one transaction), in the order of the calls
         let mut messages = Vec::with_capacity(cards.len());
+        let mut finished = Vec::with_capacity(cards.len());
         for ((card, _), ended) in cards.iter().zip(ended) {
             let Ended {
                 outcome,
@@ -210,19 +222,19 @@ impl ChatEngine {
             let mut msg = Message::new(Role::Tool, content);
             msg.tool_name = Some(card.call.name.clone());
             msg.tool_call_id = card.call.id.clone();
-            self.store
-                .finish_tool_call(
-                    card.id,
-                    turn.conversation_id,
-                    &msg,
-                    &outcome.text,
-                    outcome.raw.as_ref(),
-                    outcome.is_error,
-                    duration_ms,
-                )
-                .await?;
+            finished.push(FinishedCall {
+                id: card.id,
+                tool_message: msg.clone(),
+                result: outcome.text,
+                result_raw: outcome.raw,
+                is_error: outcome.is_error,
+                duration_ms,
+            });
             messages.push(msg);
         }
+        self.store
+            .finish_tool_calls(turn.conversation_id, finished)
+            .await?;
         Ok(RoundResult {
             messages,
             keys,

@@ -22,6 +22,8 @@ mod tests;
 mod tool_calls;
 mod types;
 
+pub use tool_calls::FinishedCall;
+
 pub use types::{
     Approval, Conversation, ConversationSettings, ConversationSummary, MessageStatus, Notice,
     StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,

@@ -56,23 +56,38 @@ impl Store {
         server: &str,
         tool: &str,
     ) -> Result<i64, StoreError> {
-        let (call_id, name, written, server, tool) = (
-            call.id.clone(),
-            call.name.clone(),
-            call.written.clone(),
-            server.to_string(),
-            tool.to_string(),
-        );
-        let args = serde_json::to_string(&call.arguments).unwrap();
+        let started = vec![(call.clone(), server.to_string(), tool.to_string())];
+        let ids = self
+            .start_tool_calls(conversation_id, message_id, started)
+            .await?;
+        Ok(ids[0])
+    }
+
+    /// The calls of one reply, each with its server and tool, in one transaction; their ids.
+    pub async fn start_tool_calls(
+        &self,
+        conversation_id: i64,
+        message_id: i64,
+        calls: Vec<(ToolCall, String, String)>,
+    ) -> Result<Vec<i64>, StoreError> {
         self.call(move |c| {
-            c.execute(
-                "INSERT INTO tool_calls (conversation_id, message_id, call_id, name, server, tool, arguments, status,
-                    started_at, written_name)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![conversation_id, message_id, call_id, name, server, tool, args, ToolCallStatus::Running,
-                    now_ms(), written],
-            )?;
-            Ok(c.last_insert_rowid())
+            let tx = c.transaction()?;
+            let mut ids = Vec::with_capacity(calls.len());
+            {
+                let mut st = tx.prepare_cached(
+                    "INSERT INTO tool_calls (conversation_id, message_id, call_id, name, server, tool,
+                        arguments, status, started_at, written_name)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )?;
+                for (call, server, tool) in &calls {
+                    let args = serde_json::to_string(&call.arguments).unwrap();
+                    st.execute(params![conversation_id, message_id, call.id, call.name, server,
+                        tool, args, ToolCallStatus::Running, now_ms(), call.written])?;
+                    ids.push(tx.last_insert_rowid());
+                }
+            }
+            tx.commit()?;
+            Ok(ids)
         })
         .await
     }
@@ -124,20 +139,63 @@ impl Store {
         is_error: bool,
         duration_ms: i64,
     ) -> Result<i64, StoreError> {
-        let result = result.to_string();
-        let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
-        let m = tool_message.clone();
+        let finished = FinishedCall {
+            id,
+            tool_message: tool_message.clone(),
+            result: result.to_string(),
+            result_raw: result_raw.cloned(),
+            is_error,
+            duration_ms,
+        };
+        let ids = self
+            .finish_tool_calls(conversation_id, vec![finished])
+            .await?;
+        Ok(ids[0])
+    }
+
+    /// The ends of a round's calls, in order and in one transaction (see `finish_tool_call`);
+    /// the ids of their tool messages.
+    pub async fn finish_tool_calls(
+        &self,
+        conversation_id: i64,
+        finished: Vec<FinishedCall>,
+    ) -> Result<Vec<i64>, StoreError> {
         self.call(move |c| {
             let tx = c.transaction()?;
-            let message_id = super::messages::insert(&tx, conversation_id, &m, MessageStatus::Complete, None)?;
-            tx.execute(
-                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
-                    result_message_id = ?5, status = ?6 WHERE id = ?7",
-                params![result, raw, is_error, duration_ms, message_id, ToolCallStatus::Done, id],
-            )?;
+            let mut ids = Vec::with_capacity(finished.len());
+            for f in &finished {
+                let message_id = super::messages::insert(
+                    &tx,
+                    conversation_id,
+                    &f.tool_message,
+                    MessageStatus::Complete,
+                    None,
+                )?;
+                let raw = f.result_raw.as_ref().map(|v| serde_json::to_string(v).unwrap());
+                tx.prepare_cached(
+                    "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
+                        result_message_id = ?5, status = ?6 WHERE id = ?7",
+                )?
+                .execute(params![f.result, raw, f.is_error, f.duration_ms, message_id,
+                    ToolCallStatus::Done, f.id])?;
+                ids.push(message_id);
+            }
             tx.commit()?;
-            Ok(message_id)
+            Ok(ids)
         })
         .await
     }
+}
+
+/// A call's end as `finish_tool_calls` stores it.
+#[derive(Debug, Clone)]
+pub struct FinishedCall {
+    pub id: i64,
+    /// What the model reads (a `tool` message).
+    pub tool_message: Message,
+    /// What the card shows.
+    pub result: String,
+    pub result_raw: Option<Value>,
+    pub is_error: bool,
+    pub duration_ms: i64,
 }

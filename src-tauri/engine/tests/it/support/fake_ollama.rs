@@ -59,6 +59,10 @@ impl FakeOllama {
                 let Ok((sock, _)) = listener.accept().await else {
                     return;
                 };
+                // as Ollama does (Go sets TCP_NODELAY on every connection): each chunk goes out
+                // when written, not after the client's delayed ACK of the one before (~40 ms
+                // per reply otherwise)
+                let _ = sock.set_nodelay(true);
                 let s = s.clone();
                 tokio::spawn(async move {
                     let _ = serve(sock, s).await;
