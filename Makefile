@@ -5,7 +5,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm eval-tools fuzz bench-memory
+.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm eval-tools fuzz bench-memory bench-window
 
 run: deps
 	$(CARGO) build
@@ -60,13 +60,19 @@ fuzz:
 
 e2e:
 	$(CARGO) build
-	xvfb-run -a -s "-screen 0 1280x800x24" $(CARGO) test --test e2e -- --ignored --test-threads=1
+	xvfb-run -a -s "-screen 0 1280x800x24" $(CARGO) test --test e2e -- --ignored --test-threads=1 --skip bench::
 
 # Memory of the real window at idle (release build, fresh profile, no LLM, built-in servers on): RSS and
 # PSS per process and the total. A benchmark: it prints, it does not pass or fail.
 bench-memory: test-deps
 	$(CARGO) build --release -p switchboard -p switchboard-engine --bin switchboard --bin switchboard-mcp
 	xvfb-run -a -s "-screen 0 1280x800x24" python3 scripts/bench-memory.py target/release/switchboard
+
+# The window's first paint of a 10,000-message conversation, from the click in the list (release build,
+# through WebDriver under Xvfb). A benchmark: it prints, it does not pass or fail on time.
+bench-window: test-deps
+	xvfb-run -a -s "-screen 0 1280x800x24" $(CARGO) test --release --test e2e -- --ignored --test-threads=1 \
+	  --nocapture bench::
 
 # The E2E run writes its screenshots under target/screenshots (a test run leaves the tree clean);
 # this copies them over the ones the README shows.

@@ -7,9 +7,9 @@ use switchboard_engine::store::exchange::{ExportedConversation, ExportedMessage}
 
 use crate::app::*;
 
-/// 500 questions and 500 answers; the third message holds a word found nowhere else.
-fn long_conversation() -> ExportedConversation {
-    let messages = (1..=1000i64)
+/// `n` messages, questions and answers in turn; the third holds a word found nowhere else.
+pub fn long_conversation(n: i64) -> ExportedConversation {
+    let messages = (1..=n)
         .map(|id| {
             let (role, content) = match id {
                 3 => (Role::User, "question with quetzalcoatl in it".to_string()),
@@ -35,7 +35,10 @@ async fn a_long_conversation_opens_at_its_last_page_and_shows_the_rest_on_reques
     let (home, _config) = app_home();
     {
         let store = app_store(home.path()).await;
-        let id = store.import_json(&long_conversation(), None).await.unwrap();
+        let id = store
+            .import_json(&long_conversation(1000), None)
+            .await
+            .unwrap();
         store.mark_continued(id).await.unwrap();
     }
     let App { c, driver: _driver } = App::launch(home.path()).await;

@@ -11,6 +11,7 @@ mod support;
 mod app;
 
 mod approval;
+mod bench;
 mod cards;
 mod chat;
 mod composer;
