@@ -57,6 +57,9 @@ export class ChatView {
   }
 
   scrollToEnd(force = false) {
+    // while a whole conversation is laid in, once at the end: reading the scroll height after
+    // every item would lay the page out again for each of them
+    if (this.filling) return;
     const r = this.root;
     const nearEnd = r.scrollHeight - r.scrollTop - r.clientHeight < 160;
     if (force || nearEnd) r.scrollTop = r.scrollHeight;
@@ -75,7 +78,18 @@ export class ChatView {
         onclick: (e) => { e.currentTarget.disabled = true; this.onShowEarlier(); } },
       `Show ${view.earlier} earlier messages`));
     }
-    for (const item of view.items) {
+    this.filling = true;
+    try {
+      this.fill(view.items, last);
+    } finally {
+      this.filling = false;
+    }
+    this.scrollToEnd(true);
+  }
+
+  /** Lays in stored items (see renderConversation); `last`: the conversation's last item. */
+  fill(items, last) {
+    for (const item of items) {
       if (item.kind === 'message') {
         const b = this.addMessage(item.id, item.role, item.status, item);
         if (item.role === 'assistant') {
@@ -103,7 +117,6 @@ export class ChatView {
         this.addNotice(item.notice, item === last && item.notice.kind === 'roundLimit');
       }
     }
-    this.scrollToEnd(true);
   }
 
   /**
