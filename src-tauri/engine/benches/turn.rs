@@ -8,8 +8,6 @@
 //!
 //! The target (issue 14): a call inside a turn costs at most 1 ms more than the bare pipe.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -17,26 +15,21 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
-use switchboard_engine::chat::Broker;
-use switchboard_engine::llm::OllamaClient;
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig};
-use switchboard_engine::store::Store;
 use switchboard_engine::{ChatEngine, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
-#[path = "../tests/it/support/fake_ollama.rs"]
-mod fake_ollama;
-use fake_ollama::{last_message, FakeOllama, Stream, MODEL};
+// the engine's integration-test rig: the fake LLM, the calculator process, a store on disk
+#[path = "../tests/it/support/mod.rs"]
+#[allow(unused_imports)]
+mod support;
+use support::fake_ollama::{last_message, Stream};
+use support::{builtin, builtin_bin, rig};
 
 const CALLS: usize = 200;
 
-fn server_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_switchboard-mcp"))
-}
-
 /// The fake model: when the user speaks, `calls` calls to the calculator (each its own
 /// arguments, so the loop guard does not stop them); once it has the results, an answer.
-fn model(calls: usize) -> impl Fn(&Value) -> fake_ollama::Reply + Send + Sync + 'static {
+fn model(calls: usize) -> impl Fn(&Value) -> support::fake_ollama::Reply + Send + Sync + 'static {
     move |req: &Value| {
         if last_message(req)["role"] == "user" {
             let calls: Vec<(String, Value)> = (0..calls)
@@ -57,45 +50,8 @@ fn model(calls: usize) -> impl Fn(&Value) -> fake_ollama::Reply + Send + Sync + 
     }
 }
 
-struct Rig {
-    engine: ChatEngine,
-    fake: FakeOllama,
-    _dir: tempfile::TempDir,
-}
-
-async fn rig() -> Rig {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = McpConfig::default();
-    config.servers.insert(
-        "calculator".into(),
-        ServerConfig::new("switchboard", &["mcp-server", "calculator"]),
-    );
-    let mut opts = HostOptions::new(server_bin());
-    opts.sandbox_dir = dir.path().join("private");
-    let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();
-    opts.pins = Some(switchboard_engine::mcp::PinBook(Arc::new(store.clone())));
-    let host = McpHost::new(opts);
-    host.start_all(&config).await;
-    let fake = FakeOllama::start().await;
-    let mut engine = ChatEngine {
-        llm: Arc::new(OllamaClient::new(&fake.url)),
-        tools: host,
-        store,
-        options: Default::default(),
-        broker: Broker::allowing_all(),
-        settings: switchboard_engine::LiveSettings::in_memory(Default::default()),
-        shared: Default::default(),
-    };
-    engine.options.max_iterations = 5;
-    Rig {
-        engine,
-        fake,
-        _dir: dir,
-    }
-}
-
 /// One turn in a new conversation; checks that it ran `calls` calls and answered.
-async fn turn(r: &Rig, calls: usize) {
+async fn turn(engine: &ChatEngine, calls: usize) {
     let ran = std::sync::atomic::AtomicUsize::new(0);
     let emit = |e: switchboard_engine::ChatEvent| {
         if let switchboard_engine::ChatEvent::ToolCallFinished { is_error, .. } = e {
@@ -104,12 +60,11 @@ async fn turn(r: &Rig, calls: usize) {
         }
     };
     let req = TurnRequest {
-        model: MODEL.into(),
+        model: support::fake_ollama::MODEL.into(),
         text: "add them".into(),
         ..Default::default()
     };
-    let s = r
-        .engine
+    let s = engine
         .run_turn(req, &emit, CancellationToken::new())
         .await
         .unwrap();
@@ -119,19 +74,21 @@ async fn turn(r: &Rig, calls: usize) {
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let r = rt.block_on(rig());
+    let r = rt.block_on(rig(vec![("calculator", builtin("calculator"))]));
+    // one engine, as the app keeps one (its LLM client holds the connection pool)
+    let engine = r.engine(5);
     let mut g = c.benchmark_group("turn");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     // every sample's time per turn; the report uses their medians
     let mut per_turn: [Vec<Duration>; 2] = Default::default();
     for (k, calls) in [1, CALLS].into_iter().enumerate() {
         r.fake.set_responder(model(calls));
-        rt.block_on(turn(&r, calls));
+        rt.block_on(turn(&engine, calls));
         g.bench_function(format!("a turn with {calls} calculator calls"), |b| {
             b.iter_custom(|n| {
                 let t = Instant::now();
                 for _ in 0..n {
-                    rt.block_on(turn(&r, calls));
+                    rt.block_on(turn(&engine, calls));
                 }
                 let d = t.elapsed();
                 per_turn[k].push(d / n as u32);
@@ -142,7 +99,7 @@ fn bench(c: &mut Criterion) {
 
     // the bare pipe: the same server process kind, a plain rmcp client
     let client = rt.block_on(async {
-        let mut cmd = tokio::process::Command::new(server_bin());
+        let mut cmd = tokio::process::Command::new(builtin_bin());
         cmd.args(["mcp-server", "calculator"]);
         ().serve(TokioChildProcess::new(cmd).unwrap())
             .await
