@@ -213,22 +213,19 @@ fn view(c: &Conversation, messages: &[StoredMessage], plan: Plan) -> Conversatio
 /// The last `page` items (or a few more: a page starts with a whole message) of a conversation
 /// already read whole, reaching further back to `focus` when it is earlier.
 pub fn conversation_page(c: &Conversation, focus: Option<i64>, page: usize) -> ConversationView {
-    let mut calls: HashMap<i64, usize> = HashMap::new();
-    let mut results = HashMap::new();
-    for t in &c.tool_calls {
-        *calls.entry(t.message_id).or_default() += 1;
-        if let Some(r) = t.result_message_id {
-            results.insert(r, t.message_id);
-        }
-    }
-    let outline = Outline {
+    let mut outline = Outline {
         messages: c
             .messages
             .iter()
-            .map(|m| OutlineMessage::of(m, calls.get(&m.id).copied().unwrap_or(0)))
+            .map(|m| OutlineMessage::of(m, 0))
             .collect(),
-        results,
+        results: HashMap::new(),
     };
+    outline.add_calls(
+        c.tool_calls
+            .iter()
+            .map(|t| (t.message_id, t.result_message_id)),
+    );
     let plan = plan(&outline, focus, page);
     view(c, &c.messages[plan.start..], plan)
 }

@@ -1,9 +1,11 @@
 //! The library (list, create, rename, pin, delete with undo) and one conversation as a whole: its
 //! shown branch with its tool calls, its own settings and its choice of tools.
 
-use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
 
-use super::messages::{read_message, MESSAGE_COLUMNS};
+use rusqlite::{named_params, params, OptionalExtension};
+
+use super::messages::{read_message, MESSAGE_COLUMNS, SHOWN_PATH};
 use super::tool_calls::tool_calls_of;
 use super::{
     now_ms, Conversation, ConversationSettings, ConversationSummary, Store, StoreError, ToolChoice,
@@ -40,8 +42,41 @@ const SUMMARY_SQL: &str = "SELECT c.id, c.title, c.model, c.created_at, c.update
      WHERE role IN ('user', 'assistant') AND content <> '' ORDER BY depth LIMIT 1)),
     c.imported
     FROM conversations c";
+/// The conversation with the last `limit` messages of its shown branch (all: -1) and their tool
+/// calls.
+pub(super) fn read_branch(
+    c: &rusqlite::Connection,
+    id: i64,
+    limit: i64,
+) -> Result<Conversation, StoreError> {
+    let (summary, tool_choice, settings) = conversation_head(c, id)?;
+    let mut st = c.prepare_cached(&format!(
+        "{SHOWN_PATH} SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id IN path ORDER BY m.seq"
+    ))?;
+    let messages = st
+        .query_map(
+            named_params! {":conversation": id, ":limit": limit},
+            read_message,
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    let read: HashSet<i64> = messages.iter().map(|m| m.id).collect();
+    // only the calls of the messages read (the index narrows to ids from the smallest)
+    let first = read.iter().min().copied().unwrap_or(i64::MAX);
+    let tool_calls = tool_calls_of(c, id, first)?
+        .into_iter()
+        .filter(|t| read.contains(&t.message_id))
+        .collect();
+    Ok(Conversation {
+        summary,
+        messages,
+        tool_calls,
+        tool_choice,
+        settings,
+    })
+}
+
 /// A conversation's summary, choice of tools and settings (no messages).
-pub(super) fn conversation_head(
+fn conversation_head(
     c: &rusqlite::Connection,
     id: i64,
 ) -> Result<(ConversationSummary, ToolChoice, ConversationSettings), StoreError> {
@@ -112,24 +147,7 @@ impl Store {
     }
 
     pub async fn conversation(&self, id: i64) -> Result<Conversation, StoreError> {
-        self.call(move |c| {
-            let (summary, tool_choice, settings) = conversation_head(c, id)?;
-            let mut st = c.prepare_cached(&format!(
-                "WITH RECURSIVE path(id) AS (
-                    SELECT leaf_id FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
-                    UNION ALL
-                    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL)
-                 SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id IN path ORDER BY m.seq"
-            ))?;
-            let messages = st.query_map([id], read_message)?.collect::<Result<Vec<_>, _>>()?;
-            let on_path: std::collections::HashSet<i64> = messages.iter().map(|m| m.id).collect();
-            let tool_calls = tool_calls_of(c, id, 0)?
-                .into_iter()
-                .filter(|t| on_path.contains(&t.message_id))
-                .collect();
-            Ok(Conversation { summary, messages, tool_calls, tool_choice, settings })
-        })
-        .await
+        self.call(move |c| read_branch(c, id, -1)).await
     }
 
     pub async fn rename_conversation(&self, id: i64, title: &str) -> Result<(), StoreError> {

@@ -1,7 +1,7 @@
 //! Messages form a tree: edits and regenerations are siblings, and a conversation shows the path
 //! from its first message to its leaf. Appending always continues the shown branch.
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{named_params, params, OptionalExtension};
 
 use super::{now_ms, MessageStatus, Notice, Store, StoreError, StoredMessage};
 use crate::llm::{Message, Role};
@@ -30,6 +30,13 @@ pub(super) fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage>
         sibling_count: r.get(12)?,
     })
 }
+/// The shown branch of conversation `:conversation`: the ids from its leaf up, at most `:limit`
+/// of them (all: -1).
+pub(super) const SHOWN_PATH: &str = "WITH RECURSIVE path(id) AS (
+    SELECT leaf_id FROM conversations WHERE id = :conversation AND leaf_id IS NOT NULL
+    UNION ALL
+    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL
+    LIMIT :limit)";
 /// The columns `read_message` reads, for `messages m`.
 pub(super) const MESSAGE_COLUMNS: &str =
     "m.id, m.seq, m.role, m.content, m.thinking, m.tool_calls, m.tool_name,
@@ -167,12 +174,8 @@ impl Store {
         let shown = self.call(move |c| {
             let on: Option<i64> = c
                 .query_row(
-                    "WITH RECURSIVE path(id) AS (
-                        SELECT leaf_id FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
-                        UNION ALL
-                        SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL)
-                     SELECT id FROM path WHERE id = ?2",
-                    params![conversation_id, message_id],
+                    &format!("{SHOWN_PATH} SELECT id FROM path WHERE id = :message"),
+                    named_params! {":conversation": conversation_id, ":limit": -1, ":message": message_id},
                     |r| r.get(0),
                 )
                 .optional()?;

@@ -5,9 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::conversations::conversation_head;
-use super::messages::{read_message, MESSAGE_COLUMNS};
-use super::tool_calls::tool_calls_of;
+use super::conversations::read_branch;
 use super::{Conversation, MessageStatus, Store, StoreError, StoredMessage};
 use crate::llm::Role;
 
@@ -52,12 +50,27 @@ pub struct Outline {
     pub results: HashMap<i64, i64>,
 }
 
-/// The shown branch from the leaf up, `?2` messages at most (all of them: -1).
-const PATH_SQL: &str = "WITH RECURSIVE path(id, n) AS (
-    SELECT leaf_id, 1 FROM conversations WHERE id = ?1 AND leaf_id IS NOT NULL
-    UNION ALL
-    SELECT m.parent_id, path.n + 1 FROM messages m JOIN path ON m.id = path.id
-    WHERE m.parent_id IS NOT NULL AND (?2 < 0 OR path.n < ?2))";
+impl Outline {
+    /// Counts each message's tool calls and notes which result answers which call. `calls`:
+    /// (the message that made a call, its result message); calls of messages not on the branch
+    /// are left out.
+    pub fn add_calls(&mut self, calls: impl IntoIterator<Item = (i64, Option<i64>)>) {
+        let at: HashMap<i64, usize> = self
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id, i))
+            .collect();
+        for (message, result) in calls {
+            if let Some(&i) = at.get(&message) {
+                self.messages[i].calls += 1;
+                if let Some(result) = result {
+                    self.results.insert(result, message);
+                }
+            }
+        }
+    }
+}
 
 /// The outline's flags, computed as the walk up the branch reads each message (one lookup per
 /// message; the text itself is not copied out).
@@ -106,26 +119,18 @@ fn outline(c: &rusqlite::Connection, id: i64) -> Result<Outline, StoreError> {
             m.has_siblings = forks.contains(parent);
         }
     }
-    let at: HashMap<i64, usize> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.id, i))
-        .collect();
-    let mut results = HashMap::new();
+    let mut outline = Outline {
+        messages,
+        results: HashMap::new(),
+    };
     let mut st = c.prepare_cached(
         "SELECT message_id, result_message_id FROM tool_calls WHERE conversation_id = ?1",
     )?;
-    let mut rows = st.query([id])?;
-    while let Some(r) = rows.next()? {
-        let (message, result): (i64, Option<i64>) = (r.get(0)?, r.get(1)?);
-        if let Some(&i) = at.get(&message) {
-            messages[i].calls += 1;
-            if let Some(result) = result {
-                results.insert(result, message);
-            }
-        }
-    }
-    Ok(Outline { messages, results })
+    let calls = st
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    outline.add_calls(calls);
+    Ok(outline)
 }
 
 impl Store {
@@ -138,37 +143,13 @@ impl Store {
         choose: impl FnOnce(&Outline) -> (usize, T) + Send + 'static,
     ) -> Result<(Conversation, T), StoreError> {
         self.call(move |c| {
-            // one snapshot: a turn writing meanwhile cannot move the branch between the reads
+            // one snapshot: another process writing meanwhile (`switchboard chat` on the same
+            // store) cannot move the branch between the outline and the rows
             let tx = c.transaction()?;
-            let (summary, tool_choice, settings) = conversation_head(&tx, id)?;
             let outline = outline(&tx, id)?;
             let (start, chosen) = choose(&outline);
             let wanted = outline.messages.len().saturating_sub(start);
-            let messages = if wanted == 0 {
-                Vec::new()
-            } else {
-                let mut st = tx.prepare_cached(&format!(
-                    "{PATH_SQL} SELECT {MESSAGE_COLUMNS} FROM messages m
-                     WHERE m.id IN (SELECT id FROM path) ORDER BY m.seq"
-                ))?;
-                let rows = st.query_map(rusqlite::params![id, wanted as i64], read_message)?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            let read: HashSet<i64> = messages.iter().map(|m| m.id).collect();
-            // only the calls of the messages read (the index narrows to ids from the smallest)
-            let first = read.iter().min().copied().unwrap_or(i64::MAX);
-            let tool_calls = tool_calls_of(&tx, id, first)?
-                .into_iter()
-                .filter(|t| read.contains(&t.message_id))
-                .collect();
-            drop(tx);
-            let conversation = Conversation {
-                summary,
-                messages,
-                tool_calls,
-                tool_choice,
-                settings,
-            };
+            let conversation = read_branch(&tx, id, wanted as i64)?;
             Ok((conversation, chosen))
         })
         .await
