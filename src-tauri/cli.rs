@@ -375,7 +375,7 @@ async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
                                 "mcp-call has no model to sample".into(),
                             ));
                         }
-                        CallEvent::Progress(_) => {}
+                        CallEvent::Progress(_) | CallEvent::Task(_) => {}
                     }
                 }
             })

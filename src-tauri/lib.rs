@@ -56,6 +56,12 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 let state = handle.state::<AppState>();
                 state.runtime.start_servers().await;
+                // tasks still running on their servers when the app last ended
+                let events = state.task_events.clone();
+                let emit = std::sync::Arc::new(move |ev| {
+                    let _ = events.send(ev);
+                });
+                state.runtime.resume_tasks(emit).await;
             });
             Ok(())
         })

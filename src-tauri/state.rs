@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use switchboard_engine::chat::Broker;
-use switchboard_engine::Runtime;
+use switchboard_engine::{ChatEvent, Runtime};
 use tokio_util::sync::CancellationToken;
 
 pub struct AppState {
@@ -15,6 +15,9 @@ pub struct AppState {
     pub turns: Mutex<HashMap<String, CancellationToken>>,
     /// Model downloads under way, by model name.
     pub pulls: Mutex<HashMap<String, CancellationToken>>,
+    /// What happens to tasks followed outside a turn (after a restart), for the window
+    /// (`watch_tasks`).
+    pub task_events: tokio::sync::broadcast::Sender<ChatEvent>,
 }
 
 impl AppState {
@@ -26,10 +29,13 @@ impl AppState {
             runtime,
             turns: Mutex::new(HashMap::new()),
             pulls: Mutex::new(HashMap::new()),
+            task_events: tokio::sync::broadcast::channel(256).0,
         })
     }
 
     pub async fn shutdown(&self) {
+        // calls that run as tasks on their servers go on there; the next run follows them
+        self.runtime.host.begin_shutdown();
         for t in self.turns.lock().unwrap().values() {
             t.cancel();
         }

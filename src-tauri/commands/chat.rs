@@ -40,6 +40,8 @@ pub struct SendRequest {
     provider: Option<String>,
     /// A new chat's own settings (system prompt, temperature, context length).
     chat_settings: Option<switchboard_engine::store::ConversationSettings>,
+    /// Send the model the result of this tool call, whose task ended after its turn.
+    late_result: Option<i64>,
 }
 
 /// Runs one turn; its events stream through `on_event`.
@@ -50,7 +52,7 @@ pub async fn send_message(
     on_event: Channel<ChatEvent>,
 ) -> CmdResult<TurnSummary> {
     let r = request;
-    let adds_message = r.regenerate.is_none() && r.resume.is_none();
+    let adds_message = r.regenerate.is_none() && r.resume.is_none() && r.late_result.is_none();
     if adds_message && r.text.trim().is_empty() {
         return Err(UiError::invalid("The message is empty"));
     }
@@ -105,6 +107,7 @@ pub async fn send_message(
                 resume: r.resume,
                 provider,
                 settings: r.chat_settings,
+                late_result: r.late_result,
             },
             &emit,
             cancel,
@@ -133,6 +136,26 @@ pub fn answer_question(
 
 /// Stops one running tool call (the card's Stop): the server gets `notifications/cancelled`, the
 /// model reads that the user cancelled it, the turn goes on.
+/// What happens to tasks followed outside a turn (after a restart: their state, their result,
+/// their questions), pushed through `on_event` until the window no longer listens.
+#[tauri::command]
+pub fn watch_tasks(state: State<'_, AppState>, on_event: Channel<ChatEvent>) {
+    let mut events = state.task_events.subscribe();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(ev) => {
+                    if on_event.send(ev).is_err() {
+                        return;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
 #[tauri::command]
 pub fn cancel_tool_call(state: State<'_, AppState>, id: i64) -> bool {
     state.runtime.shared.cancel_call(id)

@@ -45,6 +45,7 @@ macro_rules! handler {
             commands::chat::stop_turn,
             commands::chat::answer_question,
             commands::chat::cancel_tool_call,
+            commands::chat::watch_tasks,
             commands::mcp::watch_servers,
             commands::mcp::mcp_config,
             commands::mcp::save_mcp_server,

@@ -214,3 +214,94 @@ async fn a_server_uses_the_model_only_after_the_user_says_yes() {
     screenshot(&c, "sampling.png").await;
     c.close().await.unwrap();
 }
+
+/// A call the server runs as a task (the 2026-07-28 tasks extension; FastMCP with fastmcp-tasks
+/// over HTTP): its card says so while it runs; the user quits the app mid-task and starts it
+/// again; the card shows the task still running, then its result, which the model has not seen:
+/// one click sends it, and the model answers from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_click() {
+    let port = crate::support::free_port();
+    let _server = crate::support::tasks_server(port);
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        let said = last["content"].as_str().unwrap_or_default();
+        if last["role"] == "user" && said.contains("background task") {
+            Stream::new().text("The sum is 42, at last.").done().reply()
+        } else if last["role"] == "user" {
+            Stream::new()
+                .tool_calls(&[(
+                    "t",
+                    "tasks__slow_sum",
+                    json!({"a": 40, "b": 2, "seconds": 12}),
+                )])
+                .done()
+                .reply()
+        } else {
+            Stream::new().text("Done.").done().reply()
+        }
+    });
+    let (home, config_dir) = app_home();
+    let settings = json!({"llmUrl": fake.url, "toolPolicies": {"tasks__slow_sum": "allow"}});
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "tasks".into(),
+        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+
+    let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
+    send(&c, "add 40 and 2, slowly").await;
+    wait_css(&c, ".tool-card.running[data-task='working']").await;
+    assert_eq!(
+        text_content(&c, ".tool-card .card-state").await,
+        "task · running…"
+    );
+    assert!(text_content(&c, ".tool-card .card-task")
+        .await
+        .starts_with("Running as a task on the server"));
+    screenshot(&c, "task-running.png").await;
+    // quit as a person does, mid-task
+    let _ = c.close_window().await;
+    let _ = c.close().await;
+    drop(driver);
+
+    // the next start: the card still runs, then gets its result, which waits for the user
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    click(&c, "#conversation-list .conv").await;
+    wait_css(&c, ".tool-card").await;
+    wait_css(&c, ".tool-card.ok").await;
+    assert_eq!(text_content(&c, ".tool-card .result").await, "42");
+    wait_css(&c, ".late-result").await;
+    screenshot(&c, "task-late-result.png").await;
+    click(&c, "[data-action='send-late-result']").await;
+    wait_until(
+        &c,
+        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('at last'))",
+    )
+    .await;
+    let users = c
+        .execute(
+            "return [...document.querySelectorAll('.msg.user .body')].map((b) => b.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        users
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u.as_str().unwrap().contains("background task")
+                && u.as_str().unwrap().ends_with("42")),
+        "{users}"
+    );
+    assert!(
+        c.find(Locator::Css(".late-result")).await.is_err(),
+        "offered once"
+    );
+    c.close().await.unwrap();
+}

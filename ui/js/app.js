@@ -38,6 +38,7 @@ const chat = new ChatView($('#messages'), {
   onLink: (href, words) => openLink(href, words),
   onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
+  onLateResult: (id) => sendLateResult(id),
   onEdit: (id, text) => sendEdit(id, text),
   onRegenerate: (userMessageId) => regenerate(userMessageId),
   onBranch: (id, step) => switchBranch(id, step),
@@ -340,6 +341,7 @@ async function runTurn(request, shown) {
       case 'toolCallArguments': chat.cards.setArguments(ev.id, ev.arguments, ev.repairs); break;
       case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
       case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
+      case 'toolCallTask': chat.cards.showTask(ev.id, ev); break;
       case 'elicitationRequested':
         chat.cards.askUser(ev.callId, ev.elicitation,
           (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
@@ -370,6 +372,7 @@ async function runTurn(request, shown) {
       turnId, conversationId: state.conversationId, model, provider, toolChoice, chatSettings,
       text: request.text ?? '', attachments: request.attachments ?? [],
       editOf: request.editOf ?? null, regenerate: request.regenerate ?? null, resume: request.resume ?? null,
+      lateResult: request.lateResult ?? null,
     }, onEvent);
     if (!failed) hideBanner();
   } catch (err) {
@@ -382,6 +385,39 @@ async function runTurn(request, shown) {
   }
   if (!limit) chat.clearResume();
   return started;
+}
+
+/** Sends the model the result of a task that ended after its turn (one click on its card). */
+async function sendLateResult(callId) {
+  if (state.turnId) throw new Error('Wait until the reply in progress has finished.');
+  await runTurn({ lateResult: callId }, null);
+  // the message that carried the result is shown as stored
+  await reopen();
+}
+
+/**
+ * What happens to calls followed outside a turn (tasks still running on their servers when the
+ * app last ended): shown on their cards when their conversation is open.
+ */
+function onTaskEvent(ev) {
+  switch (ev.type) {
+    case 'toolCallTask': chat.cards.showTask(ev.id, ev); break;
+    case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
+    case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
+    case 'taskResultWaiting':
+      if (ev.conversationId === state.conversationId) chat.cards.offerLateResult(ev.id, () => sendLateResult(ev.id));
+      break;
+    case 'elicitationRequested':
+      chat.cards.askUser(ev.callId, ev.elicitation,
+        (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
+      break;
+    case 'samplingRequested':
+      chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
+        (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
+      break;
+    case 'samplingFinished': chat.cards.finishSampling(ev.callId, ev); break;
+    default: break;
+  }
 }
 
 async function stop() {
@@ -553,7 +589,7 @@ async function start() {
   state.settings = await ipc.getSettings();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   chat.showEmpty([]);
-  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers)]);
+  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent)]);
   $('#input').focus();
   document.body.dataset.ready = 'true';
 }

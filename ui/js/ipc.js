@@ -56,6 +56,10 @@ const core = window.__TAURI__.core;
  * - approvalRequested { id, questionId, name, server, tool, arguments, destructive, changed: DiffLine[]|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - toolCallProgress { id, progress, total|null, message|null }
+ * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null }
+ *   — the call runs as a task on its server: where it is
+ * - taskResultWaiting { id, conversationId } — a task ended after its turn (after a restart): its
+ *   result waits for the user to send it to the model (sendMessage with lateResult)
  * - elicitationRequested { callId, questionId, elicitation: { server, message, schema|null, url|null } } → answerQuestion
  * - samplingRequested { callId, questionId, request: { server, systemPrompt|null, messages, maxTokens } } → answerQuestion
  * - samplingFinished { callId, questionId, outcome: 'answered'|'declined'|'failed', model, text|null, error|null }
@@ -158,13 +162,24 @@ export const stopTurn = (turnId) => call('stop_turn', { turnId });
  */
 export const answerQuestion = (id, answer) => call('answer_question', { id, answer });
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
+/**
+ * onEvent(ChatEvent) for calls followed outside a turn: tasks still running on their servers when
+ * the app last ended (toolCallTask, toolCallProgress, elicitation and sampling questions,
+ * toolCallFinished, taskResultWaiting).
+ */
+export function watchTasks(onEvent) {
+  const channel = new core.Channel();
+  channel.onmessage = onEvent;
+  return call('watch_tasks', { onEvent: channel });
+}
 
 /** Opens an http(s) link in the user's browser, never in this window. */
 export const openUrl = (url) => call('plugin:opener|open_url', { url });
 
 /**
  * Runs a turn; `onEvent` receives each ChatEvent as it happens. request = { turnId, conversationId,
- * model, text, attachments, toolChoice, editOf?, regenerate?, resume?: 'continue' | 'wrapUp' }.
+ * model, text, attachments, toolChoice, editOf?, regenerate?, resume?: 'continue' | 'wrapUp',
+ * lateResult?: a tool call id whose late task result to send }.
  * Resolves with the turn summary when the turn has ended.
  */
 export function sendMessage(request, onEvent) {

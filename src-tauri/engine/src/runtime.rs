@@ -217,6 +217,37 @@ impl Runtime {
             .await;
     }
 
+    /// Follows again, each in the background, the tasks that were still running on their servers
+    /// when the app last ended (call after [`Runtime::start_servers`]); what happens to them goes
+    /// to `emit`. How many there were.
+    pub async fn resume_tasks(&self, emit: Arc<dyn Fn(chat::ChatEvent) + Send + Sync>) -> usize {
+        let open = match self.store.open_tasks().await {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::warn!("could not read the tasks to follow: {e}");
+                return 0;
+            }
+        };
+        for task in &open {
+            // the conversation's provider answers the server's sampling requests, if any
+            let provider = self
+                .store
+                .settings(task.conversation_id)
+                .await
+                .ok()
+                .and_then(|s| s.provider);
+            let engine = self.chat_engine(provider.as_deref());
+            let (task, emit) = (task.clone(), emit.clone());
+            tokio::spawn(async move {
+                let id = task.tool_call_id;
+                if let Err(e) = engine.resume_task(task, &*emit).await {
+                    tracing::warn!("following the task of call {id} again failed: {e}");
+                }
+            });
+        }
+        open.len()
+    }
+
     /// A chat engine talking to `provider` (an id from the settings; `None`: the default Ollama),
     /// with the settings as they are now.
     pub fn chat_engine(&self, provider: Option<&str>) -> ChatEngine {

@@ -229,6 +229,54 @@ export class ToolCards {
     box.classList.add('done');
   }
 
+  /**
+   * The call runs as a task on its server: where it is, in the server's words. While it runs the
+   * card says so (Stop cancels the task on the server); its end comes with `finish`.
+   */
+  showTask(id, { status, message }) {
+    const card = this.cards.get(id);
+    if (!card) return;
+    card.dataset.task = status;
+    let line = card.querySelector('.card-task');
+    if (!line) {
+      line = el('p', { class: 'card-task muted', role: 'status' });
+      card.querySelector('.card-body').prepend(line);
+    }
+    line.textContent = `${TASK_WORDS[status] ?? status}${message ? ` — ${message}` : ''}`;
+    if (card.classList.contains('running')) {
+      card.querySelector('.card-state').textContent =
+        status === 'input_required' ? 'task · waiting for you' : 'task · running…';
+    }
+  }
+
+  /** A task's result came after its turn ended: offer to send it to the model. */
+  offerLateResult(id, send) {
+    const card = this.cards.get(id);
+    if (!card || card.querySelector('.late-result')) return;
+    const error = el('p', { class: 'field-error', role: 'alert' });
+    const button = el('button', {
+      type: 'button', class: 'btn primary', dataset: { action: 'send-late-result' },
+      onclick: async () => {
+        button.disabled = true;
+        error.textContent = '';
+        try {
+          await send();
+          box.remove();
+        } catch (e) {
+          error.textContent = e?.message ?? String(e);
+          button.disabled = false;
+        }
+      },
+    }, 'Send the result to the model');
+    const box = el('div', { class: 'late-result approval', role: 'group', 'aria-label': 'Late result' },
+      el('p', { class: 'approval-question' },
+        'This task finished after its turn had ended, so the model has not seen its result.'),
+      el('div', { class: 'approval-buttons' }, button), error);
+    card.open = true;
+    card.querySelector('.card-body').prepend(box);
+    this.chat.scrollToEnd();
+  }
+
   /** A running call reported progress; without a total the bar is indeterminate. */
   showProgress(id, { progress, total, message }) {
     const box = this.cards.get(id)?.querySelector('.card-progress');
@@ -240,6 +288,15 @@ export class ToolCards {
       message ?? (total ? `${Math.round((progress / total) * 100)} %` : `${progress}`);
   }
 }
+
+const TASK_WORDS = {
+  working: 'Running as a task on the server',
+  input_required: 'The task waits for your answer',
+  completed: 'The task finished',
+  failed: 'The task failed',
+  cancelled: 'The task was cancelled',
+  lost: 'The server no longer knows this task',
+};
 
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 

@@ -6,16 +6,18 @@ import { messageStatusText, noticeText } from './words.js';
 
 export class ChatView {
   /**
-   * actions: onLink(href, words), onExample(text), onCancelCall(id), onEdit(messageId, text),
+   * actions: onLink(href, words), onExample(text), onCancelCall(id), onLateResult(callId) (send a
+   * task's late result to the model), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp'),
    * onShowEarlier() (the items of a long conversation before those sent)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier }) {
+  constructor(root, { onLink, onExample, onCancelCall, onLateResult, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier }) {
     this.root = root;
     this.onShowEarlier = onShowEarlier;
     this.onChatSettings = onChatSettings;
     this.onLink = onLink;
     this.onCancelCall = onCancelCall;
+    this.onLateResult = onLateResult;
     this.onExample = onExample;
     this.onEdit = onEdit;
     this.onRegenerate = onRegenerate;
@@ -105,13 +107,18 @@ export class ChatView {
       } else if (item.kind === 'toolCall') {
         this.cards.add(item);
         this.cards.setApproval(item.id, item.approval, item.argumentsEdited);
-        this.cards.finish(item.id, {
-          result: item.result ?? '',
-          isError: item.isError,
-          durationMs: item.durationMs,
-          status: item.status,
-          raw: item.raw,
-        });
+        if (item.task) this.cards.showTask(item.id, item.task);
+        // a call still running is a task its server still runs (followed again since the start)
+        if (item.status !== 'running') {
+          this.cards.finish(item.id, {
+            result: item.result ?? '',
+            isError: item.isError,
+            durationMs: item.durationMs,
+            status: item.status,
+            raw: item.raw,
+          });
+        }
+        if (item.task?.awaitingDelivery) this.cards.offerLateResult(item.id, () => this.onLateResult(item.id));
       } else if (item.kind === 'notice') {
         // the limit notice at the very end offers to go on
         this.addNotice(item.notice, item === last && item.notice.kind === 'roundLimit');

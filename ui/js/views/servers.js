@@ -168,6 +168,7 @@ export class ServersView {
     $('#srv-transport', this.form).value = !cfg ? 'stdio' : ['sse', 'rest'].includes(cfg.type) ? cfg.type : isHttp(cfg) ? 'http' : 'stdio';
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
+    $('#srv-timeout', this.form).value = cfg?.timeout ?? '';
     this.headers = Object.entries(cfg?.headers ?? {}).map(([k, v]) => rowOf(k, v, true));
     this.renderRows('headers');
     $('#srv-secrets-note', this.form).textContent = secretsNoteText(this.secrets).text;
@@ -304,6 +305,12 @@ export class ServersView {
     if (typeof env === 'string') { this.showError('env', env); return; }
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
     const logLevel = $('#srv-log-level', this.form).value || null;
+    const timeoutText = $('#srv-timeout', this.form).value.trim();
+    const timeout = timeoutText === '' ? null : Number(timeoutText);
+    if (timeout !== null && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= 3600)) {
+      this.showError('timeout', 'The timeout is in whole seconds, from 1 to 3600.');
+      return;
+    }
     // left as the transport's default unless the box was touched (or was set before)
     const trusted = this.trustedTouched ? $('#srv-trusted', this.form).checked : null;
     let server;
@@ -311,7 +318,7 @@ export class ServersView {
     if (transport !== 'stdio') {
       const headers = this.readRows('headers');
       if (typeof headers === 'string') { this.showError('headers', headers); return; }
-      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, disabled, trusted };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, disabled, trusted };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       const command = $('#srv-command', this.form).value.trim();
@@ -327,7 +334,7 @@ export class ServersView {
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;
-      server = { command, args, env, cwd: cwd || null, logLevel, disabled, trusted, sandbox };
+      server = { command, args, env, cwd: cwd || null, logLevel, timeout, disabled, trusted, sandbox };
     }
     try {
       await this.actions.save(this.editing, this.copyOf, name, server);

@@ -113,6 +113,18 @@ pub enum ChatEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// Call `id` runs as a task on its server: where it is now (`working`, `input_required`,
+    /// `completed`, `failed`, `cancelled`, `lost`), in the server's words when it gave some.
+    #[serde(rename_all = "camelCase")]
+    ToolCallTask {
+        id: i64,
+        status: String,
+        message: Option<String>,
+    },
+    /// The task of call `id` ended after the turn that started it: its result waits for the user
+    /// to send it to the model.
+    #[serde(rename_all = "camelCase")]
+    TaskResultWaiting { id: i64, conversation_id: i64 },
     /// Call `id` waits for the user: answer question `question_id`.
     #[serde(rename_all = "camelCase")]
     ApprovalRequested {

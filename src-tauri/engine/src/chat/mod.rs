@@ -21,6 +21,7 @@ pub mod recover;
 pub mod repair;
 pub mod resolve;
 mod stream;
+mod tasks;
 pub mod text_tools;
 mod tool_call;
 mod tools;
@@ -149,6 +150,9 @@ pub struct TurnRequest {
     pub provider: Option<String>,
     /// When given, stored as the conversation's own settings before the turn (a new chat's).
     pub settings: Option<crate::store::ConversationSettings>,
+    /// Send the model the result of this tool call, whose task ended after its turn; `text` is
+    /// unused.
+    pub late_result: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -30,6 +30,23 @@ pub trait ToolHost: Send + Sync {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome;
+    /// Follows a task an earlier run started on `server` (its handle from the store) to its end.
+    async fn resume_task(
+        &self,
+        server: &str,
+        tool: &str,
+        _task_id: &str,
+        _cancel: &CancellationToken,
+        _events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        ToolOutcome {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            text: "This host cannot follow tasks.".into(),
+            is_error: true,
+            raw: None,
+        }
+    }
 }
 
 #[async_trait]
@@ -59,5 +76,15 @@ impl ToolHost for McpHost {
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
         McpHost::call_tool_with_events(self, name, arguments, cancel, events).await
+    }
+    async fn resume_task(
+        &self,
+        server: &str,
+        tool: &str,
+        task_id: &str,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        McpHost::resume_task(self, server, tool, task_id, cancel, events.as_ref()).await
     }
 }

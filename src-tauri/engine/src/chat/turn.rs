@@ -86,6 +86,10 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: CancellationToken,
     ) -> Result<TurnSummary, ChatError> {
+        let mut req = req;
+        if let Some(id) = req.late_result {
+            req.text = self.late_result_message(req.conversation_id, id).await?;
+        }
         let mut turn = self.open_turn(&req, emit).await?;
         let summary = self.rounds(&mut turn, emit, &cancel).await?;
         emit(ChatEvent::Done {

@@ -49,6 +49,8 @@ pub enum Item {
         raw: Option<Value>,
         /// The tool's name as the model wrote it, when it was resolved to another.
         written: Option<String>,
+        /// When its server runs it as a task: where the task is.
+        task: Option<crate::store::StoredTask>,
     },
     #[serde(rename_all = "camelCase")]
     Notice { id: i64, notice: Notice },
@@ -84,6 +86,7 @@ fn card(t: &StoredToolCall) -> Item {
         arguments_edited: t.arguments_edited,
         written: t.written.clone(),
         raw: t.result_raw.clone(),
+        task: t.task.clone(),
     }
 }
 

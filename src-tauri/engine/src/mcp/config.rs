@@ -57,6 +57,10 @@ pub struct ServerConfig {
     /// (the built-in servers are sandboxed, other servers are not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSetting>,
+    /// The longest wait in seconds for one request to this server without a sign of life (a
+    /// tool call's progress restarts it; a task's polls each get it). Absent: the app's setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
 }
 
 /// `"sandbox": false` (never sandboxed, not even a built-in), `true` (sandboxed with the
@@ -188,6 +192,7 @@ impl ServerConfig {
             disabled: false,
             trusted: None,
             sandbox: None,
+            timeout: None,
         }
     }
 
@@ -365,6 +370,18 @@ pub fn validate_server<'a>(
                 format!(
                     "\"{l}\" is not a log level: use one of {}.",
                     LEVELS.join(", ")
+                ),
+            );
+        }
+    }
+    if let Some(t) = cfg.timeout {
+        if !crate::settings::TOOL_TIMEOUT_RANGE.contains(&t) {
+            return field(
+                "timeout",
+                format!(
+                    "The timeout is in seconds, from {} to {}.",
+                    crate::settings::TOOL_TIMEOUT_RANGE.start(),
+                    crate::settings::TOOL_TIMEOUT_RANGE.end()
                 ),
             );
         }

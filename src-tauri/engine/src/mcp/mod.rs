@@ -21,8 +21,8 @@ pub use config::{
     ServerConfig, Transport,
 };
 pub use host::{
-    file_uri, result_text, CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, HostError,
-    HostOptions, McpHost, PinBook, Progress, Reply, RoutedTool, SamplingAnswer, SamplingRequest,
-    SamplingText, SandboxView, ServerStatus, ServerView, Step, ToolOutcome, ToolView,
-    MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,
+    ElicitationAnswer, HostError, HostOptions, McpHost, PinBook, Progress, Reply, RoutedTool,
+    SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView, Step,
+    TaskState, ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };

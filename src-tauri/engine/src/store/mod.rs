@@ -17,11 +17,13 @@ pub mod page;
 mod pins;
 mod schema;
 pub mod search;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod tool_calls;
 mod types;
 
+pub use tasks::{LateResult, OpenTask, StoredTask};
 pub use tool_calls::FinishedCall;
 
 pub use types::{
@@ -80,9 +82,14 @@ fn setup(conn: &mut rusqlite::Connection) -> Result<(), StoreError> {
     )?;
     // conversations deleted (and not restored) in an earlier run are gone for good
     conn.execute("DELETE FROM conversations WHERE deleted_at IS NOT NULL", [])?;
+    // (a call its server runs as a task goes on running there: the next run follows it again)
     conn.execute(
-        "UPDATE tool_calls SET status = ?1, is_error = 1,
-            result = COALESCE(result, 'The app ended before the tool answered.') WHERE status = ?2",
+        &format!(
+            "UPDATE tool_calls SET status = ?1, is_error = 1,
+                result = COALESCE(result, 'The app ended before the tool answered.')
+             WHERE status = ?2 AND id NOT IN ({})",
+            tasks::OPEN_TASK_CALLS
+        ),
         params![ToolCallStatus::Interrupted, ToolCallStatus::Running],
     )?;
     Ok(())

@@ -100,6 +100,22 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a conversation's tool calls without reading every other conversation's (opening one)
         M::up("CREATE INDEX tool_calls_conversation ON tool_calls(conversation_id, message_id);"),
+        // a call its server runs as a task (mcp/host/tasks.rs): the server's handle for it and
+        // where it is, so it is followed again after a restart; `delivered` = 0 while a result
+        // that came after its turn ended waits for the user to send it to the model
+        M::up(
+            "CREATE TABLE tool_tasks (
+                tool_call_id INTEGER PRIMARY KEY REFERENCES tool_calls(id) ON DELETE CASCADE,
+                server TEXT NOT NULL,
+                task_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                message TEXT,
+                poll_ms INTEGER,
+                ttl_ms INTEGER,
+                updated_at INTEGER NOT NULL,
+                delivered INTEGER NOT NULL DEFAULT 1
+            );",
+        ),
     ])
 }
 

@@ -4,6 +4,7 @@
 use rusqlite::params;
 use serde_json::Value;
 
+use super::tasks::StoredTask;
 use super::MessageStatus;
 use super::{now_ms, Approval, Store, StoreError, StoredToolCall, ToolCallStatus};
 use crate::llm::{Message, ToolCall};
@@ -16,9 +17,11 @@ pub(super) fn tool_calls_of(
     from_message: i64,
 ) -> rusqlite::Result<Vec<StoredToolCall>> {
     let mut st = c.prepare_cached(
-        "SELECT id, message_id, result_message_id, call_id, name, server, tool, arguments, result, result_raw,
-                is_error, status, started_at, duration_ms, approval, arguments_edited, written_name
-         FROM tool_calls WHERE conversation_id = ?1 AND message_id >= ?2 ORDER BY id",
+        "SELECT t.id, t.message_id, t.result_message_id, t.call_id, t.name, t.server, t.tool, t.arguments,
+                t.result, t.result_raw, t.is_error, t.status, t.started_at, t.duration_ms, t.approval,
+                t.arguments_edited, t.written_name, k.status, k.message, k.delivered
+         FROM tool_calls t LEFT JOIN tool_tasks k ON k.tool_call_id = t.id
+         WHERE t.conversation_id = ?1 AND t.message_id >= ?2 ORDER BY t.id",
     )?;
     let rows = st.query_map([conversation_id, from_message], |r| {
         let args: String = r.get(7)?;
@@ -41,6 +44,14 @@ pub(super) fn tool_calls_of(
             approval: r.get(14)?,
             arguments_edited: r.get(15)?,
             written: r.get(16)?,
+            task: match r.get::<_, Option<String>>(17)? {
+                Some(status) => Some(StoredTask {
+                    status,
+                    message: r.get(18)?,
+                    awaiting_delivery: !r.get::<_, bool>(19)?,
+                }),
+                None => None,
+            },
         })
     })?;
     rows.collect()

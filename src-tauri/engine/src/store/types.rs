@@ -246,6 +246,8 @@ pub struct StoredToolCall {
     pub arguments_edited: bool,
     /// The tool's name as the model wrote it, when it was resolved to another.
     pub written: Option<String>,
+    /// When its server runs it as a task: where the task is.
+    pub task: Option<super::tasks::StoredTask>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

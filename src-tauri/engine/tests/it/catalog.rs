@@ -138,11 +138,12 @@ async fn prompts_and_resources_of_server_everything() {
 #[tokio::test]
 async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out() {
     let mut config = McpConfig::default();
-    config
-        .servers
-        .insert("dynamic".into(), python("dynamic_server.py"));
+    // the server's own timeout (1 s) wins over the app's (30 s)
+    let mut dynamic = python("dynamic_server.py");
+    dynamic.timeout = Some(1);
+    config.servers.insert("dynamic".into(), dynamic);
     let mut opts = HostOptions::new(crate::support::builtin_bin());
-    opts.call_timeout = Duration::from_secs(1);
+    opts.call_timeout = Duration::from_secs(30);
     let host = McpHost::new(opts);
     host.start_all(&config).await;
     let names =

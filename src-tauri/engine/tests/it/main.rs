@@ -21,5 +21,6 @@ mod research;
 mod sandbox;
 mod secrets;
 mod server_requests;
+mod tasks;
 mod transports;
 mod turn;

@@ -107,6 +107,8 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::SamplingFinished { .. } => "sampled",
             ChatEvent::Context { .. } => "context",
             ChatEvent::ToolCallArguments { .. } => "args",
+            ChatEvent::ToolCallTask { .. } => "task",
+            ChatEvent::TaskResultWaiting { .. } => "late",
         })
         .collect();
     assert_eq!(

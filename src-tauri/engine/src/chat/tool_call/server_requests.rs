@@ -29,28 +29,50 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> ToolOutcome {
-        let (events_tx, mut events_rx) = mpsc::unbounded_channel::<CallEvent>();
-        let during = async {
-            while let Some(ev) = events_rx.recv().await {
-                match ev {
-                    CallEvent::Progress(p) => emit(ChatEvent::ToolCallProgress {
-                        id,
-                        progress: p.progress,
-                        total: p.total,
-                        message: p.message,
-                    }),
-                    CallEvent::Elicitation(e, reply) => {
-                        self.elicit(id, e, reply, emit, cancel).await
-                    }
-                    CallEvent::Sampling(s, reply) => {
-                        self.sample(id, &turn.model, s, reply, emit, cancel).await
-                    }
-                }
-            }
-        };
+        let (events_tx, events_rx) = mpsc::unbounded_channel::<CallEvent>();
+        let server = self.tools.route(name).map(|r| r.server).unwrap_or_default();
         let call = self.tools.call_tool(name, args, cancel, Some(events_tx));
+        let during = self.answer_events(id, &server, &turn.model, events_rx, emit, cancel);
         let (outcome, ()) = tokio::join!(call, during);
         outcome
+    }
+
+    /// What happens during call `id` of `server`: progress and task states go to the card (a
+    /// task's state to the store too), the server's questions to the user or to `model`.
+    pub(crate) async fn answer_events(
+        &self,
+        id: i64,
+        server: &str,
+        model: &str,
+        mut events: mpsc::UnboundedReceiver<CallEvent>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) {
+        while let Some(ev) = events.recv().await {
+            match ev {
+                CallEvent::Progress(p) => emit(ChatEvent::ToolCallProgress {
+                    id,
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                }),
+                CallEvent::Elicitation(e, reply) => self.elicit(id, e, reply, emit, cancel).await,
+                CallEvent::Sampling(s, reply) => {
+                    self.sample(id, model, s, reply, emit, cancel).await
+                }
+                CallEvent::Task(state) => {
+                    // the handle is kept before anything else, so a restart can follow it
+                    if let Err(e) = self.store.set_tool_task(id, server, &state).await {
+                        tracing::warn!("could not keep the task of call {id}: {e}");
+                    }
+                    emit(ChatEvent::ToolCallTask {
+                        id,
+                        status: state.status,
+                        message: state.message,
+                    });
+                }
+            }
+        }
     }
 
     /// A server asks the user for input during call `call_id`: the question goes to the user

@@ -38,6 +38,20 @@ fn server_validation_names_the_field() {
     assert_eq!(f("Calculator", &ok), "name");
     assert_eq!(f("a/b", &ok), "name");
     assert_eq!(f("fs", &ServerConfig::new(" ", &[])), "command");
+    // a server's own timeout: whole seconds within the app's range, kept in the file as "timeout"
+    for (t, ok) in [(0, false), (1, true), (3600, true), (3601, false)] {
+        let cfg = ServerConfig {
+            timeout: Some(t),
+            ..ServerConfig::new("npx", &[])
+        };
+        match ok {
+            true => assert_eq!(validate_server("fs", &cfg, &others), Ok(()), "{t}"),
+            false => assert_eq!(f("fs", &cfg), "timeout", "{t}"),
+        }
+    }
+    let parsed =
+        McpConfig::parse(r#"{"mcpServers":{"s":{"command":"x","timeout":120}}}"#, "x").unwrap();
+    assert_eq!(parsed.servers["s"].timeout, Some(120));
     let mut env = ok.clone();
     env.env.insert("1BAD".into(), "x".into());
     assert_eq!(f("fs", &env), "env");

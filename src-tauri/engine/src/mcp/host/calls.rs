@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientRequest, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde::Serialize;
@@ -119,7 +119,7 @@ impl McpHost {
             }
             Err(e) => return err(e.to_string()),
         };
-        let timeout = self.call_timeout();
+        let timeout = self.timeout_for(&server);
         let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
         let started = Instant::now();
         // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
@@ -143,12 +143,14 @@ impl McpHost {
         };
         let request_id = handle.id.clone();
         let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
-        let route = events.map(|tx| slot.routes.open(token, tx));
+        let route = events.clone().map(|tx| slot.routes.open(token, tx));
+        let route_events = events;
         let res = tokio::select! {
             r = handle.await_response() => Some(r),
             _ = cancel.cancelled() => None,
         };
         drop(route);
+        let events = route_events;
         let Some(res) = res else {
             let note = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(request_id),
@@ -161,33 +163,15 @@ impl McpHost {
         };
         match res {
             Ok(ServerResult::CallToolResult(result)) => {
-                let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
-                let (mut text, raw) = bounded(result_text(&raw), raw);
-                let is_error = result.is_error.unwrap_or(false);
-                // an error of a sandboxed server may be its sandbox refusing: say so, to the
-                // model and on the card, and in the server's log
-                if let Some(what) = session
-                    .sandbox
-                    .as_ref()
-                    .filter(|_| is_error)
-                    .and_then(|d| d.blocked(&text))
-                {
-                    slot.log.push(format!("{BLOCKED_NOTE}{what}"));
-                    text.push_str(&format!(
-                        "\n\n[Switchboard] Blocked by sandbox: {what}. The server \"{server}\" runs in a \
-                         sandbox that does not allow this; the user can allow it in the server's settings."
-                    ));
-                }
-                ToolOutcome {
-                    server: server.clone(),
-                    tool: tool.clone(),
-                    text,
-                    is_error,
-                    raw,
-                }
+                self.tool_result(&server, &tool, &session, result)
+            }
+            // the server runs the call as a task: follow it to its end
+            Ok(ServerResult::CreateTaskResult(created)) => {
+                self.follow_task(&server, &tool, &created.task, cancel, events.as_ref())
+                    .await
             }
             Ok(_) => err(
-                "The server asked for input or started a task, which Switchboard does not support yet."
+                "The server asked for input before the call, which Switchboard does not support yet."
                     .into(),
             ),
             Err(ServiceError::Timeout { .. }) => err(format!(
@@ -211,6 +195,42 @@ impl McpHost {
                 }
                 err(format!("The call failed: {e}"))
             }
+        }
+    }
+
+    /// A tool's result as the model reads it and the card shows it.
+    pub(super) fn tool_result(
+        &self,
+        server: &str,
+        tool: &str,
+        session: &Session,
+        result: CallToolResult,
+    ) -> ToolOutcome {
+        let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
+        let (mut text, raw) = bounded(result_text(&raw), raw);
+        let is_error = result.is_error.unwrap_or(false);
+        // an error of a sandboxed server may be its sandbox refusing: say so, to the model and
+        // on the card, and in the server's log
+        if let Some(what) = session
+            .sandbox
+            .as_ref()
+            .filter(|_| is_error)
+            .and_then(|d| d.blocked(&text))
+        {
+            if let Some(slot) = self.slot(server) {
+                slot.log.push(format!("{BLOCKED_NOTE}{what}"));
+            }
+            text.push_str(&format!(
+                "\n\n[Switchboard] Blocked by sandbox: {what}. The server \"{server}\" runs in a \
+                 sandbox that does not allow this; the user can allow it in the server's settings."
+            ));
+        }
+        ToolOutcome {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            text,
+            is_error,
+            raw,
         }
     }
 
@@ -247,7 +267,7 @@ impl McpHost {
         method: &'static str,
         request: impl std::future::Future<Output = Result<T, String>>,
     ) -> Result<T, HostError> {
-        let timeout = self.call_timeout();
+        let timeout = self.timeout_for(server);
         tokio::time::timeout(timeout, request)
             .await
             .map_err(|_| HostError::Timeout {

@@ -15,9 +15,10 @@ use std::time::Duration;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction as McpElicitationAction,
-    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, Root,
-    RootsCapabilities, SamplingCapability, SamplingMessage, UrlElicitationCapability,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation, JsonObject,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    Root, RootsCapabilities, SamplingCapability, SamplingMessage, UrlElicitationCapability,
+    TASKS_EXTENSION_ID,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::ErrorData as McpError;
@@ -117,6 +118,10 @@ pub enum SamplingAnswer {
 pub struct Reply<T>(oneshot::Sender<T>);
 
 impl<T> Reply<T> {
+    pub(super) fn new(tx: oneshot::Sender<T>) -> Self {
+        Reply(tx)
+    }
+
     pub fn send(self, answer: T) {
         let _ = self.0.send(answer);
     }
@@ -130,6 +135,8 @@ pub enum CallEvent {
     Elicitation(Elicitation, Reply<ElicitationAnswer>),
     /// The server asks the model; answer through the [`Reply`].
     Sampling(SamplingRequest, Reply<SamplingAnswer>),
+    /// The call runs as a task on the server: it was created, or its status changed.
+    Task(super::tasks::TaskState),
 }
 
 /// Where one call's events go.
@@ -242,16 +249,7 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, McpError> {
         let roots = self.roots.read().unwrap().clone();
-        Ok(ListRootsResult::new(
-            roots
-                .iter()
-                .map(|p| {
-                    let mut r = Root::new(file_uri(p));
-                    r.name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    r
-                })
-                .collect(),
-        ))
+        Ok(roots_result(&roots))
     }
 
     async fn on_logging_message(
@@ -276,34 +274,13 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let v = serde_json::to_value(&request).unwrap_or_default();
-        let ask = Elicitation {
-            server: self.server.clone(),
-            message: v
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            schema: v.get("requestedSchema").cloned(),
-            url: v.get("url").and_then(Value::as_str).map(String::from),
-        };
+        let ask = elicitation_of(&self.server, &request);
         if self.routes.ask_route().is_none() {
             // outside a call nobody is there to answer
             return Ok(ElicitResult::new(McpElicitationAction::Decline));
         }
-        let answer = self
-            .ask(|reply| CallEvent::Elicitation(ask, reply))
-            .await
-            .unwrap_or(ElicitationAnswer::of(ElicitationAction::Cancel));
-        Ok(match answer.action {
-            ElicitationAction::Accept => {
-                let mut r = ElicitResult::new(McpElicitationAction::Accept);
-                r.content = answer.content;
-                r
-            }
-            ElicitationAction::Decline => ElicitResult::new(McpElicitationAction::Decline),
-            ElicitationAction::Cancel => ElicitResult::new(McpElicitationAction::Cancel),
-        })
+        let answer = self.ask(|reply| CallEvent::Elicitation(ask, reply)).await;
+        Ok(elicit_result(answer))
     }
 
     async fn create_message(
@@ -319,18 +296,9 @@ impl ClientHandler for Handler {
                     .into(),
             ));
         }
-        let request = SamplingRequest {
-            server: self.server.clone(),
-            system_prompt: params.system_prompt.clone(),
-            messages: params.messages.iter().map(sampling_text).collect(),
-            max_tokens: params.max_tokens,
-        };
+        let request = sampling_request_of(&self.server, &params);
         match self.ask(|reply| CallEvent::Sampling(request, reply)).await {
-            Some(SamplingAnswer::Reply { model, text }) => {
-                let mut r = CreateMessageResult::new(SamplingMessage::assistant_text(text), model);
-                r.stop_reason = Some(CreateMessageResult::STOP_REASON_END_TURN.into());
-                Ok(r)
-            }
+            Some(SamplingAnswer::Reply { model, text }) => Ok(sampling_result(model, text)),
             Some(SamplingAnswer::Refused(why)) => Err(refused(why)),
             None => Err(refused("nobody answered the sampling request".into())),
         }
@@ -346,12 +314,80 @@ impl ClientHandler for Handler {
         let mut roots = RootsCapabilities::default();
         roots.list_changed = Some(true);
         capabilities.roots = Some(roots);
+        // long calls may become tasks the host polls (the 2026-07-28 tasks extension; rmcp
+        // stamps it into every request's `_meta` on a 2026-07-28 connection)
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
         ClientConfig::new(
             capabilities,
             Implementation::new("switchboard", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
+}
+
+/// A server's `elicitation/create`, as the user is asked it.
+pub(super) fn elicitation_of(server: &str, request: &ElicitRequestParams) -> Elicitation {
+    let v = serde_json::to_value(request).unwrap_or_default();
+    Elicitation {
+        server: server.to_string(),
+        message: v
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        schema: v.get("requestedSchema").cloned(),
+        url: v.get("url").and_then(Value::as_str).map(String::from),
+    }
+}
+
+/// What the server hears of the user's answer (none: `cancel`).
+pub(super) fn elicit_result(answer: Option<ElicitationAnswer>) -> ElicitResult {
+    let answer = answer.unwrap_or(ElicitationAnswer::of(ElicitationAction::Cancel));
+    match answer.action {
+        ElicitationAction::Accept => {
+            let mut r = ElicitResult::new(McpElicitationAction::Accept);
+            r.content = answer.content;
+            r
+        }
+        ElicitationAction::Decline => ElicitResult::new(McpElicitationAction::Decline),
+        ElicitationAction::Cancel => ElicitResult::new(McpElicitationAction::Cancel),
+    }
+}
+
+/// A server's `sampling/createMessage`, as the user and the model see it (text only).
+pub(super) fn sampling_request_of(
+    server: &str,
+    params: &CreateMessageRequestParams,
+) -> SamplingRequest {
+    SamplingRequest {
+        server: server.to_string(),
+        system_prompt: params.system_prompt.clone(),
+        messages: params.messages.iter().map(sampling_text).collect(),
+        max_tokens: params.max_tokens,
+    }
+}
+
+pub(super) fn sampling_result(model: String, text: String) -> CreateMessageResult {
+    let mut r = CreateMessageResult::new(SamplingMessage::assistant_text(text), model);
+    r.stop_reason = Some(CreateMessageResult::STOP_REASON_END_TURN.into());
+    r
+}
+
+/// The roots offered to servers, as `roots/list` answers.
+pub(super) fn roots_result(roots: &[PathBuf]) -> ListRootsResult {
+    ListRootsResult::new(
+        roots
+            .iter()
+            .map(|p| {
+                let mut r = Root::new(file_uri(p));
+                r.name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                r
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod handler;
 mod shaping;
 mod state;
 mod supervisor;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -36,6 +37,7 @@ pub use handler::{
 };
 pub use shaping::{file_uri, result_text, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE};
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, Step, ToolView};
+pub use tasks::{is_open as task_is_open, TaskState};
 
 use state::{Phase, Snapshot};
 
@@ -185,12 +187,15 @@ pub struct McpHost {
     servers: RwLock<BTreeMap<String, Arc<Slot>>>,
     names: Mutex<(u64, Arc<Names>)>,
     call_timeout: Mutex<Duration>,
+    /// The app is ending: tasks on servers are left running (the next run follows them again).
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl McpHost {
     pub fn new(opts: HostOptions) -> Arc<Self> {
         Arc::new(McpHost {
             call_timeout: Mutex::new(opts.call_timeout),
+            closing: Default::default(),
             shared: Arc::new(Shared {
                 path: RwLock::new(opts.path_var.clone()),
                 landlock_abi: opts.landlock_abi.unwrap_or_else(sandbox::kernel_abi),
@@ -227,6 +232,15 @@ impl McpHost {
 
     fn call_timeout(&self) -> Duration {
         *self.call_timeout.lock().unwrap()
+    }
+
+    /// The longest wait for one request to `server`: its own timeout when its config sets one,
+    /// else the app's.
+    fn timeout_for(&self, server: &str) -> Duration {
+        self.slot(server)
+            .and_then(|s| s.config.timeout)
+            .map(Duration::from_secs)
+            .unwrap_or_else(|| self.call_timeout())
     }
 
     /// Sets the folders offered to servers as roots; running servers get
@@ -329,6 +343,17 @@ impl McpHost {
             let _ = rx.wait_for(|s| s.starts > starts && s.is_settled()).await;
         }
         true
+    }
+
+    /// The app is about to end: from now on, a call that runs as a task on its server is not
+    /// cancelled there when its turn stops, nor reported failed when its server stops; it just
+    /// ends with the app, and the store keeps it for the next run to follow.
+    pub fn begin_shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
     }
 
     /// Stops every server and everything it started. Safe to call more than once.

@@ -99,6 +99,14 @@ pub fn dual_era_http_server() -> (Background, u16) {
     )
 }
 
+/// The tasks fixture server (`fixtures/tasks_server.py`: FastMCP with the tasks extension, from the
+/// PyPI test venv) on 127.0.0.1:`port`. Returns once it listens; the URL path is `/mcp`.
+pub fn tasks_server(port: u16) -> Background {
+    let mut cmd = std::process::Command::new(pypi_server("python"));
+    cmd.arg(fixture("tasks_server.py")).arg(port.to_string());
+    listening(cmd, port, "the tasks fixture server")
+}
+
 /// Starts `cmd` in its own process group and waits until it accepts connections on `port`.
 fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Background {
     use std::os::unix::process::CommandExt;

@@ -1,0 +1,168 @@
+//! Calls their servers run as tasks (mcp/host/tasks.rs): the server's handle for the task and
+//! where it is, beside its tool call. A task still open when the app ends keeps its call
+//! running (not interrupted) so the next run follows it again; a result that comes after the
+//! turn ended is kept on the call until the user sends it to the model.
+
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{now_ms, Store, StoreError, ToolCallStatus};
+use crate::mcp::TaskState;
+
+/// A call's task as the card shows it. The server's handle for it stays in the store.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredTask {
+    /// `working`, `input_required`, `completed`, `failed`, `cancelled` or `lost`.
+    pub status: String,
+    pub message: Option<String>,
+    /// Its result came after the turn that started it had ended, and has not been sent to the
+    /// model yet.
+    pub awaiting_delivery: bool,
+}
+
+/// A task that was still open when the app last ended, to follow again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenTask {
+    pub tool_call_id: i64,
+    pub conversation_id: i64,
+    pub server: String,
+    pub tool: String,
+    pub task_id: String,
+    pub started_at: i64,
+    /// The conversation's model (it answers the server's sampling requests).
+    pub model: String,
+}
+
+/// The result of a task that ended after its turn, as it is sent to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LateResult {
+    pub conversation_id: i64,
+    pub name: String,
+    pub server: String,
+    pub tool: String,
+    pub result: String,
+    pub is_error: bool,
+}
+
+/// SQL: the call ids whose task is still open.
+pub(super) const OPEN_TASK_CALLS: &str =
+    "SELECT tool_call_id FROM tool_tasks WHERE status IN ('working', 'input_required')";
+
+impl Store {
+    /// Where call `tool_call_id`'s task is now (its first state creates the row).
+    pub async fn set_tool_task(
+        &self,
+        tool_call_id: i64,
+        server: &str,
+        state: &TaskState,
+    ) -> Result<(), StoreError> {
+        let (server, state) = (server.to_string(), state.clone());
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (tool_call_id) DO UPDATE SET status = ?4, message = ?5, poll_ms = ?6,
+                    ttl_ms = ?7, updated_at = ?8",
+                params![tool_call_id, server, state.task_id, state.status, state.message,
+                    state.poll_ms.map(|v| v as i64), state.ttl_ms.map(|v| v as i64), now_ms()],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The tasks still open on their servers, oldest first (after a restart: to follow again).
+    pub async fn open_tasks(&self) -> Result<Vec<OpenTask>, StoreError> {
+        self.call(|c| {
+            let mut st = c.prepare(&format!(
+                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model
+                 FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
+                    JOIN conversations c ON c.id = t.conversation_id
+                 WHERE k.tool_call_id IN ({OPEN_TASK_CALLS}) AND t.status = ?1 ORDER BY t.id"
+            ))?;
+            let rows = st.query_map([ToolCallStatus::Running], |r| {
+                Ok(OpenTask {
+                    tool_call_id: r.get(0)?,
+                    conversation_id: r.get(1)?,
+                    server: r.get(2)?,
+                    tool: r.get(3)?,
+                    task_id: r.get(4)?,
+                    started_at: r.get(5)?,
+                    model: r.get(6)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    /// The end of a task followed after its turn had ended: the call gets its result (the card
+    /// shows it); with `offer`, the result waits for the user to send it to the model.
+    pub async fn finish_late_task(
+        &self,
+        tool_call_id: i64,
+        result: &str,
+        result_raw: Option<&Value>,
+        is_error: bool,
+        duration_ms: i64,
+        offer: bool,
+    ) -> Result<(), StoreError> {
+        let result = result.to_string();
+        let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
+        self.call(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
+                    status = ?5 WHERE id = ?6",
+                params![result, raw, is_error, duration_ms, ToolCallStatus::Done, tool_call_id],
+            )?;
+            tx.execute(
+                "UPDATE tool_tasks SET delivered = ?1, updated_at = ?2 WHERE tool_call_id = ?3",
+                params![!offer, now_ms(), tool_call_id],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The result of a task that ended after its turn, marked as sent to the model; `None` when
+    /// there is none waiting (never one, or already sent).
+    pub async fn take_late_result(
+        &self,
+        tool_call_id: i64,
+    ) -> Result<Option<LateResult>, StoreError> {
+        self.call(move |c| {
+            let tx = c.transaction()?;
+            let got = tx
+                .query_row(
+                    "SELECT t.conversation_id, t.name, t.server, t.tool, COALESCE(t.result, ''), t.is_error
+                     FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
+                     WHERE k.tool_call_id = ?1 AND k.delivered = 0 AND t.status = ?2",
+                    params![tool_call_id, ToolCallStatus::Done],
+                    |r| {
+                        Ok(LateResult {
+                            conversation_id: r.get(0)?,
+                            name: r.get(1)?,
+                            server: r.get(2)?,
+                            tool: r.get(3)?,
+                            result: r.get(4)?,
+                            is_error: r.get(5)?,
+                        })
+                    },
+                )
+                .optional()?;
+            if got.is_some() {
+                tx.execute(
+                    "UPDATE tool_tasks SET delivered = 1 WHERE tool_call_id = ?1",
+                    [tool_call_id],
+                )?;
+            }
+            tx.commit()?;
+            Ok(got)
+        })
+        .await
+    }
+}

@@ -1,0 +1,342 @@
+//! Calls their server runs as tasks (the 2026-07-28 tasks extension), against a real server that
+//! implements it (FastMCP with fastmcp-tasks from PyPI, `fixtures/tasks_server.py`): followed to
+//! their result, asking the user mid-task, cancelled on the server, and outliving the app.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use switchboard_engine::mcp::{
+    CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpConfig, McpHost, ServerConfig,
+    TaskState,
+};
+use switchboard_engine::store::Store;
+use switchboard_engine::{ChatEvent, TurnRequest};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::fake_ollama::{self, last_message, Stream};
+use crate::support::*;
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+async fn tasks_host(port: u16) -> Arc<McpHost> {
+    let mut config = McpConfig::default();
+    config.servers.insert(
+        "tasks".into(),
+        ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    );
+    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    host.start_all(&config).await;
+    host
+}
+
+/// Runs a call of `tool`, answering the server's questions with `answer`; the outcome and the task
+/// states the call went through.
+async fn call_collecting(
+    host: &McpHost,
+    tool: &str,
+    arguments: Value,
+    cancel: &CancellationToken,
+    answer: Option<ElicitationAnswer>,
+) -> (switchboard_engine::mcp::ToolOutcome, Vec<TaskState>, usize) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let during = async {
+        let (mut states, mut asked) = (Vec::new(), 0);
+        while let Some(ev) = rx.recv().await {
+            match ev {
+                CallEvent::Task(s) => states.push(s),
+                CallEvent::Elicitation(e, reply) => {
+                    assert_eq!(e.message, "What is your name?");
+                    assert_eq!(e.server, "tasks");
+                    asked += 1;
+                    reply.send(answer.clone().unwrap());
+                }
+                _ => {}
+            }
+        }
+        (states, asked)
+    };
+    let call = host.call_tool_with_events(tool, args(arguments), cancel, Some(tx));
+    let (outcome, (states, asked)) = tokio::join!(call, during);
+    (outcome, states, asked)
+}
+
+/// A call the server turns into a task is polled to its result, which the model gets like any
+/// other; a question the server asks mid-task reaches the user once and its answer reaches the
+/// server; Stop cancels the task on the server (`tasks/cancel`), not only here.
+#[tokio::test]
+async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_server() {
+    let port = free_port();
+    let _server = tasks_server(port);
+    let host = tasks_host(port).await;
+    let view = host
+        .servers()
+        .into_iter()
+        .find(|s| s.name == "tasks")
+        .unwrap();
+    assert_eq!(
+        view.protocol_version.as_deref(),
+        Some("2026-07-28"),
+        "{view:?}"
+    );
+
+    let none = CancellationToken::new();
+    let (sum, states, _) = call_collecting(
+        &host,
+        "tasks__slow_sum",
+        json!({"a": 40, "b": 2, "seconds": 1}),
+        &none,
+        None,
+    )
+    .await;
+    assert_eq!((sum.text.as_str(), sum.is_error), ("42", false), "{sum:?}");
+    // it ran as a task: created working, polled until completed, one handle throughout
+    assert_eq!(states.first().unwrap().status, "working", "{states:?}");
+    assert_eq!(states.last().unwrap().status, "completed", "{states:?}");
+    assert!(!states[0].task_id.is_empty());
+    assert!(states.iter().all(|s| s.task_id == states[0].task_id));
+    assert_eq!(
+        states[0].poll_ms,
+        Some(200),
+        "the server's poll interval is kept"
+    );
+
+    let (hello, states, asked) = call_collecting(
+        &host,
+        "tasks__ask_name",
+        json!({}),
+        &none,
+        Some(ElicitationAnswer {
+            action: ElicitationAction::Accept,
+            content: Some(json!({"name": "Luca"})),
+        }),
+    )
+    .await;
+    assert_eq!(
+        (hello.text.as_str(), hello.is_error),
+        ("Hello, Luca!", false)
+    );
+    assert_eq!(
+        asked, 1,
+        "asked once, though the server repeats the question until read"
+    );
+    assert!(
+        states.iter().any(|s| s.status == "input_required"),
+        "{states:?}"
+    );
+
+    // Stop while it runs: the task is cancelled on the server
+    let stop = CancellationToken::new();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = host.call_tool_with_events(
+        "tasks__slow_sum",
+        args(json!({"a": 1, "b": 2, "seconds": 30})),
+        &stop,
+        Some(tx),
+    );
+    let watch = async {
+        let mut states = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            if let CallEvent::Task(s) = ev {
+                if states.is_empty() {
+                    stop.cancel();
+                }
+                states.push(s);
+            }
+        }
+        states
+    };
+    let (stopped, states) = tokio::join!(call, watch);
+    assert!(
+        stopped.is_error && stopped.text.contains("cancelled by the user"),
+        "{stopped:?}"
+    );
+    assert_eq!(states.last().unwrap().status, "cancelled");
+    // the server says so too, when asked about the same task afterwards
+    let asked_again = host
+        .resume_task("tasks", "slow_sum", &states[0].task_id, &none, None)
+        .await;
+    assert_eq!(
+        asked_again.text, "The server cancelled the task.",
+        "{asked_again:?}"
+    );
+    host.shutdown().await;
+}
+
+/// The app ends while a task runs (the turn is dropped mid-poll, the host and store closed); the
+/// next run finds the call still running in the store, follows the same task on the server, keeps
+/// its result on the call for the user, and sends it to the model when the user asks, once.
+#[tokio::test]
+async fn a_task_outlives_the_app_and_its_result_waits_for_the_user() {
+    let port = free_port();
+    let _server = tasks_server(port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let r = rig(vec![("tasks", ServerConfig::http(url.clone()))]).await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "a",
+        "tasks__slow_sum",
+        json!({"a": 40, "b": 2, "seconds": 4}),
+    )]));
+    let engine = Arc::new(r.engine(5));
+    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let ev = events.clone();
+    let e = engine.clone();
+    let turn = tokio::spawn(async move {
+        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
+        e.run_turn(say("add 40 and 2", None), &emit, CancellationToken::new())
+            .await
+    });
+    // the card hears that the call runs as a task
+    let t = std::time::Instant::now();
+    let call_id = loop {
+        let got = events.lock().unwrap().iter().find_map(|e| match e {
+            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
+            _ => None,
+        });
+        if let Some(id) = got {
+            break id;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // the app ends: nothing is said to the server
+    turn.abort();
+    let _ = turn.await;
+    drop(engine);
+    r.host.shutdown().await;
+    drop(r.store);
+
+    // the next run
+    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
+    let open = store.open_tasks().await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(
+        (open[0].tool_call_id, open[0].server.as_str()),
+        (call_id, "tasks")
+    );
+    let conversation_id = open[0].conversation_id;
+    let conv = store.conversation(conversation_id).await.unwrap();
+    let call = &conv.tool_calls[0];
+    assert_eq!(
+        call.status,
+        switchboard_engine::store::ToolCallStatus::Running
+    );
+    assert_eq!(call.task.as_ref().unwrap().status, "working");
+
+    let host = tasks_host(port).await;
+    let engine = chat_engine(
+        Arc::new(switchboard_engine::llm::OllamaClient::new(&r.fake.url)),
+        host.clone(),
+        store.clone(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let s = seen.clone();
+    let emit = move |x: ChatEvent| s.lock().unwrap().push(x);
+    engine.resume_task(open[0].clone(), &emit).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.iter().any(
+            |e| matches!(e, ChatEvent::ToolCallFinished { id, result, is_error: false, .. }
+            if *id == call_id && result == "42")
+        ),
+        "{seen:?}"
+    );
+    assert!(matches!(
+        seen.last(),
+        Some(ChatEvent::TaskResultWaiting { id, conversation_id: c }) if *id == call_id && *c == conversation_id
+    ));
+    let conv = store.conversation(conversation_id).await.unwrap();
+    let call = &conv.tool_calls[0];
+    assert_eq!(call.result.as_deref(), Some("42"));
+    let task = call.task.as_ref().unwrap();
+    assert_eq!(task.status, "completed");
+    assert!(task.awaiting_delivery);
+    assert!(store.open_tasks().await.unwrap().is_empty());
+
+    // one click: the result goes to the model in the user's next message
+    r.fake.set_responder(|req: &Value| {
+        let said = last_message(req)["content"].as_str().unwrap().to_string();
+        Stream::new().text(&format!("Got: {said}")).done().reply()
+    });
+    let late = TurnRequest {
+        conversation_id: Some(conversation_id),
+        model: fake_ollama::MODEL.into(),
+        late_result: Some(call_id),
+        ..Default::default()
+    };
+    let none = |_: ChatEvent| {};
+    engine
+        .run_turn(late.clone(), &none, CancellationToken::new())
+        .await
+        .unwrap();
+    let conv = store.conversation(conversation_id).await.unwrap();
+    let told = conv
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == switchboard_engine::llm::Role::User)
+        .unwrap();
+    assert!(
+        told.content.contains("background task") && told.content.ends_with("42"),
+        "{}",
+        told.content
+    );
+    assert!(!conv.tool_calls[0].task.as_ref().unwrap().awaiting_delivery);
+    // and only once
+    assert!(engine
+        .run_turn(late, &none, CancellationToken::new())
+        .await
+        .is_err());
+    host.shutdown().await;
+}
+
+/// A task whose server restarted (and so forgot it) is reported lost, and is not run again.
+#[tokio::test]
+async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
+    let port = free_port();
+    let server = tasks_server(port);
+    let host = tasks_host(port).await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let stop = CancellationToken::new();
+    let call = host.call_tool_with_events(
+        "tasks__slow_sum",
+        args(json!({"a": 1, "b": 2, "seconds": 60})),
+        &stop,
+        Some(tx),
+    );
+    // the app ends once the task exists
+    let first = tokio::select! {
+        _ = call => panic!("the call ended before its task was created"),
+        s = async { loop { if let Some(CallEvent::Task(s)) = rx.recv().await { break s } } } => s,
+    };
+    host.shutdown().await;
+    drop(server);
+    let _server = tasks_server(port);
+    let host = tasks_host(port).await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let outcome = host
+        .resume_task(
+            "tasks",
+            "slow_sum",
+            &first.task_id,
+            &CancellationToken::new(),
+            Some(&tx),
+        )
+        .await;
+    drop(tx);
+    assert!(
+        outcome.is_error && outcome.text.contains("no longer knows this task"),
+        "{outcome:?}"
+    );
+    let mut last = None;
+    while let Some(ev) = rx.recv().await {
+        if let CallEvent::Task(s) = ev {
+            last = Some(s.status);
+        }
+    }
+    assert_eq!(last.as_deref(), Some("lost"));
+    host.shutdown().await;
+}
