@@ -27,9 +27,14 @@ impl ChatEngine {
             .insert(id, cancel.clone());
         let (tx, rx) = mpsc::unbounded_channel();
         let started = Instant::now();
-        let follow =
-            self.tools
-                .resume_task(&open.server, &open.tool, &open.task_id, &cancel, Some(tx));
+        let follow = self.tools.resume_task(
+            &open.server,
+            &open.tool,
+            &open.task_id,
+            open.legacy,
+            &cancel,
+            Some(tx),
+        );
         let during = self.answer_events(id, &open.server, &open.model, rx, emit, &cancel);
         let (outcome, ()) = tokio::join!(follow, during);
         self.shared.running_calls.lock().unwrap().remove(&id);

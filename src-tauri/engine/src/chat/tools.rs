@@ -36,6 +36,7 @@ pub trait ToolHost: Send + Sync {
         server: &str,
         tool: &str,
         _task_id: &str,
+        _legacy: bool,
         _cancel: &CancellationToken,
         _events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
@@ -82,9 +83,10 @@ impl ToolHost for McpHost {
         server: &str,
         tool: &str,
         task_id: &str,
+        legacy: bool,
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
-        McpHost::resume_task(self, server, tool, task_id, cancel, events.as_ref()).await
+        McpHost::resume_task(self, server, tool, task_id, legacy, cancel, events.as_ref()).await
     }
 }

@@ -116,6 +116,8 @@ pub(super) fn migrations() -> Migrations<'static> {
                 delivered INTEGER NOT NULL DEFAULT 1
             );",
         ),
+        // a task in the 2025-11-25 form (mcp/host/legacy_tasks.rs), followed its own way
+        M::up("ALTER TABLE tool_tasks ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;"),
     ])
 }
 

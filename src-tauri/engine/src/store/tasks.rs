@@ -33,6 +33,8 @@ pub struct OpenTask {
     pub started_at: i64,
     /// The conversation's model (it answers the server's sampling requests).
     pub model: String,
+    /// In the 2025-11-25 form.
+    pub legacy: bool,
 }
 
 /// The result of a task that ended after its turn, as it is sent to the model.
@@ -61,12 +63,13 @@ impl Store {
         let (server, state) = (server.to_string(), state.clone());
         self.call(move |c| {
             c.execute(
-                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at, legacy)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                  ON CONFLICT (tool_call_id) DO UPDATE SET status = ?4, message = ?5, poll_ms = ?6,
                     ttl_ms = ?7, updated_at = ?8",
                 params![tool_call_id, server, state.task_id, state.status, state.message,
-                    state.poll_ms.map(|v| v as i64), state.ttl_ms.map(|v| v as i64), now_ms()],
+                    state.poll_ms.map(|v| v as i64), state.ttl_ms.map(|v| v as i64), now_ms(),
+                    state.legacy],
             )?;
             Ok(())
         })
@@ -77,7 +80,7 @@ impl Store {
     pub async fn open_tasks(&self) -> Result<Vec<OpenTask>, StoreError> {
         self.call(|c| {
             let mut st = c.prepare(&format!(
-                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model
+                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model, k.legacy
                  FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
                     JOIN conversations c ON c.id = t.conversation_id
                  WHERE k.tool_call_id IN ({OPEN_TASK_CALLS}) AND t.status = ?1 ORDER BY t.id"
@@ -91,6 +94,7 @@ impl Store {
                     task_id: r.get(4)?,
                     started_at: r.get(5)?,
                     model: r.get(6)?,
+                    legacy: r.get(7)?,
                 })
             })?;
             Ok(rows.collect::<Result<_, _>>()?)

@@ -157,7 +157,7 @@ async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_
     assert_eq!(states.last().unwrap().status, "cancelled");
     // the server says so too, when asked about the same task afterwards
     let asked_again = host
-        .resume_task("tasks", "slow_sum", &states[0].task_id, &none, None)
+        .resume_task("tasks", "slow_sum", &states[0].task_id, false, &none, None)
         .await;
     assert_eq!(
         asked_again.text, "The server cancelled the task.",
@@ -322,6 +322,7 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
             "tasks",
             "slow_sum",
             &first.task_id,
+            false,
             &CancellationToken::new(),
             Some(&tx),
         )
@@ -338,5 +339,123 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
         }
     }
     assert_eq!(last.as_deref(), Some("lost"));
+    host.shutdown().await;
+}
+
+/// A 2025-11-25 server (server-everything, stdio) whose tool needs a task: the plain call is told
+/// so, the host calls again asking for one and follows it (`tasks/get` for the card, `tasks/result`
+/// for the end); the server's question mid-task reaches the user and the answer the server; Stop
+/// cancels the task on the server.
+#[tokio::test]
+async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_its_end() {
+    let mut config = McpConfig::default();
+    config.servers.insert("everything".into(), everything());
+    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    host.start_all(&config).await;
+    let view = host
+        .servers()
+        .into_iter()
+        .find(|s| s.name == "everything")
+        .unwrap();
+    assert_eq!(view.protocol_version.as_deref(), Some("2025-11-25"));
+    assert!(
+        view.tools
+            .iter()
+            .any(|t| t.name == "simulate-research-query"),
+        "{:?}",
+        view.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    let none = CancellationToken::new();
+    let (report, states, _) = call_collecting(
+        &host,
+        "everything__simulate-research-query",
+        json!({"topic": "rust"}),
+        &none,
+        None,
+    )
+    .await;
+    assert!(!report.is_error, "{report:?}");
+    assert!(report.text.contains("Research Report"), "{}", report.text);
+    assert!(states
+        .iter()
+        .all(|s| s.legacy && s.task_id == states[0].task_id));
+    assert_eq!(states.first().unwrap().status, "working", "{states:?}");
+    assert_eq!(states.last().unwrap().status, "completed", "{states:?}");
+    assert!(
+        states
+            .iter()
+            .any(|s| s.message.as_deref().is_some_and(|m| m.contains("..."))),
+        "the server's status messages reach the card: {states:?}"
+    );
+
+    // a question mid-task, answered
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = host.call_tool_with_events(
+        "everything__simulate-research-query",
+        args(json!({"topic": "python", "ambiguous": true})),
+        &none,
+        Some(tx),
+    );
+    let answer = async {
+        let mut asked = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            if let CallEvent::Elicitation(e, reply) = ev {
+                asked.push(e.message.clone());
+                reply.send(ElicitationAnswer {
+                    action: ElicitationAction::Accept,
+                    content: Some(json!({"interpretation": "snake"})),
+                });
+            }
+        }
+        asked
+    };
+    let (clarified, asked) = tokio::join!(call, answer);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("python"), "{asked:?}");
+    assert!(!clarified.is_error, "{clarified:?}");
+    assert!(
+        clarified.text.to_lowercase().contains("snake"),
+        "{}",
+        clarified.text
+    );
+
+    // Stop
+    let stop = CancellationToken::new();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = host.call_tool_with_events(
+        "everything__simulate-research-query",
+        args(json!({"topic": "go"})),
+        &stop,
+        Some(tx),
+    );
+    let watch = async {
+        let mut states = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            if let CallEvent::Task(s) = ev {
+                stop.cancel();
+                states.push(s);
+            }
+        }
+        states
+    };
+    let (stopped, states) = tokio::join!(call, watch);
+    assert!(
+        stopped.is_error && stopped.text.contains("cancelled by the user"),
+        "{stopped:?}"
+    );
+    assert_eq!(states.last().unwrap().status, "cancelled");
+    // the server agrees: asked about it afterwards, the task is cancelled (it has no result)
+    let after = host
+        .resume_task(
+            "everything",
+            "simulate-research-query",
+            &states[0].task_id,
+            true,
+            &none,
+            None,
+        )
+        .await;
+    assert!(after.is_error, "{after:?}");
+    assert!(!after.text.contains("Research Report"), "{after:?}");
     host.shutdown().await;
 }

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::CallEvent;
+use super::legacy_tasks;
 use super::shaping::{bounded, result_text};
 use super::state::{Phase, Session};
 use super::{McpHost, RoutedTool, Slot};
@@ -120,6 +121,8 @@ impl McpHost {
             Err(e) => return err(e.to_string()),
         };
         let timeout = self.timeout_for(&server);
+        // kept for a second call as a task, should the server want one
+        let arguments_again = arguments.clone();
         let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
         let started = Instant::now();
         // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
@@ -162,8 +165,19 @@ impl McpHost {
             return err("The call was cancelled by the user.".into());
         };
         match res {
+            Ok(ServerResult::CallToolResult(result))
+                if result.is_error == Some(true)
+                    && legacy_tasks::needs_task(None, &result_text(&serde_json::to_value(&result).unwrap_or_default())) =>
+            {
+                self.call_as_legacy_task(&server, &tool, &session, arguments_again, cancel, events.as_ref())
+                    .await
+            }
             Ok(ServerResult::CallToolResult(result)) => {
                 self.tool_result(&server, &tool, &session, result)
+            }
+            Err(ServiceError::McpError(e)) if legacy_tasks::needs_task(Some(e.code.0), &e.message) => {
+                self.call_as_legacy_task(&server, &tool, &session, arguments_again, cancel, events.as_ref())
+                    .await
             }
             // the server runs the call as a task: follow it to its end
             Ok(ServerResult::CreateTaskResult(created)) => {

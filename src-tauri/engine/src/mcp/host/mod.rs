@@ -6,6 +6,7 @@
 mod calls;
 mod connect;
 mod handler;
+mod legacy_tasks;
 mod shaping;
 mod state;
 mod supervisor;
@@ -352,7 +353,7 @@ impl McpHost {
         self.closing.store(true, Ordering::SeqCst);
     }
 
-    fn is_closing(&self) -> bool {
+    pub(super) fn is_closing(&self) -> bool {
         self.closing.load(Ordering::SeqCst)
     }
 

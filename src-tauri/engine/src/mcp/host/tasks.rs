@@ -51,6 +51,9 @@ pub struct TaskState {
     pub message: Option<String>,
     pub poll_ms: Option<u64>,
     pub ttl_ms: Option<u64>,
+    /// The 2025-11-25 form (`mcp/host/legacy_tasks.rs`), not the extension.
+    #[serde(default, skip_serializing)]
+    pub legacy: bool,
 }
 
 impl TaskState {
@@ -64,6 +67,7 @@ impl TaskState {
             message: task.status_message.clone(),
             poll_ms: task.poll_interval_ms,
             ttl_ms: task.ttl_ms,
+            legacy: false,
         }
     }
 
@@ -104,13 +108,15 @@ impl McpHost {
             .await
     }
 
-    /// Follows a task an earlier run of the app started (its id from the store): polls it at once
-    /// when its server is running, waiting for the server to start (or restart) first.
+    /// Follows a task an earlier run of the app started (its id from the store; `legacy`: in
+    /// the 2025-11-25 form): polls it at once when its server is running, waiting for the server
+    /// to start (or restart) first.
     pub async fn resume_task(
         &self,
         server: &str,
         tool: &str,
         task_id: &str,
+        legacy: bool,
         cancel: &CancellationToken,
         events: Option<&Events>,
     ) -> ToolOutcome {
@@ -120,7 +126,13 @@ impl McpHost {
             message: None,
             poll_ms: None,
             ttl_ms: None,
+            legacy,
         };
+        if legacy {
+            return self
+                .follow_legacy_task(server, tool, state, cancel, events)
+                .await;
+        }
         self.poll_task(server, tool, state, Duration::ZERO, cancel, events)
             .await
     }
@@ -337,7 +349,11 @@ impl McpHost {
 
     /// The server's session now; while it is starting (or restarting), waits for it, up to the
     /// time a start may take. `None`: it is not running (or `cancel` fired).
-    async fn session_for_task(&self, server: &str, cancel: &CancellationToken) -> Option<Session> {
+    pub(super) async fn session_for_task(
+        &self,
+        server: &str,
+        cancel: &CancellationToken,
+    ) -> Option<Session> {
         let deadline = tokio::time::Instant::now() + self.shared.opts.start_timeout * 2;
         loop {
             let slot = self.slot(server)?;
