@@ -305,3 +305,62 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
     );
     c.close().await.unwrap();
 }
+
+/// A task's question outlives the app too: the server asks mid-task (fastmcp-tasks'
+/// `input_required`), the user quits without answering; on the next start the question comes
+/// again for a chat that is not open, a note says so and opens that chat, the form is on the card,
+/// and the answer reaches the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restart() {
+    let port = crate::support::free_port();
+    let _server = crate::support::tasks_server(port);
+    let fake = FakeOllama::start().await;
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "n",
+        "tasks__ask_name",
+        json!({}),
+        "Greeted: ",
+    ));
+    let (home, config_dir) = app_home();
+    let settings = json!({"llmUrl": fake.url, "toolPolicies": {"tasks__ask_name": "allow"}});
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "tasks".into(),
+        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+
+    let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
+    send(&c, "greet me").await;
+    wait_css(&c, ".tool-card .elicitation").await;
+    assert!(text_content(&c, ".tool-card .card-task")
+        .await
+        .starts_with("The task waits for your answer"));
+    let _ = c.close_window().await;
+    let _ = c.close().await;
+    drop(driver);
+
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    // no chat is open: a note says a task asks something, and opens its chat
+    wait_css(&c, ".task-ask").await;
+    assert!(text_content(&c, ".task-ask")
+        .await
+        .contains("tasks asks you something"));
+    screenshot(&c, "task-question-waiting.png").await;
+    click(&c, ".task-ask [data-action='open-task-chat']").await;
+    wait_css(&c, ".tool-card .elicitation:not(.fresh)").await;
+    assert!(c.find(Locator::Css(".task-ask")).await.is_err());
+    c.find(Locator::Css(".elicitation [data-name=name] input"))
+        .await
+        .unwrap()
+        .send_keys("Ada")
+        .await
+        .unwrap();
+    click(&c, ".elicitation [data-action=accept]").await;
+    wait_css(&c, ".tool-card.ok").await;
+    assert_eq!(text_content(&c, ".tool-card .result").await, "Hello, Ada!");
+    wait_css(&c, ".late-result").await;
+    c.close().await.unwrap();
+}

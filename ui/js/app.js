@@ -191,6 +191,7 @@ function showConversation(view) {
   state.conversationSettings = view.settings;
   $('#chat-title').textContent = view.summary.title;
   chat.renderConversation(view);
+  askWaitingTaskQuestions();
   toolsPicker.setChoice(view.toolChoice);
   pendingToolChoice = null;
   sidebar.setActive(view.summary.id);
@@ -395,29 +396,68 @@ async function sendLateResult(callId) {
   await reopen();
 }
 
+// Calls followed outside a turn (tasks still running on their servers when the app last ended):
+// their conversations, and their servers' questions still waiting for the user.
+const taskChats = new Map(); // tool call id -> conversation id
+const taskQuestions = new Map(); // question id -> the event that asked it
+
 /**
- * What happens to calls followed outside a turn (tasks still running on their servers when the
- * app last ended): shown on their cards when their conversation is open.
+ * What happens to calls followed outside a turn: shown on their cards when their conversation is
+ * open. A question for a chat that is not open waits (and says so) until the chat is opened.
  */
 function onTaskEvent(ev) {
   switch (ev.type) {
+    case 'taskFollowed': taskChats.set(ev.id, ev.conversationId); break;
     case 'toolCallTask': chat.cards.showTask(ev.id, ev); break;
     case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
-    case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
+    case 'toolCallFinished':
+      chat.cards.finish(ev.id, ev);
+      for (const [q, asked] of taskQuestions) if (asked.callId === ev.id) taskQuestions.delete(q);
+      if (![...taskQuestions.values()].length) document.querySelector('.task-ask')?.remove();
+      break;
     case 'taskResultWaiting':
       if (ev.conversationId === state.conversationId) chat.cards.offerLateResult(ev.id, () => sendLateResult(ev.id));
       break;
     case 'elicitationRequested':
-      chat.cards.askUser(ev.callId, ev.elicitation,
-        (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
-      break;
     case 'samplingRequested':
-      chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
-        (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
+      taskQuestions.set(ev.questionId, ev);
+      if (!askTaskQuestion(ev)) tellTaskQuestion(ev);
       break;
     case 'samplingFinished': chat.cards.finishSampling(ev.callId, ev); break;
     default: break;
   }
+}
+
+/** Asks a task's question on its card; false when the card is not shown. */
+function askTaskQuestion(ev) {
+  if (!chat.cards.cards.has(ev.callId)) return false;
+  const answered = (answer) => ipc.answerQuestion(ev.questionId, answer).then(() => taskQuestions.delete(ev.questionId));
+  if (ev.type === 'elicitationRequested') {
+    chat.cards.askUser(ev.callId, ev.elicitation, (answer) => answered({ kind: 'elicitation', ...answer }));
+  } else {
+    chat.cards.askSampling(ev.callId, ev.questionId, ev.request, (approve) => answered({ kind: 'sampling', approve }));
+  }
+  return true;
+}
+
+/** A task's question for a chat that is not open: a note that opens that chat. */
+function tellTaskQuestion(ev) {
+  const conversationId = taskChats.get(ev.callId);
+  document.querySelector('.task-ask')?.remove();
+  const server = ev.elicitation?.server ?? ev.request?.server ?? 'A server';
+  const note = el('div', { class: 'toast task-ask', role: 'alert' },
+    el('span', {}, `${server} asks you something about a task that is still running.`),
+    conversationId ? el('button', {
+      type: 'button', class: 'btn small', dataset: { action: 'open-task-chat' },
+      onclick: async () => { note.remove(); await openConversation(conversationId); },
+    }, 'Open the chat') : null);
+  document.body.append(note);
+}
+
+/** After a conversation is shown: the questions of its tasks that are still waiting. */
+function askWaitingTaskQuestions() {
+  for (const ev of taskQuestions.values()) askTaskQuestion(ev);
+  if ([...taskQuestions.values()].every((ev) => chat.cards.cards.has(ev.callId))) document.querySelector('.task-ask')?.remove();
 }
 
 async function stop() {

@@ -58,6 +58,8 @@ const core = window.__TAURI__.core;
  * - toolCallProgress { id, progress, total|null, message|null }
  * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null }
  *   — the call runs as a task on its server: where it is
+ * - taskFollowed { id, conversationId } — (watchTasks only) a task from before the app started is
+ *   followed again
  * - taskResultWaiting { id, conversationId } — a task ended after its turn (after a restart): its
  *   result waits for the user to send it to the model (sendMessage with lateResult)
  * - elicitationRequested { callId, questionId, elicitation: { server, message, schema|null, url|null } } → answerQuestion

@@ -121,6 +121,10 @@ pub enum ChatEvent {
         status: String,
         message: Option<String>,
     },
+    /// Call `id` of `conversation_id` runs as a task its server still runs from before the app
+    /// started, and is followed again: what comes next about it arrives outside any turn.
+    #[serde(rename_all = "camelCase")]
+    TaskFollowed { id: i64, conversation_id: i64 },
     /// The task of call `id` ended after the turn that started it: its result waits for the user
     /// to send it to the model.
     #[serde(rename_all = "camelCase")]

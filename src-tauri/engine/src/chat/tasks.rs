@@ -25,6 +25,10 @@ impl ChatEngine {
             .lock()
             .unwrap()
             .insert(id, cancel.clone());
+        emit(ChatEvent::TaskFollowed {
+            id,
+            conversation_id: open.conversation_id,
+        });
         let (tx, rx) = mpsc::unbounded_channel();
         let started = Instant::now();
         let follow = self.tools.resume_task(

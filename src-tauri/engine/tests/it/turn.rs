@@ -109,6 +109,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ToolCallArguments { .. } => "args",
             ChatEvent::ToolCallTask { .. } => "task",
             ChatEvent::TaskResultWaiting { .. } => "late",
+            ChatEvent::TaskFollowed { .. } => "followed",
         })
         .collect();
     assert_eq!(

@@ -267,7 +267,12 @@ impl McpHost {
                         if answered.contains(&key) {
                             continue; // asked again until the server has read the answer
                         }
-                        if let Some(answer) = self.answer(server, request, events, cancel).await {
+                        let answer = self.answer(server, request, events, cancel).await;
+                        if self.is_closing() {
+                            // the app ends while the question waits: it is asked again next run
+                            std::future::pending::<()>().await;
+                        }
+                        if let Some(answer) = answer {
                             responses.insert(key.clone(), answer);
                             answered.insert(key);
                         }
