@@ -125,8 +125,37 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
         "the others are kept"
     );
 
+    // its own timeout: whole seconds from 1 to 3600, kept in the file
+    click(&c, ".server[data-name='dynamic'] [data-act='edit']").await;
+    fill(&c, "#srv-timeout", "0".into()).await;
+    click(&c, "#server-save").await;
+    wait_until(&c, "document.querySelector('.field-error[data-for=timeout]').textContent.includes('1 to 3600')").await;
+    fill(&c, "#srv-timeout", "120".into()).await;
+    click(&c, "#server-save").await;
+    let t = std::time::Instant::now();
+    loop {
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+        if saved["mcpServers"]["dynamic"]["timeout"] == 120 {
+            break;
+        }
+        assert!(t.elapsed() < WAIT, "the timeout was not saved: {saved}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    wait_css(&c, ".server.running[data-name='dynamic']").await;
+
     // break its command: the doctor says why
     click(&c, ".server[data-name='dynamic'] [data-act='edit']").await;
+    assert_eq!(
+        c.execute(
+            "return document.querySelector('#srv-timeout').value;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!("120"),
+        "the form shows the server's timeout"
+    );
     fill(&c, "#srv-command", "python3-not-installed".into()).await;
     click(&c, "#server-save").await;
     wait_css(&c, ".server.failed[data-name='dynamic']").await;
