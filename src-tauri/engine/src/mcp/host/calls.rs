@@ -53,7 +53,10 @@ pub enum HostError {
 }
 
 impl McpHost {
-    fn session(&self, server: &str) -> Result<(std::sync::Arc<Slot>, Session), HostError> {
+    pub(super) fn session(
+        &self,
+        server: &str,
+    ) -> Result<(std::sync::Arc<Slot>, Session), HostError> {
         let slot = self
             .slot(server)
             .ok_or_else(|| HostError::NotConfigured(server.into()))?;
@@ -100,6 +103,21 @@ impl McpHost {
                 raw: None,
             };
         };
+        self.call_server_tool(&server, &tool, arguments, cancel, events)
+            .await
+    }
+
+    /// Calls `tool` of `server` by its own name (an app's call: apps name their server's tools as
+    /// the server does); otherwise as [`McpHost::call_tool_with_events`].
+    pub async fn call_server_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        let (server, tool) = (server.to_string(), tool.to_string());
         let err = |text: String| ToolOutcome {
             server: server.clone(),
             tool: tool.clone(),
@@ -275,7 +293,7 @@ impl McpHost {
         .await
     }
 
-    async fn bounded_request<T>(
+    pub(super) async fn bounded_request<T>(
         &self,
         server: &str,
         method: &'static str,

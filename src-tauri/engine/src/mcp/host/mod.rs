@@ -3,6 +3,7 @@
 //! host starts and stops supervisors as the config changes, names the tools (`server__tool`),
 //! routes calls (`calls.rs`) and tells whoever listens when anything changed.
 
+mod app_resource;
 mod calls;
 mod connect;
 mod handler;
@@ -393,7 +394,8 @@ impl McpHost {
         if cached.0 != version {
             let mut pairs = Vec::new();
             for (name, slot) in self.slots() {
-                for t in &slot.snapshot().catalog.tools {
+                // a tool only its app may call has no name for the model: nothing routes to it
+                for t in slot.snapshot().catalog.tools.iter().filter(|t| t.ui.model) {
                     pairs.push((name.clone(), t.name.clone()));
                 }
             }
@@ -448,6 +450,7 @@ impl McpHost {
                             changed: self
                                 .changed_from(&name, t)
                                 .map(|before| pins::diff(&before, &t.definition())),
+                            ui: t.ui.clone(),
                         })
                         .collect(),
                     error: report.map(|r| r.error.clone()),
@@ -529,10 +532,11 @@ impl McpHost {
                         t.destructive,
                         t.open_world,
                         self.changed_from(&server, t).is_some(),
+                        t.ui.clone(),
                     )
                 })
         });
-        let (read_only, destructive, open_world, changed) = hints.unwrap_or_default();
+        let (read_only, destructive, open_world, changed, ui) = hints.unwrap_or_default();
         Some(RoutedTool {
             server,
             tool,
@@ -542,6 +546,7 @@ impl McpHost {
             trusted,
             changed,
             identity,
+            ui,
         })
     }
 

@@ -88,6 +88,8 @@ pub struct CachedTool {
     pub annotations: Value,
     /// The definition recorded for it when it differs from this one (see `mcp::pins`).
     pub pinned: Option<Arc<crate::mcp::pins::Definition>>,
+    /// Its app, and who may call it (MCP Apps, `_meta.ui`).
+    pub ui: crate::mcp::apps::ToolUi,
 }
 
 impl CachedTool {
@@ -118,6 +120,7 @@ impl CachedTool {
                 .and_then(|a| serde_json::to_value(a).ok())
                 .unwrap_or(Value::Null),
             pinned: None,
+            ui: crate::mcp::apps::tool_ui(t.meta.as_ref().map(|m| &m.0)),
         }
     }
 }
@@ -205,6 +208,8 @@ pub struct ToolView {
     pub open_world: bool,
     /// Its definition differs from the one the user accepted: what changed, line by line.
     pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+    /// Its app, and who may call it (MCP Apps).
+    pub ui: crate::mcp::apps::ToolUi,
 }
 
 /// One server as the servers list shows it.
@@ -282,4 +287,6 @@ pub struct RoutedTool {
     /// The server's identity ([`crate::mcp::ServerConfig::identity`]): standing approvals hold
     /// for this identity only.
     pub identity: String,
+    /// Its app, and who may call it (MCP Apps).
+    pub ui: crate::mcp::apps::ToolUi,
 }

@@ -39,6 +39,20 @@ pub fn filesystem_server() -> PathBuf {
     p
 }
 
+/// An MCP Apps example server from npm (`@modelcontextprotocol/server-<name>`, e.g.
+/// `basic-vanillajs`), installed with the npm test servers; run it with `--stdio`.
+pub fn app_server(name: &str) -> PathBuf {
+    let p = repo_dir().join(format!(
+        "tests/servers/node_modules/@modelcontextprotocol/server-{name}/dist/index.js"
+    ));
+    assert!(
+        p.exists(),
+        "{} is missing: run `make test-deps` (scripts/install-deps.sh --test) to install the npm test servers",
+        p.display()
+    );
+    p
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     repo_dir().join("tests/fixtures").join(name)
 }

@@ -1,0 +1,86 @@
+//! Reading an MCP App's page (`mcp::apps`): the `ui://` resource of a tool, checked to be an app
+//! page, with what it declares about itself.
+
+use rmcp::model::ReadResourceRequestParams;
+use serde_json::Value;
+
+use super::{HostError, McpHost};
+use crate::mcp::apps::{AppDomains, AppResource, APP_MIME, MAX_APP_HTML};
+
+impl McpHost {
+    /// Reads `server`'s UI resource `uri` (`resources/read`): its HTML (text, or base64 in a
+    /// blob), and what it declares in `_meta.ui`.
+    pub async fn app_resource(&self, server: &str, uri: &str) -> Result<AppResource, HostError> {
+        if !uri.starts_with("ui://") {
+            return Err(HostError::Server(format!(
+                "\"{uri}\" is not a ui:// resource"
+            )));
+        }
+        let (_, session) = self.session(server)?;
+        let read = session
+            .peer
+            .read_resource(ReadResourceRequestParams::new(uri));
+        let result = self
+            .bounded_request(server, "resources/read", async {
+                read.await.map_err(|e| e.to_string())
+            })
+            .await?;
+        let contents = serde_json::to_value(&result.contents).unwrap_or_default();
+        let item = contents
+            .as_array()
+            .and_then(|c| {
+                c.iter()
+                    .find(|i| i.get("uri").and_then(Value::as_str) == Some(uri))
+                    .or(c.first())
+            })
+            .ok_or_else(|| HostError::Server(format!("{server} returned nothing for {uri}")))?;
+        let mime = item
+            .get("mimeType")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !mime.replace(' ', "").eq_ignore_ascii_case(APP_MIME) {
+            return Err(HostError::Server(format!(
+                "{uri} is \"{mime}\", not an app page ({APP_MIME})"
+            )));
+        }
+        let html = match (item.get("text"), item.get("blob")) {
+            (Some(Value::String(t)), _) => t.clone(),
+            (_, Some(Value::String(b))) => {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(b.trim())
+                    .map_err(|e| {
+                        HostError::Server(format!("{uri}: its blob is not base64: {e}"))
+                    })?;
+                String::from_utf8(bytes)
+                    .map_err(|_| HostError::Server(format!("{uri}: its page is not UTF-8")))?
+            }
+            _ => return Err(HostError::Server(format!("{uri} has no page in it"))),
+        };
+        if html.len() > MAX_APP_HTML {
+            return Err(HostError::Server(format!(
+                "{uri} is {} MB, more than an app page may be ({} MB)",
+                html.len() / (1024 * 1024),
+                MAX_APP_HTML / (1024 * 1024)
+            )));
+        }
+        // the content item's _meta.ui wins over the listing's
+        let listed = self
+            .resources()
+            .into_iter()
+            .find(|r| r.server == server && r.uri == uri)
+            .and_then(|r| r.meta);
+        let ui = item
+            .get("_meta")
+            .and_then(|m| m.get("ui"))
+            .or(listed.as_ref().and_then(|m| m.get("ui")));
+        Ok(AppResource {
+            uri: uri.to_string(),
+            html,
+            domains: AppDomains::of(ui.and_then(|u| u.get("csp"))),
+            prefers_border: ui
+                .and_then(|u| u.get("prefersBorder"))
+                .and_then(Value::as_bool),
+        })
+    }
+}
