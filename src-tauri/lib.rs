@@ -1,6 +1,7 @@
 //! The desktop app: Tauri builder, plugins, state. Commands live in `commands/` and only adapt
 //! between the window and the engine.
 
+mod apps;
 pub mod cli;
 mod commands;
 mod state;
@@ -49,6 +50,16 @@ pub fn run() {
         .plugin(tauri_plugin_opener::init())
         // used from Rust only (the import file picker): the window gets no dialog permission
         .plugin(tauri_plugin_dialog::init())
+        // MCP App pages, each at its own address, never the app's origin (apps.rs)
+        .register_uri_scheme_protocol("mcpapp", |ctx, request| {
+            match ctx.app_handle().try_state::<AppState>() {
+                Some(state) => state.apps.serve(ctx.webview_label(), &request),
+                None => tauri::http::Response::builder()
+                    .status(tauri::http::StatusCode::SERVICE_UNAVAILABLE)
+                    .body(Vec::new())
+                    .unwrap(),
+            }
+        })
         .setup(|app| {
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);

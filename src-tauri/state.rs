@@ -18,6 +18,8 @@ pub struct AppState {
     /// What happens to tasks followed outside a turn (after a restart), for the window
     /// (`watch_tasks`).
     pub task_events: tokio::sync::broadcast::Sender<ChatEvent>,
+    /// The MCP App pages shown on cards, served from the `mcpapp` scheme.
+    pub apps: crate::apps::AppViews,
 }
 
 impl AppState {
@@ -30,6 +32,7 @@ impl AppState {
             turns: Mutex::new(HashMap::new()),
             pulls: Mutex::new(HashMap::new()),
             task_events: tokio::sync::broadcast::channel(256).0,
+            apps: Default::default(),
         })
     }
 

@@ -1,6 +1,7 @@
 //! Thin `#[tauri::command]`s: each adapts arguments, calls the engine, and adapts the answer.
 
 pub mod app;
+pub mod apps;
 pub mod chat;
 pub mod conversations;
 mod files;
@@ -46,6 +47,9 @@ macro_rules! handler {
             commands::chat::answer_question,
             commands::chat::cancel_tool_call,
             commands::chat::watch_tasks,
+            commands::apps::open_app,
+            commands::apps::app_call_tool,
+            commands::apps::close_app,
             commands::mcp::watch_servers,
             commands::mcp::mcp_config,
             commands::mcp::save_mcp_server,

@@ -11,6 +11,7 @@ mod support;
 mod app;
 
 mod approval;
+mod apps;
 mod bench;
 mod cards;
 mod chat;

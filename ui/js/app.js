@@ -2,6 +2,7 @@
 import * as ipc from './ipc.js';
 import { $ } from './dom.js';
 import { el } from './dom.js';
+import { mountApp } from './views/app-frame.js';
 import { ChatView } from './views/chat.js';
 import { Sidebar } from './views/sidebar.js';
 import { SettingsView } from './views/settings.js';
@@ -39,6 +40,9 @@ const chat = new ChatView($('#messages'), {
   onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
   onLateResult: (id) => sendLateResult(id),
+  hasApp: (server, tool) => Boolean(state.servers?.find((s) => s.name === server)?.tools
+    ?.find((t) => t.name === tool)?.ui?.resourceUri),
+  onOpenApp: (callId, box) => openApp(callId, box),
   onEdit: (id, text) => sendEdit(id, text),
   onRegenerate: (userMessageId) => regenerate(userMessageId),
   onBranch: (id, step) => switchBranch(id, step),
@@ -340,7 +344,10 @@ async function runTurn(request, shown) {
         break;
       case 'toolCallStarted': chat.cards.add(ev); break;
       case 'toolCallArguments': chat.cards.setArguments(ev.id, ev.arguments, ev.repairs); break;
-      case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
+      case 'toolCallFinished':
+        chat.cards.finish(ev.id, ev);
+        if (!ev.isError && chat.hasApp(...cardTool(ev.id))) chat.cards.offerApp(ev.id, true);
+        break;
       case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
       case 'toolCallTask': chat.cards.showTask(ev.id, ev); break;
       case 'elicitationRequested':
@@ -386,6 +393,51 @@ async function runTurn(request, shown) {
   }
   if (!limit) chat.clearResume();
   return started;
+}
+
+/** The server and tool on call `id`'s card. */
+function cardTool(id) {
+  const card = chat.cards.cards.get(id);
+  return [card?.querySelector('.card-server')?.textContent, card?.querySelector('.card-tool')?.textContent];
+}
+
+/**
+ * Shows the app of call `callId` in `box` (MCP Apps, views/app-frame.js). What the page asks goes
+ * through the window's own rules.
+ */
+async function openApp(callId, box) {
+  const opened = await ipc.openApp(callId);
+  return mountApp(box, { ...opened, callId }, {
+    callTool: (viewId, name, args) => ipc.appCallTool(viewId, name, args, onAppEvent),
+    openLink: (url) => openLink(url, url),
+    draftMessage: (text) => {
+      const input = $('#input');
+      input.value = input.value ? `${input.value}\n${text}` : text;
+      autosize();
+      input.focus();
+      toast('The app wrote a message for you: it is in the message box, send it if you want to.');
+    },
+    close: (viewId) => ipc.closeApp(viewId).catch(() => {}),
+    theme: () => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+  });
+}
+
+/** What happens to a call an app page made: on its own card. */
+function onAppEvent(ev) {
+  switch (ev.type) {
+    case 'toolCallStarted': chat.cards.add(ev); break;
+    case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
+    case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
+    case 'approvalRequested':
+      chat.cards.requestApproval(ev, (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
+      break;
+    case 'approvalResolved': chat.cards.resolveApproval(ev); break;
+    case 'elicitationRequested':
+      chat.cards.askUser(ev.callId, ev.elicitation,
+        (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
+      break;
+    default: break;
+  }
 }
 
 /** Sends the model the result of a task that ended after its turn (one click on its card). */

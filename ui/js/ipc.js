@@ -165,6 +165,22 @@ export const stopTurn = (turnId) => call('stop_turn', { turnId });
 export const answerQuestion = (id, answer) => call('answer_question', { id, answer });
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
 /**
+ * Serves the app page of a tool call's tool at a fresh address: { viewId, url, server, tool,
+ * toolInfo, toolInput, toolResult|null, prefersBorder|null }.
+ */
+export const openApp = (callId) => call('open_app', { callId });
+/**
+ * A `tools/call` an app page makes: through approval, on its own card (its ChatEvents go to
+ * onEvent); resolves with the CallToolResult for the page.
+ */
+export function appCallTool(viewId, name, args, onEvent) {
+  const channel = new core.Channel();
+  channel.onmessage = onEvent;
+  return call('app_call_tool', { viewId, name, arguments: args, onEvent: channel });
+}
+/** The app page is no longer shown: its address serves nothing any more. */
+export const closeApp = (viewId) => call('close_app', { viewId });
+/**
  * onEvent(ChatEvent) for calls followed outside a turn: tasks still running on their servers when
  * the app last ended (toolCallTask, toolCallProgress, elicitation and sampling questions,
  * toolCallFinished, taskResultWaiting).

@@ -11,9 +11,39 @@ export class ToolCards {
   constructor(chat) {
     this.chat = chat;
     this.cards = new Map(); // tool call id -> card node
+    this.apps = new Map(); // tool call id -> its app shown (app-frame.js)
   }
 
-  clear() { this.cards.clear(); }
+  clear() {
+    for (const app of this.apps.values()) app.close();
+    this.apps.clear();
+    this.cards.clear();
+  }
+
+  /**
+   * The call's tool has an app (MCP Apps): shown on the card at once (`now`, a call that just
+   * ended), or when the user asks (a stored one).
+   */
+  offerApp(id, now) {
+    const card = this.cards.get(id);
+    if (!card || card.querySelector('.app-box')) return;
+    const box = el('div', { class: 'app-box' });
+    const error = el('p', { class: 'field-error', role: 'alert' });
+    const show = async () => {
+      button.remove();
+      error.textContent = '';
+      try {
+        this.apps.set(id, await this.chat.onOpenApp(id, box));
+      } catch (e) {
+        error.textContent = `The app could not be shown: ${e?.message ?? e}`;
+      }
+    };
+    const button = el('button', { type: 'button', class: 'btn small', dataset: { action: 'show-app' }, onclick: show }, 'Show the app');
+    box.append(button, error);
+    card.querySelector('.card-body').prepend(box);
+    card.open = true;
+    if (now) show();
+  }
 
   add(call) {
     this.chat.removeEmpty();

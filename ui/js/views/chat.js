@@ -7,17 +7,20 @@ import { messageStatusText, noticeText } from './words.js';
 export class ChatView {
   /**
    * actions: onLink(href, words), onExample(text), onCancelCall(id), onLateResult(callId) (send a
-   * task's late result to the model), onEdit(messageId, text),
+   * task's late result to the model), hasApp(server, tool), onOpenApp(callId, box) → the app shown
+   * (MCP Apps), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp'),
    * onShowEarlier() (the items of a long conversation before those sent)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onLateResult, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier }) {
+  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier }) {
     this.root = root;
     this.onShowEarlier = onShowEarlier;
     this.onChatSettings = onChatSettings;
     this.onLink = onLink;
     this.onCancelCall = onCancelCall;
     this.onLateResult = onLateResult;
+    this.hasApp = hasApp;
+    this.onOpenApp = onOpenApp;
     this.onExample = onExample;
     this.onEdit = onEdit;
     this.onRegenerate = onRegenerate;
@@ -119,6 +122,7 @@ export class ChatView {
           });
         }
         if (item.task?.awaitingDelivery) this.cards.offerLateResult(item.id, () => this.onLateResult(item.id));
+        if (item.status === 'done' && !item.isError && this.hasApp(item.server, item.tool)) this.cards.offerApp(item.id, false);
       } else if (item.kind === 'notice') {
         // the limit notice at the very end offers to go on
         this.addNotice(item.notice, item === last && item.notice.kind === 'roundLimit');

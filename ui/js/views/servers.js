@@ -169,6 +169,7 @@ export class ServersView {
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
     $('#srv-timeout', this.form).value = cfg?.timeout ?? '';
+    $('#srv-app-network', this.form).checked = Boolean(cfg?.appNetwork);
     this.headers = Object.entries(cfg?.headers ?? {}).map(([k, v]) => rowOf(k, v, true));
     this.renderRows('headers');
     $('#srv-secrets-note', this.form).textContent = secretsNoteText(this.secrets).text;
@@ -305,6 +306,7 @@ export class ServersView {
     if (typeof env === 'string') { this.showError('env', env); return; }
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
     const logLevel = $('#srv-log-level', this.form).value || null;
+    const appNetwork = $('#srv-app-network', this.form).checked;
     const timeoutText = $('#srv-timeout', this.form).value.trim();
     const timeout = timeoutText === '' ? null : Number(timeoutText);
     if (timeout !== null && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= 3600)) {
@@ -318,7 +320,7 @@ export class ServersView {
     if (transport !== 'stdio') {
       const headers = this.readRows('headers');
       if (typeof headers === 'string') { this.showError('headers', headers); return; }
-      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, disabled, trusted };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, appNetwork, disabled, trusted };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       const command = $('#srv-command', this.form).value.trim();
@@ -334,7 +336,7 @@ export class ServersView {
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;
-      server = { command, args, env, cwd: cwd || null, logLevel, timeout, disabled, trusted, sandbox };
+      server = { command, args, env, cwd: cwd || null, logLevel, timeout, appNetwork, disabled, trusted, sandbox };
     }
     try {
       await this.actions.save(this.editing, this.copyOf, name, server);

@@ -9,6 +9,7 @@
 //! `tools.rs` (what the loop needs from a tool host), `view.rs` (what the window shows of a
 //! stored conversation), `attachments.rs`.
 
+mod app_calls;
 pub mod approval;
 mod attachments;
 pub mod broker;

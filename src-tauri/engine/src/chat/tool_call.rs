@@ -51,7 +51,7 @@ struct Ended {
 }
 
 /// Whether a call may run, after the rules and perhaps the user.
-enum Approved {
+pub(super) enum Approved {
     /// Run it with these arguments.
     Run(Map<String, Value>),
     /// Do not; the model reads why.
@@ -314,7 +314,16 @@ impl ChatEngine {
         let cancel = &call_cancel;
         let ended = async {
             let args = match self
-                .approve(turn, id, call, routed, args, &schema, emit, cancel)
+                .approve(
+                    turn.conversation_id,
+                    id,
+                    call,
+                    routed,
+                    args,
+                    &schema,
+                    emit,
+                    cancel,
+                )
                 .await?
             {
                 Approved::Run(args) => args,
@@ -401,9 +410,9 @@ impl ChatEngine {
 
     /// Applies the approval rules to one call; asks the user when they say so.
     #[allow(clippy::too_many_arguments)]
-    async fn approve(
+    pub(super) async fn approve(
         &self,
-        turn: &Turn,
+        conversation_id: i64,
         id: i64,
         call: &ToolCall,
         routed: &RoutedTool,
@@ -412,11 +421,7 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Approved, ChatError> {
-        let key = (
-            turn.conversation_id,
-            call.name.clone(),
-            routed.identity.clone(),
-        );
+        let key = (conversation_id, call.name.clone(), routed.identity.clone());
         let allowed_here = self
             .shared
             .allowed_in_conversation
@@ -447,7 +452,7 @@ impl ChatEngine {
                     .await?;
                 let request = ApprovalRequest {
                     id,
-                    conversation_id: turn.conversation_id,
+                    conversation_id,
                     name: call.name.clone(),
                     server: routed.server.clone(),
                     tool: routed.tool.clone(),

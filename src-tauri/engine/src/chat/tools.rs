@@ -30,6 +30,27 @@ pub trait ToolHost: Send + Sync {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome;
+    /// A tool of `server` by its own name (an MCP App's call).
+    fn route_server_tool(&self, _server: &str, _tool: &str) -> Option<RoutedTool> {
+        None
+    }
+    /// Calls a tool of `server` by its own name (an MCP App's call).
+    async fn call_server_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        _arguments: Map<String, Value>,
+        _cancel: &CancellationToken,
+        _events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        ToolOutcome {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            text: "This host cannot run apps' calls.".into(),
+            is_error: true,
+            raw: None,
+        }
+    }
     /// Follows a task an earlier run started on `server` (its handle from the store) to its end.
     async fn resume_task(
         &self,
@@ -77,6 +98,19 @@ impl ToolHost for McpHost {
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
         McpHost::call_tool_with_events(self, name, arguments, cancel, events).await
+    }
+    fn route_server_tool(&self, server: &str, tool: &str) -> Option<RoutedTool> {
+        McpHost::route_server_tool(self, server, tool)
+    }
+    async fn call_server_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+    ) -> ToolOutcome {
+        McpHost::call_server_tool(self, server, tool, arguments, cancel, events).await
     }
     async fn resume_task(
         &self,

@@ -167,6 +167,31 @@ pub fn content_security_policy(domains: &AppDomains, network: bool) -> String {
     )
 }
 
+/// A fresh id for one shown app page (128 random bits, as hex): its address, so one page cannot
+/// guess another's.
+pub fn view_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the system's random source");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The page as served: its policy also as the first thing in its `<head>` (the response header
+/// is the one that counts; this keeps the page closed if it were ever loaded without it).
+pub fn with_policy_meta(html: &str, csp: &str) -> String {
+    let meta = format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+        csp.replace('"', "&quot;")
+    );
+    let lower = html.to_ascii_lowercase();
+    match lower
+        .find("<head")
+        .and_then(|i| lower[i..].find('>').map(|j| i + j + 1))
+    {
+        Some(at) => format!("{}{meta}{}", &html[..at], &html[at..]),
+        None => format!("{meta}{html}"),
+    }
+}
+
 /// A UI resource, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppResource {

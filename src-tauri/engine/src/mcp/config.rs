@@ -61,6 +61,13 @@ pub struct ServerConfig {
     /// tool call's progress restarts it; a task's polls each get it). Absent: the app's setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// Its apps (MCP Apps) may reach the origins their pages declare. Off: they reach nothing.
+    #[serde(
+        rename = "appNetwork",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub app_network: bool,
 }
 
 /// `"sandbox": false` (never sandboxed, not even a built-in), `true` (sandboxed with the
@@ -193,6 +200,7 @@ impl ServerConfig {
             trusted: None,
             sandbox: None,
             timeout: None,
+            app_network: false,
         }
     }
 

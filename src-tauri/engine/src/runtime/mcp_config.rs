@@ -128,6 +128,8 @@ impl Runtime {
             let mut server = mcp::ServerConfig {
                 disabled: true,
                 trusted: Some(false),
+                // nor may its apps reach the network until the user says so
+                app_network: false,
                 ..c.server
             };
             // nothing of this user's can be kept for a server that was not theirs

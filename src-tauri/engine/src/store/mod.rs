@@ -23,7 +23,7 @@ mod tests;
 mod tool_calls;
 mod types;
 
-pub use tasks::{LateResult, OpenTask, StoredTask};
+pub use tasks::{CallOrigin, LateResult, OpenTask, StoredTask};
 pub use tool_calls::FinishedCall;
 
 pub use types::{

@@ -48,6 +48,20 @@ pub struct LateResult {
     pub is_error: bool,
 }
 
+/// A stored call, as an MCP App shown on its card needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOrigin {
+    pub conversation_id: i64,
+    pub message_id: i64,
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub result_raw: Option<Value>,
+    pub result: Option<String>,
+    pub is_error: bool,
+    pub status: ToolCallStatus,
+}
+
 /// SQL: the call ids whose task is still open.
 pub(super) const OPEN_TASK_CALLS: &str =
     "SELECT tool_call_id FROM tool_tasks WHERE status IN ('working', 'input_required')";
@@ -98,6 +112,57 @@ impl Store {
                 })
             })?;
             Ok(rows.collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    /// Where call `id` was made: its conversation, the message that made it, its server.
+    pub async fn tool_call_origin(&self, id: i64) -> Result<Option<CallOrigin>, StoreError> {
+        self.call(move |c| {
+            Ok(c.query_row(
+                "SELECT conversation_id, message_id, server, tool, arguments, result_raw, result, is_error, status
+                 FROM tool_calls WHERE id = ?1",
+                [id],
+                |r| {
+                    let args: String = r.get(4)?;
+                    let raw: Option<String> = r.get(5)?;
+                    Ok(CallOrigin {
+                        conversation_id: r.get(0)?,
+                        message_id: r.get(1)?,
+                        server: r.get(2)?,
+                        tool: r.get(3)?,
+                        arguments: serde_json::from_str(&args).unwrap_or(Value::Null),
+                        result_raw: raw.and_then(|s| serde_json::from_str(&s).ok()),
+                        result: r.get(6)?,
+                        is_error: r.get(7)?,
+                        status: r.get(8)?,
+                    })
+                },
+            )
+            .optional()?)
+        })
+        .await
+    }
+
+    /// A call's end that the model does not read (an MCP App's own call, a task's late result):
+    /// the call gets its result, no tool message joins the conversation.
+    pub async fn finish_call_quietly(
+        &self,
+        tool_call_id: i64,
+        result: &str,
+        result_raw: Option<&Value>,
+        is_error: bool,
+        duration_ms: i64,
+    ) -> Result<(), StoreError> {
+        let result = result.to_string();
+        let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
+                    status = ?5 WHERE id = ?6",
+                params![result, raw, is_error, duration_ms, ToolCallStatus::Done, tool_call_id],
+            )?;
+            Ok(())
         })
         .await
     }

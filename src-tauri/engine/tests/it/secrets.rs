@@ -383,7 +383,8 @@ async fn in_a_keyring_session() {
     let shared = json!({"mcpServers": {
         "shared": {"command": "python3", "args": [fixture("secret_server.py"), "stdio"],
                    "env": {"GITHUB_TOKEN": IMPORTED_TOKEN, "LOG_LEVEL": "debug"}},
-        "shared-web": {"type": "http", "url": url, "headers": {"Authorization": HEADER_SECRET}}}});
+        "shared-web": {"type": "http", "url": url, "headers": {"Authorization": HEADER_SECRET},
+                       "appNetwork": true}}});
     let preview =
         switchboard_engine::mcp::import::preview(&shared.to_string(), &rt.mcp_config()).unwrap();
     let token = preview.servers[0]
@@ -406,6 +407,10 @@ async fn in_a_keyring_session() {
     let (applied, n) = rt.import_servers(choices).await.unwrap();
     assert_eq!(n, 2);
     assert!(applied.servers["shared"].disabled && applied.servers["shared-web"].disabled);
+    assert!(
+        !applied.servers["shared-web"].app_network,
+        "an imported server's apps reach no network until the user allows it"
+    );
     let mcp = json_file(&places.mcp);
     let imported_id = reference_id(&mcp["mcpServers"]["shared"]["env"]["GITHUB_TOKEN"], place);
     assert_eq!(

@@ -320,6 +320,16 @@ impl ClientHandler for Handler {
             .extensions
             .get_or_insert_with(Default::default)
             .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
+        // a tool may come with an app page (MCP Apps): the window shows it on the tool's card
+        let mut ui = JsonObject::new();
+        ui.insert(
+            "mimeTypes".into(),
+            serde_json::json!([crate::mcp::apps::APP_MIME]),
+        );
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(crate::mcp::apps::UI_EXTENSION_ID.to_string(), ui);
         ClientConfig::new(
             capabilities,
             Implementation::new("switchboard", env!("CARGO_PKG_VERSION")),

@@ -514,6 +514,23 @@ impl McpHost {
     /// Which server and tool an exposed name stands for.
     pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
         let (server, tool) = self.names().get(exposed).cloned()?;
+        self.route_tool(server, tool)
+    }
+
+    /// A tool of a server by its own name, with what is known of it (an MCP App's call); `None`
+    /// when the server offers no such tool.
+    pub fn route_server_tool(&self, server: &str, tool: &str) -> Option<RoutedTool> {
+        let known = self
+            .slot(server)?
+            .snapshot()
+            .catalog
+            .tools
+            .iter()
+            .any(|t| t.name == tool);
+        known.then(|| self.route_tool(server.to_string(), tool.to_string()))?
+    }
+
+    fn route_tool(&self, server: String, tool: String) -> Option<RoutedTool> {
         let slot = self.slot(&server);
         let trusted = slot.as_ref().is_some_and(|s| s.config.trusts_hints());
         let identity = slot
