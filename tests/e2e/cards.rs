@@ -243,15 +243,7 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
             Stream::new().text("Done.").done().reply()
         }
     });
-    let (home, config_dir) = app_home();
-    let settings = json!({"llmUrl": fake.url, "toolPolicies": {"tasks__slow_sum": "allow"}});
-    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "tasks".into(),
-        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let home = tasks_home(&fake, port, "tasks__slow_sum");
 
     let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
     send(&c, "add 40 and 2, slowly").await;
@@ -281,6 +273,12 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
     wait_until(
         &c,
         "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('at last'))",
+    )
+    .await;
+    // the message that carried the result shows as stored, once the turn is over
+    wait_until(
+        &c,
+        "[...document.querySelectorAll('.msg.user .body')].some((b) => b.textContent.includes('background task'))",
     )
     .await;
     let users = c
@@ -322,15 +320,7 @@ async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restar
         json!({}),
         "Greeted: ",
     ));
-    let (home, config_dir) = app_home();
-    let settings = json!({"llmUrl": fake.url, "toolPolicies": {"tasks__ask_name": "allow"}});
-    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "tasks".into(),
-        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    let home = tasks_home(&fake, port, "tasks__ask_name");
 
     let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
     send(&c, "greet me").await;
@@ -363,4 +353,18 @@ async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restar
     assert_eq!(text_content(&c, ".tool-card .result").await, "Hello, Ada!");
     wait_css(&c, ".late-result").await;
     c.close().await.unwrap();
+}
+
+/// A fresh app home whose only MCP server is the tasks fixture on `port`, with `allowed` allowed.
+fn tasks_home(fake: &FakeOllama, port: u16, allowed: &str) -> tempfile::TempDir {
+    let (home, config_dir) = app_home();
+    let settings = json!({"llmUrl": fake.url, "toolPolicies": {allowed: "allow"}});
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "tasks".into(),
+        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    home
 }

@@ -157,11 +157,7 @@ impl Store {
         let result = result.to_string();
         let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
         self.call(move |c| {
-            c.execute(
-                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
-                    status = ?5 WHERE id = ?6",
-                params![result, raw, is_error, duration_ms, ToolCallStatus::Done, tool_call_id],
-            )?;
+            set_result(c, tool_call_id, &result, raw, is_error, duration_ms)?;
             Ok(())
         })
         .await
@@ -182,11 +178,7 @@ impl Store {
         let raw = result_raw.map(|v| serde_json::to_string(v).unwrap());
         self.call(move |c| {
             let tx = c.transaction()?;
-            tx.execute(
-                "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
-                    status = ?5 WHERE id = ?6",
-                params![result, raw, is_error, duration_ms, ToolCallStatus::Done, tool_call_id],
-            )?;
+            set_result(&tx, tool_call_id, &result, raw, is_error, duration_ms)?;
             tx.execute(
                 "UPDATE tool_tasks SET delivered = ?1, updated_at = ?2 WHERE tool_call_id = ?3",
                 params![!offer, now_ms(), tool_call_id],
@@ -234,4 +226,21 @@ impl Store {
         })
         .await
     }
+}
+
+/// A call's result, without a tool message (see `finish_call_quietly`).
+fn set_result(
+    c: &rusqlite::Connection,
+    id: i64,
+    result: &str,
+    raw: Option<String>,
+    is_error: bool,
+    duration_ms: i64,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE tool_calls SET result = ?1, result_raw = ?2, is_error = ?3, duration_ms = ?4,
+            status = ?5 WHERE id = ?6",
+        params![result, raw, is_error, duration_ms, ToolCallStatus::Done, id],
+    )?;
+    Ok(())
 }

@@ -64,6 +64,21 @@ async fn call_collecting(
     (outcome, states, asked)
 }
 
+/// The task states a call goes through, Stop pressed as soon as the first comes.
+async fn stop_at_first_state(
+    rx: &mut mpsc::UnboundedReceiver<CallEvent>,
+    stop: &CancellationToken,
+) -> Vec<TaskState> {
+    let mut states = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        if let CallEvent::Task(s) = ev {
+            stop.cancel();
+            states.push(s);
+        }
+    }
+    states
+}
+
 /// A call the server turns into a task is polled to its result, which the model gets like any
 /// other; a question the server asks mid-task reaches the user once and its answer reaches the
 /// server; Stop cancels the task on the server (`tasks/cancel`), not only here.
@@ -137,19 +152,7 @@ async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_
         &stop,
         Some(tx),
     );
-    let watch = async {
-        let mut states = Vec::new();
-        while let Some(ev) = rx.recv().await {
-            if let CallEvent::Task(s) = ev {
-                if states.is_empty() {
-                    stop.cancel();
-                }
-                states.push(s);
-            }
-        }
-        states
-    };
-    let (stopped, states) = tokio::join!(call, watch);
+    let (stopped, states) = tokio::join!(call, stop_at_first_state(&mut rx, &stop));
     assert!(
         stopped.is_error && stopped.text.contains("cancelled by the user"),
         "{stopped:?}"
@@ -428,17 +431,7 @@ async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_
         &stop,
         Some(tx),
     );
-    let watch = async {
-        let mut states = Vec::new();
-        while let Some(ev) = rx.recv().await {
-            if let CallEvent::Task(s) = ev {
-                stop.cancel();
-                states.push(s);
-            }
-        }
-        states
-    };
-    let (stopped, states) = tokio::join!(call, watch);
+    let (stopped, states) = tokio::join!(call, stop_at_first_state(&mut rx, &stop));
     assert!(
         stopped.is_error && stopped.text.contains("cancelled by the user"),
         "{stopped:?}"
