@@ -68,9 +68,9 @@ pub fn run() {
                 let state = handle.state::<AppState>();
                 state.runtime.start_servers().await;
                 // tasks still running on their servers when the app last ended
-                let events = state.task_events.clone();
+                let events = handle.clone();
                 let emit = std::sync::Arc::new(move |ev| {
-                    let _ = events.send(ev);
+                    events.state::<AppState>().task_events.send(ev);
                 });
                 state.runtime.resume_tasks(emit).await;
             });

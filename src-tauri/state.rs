@@ -17,7 +17,7 @@ pub struct AppState {
     pub pulls: Mutex<HashMap<String, CancellationToken>>,
     /// What happens to tasks followed outside a turn (after a restart), for the window
     /// (`watch_tasks`).
-    pub task_events: tokio::sync::broadcast::Sender<ChatEvent>,
+    pub task_events: TaskEvents,
     /// The MCP App pages shown on cards, served from the `mcpapp` scheme.
     pub apps: crate::apps::AppViews,
 }
@@ -31,7 +31,7 @@ impl AppState {
             runtime,
             turns: Mutex::new(HashMap::new()),
             pulls: Mutex::new(HashMap::new()),
-            task_events: tokio::sync::broadcast::channel(256).0,
+            task_events: TaskEvents::default(),
             apps: Default::default(),
         })
     }
@@ -60,5 +60,75 @@ where
             true
         }
         None => false,
+    }
+}
+
+/// What happens to tasks followed outside a turn. They are followed from the app's start, before
+/// the window may be listening: a window that starts listening late gets what it missed first,
+/// then each new event as it happens, in order, none twice.
+pub struct TaskEvents {
+    inner: Mutex<(Vec<ChatEvent>, tokio::sync::broadcast::Sender<ChatEvent>)>,
+}
+
+/// How many past events a late listener can get (the oldest go first).
+const TASK_EVENTS_KEPT: usize = 2048;
+
+impl Default for TaskEvents {
+    fn default() -> TaskEvents {
+        TaskEvents {
+            inner: Mutex::new((Vec::new(), tokio::sync::broadcast::channel(256).0)),
+        }
+    }
+}
+
+impl TaskEvents {
+    pub fn send(&self, ev: ChatEvent) {
+        let mut inner = self.inner.lock().unwrap();
+        if inner.0.len() == TASK_EVENTS_KEPT {
+            inner.0.remove(0);
+        }
+        inner.0.push(ev.clone());
+        let _ = inner.1.send(ev);
+    }
+
+    /// The events so far, and a receiver of those that come after them.
+    pub fn subscribe(&self) -> (Vec<ChatEvent>, tokio::sync::broadcast::Receiver<ChatEvent>) {
+        let inner = self.inner.lock().unwrap();
+        (inner.0.clone(), inner.1.subscribe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn followed(id: i64) -> ChatEvent {
+        ChatEvent::TaskFollowed {
+            id,
+            conversation_id: 7,
+        }
+    }
+
+    fn ids(evs: &[ChatEvent]) -> Vec<i64> {
+        evs.iter()
+            .map(|ev| match ev {
+                ChatEvent::TaskFollowed { id, .. } => *id,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_late_listener_gets_what_it_missed_then_what_comes() {
+        let events = TaskEvents::default();
+        events.send(followed(1));
+        events.send(followed(2));
+        let (past, mut rx) = events.subscribe();
+        events.send(followed(3));
+        assert_eq!(ids(&past), [1, 2]);
+        assert_eq!(ids(&[rx.recv().await.unwrap()]), [3]);
+        assert!(rx.try_recv().is_err());
+        // a second listener (the window loaded again) gets all of it
+        assert_eq!(ids(&events.subscribe().0), [1, 2, 3]);
     }
 }

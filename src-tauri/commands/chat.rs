@@ -140,8 +140,13 @@ pub fn answer_question(
 /// their questions), pushed through `on_event` until the window no longer listens.
 #[tauri::command]
 pub fn watch_tasks(state: State<'_, AppState>, on_event: Channel<ChatEvent>) {
-    let mut events = state.task_events.subscribe();
+    let (past, mut events) = state.task_events.subscribe();
     tauri::async_runtime::spawn(async move {
+        for ev in past {
+            if on_event.send(ev).is_err() {
+                return;
+            }
+        }
         loop {
             match events.recv().await {
                 Ok(ev) => {

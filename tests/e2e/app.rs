@@ -167,12 +167,28 @@ pub fn which_tauri_driver() -> PathBuf {
     PathBuf::from("tauri-driver")
 }
 
+/// Waits until `css` finds an element. Lists re-render as things change: WebKitWebDriver then
+/// reports the node it had just found as stale, which means "look again", not a failure.
 pub async fn wait_css(c: &Client, css: &str) -> fantoccini::elements::Element {
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
+    let t = Instant::now();
+    loop {
+        let last = match c.find(Locator::Css(css)).await {
+            Ok(found) => return found,
+            Err(e) if retry_find(&e) => e,
+            Err(e) => panic!("waiting for {css}: {e}"),
+        };
+        if t.elapsed() > WAIT {
+            panic!("waiting for {css}: timed out ({last})");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A find that may succeed when tried again: nothing matched yet, or the match went stale.
+fn retry_find(e: &fantoccini::error::CmdError) -> bool {
+    e.is_no_such_element()
+        || e.is_stale_element_reference()
+        || matches!(e, fantoccini::error::CmdError::Standard(w) if w.message.contains("Stale element"))
 }
 
 pub async fn text_content(c: &Client, css: &str) -> String {
@@ -242,10 +258,14 @@ pub async fn save_in_file_dialog(title: &str, path: &std::path::Path) {
 /// library after a turn): an element that went stale between finding and clicking is found again.
 pub async fn click(c: &Client, css: &str) {
     for attempt in 0.. {
-        let found = c
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("{css}: {e}"));
+        let found = match c.find(Locator::Css(css)).await {
+            Ok(found) => found,
+            Err(e) if retry_find(&e) && attempt < 3 => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            Err(e) => panic!("{css}: {e}"),
+        };
         match found.click().await {
             Ok(_) => return,
             Err(fantoccini::error::CmdError::Standard(e))
