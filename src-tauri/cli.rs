@@ -6,11 +6,14 @@ use std::io::Write;
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use switchboard_engine::chat::Broker;
+
 use switchboard_engine::mcp::{
-    CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpHost, SamplingAnswer,
-    ServerConfig, ServerStatus,
+    oauth, CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpHost, OAuthClient,
+    SamplingAnswer, ServerConfig, ServerStatus,
 };
+use switchboard_engine::secrets::SecretValue;
 use switchboard_engine::{servers, ChatEvent, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +33,14 @@ Usage:
                                            connect to one MCP server (an http(s) URL, or the name of a
                                            configured server), list its tools and call the given ones
                                            (--all: every tool, with arguments from its schema's defaults);
-                                           NDJSON out. Elicitations are declined unless accept-defaults
+                                           NDJSON out. Elicitations are declined unless accept-defaults.
+                                           A server that wants a sign-in (OAuth) prints the address to
+                                           open; --oauth-browser follow follows its redirects instead
+                                           (an authorization server that approves by itself, as in
+                                           tests). --oauth-client-id ID [--oauth-client-secret S]:
+                                           a client registered by hand; --oauth-client-metadata-url
+                                           URL: a Client ID Metadata Document. Sign-ins to a URL are
+                                           kept in memory only; to a configured server, in the keyring
   switchboard --help | --version
 ";
 
@@ -266,12 +276,21 @@ fn defaults_of(schema: Option<&Value>) -> Value {
     Value::Object(content)
 }
 
+/// The value after option `flag`.
+fn value_of<'a>(it: &mut impl Iterator<Item = &'a String>, flag: &str) -> anyhow::Result<String> {
+    it.next()
+        .cloned()
+        .ok_or_else(|| anyhow!("{flag} needs a value"))
+}
+
 async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
     init_cli_logging();
     let mut calls: Vec<(String, Option<serde_json::Map<String, Value>>)> = Vec::new();
     let mut all = false;
     let mut accept_defaults = false;
     let mut target = None;
+    let mut browser: Arc<dyn oauth::Browser> = Arc::new(oauth::PrintUrl);
+    let mut client = OAuthClient::default();
     let mut it = rest.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -293,6 +312,20 @@ async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
                 last.1 = Some(args);
             }
             "--all" => all = true,
+            "--oauth-browser" => {
+                browser = match it.next().map(String::as_str) {
+                    Some("follow") => Arc::new(oauth::FollowRedirects),
+                    Some("print") => Arc::new(oauth::PrintUrl),
+                    other => bail!("--oauth-browser takes follow or print, not {other:?}"),
+                }
+            }
+            "--oauth-client-id" => client.client_id = Some(value_of(&mut it, a)?),
+            "--oauth-client-secret" => {
+                client.client_secret = Some(SecretValue::Plain(value_of(&mut it, a)?))
+            }
+            "--oauth-client-metadata-url" => {
+                client.client_metadata_url = Some(value_of(&mut it, a)?)
+            }
             "--elicitation" => {
                 accept_defaults = match it.next().map(String::as_str) {
                     Some("accept-defaults") => true,
@@ -311,7 +344,8 @@ async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
     let target =
         target.ok_or_else(|| anyhow!("which server? a URL or a configured name\n\n{USAGE}"))?;
     let exe = std::env::current_exe().context("finding this program")?;
-    let (name, server) = if target.starts_with("http://") || target.starts_with("https://") {
+    let bare_url = target.starts_with("http://") || target.starts_with("https://");
+    let (name, mut server) = if bare_url {
         ("server".to_string(), ServerConfig::http(target.clone()))
     } else {
         let config = switchboard_engine::mcp::McpConfig::load_or_init(
@@ -324,9 +358,16 @@ async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
             .ok_or_else(|| anyhow!("no configured MCP server is named \"{target}\""))?;
         (target.clone(), s)
     };
+    if client != OAuthClient::default() {
+        server.oauth = Some(client);
+    }
     let mut config = switchboard_engine::mcp::McpConfig::default();
     config.servers.insert(name.clone(), server);
-    let host = McpHost::new(HostOptions::new(exe));
+    let host = McpHost::new(HostOptions {
+        sign_in_by_itself: Some(oauth::BrowserStep(browser)),
+        oauth_in_memory: bare_url,
+        ..HostOptions::new(exe)
+    });
     host.start_all(&config).await;
     let view = host.servers().remove(0);
     let print = |v: &Value| {

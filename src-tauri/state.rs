@@ -15,6 +15,8 @@ pub struct AppState {
     pub turns: Mutex<HashMap<String, CancellationToken>>,
     /// Model downloads under way, by model name.
     pub pulls: Mutex<HashMap<String, CancellationToken>>,
+    /// Server sign-ins waiting for the browser, by server name (Cancel ends one).
+    pub sign_ins: Mutex<HashMap<String, CancellationToken>>,
     /// What happens to tasks followed outside a turn (after a restart), for the window
     /// (`watch_tasks`).
     pub task_events: TaskEvents,
@@ -31,6 +33,7 @@ impl AppState {
             runtime,
             turns: Mutex::new(HashMap::new()),
             pulls: Mutex::new(HashMap::new()),
+            sign_ins: Mutex::new(HashMap::new()),
             task_events: TaskEvents::default(),
             apps: Default::default(),
         })

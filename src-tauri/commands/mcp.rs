@@ -9,6 +9,7 @@ use switchboard_engine::secrets::SecretsStatus;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::files::{open_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
@@ -131,6 +132,57 @@ pub async fn restart_mcp_server(state: State<'_, AppState>, name: String) -> Cmd
         Ok(())
     } else {
         Err(no_server(&name))
+    }
+}
+
+/// Signs in to a server that wants it (its row's Sign in): its authorization page opens in the
+/// system browser, the answer comes back to a listener on 127.0.0.1, and the server starts again
+/// with its tokens (kept in the keyring). Ends when the sign-in has (at most 5 minutes).
+#[tauri::command]
+pub async fn sign_in_mcp_server(
+    app: tauri::AppHandle,
+    state: State<'_, AppState>,
+    name: String,
+) -> CmdResult<()> {
+    let browser = SystemBrowser(app);
+    let cancel = CancellationToken::new();
+    state
+        .sign_ins
+        .lock()
+        .unwrap()
+        .insert(name.clone(), cancel.clone());
+    let signed = tokio::select! {
+        r = state.runtime.host.sign_in(&name, &browser) => r,
+        // the listener ends with the sign-in: an answer that comes later finds nobody
+        _ = cancel.cancelled() => Ok(()),
+    };
+    state.sign_ins.lock().unwrap().remove(&name);
+    Ok(signed?)
+}
+
+/// Stops waiting for a sign-in (its Cancel): the server stays as it was.
+#[tauri::command]
+pub fn cancel_sign_in(state: State<'_, AppState>, name: String) -> bool {
+    crate::state::cancel_in(&state.sign_ins, name.as_str())
+}
+
+/// Forgets a server's sign-in (its tokens and client), and starts it again.
+#[tauri::command]
+pub async fn sign_out_mcp_server(state: State<'_, AppState>, name: String) -> CmdResult<()> {
+    Ok(state.runtime.host.sign_out(&name).await?)
+}
+
+/// The sign-in page, opened in the user's browser (through the opener plugin: xdg-open here).
+struct SystemBrowser(tauri::AppHandle);
+
+#[async_trait::async_trait]
+impl switchboard_engine::mcp::oauth::Browser for SystemBrowser {
+    async fn open(&self, url: &str) -> Result<(), String> {
+        use tauri_plugin_opener::OpenerExt;
+        self.0
+            .opener()
+            .open_url(url, None::<&str>)
+            .map_err(|e| e.to_string())
     }
 }
 

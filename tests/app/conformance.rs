@@ -55,6 +55,73 @@ fn the_official_client_conformance_scenarios_pass() {
     }
 }
 
+/// Signing in (OAuth 2.1), every `auth/*` client scenario of the suite for the spec versions
+/// Switchboard speaks: `mcp-call` signs in by itself and does the browser step headless
+/// (following the authorization server's redirects to its own loopback listener), with the
+/// client identity a scenario gives (a metadata document, a pre-registered client).
+///
+/// Not run: `auth/2025-03-26-oauth-metadata-backcompat`, whose mock (suite 0.1.16) publishes
+/// metadata at the origin with an issuer of `<origin>/oauth`; RFC 8414 §3.3 says a client must
+/// not use such metadata, and rmcp (rightly) refuses it (the suite's newer mock is fixed). And the
+/// extensions for machines without a person (client credentials, cross-app access).
+fn auth_scenarios(names: &[&str]) {
+    for name in names {
+        let mut args = "--all --oauth-browser follow".to_string();
+        match *name {
+            "basic-cimd" | "offline-access-scope" => args.push_str(
+                " --oauth-client-metadata-url https://conformance-test.local/client-metadata.json",
+            ),
+            // the suite's pre-registered client (its context, MCP_CONFORMANCE_CONTEXT)
+            "pre-registration" => args.push_str(
+                " --oauth-client-id pre-registered-client --oauth-client-secret pre-registered-secret",
+            ),
+            _ => {}
+        }
+        let (passed, report) = scenario(&format!("auth/{name}"), &args);
+        assert!(passed, "scenario auth/{name} failed:\n{report}");
+        assert!(
+            report.contains("0 failed, 0 warnings"),
+            "auth/{name}: {report}"
+        );
+    }
+}
+
+#[test]
+fn sign_in_finds_the_authorization_server_every_way_the_spec_allows() {
+    auth_scenarios(&[
+        "metadata-default",
+        "metadata-var1",
+        "metadata-var2",
+        "metadata-var3",
+        "2025-03-26-oauth-endpoint-fallback",
+        "resource-mismatch",
+    ]);
+}
+
+#[test]
+fn sign_in_asks_for_the_scopes_the_server_wants_and_steps_up_a_bounded_number_of_times() {
+    auth_scenarios(&[
+        "scope-from-www-authenticate",
+        "scope-from-scopes-supported",
+        "scope-omitted-when-undefined",
+        "scope-step-up",
+        "scope-retry-limit",
+        "offline-access-scope",
+        "offline-access-not-supported",
+    ]);
+}
+
+#[test]
+fn sign_in_identifies_the_client_as_the_authorization_server_wants() {
+    auth_scenarios(&[
+        "basic-cimd",
+        "pre-registration",
+        "token-endpoint-auth-basic",
+        "token-endpoint-auth-post",
+        "token-endpoint-auth-none",
+    ]);
+}
+
 /// The suite catches a client that does not do what a scenario wants: declining the
 /// elicitation fails the defaults scenario.
 #[test]

@@ -24,3 +24,4 @@ mod long_conversation;
 mod models;
 mod research;
 mod servers;
+mod sign_in;

@@ -145,6 +145,9 @@ const serversView = new ServersView($('#servers-dialog'), {
   acceptTool: (server, tool) => ipc.acceptToolDefinition(server, tool).catch(reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
+  signIn: (name) => ipc.signInMcpServer(name).catch((err) => showBanner(`Signing in to “${name}” did not succeed.`, err?.message ?? String(err))),
+  signOut: (name) => ipc.signOutMcpServer(name).catch(reportServerError),
+  cancelSignIn: (name) => ipc.cancelSignIn(name).catch(reportServerError),
   update: (name, server) => ipc.saveMcpServer(name, null, name, server).then(reloadServerConfig, reportServerError),
 });
 

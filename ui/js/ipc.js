@@ -146,6 +146,11 @@ export const saveMcpServer = (original, copyOf, name, server) => call('save_mcp_
 export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
 export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
 export const restartMcpServer = (name) => call('restart_mcp_server', { name });
+/** Signs in to a server (its page opens in the browser); resolves when the sign-in has ended. */
+export const signInMcpServer = (name) => call('sign_in_mcp_server', { name });
+export const signOutMcpServer = (name) => call('sign_out_mcp_server', { name });
+/** Stops waiting for a sign-in (the page may stay open in the browser; its answer is ignored). */
+export const cancelSignIn = (name) => call('cancel_sign_in', { name });
 export const previewMcpImport = (text) => call('preview_mcp_import', { text });
 /** Opens the system's file dialog; resolves with { path, text } or null when closed. */
 export const pickMcpImportFile = () => call('pick_mcp_import_file');

@@ -398,7 +398,11 @@ impl Secrets {
     /// Stores a value: in the keyring, else (none, or it fails) in the file. Returns its
     /// reference. `label` says what it is ("Switchboard: …").
     pub async fn store(&self, label: &str, value: &str) -> Result<String, SecretError> {
-        let id = new_id();
+        self.store_as(&new_id(), label, value).await
+    }
+
+    async fn store_as(&self, id: &str, label: &str, value: &str) -> Result<String, SecretError> {
+        let id = id.to_string();
         if let Some(k) = self.keyring().await {
             let (i, l, v) = (id.clone(), label.to_string(), value.to_string());
             match self
@@ -414,6 +418,42 @@ impl Secrets {
         self.blocking(self.inner.timeouts.operation, move || file.set(&i, &l, &v))
             .await?;
         Ok(format!("file:{id}"))
+    }
+
+    /// Keeps a value under a fixed id that no config file refers to (a server's sign-in): in the
+    /// keyring, else in the file. An older copy in the other place is removed.
+    pub async fn put_named(&self, id: &str, label: &str, value: &str) -> Result<(), SecretError> {
+        let reference = self.store_as(id, label, value).await?;
+        let other = if reference.starts_with("keyring:") {
+            format!("file:{id}")
+        } else {
+            format!("keyring:{id}")
+        };
+        let _ = self.delete(&other).await;
+        Ok(())
+    }
+
+    /// The value kept under a fixed id, from the keyring or the file; `None`: there is none.
+    pub async fn get_named(&self, id: &str) -> Result<Option<String>, SecretError> {
+        for place in ["keyring", "file"] {
+            if place == "keyring" && self.keyring().await.is_none() {
+                continue;
+            }
+            match self.read(&format!("{place}:{id}")).await {
+                Ok(v) => return Ok(Some(v)),
+                Err(SecretError::Missing(..)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Forgets the value kept under a fixed id, wherever it is.
+    pub async fn delete_named(&self, id: &str) -> Result<(), SecretError> {
+        if self.keyring().await.is_some() {
+            self.delete(&format!("keyring:{id}")).await?;
+        }
+        self.delete(&format!("file:{id}")).await
     }
 
     /// Removes a stored secret (nothing there is fine).

@@ -20,7 +20,8 @@ export function summarize(servers) {
 export class ServersView {
   /**
    * actions: { save(original, copyOf, name, server), remove(name), setEnabled(name, on), restart(name),
-   *   update(name, server) } — `update` saves a server's config from its row (errors reported there).
+   *   update(name, server), signIn(name), signOut(name), cancelSignIn(name) } — `update` saves a server's config from its row
+ *   (errors reported there); `signIn` resolves when the sign-in has ended.
    */
   constructor(dialog, actions) {
     this.dialog = dialog;
@@ -29,6 +30,7 @@ export class ServersView {
     this.form = $('#server-form', dialog);
     this.config = { mcpServers: {} };
     this.editing = null; // original name, or null for a new server
+    this.signingIn = new Set(); // servers whose sign-in waits for the browser
     $('#server-add', dialog).addEventListener('click', () => this.openForm(null));
     $('#server-cancel', dialog).addEventListener('click', () => this.closeForm());
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
@@ -61,6 +63,7 @@ export class ServersView {
   render(servers, configError) {
     this.shown = JSON.stringify([servers, configError]);
     this.servers = servers;
+    this.configError = configError;
     const rows = [];
     if (configError) rows.push(el('p', { class: 'field-error' }, configError));
     if (!servers.length && !configError) {
@@ -72,6 +75,8 @@ export class ServersView {
 
   row(s) {
     const enabled = s.status !== 'disabled';
+    // waiting for a sign-in is no failure of the server: its sign-in row says what to do
+    const signingIn = s.status === 'failed' && s.failedStep === 'signingIn';
     const confirmDelete = el('button', { type: 'button', class: 'btn small danger', dataset: { act: 'delete' } }, 'Delete');
     confirmDelete.addEventListener('click', () => {
       if (confirmDelete.dataset.armed) { this.actions.remove(s.name); return; }
@@ -82,7 +87,7 @@ export class ServersView {
       el('div', { class: 'server-head' },
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
-        el('span', { class: 'badge' }, s.status),
+        el('span', { class: 'badge' }, signingIn ? 'sign in needed' : s.status),
         el('span', { class: 'muted' }, { http: 'HTTP', sse: 'HTTP+SSE', rest: 'REST' }[s.transport] ?? 'stdio'),
         s.transport === 'stdio'
           ? el('span', { class: `muted server-sandbox ${s.sandbox?.state ?? 'off'}`, title: sandboxDetail(s.sandbox) }, sandboxText(s.sandbox))
@@ -98,7 +103,8 @@ export class ServersView {
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'toggle' }, onclick: () => this.actions.setEnabled(s.name, !enabled) }, enabled ? 'Disable' : 'Enable'),
         confirmDelete),
       el('div', { class: 'server-cmd', title: 'Command, as it is run' }, [s.command, ...s.args].join(' ')),
-      s.error ? el('div', { class: 'server-error' }, s.error) : null,
+      s.error && !signingIn ? el('div', { class: 'server-error' }, s.error) : null,
+      s.signIn ? this.signInRow(s) : null,
       s.sandbox?.state === 'unsupported'
         ? el('div', { class: 'server-consent' },
           el('button', {
@@ -110,13 +116,13 @@ export class ServersView {
       s.sandbox?.blocked
         ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
         : null,
-      s.status === 'failed' && s.failedStep ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
+      s.status === 'failed' && s.failedStep && !signingIn ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
-      s.status === 'failed' ? el('details', { class: 'server-log' },
+      s.status === 'failed' && s.transport === 'stdio' ? el('details', { class: 'server-log' },
         el('summary', {}, 'PATH used to find and run it'),
         el('pre', { class: 'code' }, (s.path ?? this.config.path ?? '').split(':').join('\n'))) : null,
       s.stderrTail.length
-        ? el('details', { class: 'server-log', open: s.status === 'failed' },
+        ? el('details', { class: 'server-log', open: s.status === 'failed' && !signingIn },
           el('summary', {}, `Log (last ${s.stderrTail.length} lines: stderr and the server's log messages)`),
           el('pre', { class: 'code stderr' }, s.stderrTail.join('\n')))
         : null,
@@ -131,6 +137,42 @@ export class ServersView {
         diffView(t.changed),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
           onclick: () => this.actions.acceptTool(s.name, t.name) }, 'Accept the new definition'))));
+  }
+
+  /** A remote server's sign-in (OAuth): Sign in when it wants one, who signed it in, Sign out. */
+  signInRow(s) {
+    const { needed, signedIn, issuer } = s.signIn;
+    const signIn = el('button', { type: 'button', class: `btn small${needed ? ' primary' : ''}`, dataset: { act: 'sign-in' } },
+      signedIn ? 'Sign in again' : 'Sign in');
+    // waiting for the browser (kept across re-renders of the list)
+    const busy = this.signingIn.has(s.name);
+    signIn.disabled = busy;
+    const waiting = busy
+      ? el('span', { class: 'sign-in-waiting' },
+        el('span', { class: 'muted' }, 'Finish signing in in your browser…'),
+        el('button', { type: 'button', class: 'btn small', dataset: { act: 'cancel-sign-in' },
+          onclick: () => this.actions.cancelSignIn(s.name) }, 'Cancel'))
+      : null;
+    signIn.addEventListener('click', async () => {
+      this.signingIn.add(s.name);
+      this.render(this.servers, this.configError);
+      try {
+        await this.actions.signIn(s.name);
+      } finally {
+        this.signingIn.delete(s.name);
+        this.render(this.servers, this.configError);
+      }
+    });
+    // a sign-in that failed says why (its report); else what to do
+    const why = s.failedStep === 'signingIn' && s.error && !/^This server wants you to sign in/.test(s.error) ? `${s.error[0].toUpperCase()}${s.error.slice(1)}. ` : '';
+    let text = signedIn ? `Signed in${issuer ? ` at ${issuer}` : ''}.` : 'This server wants you to sign in. Its sign-in page opens in your browser.';
+    if (needed && signedIn) text = `It no longer takes your sign-in: sign in again. ${text}`;
+    return el('div', { class: 'server-sign-in' },
+      el('span', { class: needed ? 'server-error' : 'muted' }, why + text),
+      signIn,
+      signedIn ? el('button', { type: 'button', class: 'btn small', dataset: { act: 'sign-out' },
+        onclick: () => this.actions.signOut(s.name) }, 'Sign out') : null,
+      waiting);
   }
 
   /** Saves the user's agreement to run a server without its sandbox where the kernel has none. */
@@ -172,6 +214,15 @@ export class ServersView {
     $('#srv-app-network', this.form).checked = Boolean(cfg?.appNetwork);
     this.headers = Object.entries(cfg?.headers ?? {}).map(([k, v]) => rowOf(k, v, true));
     this.renderRows('headers');
+    const oauth = cfg?.oauth ?? {};
+    $('#srv-oauth-client-id', this.form).value = oauth.clientId ?? '';
+    $('#srv-oauth-metadata-url', this.form).value = oauth.clientMetadataUrl ?? '';
+    // a stored secret is kept unless something is typed in its place
+    this.keptClientSecret = isKept(oauth.clientSecret) ? oauth.clientSecret : null;
+    const secretInput = $('#srv-oauth-client-secret', this.form);
+    secretInput.value = '';
+    secretInput.placeholder = this.keptClientSecret ? 'stored (type to replace it)' : '';
+    $('#srv-oauth', this.form).open = Boolean(cfg?.oauth);
     $('#srv-secrets-note', this.form).textContent = secretsNoteText(this.secrets).text;
     // unset: the default for the transport, which follows the transport until the box is touched
     this.trustedTouched = cfg?.trusted != null;
@@ -275,6 +326,16 @@ export class ServersView {
     return out;
   }
 
+  /** The sign-in client typed in the form (null: none). */
+  readOAuth() {
+    const clientId = $('#srv-oauth-client-id', this.form).value.trim();
+    const typed = $('#srv-oauth-client-secret', this.form).value;
+    const clientSecret = typed ? { newSecret: typed } : clientId ? this.keptClientSecret : null;
+    const clientMetadataUrl = $('#srv-oauth-metadata-url', this.form).value.trim();
+    if (!clientId && !clientSecret && !clientMetadataUrl) return null;
+    return { clientId: clientId || null, clientSecret: clientSecret ?? null, clientMetadataUrl: clientMetadataUrl || null };
+  }
+
   showSandbox() {
     $('#srv-sandbox-options', this.form).hidden = !$('#srv-sandbox', this.form).checked;
   }
@@ -285,6 +346,7 @@ export class ServersView {
     this.headers = [];
     this.renderRows('env');
     this.renderRows('headers');
+    $('#srv-oauth-client-secret', this.form).value = '';
     this.form.hidden = true;
     this.list.hidden = false;
     for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = false;
@@ -320,7 +382,7 @@ export class ServersView {
     if (transport !== 'stdio') {
       const headers = this.readRows('headers');
       if (typeof headers === 'string') { this.showError('headers', headers); return; }
-      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, appNetwork, disabled, trusted };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, appNetwork, disabled, trusted, oauth: this.readOAuth() };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       const command = $('#srv-command', this.form).value.trim();

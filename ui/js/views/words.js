@@ -75,6 +75,7 @@ export function stepText(step) {
     openingStream: 'opening the event stream (GET)',
     handshake: 'the MCP handshake (initialize)',
     listingTools: 'listing tools (tools/list)',
+    signingIn: 'signing in',
     running: 'running',
   }[step] ?? String(step);
 }

@@ -68,6 +68,25 @@ pub struct ServerConfig {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub app_network: bool,
+    /// How Switchboard signs in to this (HTTP) server when it asks (OAuth): the client the
+    /// user registered with its authorization server. Absent: a metadata document or
+    /// registration, as the authorization server allows. The tokens are never here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthClient>,
+}
+
+/// A client registered by hand with a server's authorization server.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthClient {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Always secret (kept in the secret store, like headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<SecretValue>,
+    /// A Client ID Metadata Document (https) to sign in with where the server takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
 }
 
 /// `"sandbox": false` (never sandboxed, not even a built-in), `true` (sandboxed with the
@@ -138,12 +157,17 @@ impl SandboxSetting {
 pub enum SecretField {
     Env(String),
     Header(String),
+    /// `oauth.clientSecret`.
+    OAuthClientSecret,
 }
 
 impl SecretField {
     /// Headers are always secret; an environment value only when the user says so.
     pub fn always_secret(&self) -> bool {
-        matches!(self, SecretField::Header(_))
+        matches!(
+            self,
+            SecretField::Header(_) | SecretField::OAuthClientSecret
+        )
     }
 
     /// How a keyring item or an error names it.
@@ -151,6 +175,7 @@ impl SecretField {
         match self {
             SecretField::Env(n) => format!("environment variable {n}"),
             SecretField::Header(n) => format!("header {n}"),
+            SecretField::OAuthClientSecret => "OAuth client secret".into(),
         }
     }
 }
@@ -201,6 +226,7 @@ impl ServerConfig {
             sandbox: None,
             timeout: None,
             app_network: false,
+            oauth: None,
         }
     }
 
@@ -255,6 +281,12 @@ impl ServerConfig {
                     .iter()
                     .map(|(k, v)| (SecretField::Header(k.clone()), v)),
             )
+            .chain(
+                self.oauth
+                    .iter()
+                    .filter_map(|o| o.client_secret.as_ref())
+                    .map(|v| (SecretField::OAuthClientSecret, v)),
+            )
     }
 
     pub fn secret_fields_mut(&mut self) -> impl Iterator<Item = (SecretField, &mut SecretValue)> {
@@ -266,6 +298,12 @@ impl ServerConfig {
                     .iter_mut()
                     .map(|(k, v)| (SecretField::Header(k.clone()), v)),
             )
+            .chain(
+                self.oauth
+                    .iter_mut()
+                    .filter_map(|o| o.client_secret.as_mut())
+                    .map(|v| (SecretField::OAuthClientSecret, v)),
+            )
     }
 
     /// The value of a field, if it has one.
@@ -273,6 +311,9 @@ impl ServerConfig {
         match f {
             SecretField::Env(n) => self.env.get(n),
             SecretField::Header(n) => self.headers.get(n),
+            SecretField::OAuthClientSecret => {
+                self.oauth.as_ref().and_then(|o| o.client_secret.as_ref())
+            }
         }
     }
 
@@ -409,6 +450,28 @@ pub fn validate_server<'a>(
                     "url",
                     format!("\"{url}\" is not an http:// or https:// URL."),
                 )
+            }
+        }
+        if let Some(o) = &cfg.oauth {
+            let id = o.client_id.as_deref().unwrap_or_default().trim();
+            if id.is_empty() && o.client_secret.is_some() {
+                return field(
+                    "oauth",
+                    "A client secret goes with a client id: enter both.",
+                );
+            }
+            if let Some(doc) = o.client_metadata_url.as_deref() {
+                match reqwest::Url::parse(doc) {
+                    Ok(u) if u.scheme() == "https" && u.path() != "/" => {}
+                    _ => {
+                        return field(
+                            "oauth",
+                            format!(
+                            "\"{doc}\" is not an https:// address of a client metadata document."
+                        ),
+                        )
+                    }
+                }
             }
         }
         for (k, v) in &cfg.headers {

@@ -8,6 +8,7 @@ mod host;
 pub mod http;
 pub mod import;
 pub mod names;
+pub mod oauth;
 pub mod pins;
 mod process;
 pub mod rest;
@@ -18,12 +19,13 @@ pub use process::{login_shell_path, merge_paths};
 
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{
-    validate_server, ConfigError, FieldError, McpConfig, SandboxConfig, SandboxSetting,
-    ServerConfig, Transport,
+    validate_server, ConfigError, FieldError, McpConfig, OAuthClient, SandboxConfig,
+    SandboxSetting, ServerConfig, Transport,
 };
 pub use host::{
     file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,
     ElicitationAnswer, HostError, HostOptions, McpHost, PinBook, Progress, Reply, RoutedTool,
-    SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView, Step,
-    TaskState, ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView,
+    SignInView, Step, TaskState, ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT,
+    MAX_STDIO_MESSAGE,
 };

@@ -78,8 +78,21 @@ impl Runtime {
     pub async fn delete_server(&self, name: &str) -> Result<mcp::McpConfig, McpConfigError> {
         let _one = self.changing.lock().await;
         let mut next = self.mcp_config_for_change()?;
-        next.servers.remove(name);
-        self.commit_mcp(next).await
+        let gone = next.servers.remove(name);
+        let applied = self.commit_mcp(next).await?;
+        // its sign-in goes with it (unless another server is the same URL)
+        if let Some(url) = gone.and_then(|s| s.url) {
+            if !applied
+                .servers
+                .values()
+                .any(|s| s.url.as_ref() == Some(&url))
+            {
+                if let Err(e) = self.host.forget_sign_in(&url).await {
+                    tracing::warn!("could not forget the sign-in of {name}: {e}");
+                }
+            }
+        }
+        Ok(applied)
     }
 
     /// Turns a server on or off.

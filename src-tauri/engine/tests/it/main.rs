@@ -21,6 +21,7 @@ mod research;
 mod sandbox;
 mod secrets;
 mod server_requests;
+mod sign_in;
 mod tasks;
 mod transports;
 mod turn;

@@ -39,12 +39,14 @@ const TYPED_KEY: &str = "sk-typed-by-hand-11aa";
 const ENV_SECRET: &str = "env-secret-7d1e0b";
 const HEADER_SECRET: &str = "Bearer header-secret-93ac51";
 const IMPORTED_TOKEN: &str = "ghp-imported-token-5be07d";
-const ALL: [&str; 5] = [
+const OAUTH_CLIENT_SECRET: &str = "oauth-client-secret-c0ffee";
+const ALL: [&str; 6] = [
     API_KEY,
     TYPED_KEY,
     ENV_SECRET,
     HEADER_SECRET,
     IMPORTED_TOKEN,
+    OAUTH_CLIENT_SECRET,
 ];
 
 /// Runs the inner test `name` in a child of this binary, through `wrapper` (a command and its
@@ -519,6 +521,44 @@ async fn in_a_keyring_session() {
         stored(place, &new_header, &secrets_file).as_deref(),
         Some("Bearer replaced")
     );
+    // a sign-in client's secret typed in the form: stored like a header, a reference in the file,
+    // kept when the form sends the server back unchanged
+    let mut web_cfg = rt.mcp_config_view().servers["web"].clone();
+    web_cfg.oauth = Some(switchboard_engine::mcp::OAuthClient {
+        client_id: Some("switchboard-desktop".into()),
+        client_secret: Some(SecretValue::New(OAUTH_CLIENT_SECRET.into())),
+        client_metadata_url: None,
+    });
+    rt.save_server(Some("web"), None, "web", web_cfg)
+        .await
+        .unwrap();
+    let mcp = json_file(&places.mcp);
+    assert_eq!(
+        mcp["mcpServers"]["web"]["oauth"]["clientId"],
+        "switchboard-desktop"
+    );
+    let client_secret = reference_id(&mcp["mcpServers"]["web"]["oauth"]["clientSecret"], place);
+    assert_eq!(
+        stored(place, &client_secret, &secrets_file).as_deref(),
+        Some(OAUTH_CLIENT_SECRET)
+    );
+    let view = rt.mcp_config_view().servers["web"].clone();
+    assert_no_secret("the config view", &serde_json::to_string(&view).unwrap());
+    rt.save_server(Some("web"), None, "web", view)
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(place, &client_secret, &secrets_file).as_deref(),
+        Some(OAUTH_CLIENT_SECRET)
+    );
+    // a client secret without a client id is refused
+    let mut lone = rt.mcp_config_view().servers["web"].clone();
+    lone.oauth = Some(switchboard_engine::mcp::OAuthClient {
+        client_secret: Some(SecretValue::New("x".into())),
+        ..Default::default()
+    });
+    let refused = rt.save_server(Some("web"), None, "web", lone).await;
+    assert!(format!("{refused:?}").contains("client id"), "{refused:?}");
 
     rt.host.shutdown().await;
     drop(web);

@@ -191,6 +191,9 @@ impl McpHost {
                     .await
             }
             Ok(ServerResult::CallToolResult(result)) => {
+                if session.auth.is_some() {
+                    self.shared.sign_ins.succeeded(&server);
+                }
                 self.tool_result(&server, &tool, &session, result)
             }
             Err(ServiceError::McpError(e)) if legacy_tasks::needs_task(Some(e.code.0), &e.message) => {
@@ -206,6 +209,26 @@ impl McpHost {
                 "The server asked for input before the call, which Switchboard does not support yet."
                     .into(),
             ),
+            // the server wants a (new) sign-in, or more scopes: sign in, then try once more
+            Err(e) if super::sign_in::challenge_of(&e).is_some() => {
+                let challenge = super::sign_in::challenge_of(&e).unwrap_or_default();
+                match self
+                    .sign_in_again(&server, session.auth.as_ref(), challenge)
+                    .await
+                {
+                    Ok(()) => {
+                        Box::pin(self.call_server_tool(
+                            &server,
+                            &tool,
+                            arguments_again,
+                            cancel,
+                            events,
+                        ))
+                        .await
+                    }
+                    Err(why) => err(why),
+                }
+            }
             Err(ServiceError::Timeout { .. }) => err(format!(
                 "The tool did not answer within {} s of its last sign of life (after {:.1} s the call was cancelled).",
                 timeout.as_secs(),

@@ -14,6 +14,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
+use rmcp::transport::AuthClient;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -43,6 +44,8 @@ pub struct Target<'a> {
     pub sandbox_dir: &'a Path,
     /// Where its secret environment values and headers are read from.
     pub secrets: &'a crate::secrets::Secrets,
+    /// Where its sign-in is kept (HTTP servers).
+    pub keep: Option<crate::mcp::oauth::Keep>,
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -60,6 +63,9 @@ pub enum Attempt {
     /// The `server/discover` probe broke on something other than an error or silence: the
     /// server may still speak the 2025 handshake.
     RetryLegacy,
+    /// The server refused without a sign-in (401), or with one it does not take (401, 403):
+    /// its `WWW-Authenticate` challenge, when it sent one.
+    NeedsSignIn(Option<String>),
     Cancelled,
 }
 
@@ -158,6 +164,7 @@ fn session_of(
         pid,
         exit,
         sandbox,
+        auth: None,
     }
 }
 
@@ -255,7 +262,7 @@ async fn stdio(
             .serve_with_lifecycle(transport, lifecycle(discover))
             .await
             .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        with_catalog(running, &step, t.name).await
+        with_catalog(running, &step, t.name, &Mutex::new(None)).await
     });
     let init = tokio::select! {
         r = init => r,
@@ -348,6 +355,8 @@ async fn remote(
     let (tx, listings) = mpsc::unbounded_channel();
     let handler = t.handler(tx);
     let step = Mutex::new(Step::Handshake);
+    let refused: Refused = Mutex::new(None);
+    let auth = Mutex::new(None);
     let init = tokio::time::timeout(t.start_timeout, async {
         let handshake = |e: String| format!("the MCP handshake with {url} failed: {e}");
         let running = match transport {
@@ -374,24 +383,57 @@ async fn remote(
             _ => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
                     .custom_headers(headers);
-                let transport =
-                    StreamableHttpClientTransport::with_client(crate::mcp::http::client(), config);
-                handler
-                    .serve_with_lifecycle(transport, lifecycle(discover))
-                    .await
-                    .map_err(|e| handshake(e.to_string()))?
+                // signed in: tokens on every request, refreshed as they expire
+                let manager = match &t.keep {
+                    Some(keep) => crate::mcp::oauth::restore(&url, keep).await?,
+                    None => None,
+                };
+                let started = match manager {
+                    Some(m) => {
+                        let client = AuthClient::new(crate::mcp::http::client(), m);
+                        *auth.lock().unwrap() = Some(client.auth_manager.clone());
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        handler
+                            .serve_with_lifecycle(transport, lifecycle(discover))
+                            .await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(
+                            crate::mcp::http::client(),
+                            config,
+                        );
+                        handler
+                            .serve_with_lifecycle(transport, lifecycle(discover))
+                            .await
+                    }
+                };
+                started.map_err(|e| {
+                    if let Some(challenge) = e.auth_challenge() {
+                        *refused.lock().unwrap() = Some(Some(challenge.to_string()));
+                    } else if e.is_authorization_required() {
+                        *refused.lock().unwrap() = Some(None);
+                    }
+                    handshake(e.to_string())
+                })?
             }
         };
-        with_catalog(running, &step, t.name).await
+        with_catalog(running, &step, t.name, &refused).await
     });
     let init = tokio::select! {
         r = init => r,
         _ = cancel.cancelled() => return Attempt::Cancelled,
     };
     let step = *step.lock().unwrap();
+    if let (Ok(Err(e)), Some(challenge)) = (&init, refused.into_inner().unwrap()) {
+        t.log.push(format!("[switchboard] {e}"));
+        return Attempt::NeedsSignIn(challenge);
+    }
     match init {
         Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
-            session: session_of(&running, None, None, None),
+            session: Session {
+                auth: auth.into_inner().unwrap(),
+                ..session_of(&running, None, None, None)
+            },
             running,
             catalog,
             listings,
@@ -414,6 +456,9 @@ async fn remote(
     }
 }
 
+/// A refusal that wants a sign-in, with its challenge if it had one.
+type Refused = Mutex<Option<Option<String>>>;
+
 /// After the handshake, on every transport: list all the server's tools, prompts and resources
 /// (every page). Only tools are required: a server whose prompts or resources cannot be listed
 /// still runs, and its log says why.
@@ -421,13 +466,16 @@ async fn with_catalog(
     running: RunningService<RoleClient, Handler>,
     step: &Mutex<Step>,
     server: &str,
+    refused: &Refused,
 ) -> Result<(RunningService<RoleClient, Handler>, Catalog), String> {
     *step.lock().unwrap() = Step::ListingTools;
     let peer = running.peer().clone();
-    let tools = peer
-        .list_all_tools()
-        .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = peer.list_all_tools().await.map_err(|e| {
+        if let Some(challenge) = super::sign_in::challenge_of(&e) {
+            *refused.lock().unwrap() = Some(Some(challenge));
+        }
+        format!("tools/list failed: {e}")
+    })?;
     let (prompts, resources) = tokio::join!(
         catalog::list_prompts(server, &peer),
         catalog::list_resources(server, &peer)

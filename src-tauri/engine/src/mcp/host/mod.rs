@@ -9,6 +9,7 @@ mod connect;
 mod handler;
 mod legacy_tasks;
 mod shaping;
+mod sign_in;
 mod state;
 mod supervisor;
 mod tasks;
@@ -38,7 +39,7 @@ pub use handler::{
     SamplingRequest, SamplingText,
 };
 pub use shaping::{file_uri, result_text, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE};
-pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, Step, ToolView};
+pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskState};
 
 use state::{Phase, Snapshot};
@@ -75,6 +76,11 @@ pub struct HostOptions {
     /// Where the servers' secret environment values and headers are read from, as each start
     /// needs them.
     pub secrets: crate::secrets::Secrets,
+    /// When a server asks for a sign-in, do the browser step at once with this (the command
+    /// line). `None` (the window): the server waits for its Sign in button.
+    pub sign_in_by_itself: Option<crate::mcp::oauth::BrowserStep>,
+    /// Keep sign-ins in memory only, not in the secrets store (`mcp-call` on a bare URL).
+    pub oauth_in_memory: bool,
 }
 
 /// The store of pinned tool definitions the host checks each tool list against.
@@ -101,6 +107,8 @@ impl HostOptions {
             landlock_abi: None,
             pins: None,
             secrets: crate::secrets::Secrets::for_app(),
+            sign_in_by_itself: None,
+            oauth_in_memory: false,
         }
     }
 }
@@ -120,6 +128,7 @@ pub struct Shared {
     /// Changed tool definitions the user accepted since their server listed them: (server, hash
     /// of the new definition).
     accepted: Mutex<std::collections::HashSet<(String, String)>>,
+    sign_ins: sign_in::SignIns,
 }
 
 impl Shared {
@@ -206,6 +215,7 @@ impl McpHost {
                 version: AtomicU64::new(1),
                 changed: broadcast::channel(256).0,
                 accepted: Default::default(),
+                sign_ins: Default::default(),
             }),
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),
@@ -465,6 +475,7 @@ impl McpHost {
                     path: s.path.clone(),
                     trusted: slot.config.trusts_hints(),
                     sandbox: sandbox_view(&slot, self.shared.landlock_abi),
+                    sign_in: self.shared.sign_in_view(&name, &slot.config),
                     name,
                 }
             })

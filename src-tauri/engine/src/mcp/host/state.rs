@@ -36,6 +36,8 @@ pub struct Session {
     pub exit: Option<watch::Receiver<Option<String>>>,
     /// Tells the sandbox's refusals in its error results, when it runs sandboxed.
     pub sandbox: Option<Arc<Detector>>,
+    /// Where a signed-in HTTP session's tokens come from (a new sign-in swaps it).
+    pub auth: Option<super::sign_in::SessionAuth>,
 }
 
 /// Why a server is not running, for the person reading the servers list.
@@ -68,6 +70,8 @@ pub enum Step {
     OpeningStream,
     /// `server/discover` or `initialize`.
     Handshake,
+    /// Signing in (OAuth): the server refused without it. The row offers Sign in.
+    SigningIn,
     /// `tools/list`.
     ListingTools,
     /// After it was running.
@@ -242,6 +246,20 @@ pub struct ServerView {
     pub trusted: bool,
     /// The sandbox it runs in (or asks for); `None`: it runs without one.
     pub sandbox: Option<SandboxView>,
+    /// Its sign-in (OAuth), for a remote server that wants one or has one.
+    pub sign_in: Option<SignInView>,
+}
+
+/// A server's sign-in as its row shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInView {
+    /// It refused without (or with a no longer good) sign-in: the row offers Sign in.
+    pub needed: bool,
+    /// Tokens are kept for it: the row offers Sign out.
+    pub signed_in: bool,
+    /// The authorization server that issued them.
+    pub issuer: Option<String>,
 }
 
 /// A server's sandbox, as its row and form show it.

@@ -177,6 +177,7 @@ impl Supervisor {
                 landlock_abi: self.shared.landlock_abi,
                 sandbox_dir: &self.shared.opts.sandbox_dir,
                 secrets: &self.shared.opts.secrets,
+                keep: self.shared.keep_for(&self.config),
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;
@@ -205,8 +206,42 @@ impl Supervisor {
                 return Started::Asked(cmd);
             }
             match attempt {
-                Attempt::Connected(c) => return Started::Connected(c),
+                Attempt::Connected(c) => {
+                    self.shared.sign_ins.succeeded(&self.name);
+                    return Started::Connected(c);
+                }
                 Attempt::Failed(report) => return Started::Failed(report),
+                Attempt::NeedsSignIn(challenge) => {
+                    let report = |error: String| Report {
+                        error,
+                        step: Step::SigningIn,
+                        exit: None,
+                        pid: None,
+                    };
+                    self.shared.sign_ins.refused(&self.name, challenge.clone());
+                    let Some(browser) = self.shared.opts.sign_in_by_itself.clone() else {
+                        return Started::Failed(report(
+                            "This server wants you to sign in before it can be used.".into(),
+                        ));
+                    };
+                    // the command line: the browser step now, then connect again with the tokens
+                    let round = self.shared.sign_in_round(
+                        &self.name,
+                        &self.config,
+                        challenge.as_deref(),
+                        browser.0.as_ref(),
+                    );
+                    tokio::pin!(round);
+                    let signed = tokio::select! {
+                        r = &mut round => r,
+                        cmd = Self::next(commands) => return Started::Asked(cmd),
+                    };
+                    if let Err(e) = signed {
+                        self.log
+                            .push(format!("[switchboard] signing in failed: {e}"));
+                        return Started::Failed(report(e));
+                    }
+                }
                 Attempt::RetryLegacy if discover => discover = false,
                 Attempt::RetryLegacy | Attempt::Cancelled => {
                     unreachable!("only a discovering, uncancelled attempt ends so")

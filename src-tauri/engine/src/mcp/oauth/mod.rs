@@ -1,0 +1,494 @@
+//! Signing in to remote MCP servers (OAuth 2.1 as the MCP authorization spec has it, 2025-11-25
+//! and 2026-07-28).
+//!
+//! rmcp's `auth` does the protocol: protected resource metadata (RFC 9728, from the 401's
+//! `WWW-Authenticate` or the well-known fallbacks, with its `resource` checked against the
+//! server's URL), authorization server metadata (RFC 8414, OpenID discovery, the issuer checked),
+//! dynamic client registration (RFC 7591, `application_type` native), PKCE S256 with the
+//! `resource` indicator, the RFC 9207 `iss` check on the answer, the token exchange, refresh before
+//! expiry and on a 401, and an address filter on everything discovery reaches.
+//!
+//! Ours, because rmcp leaves it to the host: refusing an authorization server that does not say
+//! it supports PKCE; which client identity to use (the one the user entered, else a Client ID
+//! Metadata Document when the server takes one, else registration); the scopes of a step-up (the
+//! ones granted so far and the ones asked for); the browser step and the loopback listener the
+//! answer comes back to (`loopback`); where tokens are kept ([`Keep`]: the OS keyring, else the
+//! 0600 secrets file, one entry per server URL, never in mcp.json, logs or exports); and a bound on
+//! sign-in rounds (`MAX_ROUNDS`), which rmcp's own step-up counter does not give.
+
+mod loopback;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore, OAuthClientConfig,
+    StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::secrets::Secrets;
+
+/// Sign-in rounds for one server before giving up, until one of its authorized requests
+/// succeeds (a server that keeps refusing every token must not loop the user through the browser).
+pub const MAX_ROUNDS: u32 = 3;
+
+/// How long the browser step may take: a person signs in.
+pub const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
+
+/// The name Switchboard registers under.
+const CLIENT_NAME: &str = "Switchboard";
+
+/// Who does the browser step: shows the authorization page to the person (the system browser),
+/// or, with nobody to ask, follows its redirects (tests and the conformance suite, whose
+/// authorization servers approve at once).
+#[async_trait::async_trait]
+pub trait Browser: Send + Sync {
+    async fn open(&self, url: &str) -> Result<(), String>;
+    /// Whether a person answers (then the wait is long; else the redirects end it at once).
+    fn interactive(&self) -> bool {
+        true
+    }
+}
+
+/// A [`Browser`] to keep in options.
+#[derive(Clone)]
+pub struct BrowserStep(pub Arc<dyn Browser>);
+
+impl std::fmt::Debug for BrowserStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BrowserStep")
+    }
+}
+
+/// The headless browser step: GET the authorization URL and follow its redirects, the last of
+/// which reaches our loopback listener.
+pub struct FollowRedirects;
+
+#[async_trait::async_trait]
+impl Browser for FollowRedirects {
+    async fn open(&self, url: &str) -> Result<(), String> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::limited(10))
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let resp = client.get(url).send().await.map_err(|e| e.to_string())?;
+        if resp.url().host_str() == Some("127.0.0.1") && resp.url().path() == loopback::PATH {
+            Ok(())
+        } else {
+            Err(format!(
+                "the authorization page ({}) wants a person to sign in (HTTP {})",
+                resp.url().origin().ascii_serialization(),
+                resp.status().as_u16()
+            ))
+        }
+    }
+    fn interactive(&self) -> bool {
+        false
+    }
+}
+
+/// Prints the authorization URL for a person to open (the command line).
+pub struct PrintUrl;
+
+#[async_trait::async_trait]
+impl Browser for PrintUrl {
+    async fn open(&self, url: &str) -> Result<(), String> {
+        eprintln!("Sign in by opening this address in a browser:\n{url}");
+        Ok(())
+    }
+}
+
+/// The client identity the user configured for a server (`oauth` in its config).
+#[derive(Debug, Clone, Default)]
+pub struct ClientChoice {
+    /// A pre-registered client id, and its secret when it has one.
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// A Client ID Metadata Document (an https URL), used when the authorization server takes one.
+    pub metadata_url: Option<String>,
+}
+
+/// What a sign-in leaves for one server: the client it signed in as, the authorization server
+/// that issued the tokens, and the tokens (rmcp's credentials).
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Kept {
+    pub issuer: Option<String>,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub metadata: AuthorizationMetadata,
+    pub credentials: Option<StoredCredentials>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("signed_in", &self.credentials.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where one server's sign-in is kept: the secrets store (keyring, else the 0600 file) under an
+/// id derived from the server's URL, or only in memory (`switchboard mcp-call` on a bare URL).
+/// It is rmcp's credential store too, so refreshed tokens are kept as they come.
+#[derive(Clone)]
+pub struct Keep {
+    inner: Arc<KeepInner>,
+}
+
+struct KeepInner {
+    id: String,
+    secrets: Option<Secrets>,
+    /// `None`: not read from the store yet.
+    kept: tokio::sync::Mutex<Option<Option<Kept>>>,
+}
+
+impl Keep {
+    /// The sign-in of the server at `url`, kept in `secrets` (`None`: in memory only).
+    pub fn new(url: &str, secrets: Option<Secrets>) -> Keep {
+        let hash = sha2::Sha256::digest(canonical(url).as_bytes());
+        let id = format!(
+            "oauth-{}",
+            hash[..12]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        );
+        Keep {
+            inner: Arc::new(KeepInner {
+                id,
+                secrets,
+                kept: tokio::sync::Mutex::new(None),
+            }),
+        }
+    }
+
+    /// What is kept (read once from the store).
+    pub async fn get(&self) -> Result<Option<Kept>, String> {
+        let mut kept = self.inner.kept.lock().await;
+        if kept.is_none() {
+            *kept = Some(self.read().await?);
+        }
+        Ok(kept.clone().flatten())
+    }
+
+    async fn read(&self) -> Result<Option<Kept>, String> {
+        let Some(secrets) = &self.inner.secrets else {
+            return Ok(None);
+        };
+        let Some(text) = secrets
+            .get_named(&self.inner.id)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(None);
+        };
+        // a sign-in that cannot be read is as good as none: the next sign-in replaces it
+        Ok(serde_json::from_str(&text).ok())
+    }
+
+    async fn set(&self, value: Option<Kept>) -> Result<(), String> {
+        let mut kept = self.inner.kept.lock().await;
+        if let Some(secrets) = &self.inner.secrets {
+            match &value {
+                Some(v) => secrets
+                    .put_named(
+                        &self.inner.id,
+                        "Switchboard: MCP server sign-in",
+                        &serde_json::to_string(v).map_err(|e| e.to_string())?,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?,
+                None => secrets
+                    .delete_named(&self.inner.id)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            }
+        }
+        *kept = Some(value);
+        Ok(())
+    }
+
+    /// Forgets the sign-in (Sign out).
+    pub async fn forget(&self) -> Result<(), String> {
+        self.set(None).await
+    }
+
+    /// Whether there are tokens to send.
+    pub async fn signed_in(&self) -> bool {
+        matches!(self.get().await, Ok(Some(k)) if k.credentials.is_some())
+    }
+
+    /// The issuer of the tokens kept, as far as known without waiting (`None`: not signed in,
+    /// or not read yet).
+    pub fn signed_in_now(&self) -> Option<Option<String>> {
+        let kept = self.inner.kept.try_lock().ok()?;
+        let kept = kept.as_ref()?.as_ref()?;
+        kept.credentials.as_ref()?;
+        Some(kept.issuer.clone())
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for Keep {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self
+            .get()
+            .await
+            .map_err(AuthError::InternalError)?
+            .and_then(|k| k.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let Some(mut kept) = self.get().await.map_err(AuthError::InternalError)? else {
+            return Err(AuthError::InternalError(
+                "tokens came before the client they are for was kept".into(),
+            ));
+        };
+        kept.credentials = Some(credentials);
+        self.set(Some(kept)).await.map_err(AuthError::InternalError)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        if let Some(mut kept) = self.get().await.map_err(AuthError::InternalError)? {
+            kept.credentials = None;
+            self.set(Some(kept))
+                .await
+                .map_err(AuthError::InternalError)?;
+        }
+        Ok(())
+    }
+}
+
+/// The server URL as a resource: no fragment, no trailing slash on the path.
+fn canonical(url: &str) -> String {
+    let url = url.split('#').next().unwrap_or(url);
+    url.strip_suffix('/').unwrap_or(url).to_string()
+}
+
+/// The authorization manager for a server whose sign-in is kept: its tokens (refreshed as they
+/// expire), its client, its authorization server's endpoints, without asking the network.
+/// `None`: not signed in.
+pub async fn restore(url: &str, keep: &Keep) -> Result<Option<AuthorizationManager>, String> {
+    let Some(kept) = keep.get().await? else {
+        return Ok(None);
+    };
+    if kept.credentials.is_none() {
+        return Ok(None);
+    }
+    let mut m = AuthorizationManager::new(url).await.map_err(describe)?;
+    m.set_metadata(kept.metadata.clone());
+    let mut client = OAuthClientConfig::new(kept.client_id.clone(), loopback::REDIRECT_PLACEHOLDER);
+    if let Some(s) = &kept.client_secret {
+        client = client.with_client_secret(s.clone());
+    }
+    m.configure_client(client).map_err(describe)?;
+    m.set_credential_store(keep.clone());
+    Ok(Some(m))
+}
+
+/// One sign-in round for the server at `url`: from its challenge (the `WWW-Authenticate` of its
+/// 401 or 403, if any) to tokens kept in `keep`. Returns the manager that holds them.
+pub async fn sign_in(
+    url: &str,
+    challenge: Option<&str>,
+    choice: &ClientChoice,
+    browser: &dyn Browser,
+    keep: &Keep,
+) -> Result<AuthorizationManager, String> {
+    let mut m = AuthorizationManager::new(url).await.map_err(describe)?;
+    let found = m
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(describe)?;
+    let metadata = found.metadata;
+    // the spec: refuse an authorization server that does not say it does PKCE (the 2025-03-26
+    // fallback endpoints are guessed, not published: nothing to read there)
+    if found.source.is_discovered() && metadata.code_challenge_methods_supported.is_none() {
+        return Err(
+            "the server's authorization server does not say it supports PKCE, which signing in safely needs; not signing in"
+                .into(),
+        );
+    }
+    m.set_metadata(metadata.clone());
+    let listener = loopback::Listener::bind().await?;
+    let redirect = listener.redirect_uri();
+
+    // the client identity: the user's, else a metadata document the server takes, else register
+    let takes_documents = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        == Some(&serde_json::Value::Bool(true));
+    let client = if let Some(id) = &choice.client_id {
+        let mut c = OAuthClientConfig::new(id.clone(), &redirect);
+        if let Some(s) = &choice.client_secret {
+            c = c.with_client_secret(s.clone());
+        }
+        m.configure_client(c.clone()).map_err(describe)?;
+        c
+    } else if let (Some(doc), true) = (&choice.metadata_url, takes_documents) {
+        let c = OAuthClientConfig::new(doc.clone(), &redirect);
+        m.configure_client(c.clone()).map_err(describe)?;
+        c
+    } else if metadata.registration_endpoint.is_some() {
+        m.register_client(CLIENT_NAME, &redirect, &[])
+            .await
+            .map_err(describe)?
+    } else {
+        return Err(
+            "the server's authorization server does not let Switchboard register itself: enter the client id it gave you in the server's settings"
+                .into(),
+        );
+    };
+
+    // scopes: the challenge's, else all the server lists, else none; a new round keeps what was
+    // granted before (a step-up adds to it)
+    let before = keep
+        .get()
+        .await
+        .ok()
+        .flatten()
+        .filter(|k| k.issuer == metadata.issuer)
+        .and_then(|k| k.credentials)
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default();
+    let mut scopes = m.select_initial_scopes(&[]).await;
+    for s in before {
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let auth_url = m.get_authorization_url(&refs).await.map_err(describe)?;
+    let state = url::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or("the authorization address has no state")?;
+
+    // the client is kept before the tokens come (rmcp saves them through `keep`)
+    keep.set(Some(Kept {
+        issuer: metadata.issuer.clone(),
+        client_id: client.client_id.clone(),
+        client_secret: client.client_secret.clone(),
+        metadata: metadata.clone(),
+        credentials: None,
+    }))
+    .await?;
+    m.set_credential_store(keep.clone());
+
+    let wait = if browser.interactive() {
+        SIGN_IN_WAIT
+    } else {
+        Duration::from_secs(30)
+    };
+    let answer = {
+        let open = browser.open(&auth_url);
+        let answer = listener.answer(&state, wait);
+        tokio::pin!(open, answer);
+        tokio::select! {
+            a = &mut answer => a,
+            opened = &mut open => match opened {
+                Ok(()) => answer.await,
+                Err(e) => Err(format!("the sign-in page could not be opened: {e}")),
+            },
+        }
+    }?;
+    let expected_issuer = metadata.issuer.as_deref();
+    if let Some(error) = &answer.error {
+        // an answer from another authorization server is not acted on, not even its error
+        if answer.issuer.is_some() && answer.issuer.as_deref() != expected_issuer {
+            return Err(
+                "the sign-in answer came from another authorization server; ignored".into(),
+            );
+        }
+        return Err(match &answer.error_description {
+            Some(d) => format!("the sign-in was refused ({error}: {d})"),
+            None => format!("the sign-in was refused ({error})"),
+        });
+    }
+    let code = answer.code.ok_or("the sign-in answer has no code")?;
+    m.exchange_code_for_token_with_issuer(&code, &state, answer.issuer.as_deref())
+        .await
+        .map_err(describe)?;
+    Ok(m)
+}
+
+/// An rmcp auth error in words a person can act on.
+fn describe(e: AuthError) -> String {
+    match e {
+        AuthError::AuthorizationServerMismatch {
+            expected_issuer: expected,
+            received_issuer: received,
+        } => format!(
+            "the authorization server's metadata names another issuer ({received}, expected {expected}); not signing in"
+        ),
+        AuthError::ProtectedResourceMetadataInvalid { url, reason } => format!(
+            "the server's protected resource metadata ({url}) cannot be used: {reason}; not signing in"
+        ),
+        AuthError::PkceUnsupported => {
+            "the authorization server does not support PKCE S256; not signing in".into()
+        }
+        other => format!("signing in failed: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resource_is_its_url_without_fragment_or_trailing_slash() {
+        assert_eq!(
+            canonical("https://a.example/mcp/#x"),
+            "https://a.example/mcp"
+        );
+        assert_eq!(canonical("https://a.example/mcp"), "https://a.example/mcp");
+    }
+
+    #[tokio::test]
+    async fn a_kept_sign_in_survives_in_the_secrets_file_and_is_forgotten_on_sign_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = Secrets::file_only(dir.path().to_path_buf(), "test");
+        let keep = Keep::new("http://127.0.0.1:9/mcp", Some(secrets.clone()));
+        assert!(keep.get().await.unwrap().is_none());
+        keep.set(Some(Kept {
+            issuer: Some("http://127.0.0.1:9".into()),
+            client_id: "c1".into(),
+            client_secret: Some("s3cret".into()),
+            metadata: AuthorizationMetadata::default(),
+            credentials: None,
+        }))
+        .await
+        .unwrap();
+        keep.save(StoredCredentials::new(
+            "c1".into(),
+            None,
+            vec!["mcp:read".into()],
+            Some(1),
+        ))
+        .await
+        .unwrap();
+        // another run of the app reads it back
+        let again = Keep::new("http://127.0.0.1:9/mcp/", Some(secrets.clone()));
+        let kept = again.get().await.unwrap().unwrap();
+        assert_eq!(kept.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(kept.credentials.unwrap().granted_scopes, ["mcp:read"]);
+        // not in plain sight: the secrets file is the place, 0600
+        let text = std::fs::read_to_string(secrets.file_path()).unwrap();
+        assert!(text.contains("s3cret"));
+        again.forget().await.unwrap();
+        let third = Keep::new("http://127.0.0.1:9/mcp", Some(secrets.clone()));
+        assert!(third.get().await.unwrap().is_none());
+        // another server's sign-in is another entry
+        let other = Keep::new("http://127.0.0.1:9/other", Some(secrets));
+        assert_ne!(other.inner.id, third.inner.id);
+    }
+}
