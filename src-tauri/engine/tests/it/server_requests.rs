@@ -299,3 +299,71 @@ async fn a_server_can_ask_the_user_for_input_during_a_call() {
     );
     r.host.shutdown().await;
 }
+
+/// A 2026-07-28 server asks through a multi round-trip request (its `tools/call` answers
+/// `input_required` with an elicitation; the Python SDK 2.x's `Resolve`/`Elicit`): the user is
+/// asked exactly as during any call (the card's form, here the broker), and the call is made
+/// again with the answer; a decline ends it without the server running the tool.
+#[tokio::test]
+async fn a_2026_server_asks_the_user_through_a_multi_round_trip_request() {
+    let (_server, port) = mrtr_server();
+    let r = rig(vec![(
+        "mrtr",
+        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    )])
+    .await;
+    assert_eq!(
+        r.status("mrtr").protocol_version.as_deref(),
+        Some("2026-07-28")
+    );
+    r.fake.set_responder(call_then_answer(vec![
+        ("a", "mrtr__greet", json!({})),
+        ("b", "mrtr__greet", json!({})),
+    ]));
+    let mut engine = r.engine(5);
+    set_policy(&engine, "mrtr__greet", Policy::Allow);
+    engine.broker = Broker::new();
+    let broker = engine.broker.clone();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let a = asked.clone();
+    let emit = move |e: ChatEvent| {
+        if let ChatEvent::ElicitationRequested {
+            elicitation,
+            question_id,
+            ..
+        } = e
+        {
+            let first = a.lock().unwrap().is_empty();
+            a.lock().unwrap().push(elicitation.clone());
+            let answer = if first {
+                ElicitationAnswer {
+                    action: ElicitationAction::Accept,
+                    content: Some(json!({"name": "Ada"})),
+                }
+            } else {
+                ElicitationAnswer::of(ElicitationAction::Decline)
+            };
+            broker
+                .answer(question_id, Answer::Elicitation(answer))
+                .unwrap();
+        }
+    };
+    let summary = engine
+        .run_turn(say("greet someone", None), &emit, CancellationToken::new())
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "one question per call: {asked:?}");
+    assert_eq!(asked[0].server, "mrtr");
+    assert_eq!(asked[0].message, "Who should I greet?");
+    assert!(asked[0].schema.as_ref().unwrap()["properties"]["name"].is_object());
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let first = conv.tool_calls[0].result.clone().unwrap();
+    assert_eq!(first, "Hello, Ada!");
+    let second = conv.tool_calls[1].result.clone().unwrap();
+    assert!(
+        !second.contains("Hello"),
+        "declined, the tool did not run: {second}"
+    );
+    r.host.shutdown().await;
+}

@@ -52,6 +52,16 @@ pub enum HostError {
     Server(String),
 }
 
+/// Rounds of one call that may ask for input (rmcp's default bound for the same).
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// What a call's next round carries.
+struct Retry {
+    responses: Option<rmcp::model::InputResponses>,
+    state: Option<String>,
+    round: usize,
+}
+
 impl McpHost {
     pub(super) fn session(
         &self,
@@ -117,6 +127,21 @@ impl McpHost {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
+        self.call_round(server, tool, arguments, cancel, events, None)
+            .await
+    }
+
+    /// One round of a call: the first, or a retry carrying the answers to what the server asked
+    /// (2026-07-28 multi round-trip requests: `input_required`), or after a new sign-in.
+    async fn call_round(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        events: Option<mpsc::UnboundedSender<CallEvent>>,
+        retry: Option<Retry>,
+    ) -> ToolOutcome {
         let (server, tool) = (server.to_string(), tool.to_string());
         let err = |text: String| ToolOutcome {
             server: server.clone(),
@@ -141,7 +166,12 @@ impl McpHost {
         let timeout = self.timeout_for(&server);
         // kept for a second call as a task, should the server want one
         let arguments_again = arguments.clone();
-        let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+        let round = retry.as_ref().map_or(0, |r| r.round);
+        if let Some(r) = retry {
+            params.input_responses = r.responses;
+            params.request_state = r.state;
+        }
         let started = Instant::now();
         // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
         let options = if events.is_some() {
@@ -205,10 +235,46 @@ impl McpHost {
                 self.follow_task(&server, &tool, &created.task, cancel, events.as_ref())
                     .await
             }
-            Ok(_) => err(
-                "The server asked for input before the call, which Switchboard does not support yet."
-                    .into(),
-            ),
+            // the server needs answers first (2026-07-28): ask them like any of its questions,
+            // then the same call again with the answers and its state, a bounded number of times
+            Ok(ServerResult::InputRequiredResult(asked)) => {
+                if round + 1 >= MAX_INPUT_ROUNDS {
+                    return err(format!(
+                        "The server still asked for more input after {MAX_INPUT_ROUNDS} rounds; the call was given up."
+                    ));
+                }
+                let requests = asked.input_requests.unwrap_or_default();
+                if requests.is_empty() && asked.request_state.is_none() {
+                    return err("The server asked for input but said nothing it needs.".into());
+                }
+                if requests.is_empty() {
+                    // it only wants to be asked again: not at once
+                    tokio::time::sleep(Duration::from_millis(200 * (round as u64 + 1))).await;
+                }
+                let mut responses = rmcp::model::InputResponses::new();
+                for (key, request) in requests {
+                    if let Some(answer) = self.answer(&server, request, events.as_ref(), cancel).await {
+                        responses.insert(key, answer);
+                    }
+                }
+                if cancel.is_cancelled() {
+                    return err("The call was cancelled by the user.".into());
+                }
+                Box::pin(self.call_round(
+                    &server,
+                    &tool,
+                    arguments_again,
+                    cancel,
+                    events,
+                    Some(Retry {
+                        responses: (!responses.is_empty()).then_some(responses),
+                        state: asked.request_state,
+                        round: round + 1,
+                    }),
+                ))
+                .await
+            }
+            Ok(_) => err("The server answered the call with something that is not a result.".into()),
             // the server wants a (new) sign-in, or more scopes: sign in, then try once more
             Err(e) if super::sign_in::challenge_of(&e).is_some() => {
                 let challenge = super::sign_in::challenge_of(&e).unwrap_or_default();
@@ -217,12 +283,13 @@ impl McpHost {
                     .await
                 {
                     Ok(()) => {
-                        Box::pin(self.call_server_tool(
+                        Box::pin(self.call_round(
                             &server,
                             &tool,
                             arguments_again,
                             cancel,
                             events,
+                            None,
                         ))
                         .await
                     }

@@ -296,9 +296,10 @@ impl McpHost {
         }
     }
 
-    /// One of the server's questions during a task, asked like the same question during a call;
-    /// its answer as the result JSON `tasks/update` carries. `None`: nobody could answer it.
-    async fn answer(
+    /// One of the server's questions during a task (or in a call's `input_required`), asked like
+    /// the same question during a call; its answer as the result JSON `tasks/update` (or the
+    /// call's next round) carries. `None`: nobody could answer it.
+    pub(super) async fn answer(
         &self,
         server: &str,
         request: InputRequest,

@@ -150,6 +150,18 @@ pub fn sdk_oauth_server() -> (Background, u16) {
     (bg, port)
 }
 
+/// The multi round-trip fixture (`fixtures/mrtr_server.py`: Python SDK 2.x, its `greet` asks
+/// who through `input_required`) on 127.0.0.1. Returns once it listens; the URL path is `/mcp`.
+pub fn mrtr_server() -> (Background, u16) {
+    let port = free_port();
+    let mut cmd = std::process::Command::new(pypi_server("python"));
+    cmd.arg(fixture("mrtr_server.py")).arg(port.to_string());
+    (
+        listening(cmd, port, "the multi round-trip fixture server"),
+        port,
+    )
+}
+
 /// The tasks fixture server (`fixtures/tasks_server.py`: FastMCP with the tasks extension, from the
 /// PyPI test venv) on 127.0.0.1:`port`. Returns once it listens; the URL path is `/mcp`.
 pub fn tasks_server(port: u16) -> Background {
