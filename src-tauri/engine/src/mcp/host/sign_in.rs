@@ -167,12 +167,19 @@ impl McpHost {
         Ok(())
     }
 
-    /// Forgets server `name`'s sign-in (its tokens and client) and starts it again.
+    /// Forgets server `name`'s sign-in (its tokens and client; revoked at its authorization
+    /// server when that has a revocation endpoint) and starts it again.
     pub async fn sign_out(&self, name: &str) -> Result<(), HostError> {
         let slot = self
             .slot(name)
             .ok_or_else(|| HostError::NotConfigured(name.into()))?;
         if let Some(keep) = self.shared.keep_for(&slot.config) {
+            // the authorization server forgets the tokens too, where it can
+            if let Ok(Some(kept)) = keep.get().await {
+                if let Err(e) = oauth::revoke(&kept).await {
+                    tracing::warn!(server = %name, "{e}");
+                }
+            }
             keep.forget().await.map_err(HostError::Server)?;
         }
         self.restart(name).await;

@@ -421,6 +421,100 @@ pub async fn sign_in(
     Ok(m)
 }
 
+/// Asks the authorization server to forget the kept tokens (RFC 7009), when its metadata names a
+/// revocation endpoint on the same origin as its token endpoint: the refresh token (which ends
+/// its access tokens too, at most servers), else the access token. True when one was revoked;
+/// a server without revocation is no error (the tokens are forgotten here either way).
+pub async fn revoke(kept: &Kept) -> Result<bool, String> {
+    let Some(endpoint) = kept
+        .metadata
+        .additional_fields
+        .get("revocation_endpoint")
+        .and_then(serde_json::Value::as_str)
+    else {
+        return Ok(false);
+    };
+    let same_origin = match (
+        url::Url::parse(endpoint),
+        url::Url::parse(&kept.metadata.token_endpoint),
+    ) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    };
+    if !same_origin {
+        return Err(format!(
+            "the revocation endpoint ({endpoint}) is not where the tokens came from; not sending them there"
+        ));
+    }
+    let tokens = kept
+        .credentials
+        .as_ref()
+        .and_then(|c| c.token_response.as_ref())
+        .and_then(|t| serde_json::to_value(t).ok())
+        .unwrap_or_default();
+    let (token, hint) = match (
+        tokens["refresh_token"].as_str(),
+        tokens["access_token"].as_str(),
+    ) {
+        (Some(r), _) => (r, "refresh_token"),
+        (None, Some(a)) => (a, "access_token"),
+        _ => return Ok(false),
+    };
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(15))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut request = client.post(endpoint).header(
+        reqwest::header::CONTENT_TYPE,
+        "application/x-www-form-urlencoded",
+    );
+    // a confidential client authenticates one way: in the form when that is all the server
+    // lists, else HTTP basic (the RFC's default); a public client names itself
+    let methods = |key: &str| -> Vec<String> {
+        kept.metadata
+            .additional_fields
+            .get(key)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    };
+    let mut listed = methods("revocation_endpoint_auth_methods_supported");
+    if listed.is_empty() {
+        listed = methods("token_endpoint_auth_methods_supported");
+    }
+    let post_only = listed.iter().any(|m| m == "client_secret_post")
+        && !listed.iter().any(|m| m == "client_secret_basic");
+    let body = {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.append_pair("token", token)
+            .append_pair("token_type_hint", hint);
+        match &kept.client_secret {
+            Some(secret) if post_only => {
+                form.append_pair("client_id", &kept.client_id)
+                    .append_pair("client_secret", secret);
+            }
+            Some(secret) => request = request.basic_auth(&kept.client_id, Some(secret)),
+            None => {
+                form.append_pair("client_id", &kept.client_id);
+            }
+        }
+        form.finish()
+    };
+    let resp = request
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| format!("revoking the sign-in failed: {e}"))?;
+    if resp.status().is_success() {
+        Ok(true)
+    } else {
+        Err(format!(
+            "the authorization server did not revoke the sign-in (HTTP {})",
+            resp.status().as_u16()
+        ))
+    }
+}
+
 /// An rmcp auth error in words a person can act on.
 fn describe(e: AuthError) -> String {
     match e {
@@ -443,6 +537,70 @@ fn describe(e: AuthError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn kept_with(revocation: &str, secret: Option<&str>) -> Kept {
+        let metadata: AuthorizationMetadata = serde_json::from_value(serde_json::json!({
+            "authorization_endpoint": "http://127.0.0.1:1/authorize",
+            "token_endpoint": revocation.replace("/revoke", "/token"),
+            "revocation_endpoint": revocation,
+        }))
+        .unwrap();
+        let tokens = serde_json::from_value(serde_json::json!({
+            "access_token": "at-1", "token_type": "bearer", "refresh_token": "rt-1"
+        }))
+        .unwrap();
+        Kept {
+            issuer: None,
+            client_id: "c1".into(),
+            client_secret: secret.map(String::from),
+            metadata,
+            credentials: Some(StoredCredentials::new(
+                "c1".into(),
+                Some(tokens),
+                vec![],
+                None,
+            )),
+        }
+    }
+
+    #[tokio::test]
+    async fn sign_out_revokes_the_refresh_token_where_the_server_can() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !String::from_utf8_lossy(&got).contains("token_type_hint") {
+                let n = conn.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                .await
+                .unwrap();
+            String::from_utf8_lossy(&got).to_string()
+        });
+        let kept = kept_with(&format!("http://127.0.0.1:{port}/revoke"), None);
+        assert_eq!(revoke(&kept).await, Ok(true));
+        let request = server.await.unwrap();
+        assert!(request.starts_with("POST /revoke "), "{request}");
+        assert!(
+            request.contains("token=rt-1&token_type_hint=refresh_token&client_id=c1"),
+            "{request}"
+        );
+        // without an endpoint nothing is sent, and that is no error
+        let mut none = kept.clone();
+        none.metadata.additional_fields.clear();
+        assert_eq!(revoke(&none).await, Ok(false));
+        // an endpoint on another origin than the token endpoint does not get the token
+        let mut elsewhere = kept;
+        elsewhere.metadata.token_endpoint = "http://127.0.0.2:9/token".into();
+        assert!(revoke(&elsewhere).await.is_err());
+    }
 
     #[test]
     fn a_resource_is_its_url_without_fragment_or_trailing_slash() {
