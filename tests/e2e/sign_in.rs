@@ -44,15 +44,20 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
     let env = [("BROWSER", browser.to_str().unwrap())];
 
     let App { c, driver } = App::launch_with_env(home.path(), &env).await;
-    click(&c, "#servers-button").await;
-    wait_css(&c, &format!("{ROW} .server-sign-in [data-act='sign-in']")).await;
-    assert!(text_content(&c, &format!("{ROW} .server-sign-in"))
+    // the chat says so (its tools are missing until then), with a Sign in of its own
+    wait_css(&c, ".sign-in-note[data-server='notes']").await;
+    assert!(text_content(&c, ".sign-in-note")
         .await
-        .contains("wants you to sign in"));
+        .contains("“notes” wants you to sign in"));
     assert!(!visited.exists(), "no browser before the user asks");
-    screenshot(&c, "server-sign-in-needed.png").await;
-
-    click(&c, &format!("{ROW} [data-act='sign-in']")).await;
+    screenshot(&c, "server-sign-in-note.png").await;
+    click(&c, ".sign-in-note [data-action='sign-in-server']").await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers') && !document.querySelector('.sign-in-note')",
+    )
+    .await;
+    click(&c, "#servers-button").await;
     wait_css(&c, &format!("{ROW}.running")).await;
     wait_until(
         &c,
@@ -101,6 +106,7 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
     // Sign out: the tokens are forgotten, and the server wants a sign-in again
     click(&c, &format!("{ROW} [data-act='sign-out']")).await;
     wait_css(&c, &format!("{ROW}.failed")).await;
+    screenshot(&c, "server-sign-in-needed.png").await;
     wait_until(
         &c,
         &format!(

@@ -138,6 +138,38 @@ async function openLink(href, words) {
   ipc.openUrl(target.url).catch((err) => toast(`Could not open the link: ${err?.message ?? err}`));
 }
 
+/** Signs in to a server (its page opens in the browser); resolves when that has ended. */
+function signInServer(name) {
+  return ipc.signInMcpServer(name)
+    .catch((err) => showBanner(`Signing in to “${name}” did not succeed.`, err?.message ?? String(err)));
+}
+
+// Servers that want a sign-in, said in the chat too (their tools are missing from it until then);
+// a note closed stays closed until that server wants a sign-in again.
+const signInNotesClosed = new Set();
+function tellSignInsNeeded(servers) {
+  const needing = servers.filter((s) => s.signIn?.needed && s.status !== 'disabled').map((s) => s.name);
+  for (const name of [...signInNotesClosed]) if (!needing.includes(name)) signInNotesClosed.delete(name);
+  const name = needing.find((n) => !signInNotesClosed.has(n));
+  const shown = document.querySelector('.sign-in-note');
+  if (!name) { shown?.remove(); return; }
+  if (shown?.dataset.server === name) return;
+  shown?.remove();
+  const close = () => { signInNotesClosed.add(name); note.remove(); };
+  const signIn = el('button', { type: 'button', class: 'btn small', dataset: { action: 'sign-in-server' } }, 'Sign in');
+  const note = el('div', { class: 'toast sign-in-note', role: 'status', dataset: { server: name } },
+    el('span', {}, `“${name}” wants you to sign in before its tools can be used.`),
+    signIn,
+    el('button', { type: 'button', class: 'btn small', dataset: { action: 'close-sign-in-note' }, onclick: close }, 'Not now'));
+  signIn.addEventListener('click', async () => {
+    signIn.disabled = true;
+    signIn.textContent = 'Finish in your browser…';
+    await signInServer(name);
+    note.remove();
+  });
+  document.body.append(note);
+}
+
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
 const serversView = new ServersView($('#servers-dialog'), {
   save: async (original, copyOf, name, server) => { await ipc.saveMcpServer(original, copyOf, name, server); await reloadServerConfig(); },
@@ -145,7 +177,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   acceptTool: (server, tool) => ipc.acceptToolDefinition(server, tool).catch(reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
-  signIn: (name) => ipc.signInMcpServer(name).catch((err) => showBanner(`Signing in to “${name}” did not succeed.`, err?.message ?? String(err))),
+  signIn: (name) => signInServer(name),
   signOut: (name) => ipc.signOutMcpServer(name).catch(reportServerError),
   cancelSignIn: (name) => ipc.cancelSignIn(name).catch(reportServerError),
   update: (name, server) => ipc.saveMcpServer(name, null, name, server).then(reloadServerConfig, reportServerError),
@@ -553,6 +585,7 @@ function showServers(servers) {
   $('#servers-dot').className = `dot ${level}`;
   serversView.update(servers, state.info?.mcpConfigError);
   if (chat.isEmpty() && !state.conversationId) chat.showEmpty(runningServers());
+  tellSignInsNeeded(servers);
 }
 
 function autosize() {
