@@ -234,33 +234,10 @@ async fn a_server_can_ask_the_user_for_input_during_a_call() {
     );
     // the questions wait for answers, given here as the window would
     engine.broker = Broker::new();
-    let broker = engine.broker.clone();
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let a = asked.clone();
-    let emit = move |e: ChatEvent| {
-        if let ChatEvent::ElicitationRequested {
-            elicitation,
-            question_id,
-            ..
-        } = e
-        {
-            let first = a.lock().unwrap().is_empty();
-            a.lock().unwrap().push((question_id, elicitation.clone()));
-            let answer = if first {
-                ElicitationAnswer {
-                    action: ElicitationAction::Accept,
-                    content: Some(
-                        json!({"name": "Ada Lovelace", "check": true, "email": "ada@example.com", "integer": 7}),
-                    ),
-                }
-            } else {
-                ElicitationAnswer::of(ElicitationAction::Decline)
-            };
-            broker
-                .answer(question_id, Answer::Elicitation(answer))
-                .unwrap();
-        }
-    };
+    let (emit, asked) = answering(
+        &engine.broker,
+        json!({"name": "Ada Lovelace", "check": true, "email": "ada@example.com", "integer": 7}),
+    );
     let summary = engine
         .run_turn(say("ask me", None), &emit, CancellationToken::new())
         .await
@@ -323,7 +300,45 @@ async fn a_2026_server_asks_the_user_through_a_multi_round_trip_request() {
     let mut engine = r.engine(5);
     set_policy(&engine, "mrtr__greet", Policy::Allow);
     engine.broker = Broker::new();
-    let broker = engine.broker.clone();
+    let (emit, asked) = answering(&engine.broker, json!({"name": "Ada"}));
+    let summary = engine
+        .run_turn(say("greet someone", None), &emit, CancellationToken::new())
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "one question per call: {asked:?}");
+    assert_eq!(asked[0].1.server, "mrtr");
+    assert_eq!(asked[0].1.message, "Who should I greet?");
+    assert!(asked[0].1.schema.as_ref().unwrap()["properties"]["name"].is_object());
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let first = conv.tool_calls[0].result.clone().unwrap();
+    assert_eq!(first, "Hello, Ada!");
+    let second = conv.tool_calls[1].result.clone().unwrap();
+    assert!(
+        !second.contains("Hello"),
+        "declined, the tool did not run: {second}"
+    );
+    r.host.shutdown().await;
+}
+
+/// What the window would do with a turn's questions: the first is answered with `content`,
+/// every later one declined. The questions asked, in order, with their ids.
+#[allow(clippy::type_complexity)]
+fn answering(
+    broker: &Arc<Broker>,
+    content: Value,
+) -> (
+    impl Fn(ChatEvent),
+    Arc<
+        Mutex<
+            Vec<(
+                switchboard_engine::chat::QuestionId,
+                switchboard_engine::mcp::Elicitation,
+            )>,
+        >,
+    >,
+) {
+    let broker = broker.clone();
     let asked = Arc::new(Mutex::new(Vec::new()));
     let a = asked.clone();
     let emit = move |e: ChatEvent| {
@@ -334,11 +349,11 @@ async fn a_2026_server_asks_the_user_through_a_multi_round_trip_request() {
         } = e
         {
             let first = a.lock().unwrap().is_empty();
-            a.lock().unwrap().push(elicitation.clone());
+            a.lock().unwrap().push((question_id, elicitation.clone()));
             let answer = if first {
                 ElicitationAnswer {
                     action: ElicitationAction::Accept,
-                    content: Some(json!({"name": "Ada"})),
+                    content: Some(content.clone()),
                 }
             } else {
                 ElicitationAnswer::of(ElicitationAction::Decline)
@@ -348,22 +363,5 @@ async fn a_2026_server_asks_the_user_through_a_multi_round_trip_request() {
                 .unwrap();
         }
     };
-    let summary = engine
-        .run_turn(say("greet someone", None), &emit, CancellationToken::new())
-        .await
-        .unwrap();
-    let asked = asked.lock().unwrap().clone();
-    assert_eq!(asked.len(), 2, "one question per call: {asked:?}");
-    assert_eq!(asked[0].server, "mrtr");
-    assert_eq!(asked[0].message, "Who should I greet?");
-    assert!(asked[0].schema.as_ref().unwrap()["properties"]["name"].is_object());
-    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
-    let first = conv.tool_calls[0].result.clone().unwrap();
-    assert_eq!(first, "Hello, Ada!");
-    let second = conv.tool_calls[1].result.clone().unwrap();
-    assert!(
-        !second.contains("Hello"),
-        "declined, the tool did not run: {second}"
-    );
-    r.host.shutdown().await;
+    (emit, asked)
 }

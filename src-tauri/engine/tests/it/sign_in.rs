@@ -80,3 +80,91 @@ async fn a_server_waits_for_its_sign_in_runs_after_it_and_its_deletion_forgets_i
         .contains("access_token"));
     rt.host.shutdown().await;
 }
+
+/// What the OAuth fixture's authorization server did so far (code, refresh, revoke).
+async fn events(port: u16) -> Vec<String> {
+    reqwest::get(format!("http://127.0.0.1:{port}/events"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+fn runtime_places(dir: &std::path::Path, url: &str) -> Places {
+    let places = Places {
+        settings: dir.join("settings.json"),
+        mcp: dir.join("mcp.json"),
+        database: dir.join("db.sqlite3"),
+    };
+    std::fs::write(
+        &places.mcp,
+        json!({"mcpServers": {"notes": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    places
+}
+
+/// Tokens that expire are refreshed (the refresh token rotates and the new one is kept, so the
+/// next run of the app still signs in with it), and Sign out revokes them at the authorization
+/// server: against a Python SDK 2.x server that is its own authorization server, whose access
+/// tokens live 2 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_tokens_are_refreshed_kept_across_runs_and_revoked_on_sign_out() {
+    let (_server, port) = crate::support::oauth_server(2);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let secrets_dir = dir.path().join("secrets");
+    let open = || async {
+        let rt = Runtime::open_at(
+            runtime_places(dir.path(), &url),
+            Secrets::file_only(secrets_dir.clone(), "the test has no keyring"),
+            builtin_bin(),
+            Broker::allowing_all(),
+        )
+        .await
+        .unwrap();
+        rt.start_servers().await;
+        rt
+    };
+    let whoami = |rt: &Runtime| {
+        let host = rt.host.clone();
+        async move {
+            host.call_tool("notes__whoami", Default::default(), &Default::default())
+                .await
+        }
+    };
+
+    let rt = open().await;
+    rt.host.sign_in("notes", &FollowRedirects).await.unwrap();
+    assert_eq!(whoami(&rt).await.text, "signed in");
+    // the access token expires; the next call still works, on a refreshed one
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let out = whoami(&rt).await;
+    assert!(!out.is_error, "{out:?}");
+    let seen = events(port).await;
+    assert_eq!(seen.first().map(String::as_str), Some("code"));
+    assert!(seen.iter().any(|e| e == "refresh"), "{seen:?}");
+    rt.host.shutdown().await;
+    drop(rt);
+
+    // the next run: the kept (rotated) refresh token still works, no new sign-in
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let rt = open().await;
+    let view = rt.host.servers().remove(0);
+    assert_eq!(view.status, ServerStatus::Running, "{view:?}");
+    assert_eq!(whoami(&rt).await.text, "signed in");
+    assert_eq!(
+        events(port).await.iter().filter(|e| *e == "code").count(),
+        1,
+        "signed in once"
+    );
+
+    // Sign out: revoked at the authorization server, forgotten here, and the server wants a
+    // sign-in again
+    rt.host.sign_out("notes").await.unwrap();
+    assert!(events(port).await.iter().any(|e| e == "revoke"));
+    let view = rt.host.servers().remove(0);
+    assert_eq!(view.failed_step, Some(Step::SigningIn), "{view:?}");
+    rt.host.shutdown().await;
+}

@@ -494,8 +494,11 @@ pub async fn revoke(kept: &Kept) -> Result<bool, String> {
                     .append_pair("client_secret", secret);
             }
             Some(secret) => request = request.basic_auth(&kept.client_id, Some(secret)),
+            // an empty secret, which RFC 6749 §2.3.1 lets a client send or leave out: the MCP
+            // Python SDK's revocation endpoint refuses a request without the field
             None => {
-                form.append_pair("client_id", &kept.client_id);
+                form.append_pair("client_id", &kept.client_id)
+                    .append_pair("client_secret", "");
             }
         }
         form.finish()
@@ -589,7 +592,8 @@ mod tests {
         let request = server.await.unwrap();
         assert!(request.starts_with("POST /revoke "), "{request}");
         assert!(
-            request.contains("token=rt-1&token_type_hint=refresh_token&client_id=c1"),
+            request
+                .contains("token=rt-1&token_type_hint=refresh_token&client_id=c1&client_secret="),
             "{request}"
         );
         // without an endpoint nothing is sent, and that is no error

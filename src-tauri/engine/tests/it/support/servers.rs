@@ -162,6 +162,18 @@ pub fn mrtr_server() -> (Background, u16) {
     )
 }
 
+/// The OAuth fixture (`fixtures/oauth_server.py`: Python SDK 2.x, an MCP server that is its own
+/// authorization server; access tokens live `access_ttl` seconds, refresh tokens rotate, tokens
+/// can be revoked; `GET /events` says what it did) on 127.0.0.1. Returns once it listens.
+pub fn oauth_server(access_ttl: u32) -> (Background, u16) {
+    let port = free_port();
+    let mut cmd = std::process::Command::new(pypi_server("python"));
+    cmd.arg(fixture("oauth_server.py"))
+        .arg(port.to_string())
+        .arg(access_ttl.to_string());
+    (listening(cmd, port, "the OAuth fixture server"), port)
+}
+
 /// The tasks fixture server (`fixtures/tasks_server.py`: FastMCP with the tasks extension, from the
 /// PyPI test venv) on 127.0.0.1:`port`. Returns once it listens; the URL path is `/mcp`.
 pub fn tasks_server(port: u16) -> Background {
