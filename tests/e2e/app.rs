@@ -27,20 +27,37 @@ impl App {
 
     /// [`App::launch`] with these environment variables set for the app.
     pub async fn launch_with_env(home: &Path, env: &[(&str, &str)]) -> App {
-        let driver = Driver::start(home, env, false);
-        let c = driver.session().await;
-        wait_css(&c, "body[data-ready='true']").await;
-        App { c, driver }
+        App::launch_on(home, env, false).await
     }
 
     /// [`App::launch`] on a session bus of its own with gnome-keyring on it, unlocked, its
     /// keyrings in `home/data/keyrings` (never the desktop's keyring). The bus's address is
     /// written to [`KEYRING_BUS_FILE`] in `home`, for [`keyring_lookup`].
     pub async fn launch_with_keyring(home: &Path) -> App {
-        let driver = Driver::start(home, &[], true);
-        let c = driver.session().await;
-        wait_css(&c, "body[data-ready='true']").await;
-        App { c, driver }
+        App::launch_on(home, &[], true).await
+    }
+
+    /// Starts tauri-driver and opens a session on the app. WebKitWebDriver now and then closes the
+    /// connection while the session is being created (seen in CI: `IncompleteMessage`, the app
+    /// never shown); that says nothing about the app, so the driver is started afresh, on new
+    /// ports, up to three times. Anything after the session exists is the test's to judge.
+    async fn launch_on(home: &Path, env: &[(&str, &str)], keyring: bool) -> App {
+        let mut attempt = 1;
+        loop {
+            let driver = Driver::start(home, env, keyring);
+            match driver.session().await {
+                Ok(c) => {
+                    wait_css(&c, "body[data-ready='true']").await;
+                    return App { c, driver };
+                }
+                Err(e) if attempt < 3 => {
+                    eprintln!("WebDriver session on the app failed (attempt {attempt}): {e}; starting the driver again");
+                    drop(driver);
+                    attempt += 1;
+                }
+                Err(e) => panic!("a WebDriver session on the app: {e}"),
+            }
+        }
     }
 
     /// [`App::launch`], then waits until its `n` MCP servers all run.
@@ -130,7 +147,7 @@ impl Driver {
         Driver { child, port }
     }
 
-    async fn session(&self) -> Client {
+    async fn session(&self) -> Result<Client, fantoccini::error::NewSessionError> {
         let mut caps = serde_json::Map::new();
         caps.insert("browserName".into(), json!("wry"));
         caps.insert(
@@ -141,7 +158,6 @@ impl Driver {
             .capabilities(caps)
             .connect(&format!("http://127.0.0.1:{}", self.port))
             .await
-            .expect("a WebDriver session on the app")
     }
 }
 
