@@ -5,10 +5,12 @@
 //! One file per concern: `turn.rs` (a turn: its setup and its rounds), `stream.rs` (one reply
 //! streamed into a stored message), `tool_call.rs` (one call: approval, the run, sampling and
 //! elicitation during it), `broker.rs` (the questions waiting for the user), `approval.rs` (the
-//! rules), `text_tools.rs` (tools for models without native tool calling), `events.rs`,
+//! rules), `text_tools.rs` (tools for models without native tool calling; `answer.rs` streams a
+//! constrained reply's answer), `events.rs`,
 //! `tools.rs` (what the loop needs from a tool host), `view.rs` (what the window shows of a
 //! stored conversation), `attachments.rs`.
 
+pub mod answer;
 mod app_calls;
 pub mod approval;
 mod attachments;

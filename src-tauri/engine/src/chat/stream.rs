@@ -1,7 +1,8 @@
 //! One reply, streamed into a stored assistant message: text and thinking as they arrive (the
 //! Markdown re-rendered now and then), partial text saved as it grows, the exact request and
 //! response objects kept for the debug view. Text that may be a tool call written as text is
-//! held back while it streams ([`StreamGate`]); when the reply is complete, calls written in its
+//! held back while it streams ([`StreamGate`]; in constrained text mode only an answer's text is
+//! shown, [`AnswerStream`]); when the reply is complete, calls written in its
 //! text are recovered (whatever the model's mode) and every call's name is resolved to the tool
 //! it means.
 
@@ -11,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::answer::AnswerStream;
 use super::events::{ChatEvent, Emit};
 use super::gate::StreamGate;
 use super::recover::{recover, Shape};
@@ -25,6 +27,29 @@ use crate::store::MessageStatus;
 const FLUSH_EVERY: Duration = Duration::from_millis(400);
 /// How often the streaming Markdown is re-rendered for the UI.
 const RENDER_EVERY: Duration = Duration::from_millis(80);
+
+/// What of a reply's text is shown as it streams: in text mode constrained to JSON, the answer's
+/// text only ([`AnswerStream`]); otherwise all but what may be a call ([`StreamGate`]).
+enum Shown {
+    Gate(StreamGate),
+    Answer(AnswerStream),
+}
+
+impl Shown {
+    fn push(&mut self, delta: &str) -> String {
+        match self {
+            Shown::Gate(g) => g.push(delta),
+            Shown::Answer(a) => a.push(delta),
+        }
+    }
+
+    fn finish(self) -> String {
+        match self {
+            Shown::Gate(g) => g.finish(),
+            Shown::Answer(a) => a.finish(),
+        }
+    }
+}
 
 /// How one reply ended.
 pub(super) enum Streamed {
@@ -70,7 +95,13 @@ impl ChatEngine {
             let mut last_render = Instant::now() - RENDER_EVERY;
             let mut thinking = String::new();
             let offered = names.to_vec();
-            let mut gate = StreamGate::with_names(move |n| resolve::names_a_tool(n, &offered));
+            let mut gate = if tools_in == ToolsIn::Json {
+                Shown::Answer(AnswerStream::new())
+            } else {
+                Shown::Gate(StreamGate::with_names(move |n| {
+                    resolve::names_a_tool(n, &offered)
+                }))
+            };
             let mut raw: Vec<Value> = Vec::new();
             let mut dropped = 0usize;
             while let Some(d) = rx.recv().await {
@@ -187,10 +218,11 @@ impl ChatEngine {
 /// small models use, when no native call came) become calls, their markup gone from the text;
 /// every name is resolved to the tool it means (`written` keeps the model's own when it differs).
 /// A name that fits no tool, or several, stays as written: running it explains. A constrained
-/// reply that is an answer (`{"answer": …}`) becomes its text.
+/// reply that is an answer (`{"answer": …}`, even cut off) becomes its text.
 fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName], tools_in: ToolsIn, aids: Aids) {
     if tools_in == ToolsIn::Json && reply.tool_calls.is_empty() {
-        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(reply.content.trim()) {
+        // leniently: a reply cut off by the token limit still gives the answer written so far
+        if let Some(Value::Object(o)) = super::lenient::parse(&reply.content) {
             if let (Some(Value::String(answer)), 1) = (o.get("answer"), o.len()) {
                 reply.content = answer.clone();
                 return;

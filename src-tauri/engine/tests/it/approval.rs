@@ -164,3 +164,88 @@ async fn allow_for_this_conversation_covers_later_turns_of_that_conversation_onl
     );
     r.host.shutdown().await;
 }
+
+/// The calls of one reply that need the user are asked about together: every question waits at
+/// the same time (the window shows them on their cards at once), and however they are answered,
+/// each runs and its result goes back to the model in the order of the calls.
+#[tokio::test]
+async fn the_calls_of_one_reply_are_asked_about_together_and_answered_in_any_order() {
+    use switchboard_engine::chat::{Answer, Broker, Question};
+    let r = rig(vec![("files", builtin("files"))]).await;
+    let writes: Vec<(String, String)> = (1..=3)
+        .map(|i| (format!("f{i}.txt"), format!("text {i}")))
+        .collect();
+    r.fake.set_responder(call_then_answer(
+        writes
+            .iter()
+            .enumerate()
+            .map(|(i, (path, content))| {
+                (
+                    ["1", "2", "3"][i],
+                    "files__write_file",
+                    json!({"path": path, "content": content}),
+                )
+            })
+            .collect(),
+    ));
+    let broker = Broker::new();
+    let mut engine = r.engine(5);
+    engine.broker = broker.clone();
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(say("write three", None), &|_| {}, CancellationToken::new())
+            .await
+            .unwrap()
+    });
+    // all three wait at once (none was asked only after another was answered)
+    let t = std::time::Instant::now();
+    let pending = loop {
+        let p = broker.pending();
+        if p.len() == 3 {
+            break p;
+        }
+        assert!(p.len() < 3, "{p:?}");
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "never three questions at once: {p:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let mut asked: Vec<String> = pending
+        .iter()
+        .map(|(_, q)| match q {
+            Question::Approval(a) => a.arguments["path"].as_str().unwrap().to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    asked.sort();
+    assert_eq!(asked, ["f1.txt", "f2.txt", "f3.txt"]);
+    // answered last first
+    for (id, _) in pending.iter().rev() {
+        broker
+            .answer(*id, Answer::Approval(Decision::of(Action::AllowOnce)))
+            .unwrap();
+    }
+    let summary = turn.await.unwrap();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let sandbox = r.dir.path().join("sandbox");
+    for (i, (path, content)) in writes.iter().enumerate() {
+        assert_eq!(conv.tool_calls[i].approval, Some(Approval::Approved));
+        assert!(!conv.tool_calls[i].is_error, "{:?}", conv.tool_calls[i]);
+        assert_eq!(
+            &std::fs::read_to_string(sandbox.join(path)).unwrap(),
+            content
+        );
+    }
+    let sent = tool_messages(&r.fake.chat_requests()[1]);
+    let results: Vec<&str> = conv
+        .tool_calls
+        .iter()
+        .map(|t| t.result.as_deref().unwrap())
+        .collect();
+    assert_eq!(sent.len(), 3);
+    for (i, m) in sent.iter().enumerate() {
+        assert_eq!(m["content"], results[i]);
+    }
+    r.host.shutdown().await;
+}

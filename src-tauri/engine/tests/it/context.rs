@@ -192,3 +192,66 @@ async fn with_many_tools_the_model_is_offered_the_relevant_ones_and_any_it_names
     assert_eq!(counts[0], (10, 48));
     r.host.shutdown().await;
 }
+
+/// The window the header's meter is measured against comes from the server when the chat does
+/// not set one: Ollama's `/api/show` (the model's trained context, at most what Ollama loads by
+/// default), llama-server's `/props` (the `n_ctx` it was started with); the chat's `num_ctx`
+/// wins over both.
+#[tokio::test]
+async fn the_context_is_read_from_the_server_ollama_show_and_llama_server_props() {
+    use switchboard_engine::llm::{LlmClient, OllamaClient, OpenAiClient};
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    r.fake
+        .set_responder(|_: &Value| Stream::new().text("hi").done().reply());
+    r.fake.set_openai_responder(|_: &Value| {
+        crate::support::fake_ollama::Sse::new()
+            .text("hi")
+            .finish("stop")
+            .done()
+            .reply()
+    });
+    let limit_of = |llm: Arc<dyn LlmClient>, num_ctx: Option<u32>| {
+        let mut engine = chat_engine(llm, r.host.clone(), r.store.clone());
+        engine.options.num_ctx = num_ctx;
+        async move {
+            let events = Arc::new(Mutex::new(Vec::new()));
+            let ev = events.clone();
+            engine
+                .run_turn(
+                    say("hello", None),
+                    &move |e| ev.lock().unwrap().push(e),
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap();
+            let limits: Vec<Option<usize>> = events
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|e| match e {
+                    ChatEvent::Context { used, limit, .. } => {
+                        assert!(*used > 0);
+                        Some(*limit)
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(limits.len(), 1, "{limits:?}");
+            limits[0]
+        }
+    };
+    let ollama = || Arc::new(OllamaClient::new(&r.fake.url)) as Arc<dyn LlmClient>;
+    let llama_server = || Arc::new(OpenAiClient::new(&r.fake.url, None)) as Arc<dyn LlmClient>;
+    // nothing said: unknown (no /props on this server, no context in /api/show)
+    assert_eq!(limit_of(llama_server(), None).await, None);
+    r.fake.set_context(2048);
+    assert_eq!(limit_of(ollama(), None).await, Some(2048));
+    assert_eq!(limit_of(llama_server(), None).await, Some(2048));
+    // a trained context beyond what Ollama loads by default: Ollama's default
+    r.fake.set_context(131_072);
+    assert_eq!(limit_of(ollama(), None).await, Some(4096));
+    assert_eq!(limit_of(llama_server(), None).await, Some(131_072));
+    // the chat's own num_ctx wins
+    assert_eq!(limit_of(ollama(), Some(8192)).await, Some(8192));
+    r.host.shutdown().await;
+}

@@ -148,6 +148,53 @@ async fn turn_through(
     (summary, events)
 }
 
+/// What is wrong with the history the model was sent back after the call, if anything: a call
+/// (recovered from text or not) goes back in the form the provider expects. Native mode: the
+/// assistant message carries it in `tool_calls` under the name that ran (arguments an object for
+/// Ollama, a JSON string for OpenAI-compatible servers, no markup left in its text), and its result
+/// follows as a `tool` message (tied to the call's id on OpenAI-compatible servers). Text mode: the
+/// call is JSON in the assistant's text, and the result a user message.
+fn history_problem(wire: Wire, text_mode: bool, request: &Value) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    let at = messages.iter().rposition(|m| m["role"] == "assistant")?;
+    let (call, result) = (&messages[at], messages.get(at + 1)?);
+    if text_mode {
+        let text = call["content"].as_str().unwrap_or_default();
+        return (!(call["tool_calls"].is_null()
+            && text.contains("calculator__add")
+            && result["role"] == "user"
+            && result["content"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Result of calculator__add")))
+        .then(|| format!("text-mode history {call} then {result}"));
+    }
+    let f = &call["tool_calls"][0]["function"];
+    let args: Value = match wire {
+        Wire::Ollama => f["arguments"].clone(),
+        Wire::OpenAi => serde_json::from_str(f["arguments"].as_str()?).ok()?,
+    };
+    // the model's own arguments: `"2"` was repaired to 2 for the server, but the history keeps
+    // what the model wrote (its card shows both)
+    let args_fit = args == json!({"a": 2, "b": 40}) || args == json!({"a": "2", "b": "40"});
+    let text = call["content"].as_str().unwrap_or_default();
+    let tied = match wire {
+        Wire::Ollama => true,
+        Wire::OpenAi => {
+            result["tool_call_id"].is_string()
+                && result["tool_call_id"] == call["tool_calls"][0]["id"]
+        }
+    };
+    (!(f["name"] == "calculator__add"
+        && args_fit
+        && !text.contains('{')
+        && !text.contains("tool_call")
+        && result["role"] == "tool"
+        && result["content"] == "42"
+        && tied))
+        .then(|| format!("native history {call} then {result}"))
+}
+
 /// What streamed into the window as text (never a call's markup).
 fn streamed_text(events: &[ChatEvent]) -> String {
     events
@@ -198,7 +245,12 @@ async fn every_shape_small_models_write_runs_as_a_call_in_every_mode_and_wire_fo
                     .collect();
                 let first_reply = conv.messages[1].content.clone();
                 let shown = streamed_text(&events);
+                let requests = match wire {
+                    Wire::Ollama => r.fake.chat_requests(),
+                    Wire::OpenAi => r.fake.openai_requests(),
+                };
                 let problems = [
+                    history_problem(wire, text_mode, requests.last().unwrap()),
                     (ran != vec![("calculator__add", Some("42"), false)])
                         .then(|| format!("ran {ran:?}")),
                     (conv.messages.last().unwrap().content != ANSWER)
@@ -329,5 +381,108 @@ async fn an_unknown_or_invalid_call_is_not_run_and_the_model_hears_how_to_fix_it
         .messages
         .iter()
         .all(|m| m.status == MessageStatus::Complete));
+    r.host.shutdown().await;
+}
+
+/// Text mode constrained to JSON (`ToolMode::Json`), through the loop on both wire formats: the
+/// request asks the server to hold every reply to the schema of a call to an offered tool or an
+/// answer (Ollama's `format`, llama-server's `response_format`), the call runs, and the answer
+/// object becomes the reply's text: the JSON is never shown or stored.
+#[tokio::test]
+async fn constrained_text_mode_sends_the_schema_runs_the_call_and_shows_only_the_answer() {
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    let call = r#"{"tool": "calculator__add", "arguments": {"a": 2, "b": 40}}"#;
+    let answer = r#"{"answer": "The answer is 42."}"#;
+    for wire in [Wire::Ollama, Wire::OpenAi] {
+        let respond = move |req: &Value| {
+            let text = if last_message(req)["content"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Result of ")
+            {
+                answer
+            } else {
+                call
+            };
+            match wire {
+                Wire::Ollama => pieces(text, 5)
+                    .iter()
+                    .fold(Stream::new(), |s, p| s.text(p))
+                    .done()
+                    .reply(),
+                Wire::OpenAi => pieces(text, 5)
+                    .iter()
+                    .fold(Sse::new(), |s, p| s.text(p))
+                    .finish("stop")
+                    .done()
+                    .reply(),
+            }
+        };
+        let llm: Arc<dyn LlmClient> = match wire {
+            Wire::Ollama => {
+                r.fake.set_responder(respond);
+                Arc::new(OllamaClient::new(&r.fake.url))
+            }
+            Wire::OpenAi => {
+                r.fake.set_openai_responder(respond);
+                Arc::new(OpenAiClient::new(&r.fake.url, None))
+            }
+        };
+        let mut engine = chat_engine(llm, r.host.clone(), r.store.clone());
+        engine
+            .options
+            .tool_modes
+            .insert(fake_ollama::MODEL.into(), ToolMode::Json);
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let ev = events.clone();
+        let summary = engine
+            .run_turn(
+                say("what is 2+40?", None),
+                &move |e| ev.lock().unwrap().push(e),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        let requests = match wire {
+            Wire::Ollama => r.fake.chat_requests(),
+            Wire::OpenAi => r.fake.openai_requests(),
+        };
+        let first = &requests[requests.len() - 2];
+        let schema = match wire {
+            Wire::Ollama => first["format"].clone(),
+            Wire::OpenAi => {
+                assert_eq!(first["response_format"]["type"], "json_schema");
+                first["response_format"]["json_schema"]["schema"].clone()
+            }
+        };
+        let names = &schema["anyOf"][0]["properties"]["tool"]["enum"];
+        assert!(
+            names
+                .as_array()
+                .unwrap()
+                .contains(&json!("calculator__add")),
+            "{schema}"
+        );
+        assert!(first["tools"].is_null(), "no native tools in text mode");
+        let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+        let ran: Vec<_> = conv
+            .tool_calls
+            .iter()
+            .map(|t| (t.name.as_str(), t.result.as_deref()))
+            .collect();
+        assert_eq!(ran, vec![("calculator__add", Some("42"))]);
+        assert_eq!(conv.messages.last().unwrap().content, ANSWER);
+        let events = events.lock().unwrap().clone();
+        let shown = streamed_text(&events);
+        assert!(!shown.contains('{'), "streamed {shown:?}");
+        let done: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                ChatEvent::AssistantDone { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(done.last().map(String::as_str), Some(ANSWER));
+    }
     r.host.shutdown().await;
 }

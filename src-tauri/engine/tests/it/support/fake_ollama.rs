@@ -31,6 +31,10 @@ struct Shared {
     models: Vec<String>,
     /// `/api/show` capabilities by model; a model not listed: completion and tools.
     capabilities: std::collections::HashMap<String, Vec<String>>,
+    /// The context the server says its models have: Ollama's `/api/show`
+    /// (`model_info["llama.context_length"]`) and llama-server's `/props`
+    /// (`default_generation_settings.n_ctx`, which is 404 when this is not set).
+    context: Option<u64>,
     /// `/api/pull`: progress lines for the one layer, and the pause between lines.
     pull_steps: u32,
     pull_pause: Duration,
@@ -139,6 +143,11 @@ impl FakeOllama {
             .unwrap()
             .capabilities
             .insert(model.into(), caps.iter().map(|c| c.to_string()).collect());
+    }
+
+    /// The context length `/api/show` and `/props` report from now on.
+    pub fn set_context(&self, n: u64) {
+        self.shared.lock().unwrap().context = Some(n);
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -268,13 +277,28 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                             .get(model)
                             .cloned()
                             .unwrap_or_else(|| vec!["completion".into(), "tools".into()]);
+                        let mut info = json!({"general.architecture": "llama"});
+                        if let Some(n) = s.context {
+                            info["llama.context_length"] = json!(n);
+                        }
                         Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({
                             "modelfile": "", "parameters": "", "template": "", "details": {"family": "llama"},
-                            "model_info": {"general.architecture": "llama"}, "capabilities": caps})).unwrap()], pause: Duration::ZERO, end: End::Complete }
+                            "model_info": info, "capabilities": caps})).unwrap()], pause: Duration::ZERO, end: End::Complete }
                     } else {
                         model_not_found(model)
                     }
                 }
+                ("GET", "/props") if s.context.is_some() => Reply {
+                    status: 200,
+                    content_type: "application/json; charset=utf-8",
+                    chunks: vec![serde_json::to_vec(&json!({
+                        "default_generation_settings": {"n_ctx": s.context, "params": {"temperature": 0.8}},
+                        "total_slots": 1, "model_path": "models/fake-llama.gguf", "build_info": "b6000-fake"
+                    }))
+                    .unwrap()],
+                    pause: Duration::ZERO,
+                    end: End::Complete,
+                },
                 ("POST", "/api/pull") => {
                     let model = model_of(&req);
                     if model.starts_with("missing") {
