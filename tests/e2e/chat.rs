@@ -386,10 +386,13 @@ async fn a_call_a_small_model_writes_as_text_becomes_a_card_and_its_json_never_s
         reply.pause = Duration::from_millis(40);
         reply
     });
+    // the server says the model's context (Ollama's /api/show), and only 4 of the built-ins' 12
+    // tools are offered at once
+    fake.set_context(2048);
     let (home, config_dir) = app_home();
     std::fs::write(
         config_dir.join("settings.json"),
-        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL}).to_string(),
+        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL, "maxOfferedTools": 4}).to_string(),
     )
     .unwrap();
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
@@ -427,9 +430,20 @@ async fn a_call_a_small_model_writes_as_text_becomes_a_card_and_its_json_never_s
             .contains("Let me work that out."),
         "the prose around the call stays"
     );
-    // the header says how much of the model's context the request took
+    // the header says how much of the model's context the request took, against the window the
+    // server reported ("1.2k / 2.0k"), and the Tools button how many tools the model was offered
     let meter = text_content(&c, "#context-meter").await;
-    assert!(meter.contains("tokens") || meter.contains('/'), "{meter}");
+    let (used, limit) = meter.split_once(" / ").unwrap_or_else(|| panic!("{meter}"));
+    assert_eq!(limit, "2.0k", "{meter}");
+    let used: f64 = match used.strip_suffix('k') {
+        Some(k) => k.parse::<f64>().unwrap() * 1000.0,
+        None => used.parse().unwrap(),
+    };
+    assert!(used > 100.0 && used < 2048.0, "{meter}");
+    let tools = text_content(&c, "#tools-button").await;
+    assert_eq!(tools, "Tools 12/12 · 4 offered");
+    let offered = fake.chat_requests()[0]["tools"].as_array().unwrap().len();
+    assert_eq!(offered, 4);
     screenshot(&c, "recovered-call.png").await;
     c.close().await.unwrap();
 }

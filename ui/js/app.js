@@ -1,8 +1,7 @@
 // The controller: wires the views to the IPC module and keeps the app's little state.
 import * as ipc from './ipc.js';
-import { $ } from './dom.js';
-import { el } from './dom.js';
-import { mountApp } from './views/app-frame.js';
+import { $, el } from './dom.js';
+import { AppHost } from './views/app-host.js';
 import { ChatView } from './views/chat.js';
 import { Sidebar } from './views/sidebar.js';
 import { SettingsView } from './views/settings.js';
@@ -17,6 +16,8 @@ import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
 import { contextText } from './views/words.js';
 import { LinkConfirm, linkTarget } from './views/links.js';
+import { SignInNotes } from './views/sign-in-note.js';
+import { TaskFollower } from './views/task-follower.js';
 
 const state = {
   conversationId: null,
@@ -42,7 +43,7 @@ const chat = new ChatView($('#messages'), {
   onLateResult: (id) => sendLateResult(id),
   hasApp: (server, tool) => Boolean(state.servers?.find((s) => s.name === server)?.tools
     ?.find((t) => t.name === tool)?.ui?.resourceUri),
-  onOpenApp: (callId, box) => openApp(callId, box),
+  onOpenApp: (callId, box) => apps.open(callId, box),
   onEdit: (id, text) => sendEdit(id, text),
   onRegenerate: (userMessageId) => regenerate(userMessageId),
   onBranch: (id, step) => switchBranch(id, step),
@@ -138,37 +139,26 @@ async function openLink(href, words) {
   ipc.openUrl(target.url).catch((err) => toast(`Could not open the link: ${err?.message ?? err}`));
 }
 
+// MCP Apps on their cards (views/app-host.js): what a page asks goes through the window's own rules.
+const apps = new AppHost(chat, {
+  openLink: (url) => openLink(url, url),
+  draftMessage: (text) => {
+    const input = $('#input');
+    input.value = input.value ? `${input.value}\n${text}` : text;
+    autosize();
+    input.focus();
+    toast('The app wrote a message for you: it is in the message box, send it if you want to.');
+  },
+});
+
 /** Signs in to a server (its page opens in the browser); resolves when that has ended. */
 function signInServer(name) {
   return ipc.signInMcpServer(name)
     .catch((err) => showBanner(`Signing in to “${name}” did not succeed.`, err?.message ?? String(err)));
 }
 
-// Servers that want a sign-in, said in the chat too (their tools are missing from it until then);
-// a note closed stays closed until that server wants a sign-in again.
-const signInNotesClosed = new Set();
-function tellSignInsNeeded(servers) {
-  const needing = servers.filter((s) => s.signIn?.needed && s.status !== 'disabled').map((s) => s.name);
-  for (const name of [...signInNotesClosed]) if (!needing.includes(name)) signInNotesClosed.delete(name);
-  const name = needing.find((n) => !signInNotesClosed.has(n));
-  const shown = document.querySelector('.sign-in-note');
-  if (!name) { shown?.remove(); return; }
-  if (shown?.dataset.server === name) return;
-  shown?.remove();
-  const close = () => { signInNotesClosed.add(name); note.remove(); };
-  const signIn = el('button', { type: 'button', class: 'btn small', dataset: { action: 'sign-in-server' } }, 'Sign in');
-  const note = el('div', { class: 'toast sign-in-note', role: 'status', dataset: { server: name } },
-    el('span', {}, `“${name}” wants you to sign in before its tools can be used.`),
-    signIn,
-    el('button', { type: 'button', class: 'btn small', dataset: { action: 'close-sign-in-note' }, onclick: close }, 'Not now'));
-  signIn.addEventListener('click', async () => {
-    signIn.disabled = true;
-    signIn.textContent = 'Finish in your browser…';
-    await signInServer(name);
-    note.remove();
-  });
-  document.body.append(note);
-}
+// Servers that want a sign-in, said in the chat too (views/sign-in-note.js).
+const signInNotes = new SignInNotes(signInServer);
 
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
 const serversView = new ServersView($('#servers-dialog'), {
@@ -230,7 +220,7 @@ function showConversation(view) {
   state.conversationSettings = view.settings;
   $('#chat-title').textContent = view.summary.title;
   chat.renderConversation(view);
-  askWaitingTaskQuestions();
+  taskFollower.askWaiting();
   toolsPicker.setChoice(view.toolChoice);
   pendingToolChoice = null;
   sidebar.setActive(view.summary.id);
@@ -436,45 +426,6 @@ function cardTool(id) {
   return [card?.querySelector('.card-server')?.textContent, card?.querySelector('.card-tool')?.textContent];
 }
 
-/**
- * Shows the app of call `callId` in `box` (MCP Apps, views/app-frame.js). What the page asks goes
- * through the window's own rules.
- */
-async function openApp(callId, box) {
-  const opened = await ipc.openApp(callId);
-  return mountApp(box, { ...opened, callId }, {
-    callTool: (viewId, name, args) => ipc.appCallTool(viewId, name, args, onAppEvent),
-    openLink: (url) => openLink(url, url),
-    draftMessage: (text) => {
-      const input = $('#input');
-      input.value = input.value ? `${input.value}\n${text}` : text;
-      autosize();
-      input.focus();
-      toast('The app wrote a message for you: it is in the message box, send it if you want to.');
-    },
-    close: (viewId) => ipc.closeApp(viewId).catch(() => {}),
-    theme: () => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
-  });
-}
-
-/** What happens to a call an app page made: on its own card. */
-function onAppEvent(ev) {
-  switch (ev.type) {
-    case 'toolCallStarted': chat.cards.add(ev); break;
-    case 'toolCallFinished': chat.cards.finish(ev.id, ev); break;
-    case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
-    case 'approvalRequested':
-      chat.cards.requestApproval(ev, (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
-      break;
-    case 'approvalResolved': chat.cards.resolveApproval(ev); break;
-    case 'elicitationRequested':
-      chat.cards.askUser(ev.callId, ev.elicitation,
-        (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
-      break;
-    default: break;
-  }
-}
-
 /** Sends the model the result of a task that ended after its turn (one click on its card). */
 async function sendLateResult(callId) {
   if (state.turnId) throw new Error('Wait until the reply in progress has finished.');
@@ -483,69 +434,12 @@ async function sendLateResult(callId) {
   await reopen();
 }
 
-// Calls followed outside a turn (tasks still running on their servers when the app last ended):
-// their conversations, and their servers' questions still waiting for the user.
-const taskChats = new Map(); // tool call id -> conversation id
-const taskQuestions = new Map(); // question id -> the event that asked it
-
-/**
- * What happens to calls followed outside a turn: shown on their cards when their conversation is
- * open. A question for a chat that is not open waits (and says so) until the chat is opened.
- */
-function onTaskEvent(ev) {
-  switch (ev.type) {
-    case 'taskFollowed': taskChats.set(ev.id, ev.conversationId); break;
-    case 'toolCallTask': chat.cards.showTask(ev.id, ev); break;
-    case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
-    case 'toolCallFinished':
-      chat.cards.finish(ev.id, ev);
-      for (const [q, asked] of taskQuestions) if (asked.callId === ev.id) taskQuestions.delete(q);
-      if (![...taskQuestions.values()].length) document.querySelector('.task-ask')?.remove();
-      break;
-    case 'taskResultWaiting':
-      if (ev.conversationId === state.conversationId) chat.cards.offerLateResult(ev.id, () => sendLateResult(ev.id));
-      break;
-    case 'elicitationRequested':
-    case 'samplingRequested':
-      taskQuestions.set(ev.questionId, ev);
-      if (!askTaskQuestion(ev)) tellTaskQuestion(ev);
-      break;
-    case 'samplingFinished': chat.cards.finishSampling(ev.callId, ev); break;
-    default: break;
-  }
-}
-
-/** Asks a task's question on its card; false when the card is not shown. */
-function askTaskQuestion(ev) {
-  if (!chat.cards.cards.has(ev.callId)) return false;
-  const answered = (answer) => ipc.answerQuestion(ev.questionId, answer).then(() => taskQuestions.delete(ev.questionId));
-  if (ev.type === 'elicitationRequested') {
-    chat.cards.askUser(ev.callId, ev.elicitation, (answer) => answered({ kind: 'elicitation', ...answer }));
-  } else {
-    chat.cards.askSampling(ev.callId, ev.questionId, ev.request, (approve) => answered({ kind: 'sampling', approve }));
-  }
-  return true;
-}
-
-/** A task's question for a chat that is not open: a note that opens that chat. */
-function tellTaskQuestion(ev) {
-  const conversationId = taskChats.get(ev.callId);
-  document.querySelector('.task-ask')?.remove();
-  const server = ev.elicitation?.server ?? ev.request?.server ?? 'A server';
-  const note = el('div', { class: 'toast task-ask', role: 'alert' },
-    el('span', {}, `${server} asks you something about a task that is still running.`),
-    conversationId ? el('button', {
-      type: 'button', class: 'btn small', dataset: { action: 'open-task-chat' },
-      onclick: async () => { note.remove(); await openConversation(conversationId); },
-    }, 'Open the chat') : null);
-  document.body.append(note);
-}
-
-/** After a conversation is shown: the questions of its tasks that are still waiting. */
-function askWaitingTaskQuestions() {
-  for (const ev of taskQuestions.values()) askTaskQuestion(ev);
-  if ([...taskQuestions.values()].every((ev) => chat.cards.cards.has(ev.callId))) document.querySelector('.task-ask')?.remove();
-}
+// Calls followed outside a turn (tasks still running on their servers when the app last ended).
+const taskFollower = new TaskFollower(chat, {
+  openConversationId: () => state.conversationId,
+  sendLateResult: (callId) => sendLateResult(callId),
+  openConversation: (id) => openConversation(id),
+});
 
 async function stop() {
   if (state.turnId) await ipc.stopTurn(state.turnId);
@@ -585,7 +479,7 @@ function showServers(servers) {
   $('#servers-dot').className = `dot ${level}`;
   serversView.update(servers, state.info?.mcpConfigError);
   if (chat.isEmpty() && !state.conversationId) chat.showEmpty(runningServers());
-  tellSignInsNeeded(servers);
+  signInNotes.update(servers);
 }
 
 function autosize() {
@@ -717,7 +611,7 @@ async function start() {
   state.settings = await ipc.getSettings();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   chat.showEmpty([]);
-  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent)]);
+  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev))]);
   $('#input').focus();
   document.body.dataset.ready = 'true';
 }
