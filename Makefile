@@ -68,8 +68,9 @@ bench-memory: test-deps
 	$(CARGO) build --release -p switchboard -p switchboard-engine --bin switchboard --bin switchboard-mcp
 	xvfb-run -a -s "-screen 0 1280x800x24" python3 scripts/bench-memory.py target/release/switchboard
 
-# The window's first paint of a 10,000-message conversation, from the click in the list (release build,
-# through WebDriver under Xvfb). A benchmark: it prints, it does not pass or fail on time.
+# The window's first paint of a 10,000-message conversation, from the click in the list, and the app's
+# memory idle and with that conversation open (release build, through WebDriver under Xvfb). Benchmarks:
+# they print, they do not pass or fail on time or size.
 bench-window: test-deps
 	xvfb-run -a -s "-screen 0 1280x800x24" $(CARGO) test --release --test e2e -- --ignored --test-threads=1 \
 	  --nocapture bench::

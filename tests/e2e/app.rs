@@ -161,6 +161,74 @@ impl Driver {
     }
 }
 
+impl Driver {
+    /// The app's processes (the app, WebKit's, its MCP servers): every process under the driver
+    /// but tauri-driver, WebKitWebDriver and the session bus around them; with a label each.
+    pub fn app_processes(&self) -> Vec<(i32, String)> {
+        let parent_of = |pid: i32| -> Option<i32> {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            stat.rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        };
+        let all: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        let root = self.child.id() as i32;
+        let mut tree = vec![root];
+        let mut i = 0;
+        while i < tree.len() {
+            let p = tree[i];
+            tree.extend(all.iter().filter(|&&c| parent_of(c) == Some(p)));
+            i += 1;
+        }
+        tree.into_iter()
+            .filter_map(|pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                let argv: Vec<String> = cmdline
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let name = Path::new(argv.first()?)
+                    .file_name()?
+                    .to_string_lossy()
+                    .into_owned();
+                let server = argv
+                    .iter()
+                    .position(|a| a == "mcp-server")
+                    .map(|i| argv.get(i + 1).cloned().unwrap_or_default());
+                let label = match (name.as_str(), server) {
+                    (
+                        "tauri-driver"
+                        | "WebKitWebDriver"
+                        | "dbus-run-session"
+                        | "dbus-daemon"
+                        | "sh"
+                        | "gnome-keyring-daemon",
+                        _,
+                    ) => return None,
+                    (_, Some(server)) => format!("server: {server}"),
+                    ("switchboard", None) => "main (switchboard)".into(),
+                    (n, None) if n.contains("WebKitWebProcess") => "WebKit web process".into(),
+                    (n, None) if n.contains("WebKitNetworkProcess") => {
+                        "WebKit network process".into()
+                    }
+                    ("switchboard-mcp", None) => {
+                        format!("server: {}", argv.get(1).cloned().unwrap_or_default())
+                    }
+                    (_, None) => name,
+                };
+                Some((pid, label))
+            })
+            .collect()
+    }
+}
+
 impl Drop for Driver {
     fn drop(&mut self) {
         unsafe {
@@ -304,12 +372,66 @@ pub async fn screenshot(c: &Client, name: &str) {
     )
     .await
     .unwrap();
-    let png = c.screenshot().await.unwrap();
+    let png = x_window_png();
     // the target folder this test binary was built into (target/debug/deps/e2e-…)
     let exe = std::env::current_exe().unwrap();
     let dir = exe.ancestors().nth(3).unwrap().join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), png).unwrap();
+}
+
+/// The app's window as a PNG, read from the X server (Xlib's `XGetImage` on the window the app
+/// mapped, found by its title). Not WebDriver's screenshot: that waits for WebKit's next
+/// compositing update, which never comes in the non-composited mode the app runs in (the page
+/// painted, the command hung).
+fn x_window_png() -> Vec<u8> {
+    use x11_dl::xlib;
+    let out = xdotool(&["search", "--onlyvisible", "--name", "^Switchboard$"]);
+    let window: xlib::Window = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse().ok())
+        .expect("the app's window on the X server");
+    let xl = xlib::Xlib::open().expect("libX11");
+    // SAFETY: plain Xlib calls on a display opened here and closed at the end; the image is read
+    // within its bounds (XGetPixel) and destroyed once.
+    unsafe {
+        let display = (xl.XOpenDisplay)(std::ptr::null());
+        assert!(!display.is_null(), "no X display (DISPLAY)");
+        let mut attrs: xlib::XWindowAttributes = std::mem::zeroed();
+        (xl.XGetWindowAttributes)(display, window, &mut attrs);
+        let (width, height) = (attrs.width.max(1) as u32, attrs.height.max(1) as u32);
+        let image = (xl.XGetImage)(display, window, 0, 0, width, height, !0, xlib::ZPixmap);
+        assert!(!image.is_null(), "XGetImage of window {window}");
+        let im = &*image;
+        let channel = |pixel: u64, mask: u64| -> u8 {
+            if mask == 0 {
+                return 0;
+            }
+            let v = (pixel & mask) >> mask.trailing_zeros();
+            let max = mask >> mask.trailing_zeros();
+            (v * 255 / max) as u8
+        };
+        let mut rgb = Vec::with_capacity((width * height * 3) as usize);
+        for y in 0..height as i32 {
+            for x in 0..width as i32 {
+                let p = (xl.XGetPixel)(image, x, y) as u64;
+                rgb.push(channel(p, im.red_mask as u64));
+                rgb.push(channel(p, im.green_mask as u64));
+                rgb.push(channel(p, im.blue_mask as u64));
+            }
+        }
+        (xl.XDestroyImage)(image);
+        (xl.XCloseDisplay)(display);
+        let mut png = Vec::new();
+        let mut encoder = png::Encoder::new(&mut png, width, height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().unwrap();
+        writer.write_image_data(&rgb).unwrap();
+        writer.finish().unwrap();
+        png
+    }
 }
 
 /// A fresh home for the app (XDG folders under a temp dir) and its config folder, created.

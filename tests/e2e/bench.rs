@@ -65,3 +65,105 @@ async fn bench_first_paint_of_a_10000_message_conversation() {
     );
     c.close().await.unwrap();
 }
+
+/// The memory of the app's processes (the app, WebKit's web and network processes, its MCP
+/// servers: every process under the WebDriver driver but the drivers themselves), once they have
+/// been idle for two seconds in a row: a row per process (label, RSS and PSS in KiB).
+async fn memory_when_idle(driver: &Driver) -> Vec<(String, u64, u64)> {
+    let mut last = None;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let pids = driver.app_processes();
+        let ticks: u64 = pids.iter().map(|(pid, _)| cpu_ticks(*pid)).sum();
+        let idle = last.is_some_and(|l| ticks - l < 5);
+        last = Some(ticks);
+        if idle {
+            return pids
+                .into_iter()
+                .filter_map(|(pid, label)| {
+                    let rollup =
+                        std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+                    let field = |name: &str| {
+                        rollup
+                            .lines()
+                            .find(|l| l.starts_with(name))
+                            .and_then(|l| l.split_whitespace().nth(1))
+                            .and_then(|n| n.parse::<u64>().ok())
+                            .unwrap_or(0)
+                    };
+                    Some((label, field("Rss:"), field("Pss:")))
+                })
+                .collect();
+        }
+    }
+}
+
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the command
+    fields
+        .get(11..13)
+        .map_or(0, |f| f.iter().filter_map(|n| n.parse::<u64>().ok()).sum())
+}
+
+fn print_memory(what: &str, rows: &[(String, u64, u64)]) {
+    eprintln!("memory, {what}:");
+    eprintln!("  {:<28} {:>9} {:>9}", "process", "RSS MiB", "PSS MiB");
+    for (label, rss, pss) in rows {
+        eprintln!(
+            "  {label:<28} {:>9.1} {:>9.1}",
+            *rss as f64 / 1024.0,
+            *pss as f64 / 1024.0
+        );
+    }
+    let (rss, pss) = rows
+        .iter()
+        .fold((0, 0), |(r, p), (_, rss, pss)| (r + rss, p + pss));
+    eprintln!(
+        "  {:<28} {:>9.1} {:>9.1}",
+        "total",
+        rss as f64 / 1024.0,
+        pss as f64 / 1024.0
+    );
+}
+
+/// The app's memory at idle with an empty chat, then with a 10,000-message conversation open
+/// (its last page shown), built-in servers on, no LLM reachable: RSS and PSS per process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: run via `make bench-window`"]
+async fn bench_memory_idle_and_with_a_10000_message_conversation_open() {
+    let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        serde_json::json!({"llmUrl": "http://127.0.0.1:9"}).to_string(),
+    )
+    .unwrap();
+    let long = {
+        let store = app_store(home.path()).await;
+        let id = store
+            .import_json(&long_conversation(10_000), None)
+            .await
+            .unwrap();
+        store.mark_continued(id).await.unwrap();
+        id
+    };
+    let App { c, driver } = App::launch_with_servers(home.path(), 3).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    print_memory("idle, an empty chat", &memory_when_idle(&driver).await);
+    click(&c, &format!("#conversation-list .conv[data-id='{long}']")).await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('#messages .msg').length >= 300",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    print_memory(
+        "idle, a 10,000-message conversation open",
+        &memory_when_idle(&driver).await,
+    );
+    c.close().await.unwrap();
+}

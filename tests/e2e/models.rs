@@ -243,7 +243,7 @@ async fn a_typed_api_key_goes_to_the_keyring_and_the_form_only_says_where() {
         .unwrap();
     assert!(!view.to_string().contains(KEY), "{view}");
     assert_eq!(view["providers"][0]["apiKey"], json!({"secret": "keyring"}));
-    // WebDriver's own scrolling (a script's does not show in its screenshots): the key and the note
+    // scrolled into view by a click: the key and the note
     click(&c, "#secrets-note").await;
     screenshot(&c, "settings-secrets.png").await;
 
