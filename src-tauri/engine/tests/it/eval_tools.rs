@@ -464,7 +464,7 @@ async fn eval_tools() {
                 .collect();
             let ok = summary.llm_error.is_none() && passed(t, &ran);
             eprintln!(
-                "[{:>5.0} s] {:<24} {:<22} {}  {:?}",
+                "[{:>5.0} s] {:<24} {:<22} {}  {:?}{}",
                 started.elapsed().as_secs_f64(),
                 v.name,
                 t.id,
@@ -476,7 +476,12 @@ async fn eval_tools() {
                         c.arguments,
                         if c.is_error { "!" } else { "" }
                     ))
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>(),
+                summary
+                    .llm_error
+                    .as_ref()
+                    .map(|e| format!("  the model's server: {e:?}"))
+                    .unwrap_or_default()
             );
             column.push(Some(ok));
         }
