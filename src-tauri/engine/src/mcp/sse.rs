@@ -21,8 +21,26 @@ pub enum SseError {
         status: u16,
         body: String,
     },
+    /// 401 or 403: the server wants a sign-in (or more than the one it has).
+    #[error("{url} answered {status}: it wants a sign-in")]
+    Unauthorized {
+        url: String,
+        status: u16,
+        /// Its `WWW-Authenticate` challenge, when it sent one.
+        challenge: Option<String>,
+    },
     #[error("{0}")]
     Protocol(String),
+}
+
+impl SseError {
+    /// The refusal's `WWW-Authenticate` challenge, when the server wants a sign-in and said how.
+    pub fn auth_challenge(&self) -> Option<&str> {
+        match self {
+            SseError::Unauthorized { challenge, .. } => challenge.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// One server-sent event.
@@ -134,6 +152,18 @@ async fn success(resp: reqwest::Response, url: &str) -> Result<reqwest::Response
         return Ok(resp);
     }
     let status = resp.status().as_u16();
+    if status == 401 || status == 403 {
+        let challenge = resp
+            .headers()
+            .get(reqwest::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        return Err(SseError::Unauthorized {
+            url: url.into(),
+            status,
+            challenge,
+        });
+    }
     let body = super::http::read_capped(resp, 64 * 1024)
         .await
         .map(|b| super::http::cut(&String::from_utf8_lossy(&b), 200))
@@ -145,20 +175,52 @@ async fn success(resp: reqwest::Response, url: &str) -> Result<reqwest::Response
     })
 }
 
+/// A signed-in server's tokens: the access token is read (and refreshed when it is about to
+/// expire) before each request; a new sign-in swaps a new manager in.
+pub type Auth = std::sync::Arc<tokio::sync::Mutex<rmcp::transport::auth::AuthorizationManager>>;
+
+/// `headers` with the current access token from `auth` (when signed in).
+async fn authorized(
+    headers: &reqwest::header::HeaderMap,
+    auth: Option<&Auth>,
+    url: &str,
+) -> Result<reqwest::header::HeaderMap, SseError> {
+    let mut headers = headers.clone();
+    if let Some(auth) = auth {
+        let token =
+            auth.lock()
+                .await
+                .get_access_token()
+                .await
+                .map_err(|_| SseError::Unauthorized {
+                    url: url.into(),
+                    status: 401,
+                    challenge: None,
+                })?;
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| SseError::Protocol("the access token is not a header value".into()))?;
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    Ok(headers)
+}
+
 pub struct LegacySseTransport {
     http: reqwest::Client,
     endpoint: reqwest::Url,
     headers: reqwest::header::HeaderMap,
+    auth: Option<Auth>,
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
 }
 
 impl LegacySseTransport {
-    /// Opens the event stream and waits (up to `timeout`) for the `endpoint` event.
+    /// Opens the event stream and waits (up to `timeout`) for the `endpoint` event. `auth`: the
+    /// server's sign-in, whose access token goes with every request.
     pub async fn connect(
         url: &str,
         headers: &BTreeMap<String, String>,
         timeout: Duration,
+        auth: Option<Auth>,
     ) -> Result<Self, SseError> {
         let base = reqwest::Url::parse(url)
             .map_err(|e| SseError::Protocol(format!("\"{url}\" is not a URL: {e}")))?;
@@ -166,7 +228,7 @@ impl LegacySseTransport {
         let http = super::http::client();
         let resp = http
             .get(base.clone())
-            .headers(hm.clone())
+            .headers(authorized(&hm, auth.as_ref(), url).await?)
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await
@@ -238,6 +300,7 @@ impl LegacySseTransport {
             http,
             endpoint,
             headers: hm,
+            auth,
             incoming,
             reader,
         })
@@ -254,7 +317,9 @@ impl Transport<RoleClient> for LegacySseTransport {
         let http = self.http.clone();
         let endpoint = self.endpoint.clone();
         let headers = self.headers.clone();
+        let auth = self.auth.clone();
         async move {
+            let headers = authorized(&headers, auth.as_ref(), endpoint.as_str()).await?;
             let resp = http
                 .post(endpoint.clone())
                 .headers(headers)

@@ -92,6 +92,10 @@ async fn events(port: u16) -> Vec<String> {
 }
 
 fn runtime_places(dir: &std::path::Path, url: &str) -> Places {
+    runtime_places_over(dir, url, "http")
+}
+
+fn runtime_places_over(dir: &std::path::Path, url: &str, transport: &str) -> Places {
     let places = Places {
         settings: dir.join("settings.json"),
         mcp: dir.join("mcp.json"),
@@ -99,7 +103,7 @@ fn runtime_places(dir: &std::path::Path, url: &str) -> Places {
     };
     std::fs::write(
         &places.mcp,
-        json!({"mcpServers": {"notes": {"type": "http", "url": url}}}).to_string(),
+        json!({"mcpServers": {"notes": {"type": transport, "url": url}}}).to_string(),
     )
     .unwrap();
     places
@@ -166,5 +170,64 @@ async fn expired_tokens_are_refreshed_kept_across_runs_and_revoked_on_sign_out()
     assert!(events(port).await.iter().any(|e| e == "revoke"));
     let view = rt.host.servers().remove(0);
     assert_eq!(view.failed_step, Some(Step::SigningIn), "{view:?}");
+    rt.host.shutdown().await;
+}
+
+/// The legacy HTTP+SSE transport signs in too (the "Streamable HTTP (and SSE)"): against
+/// the same Python SDK server over SSE. The stream's 401 waits for a sign-in; after it, the token
+/// goes with the stream and every POST, an expired one is refreshed, and a server that forgot
+/// every token (revoked behind the app's back) makes the next call ask for a sign-in again, which
+/// the window shows as its Sign in button.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_server_signs_in_refreshes_and_asks_again_when_its_tokens_are_gone() {
+    let (_server, port) = crate::support::oauth_server_over(2, "sse");
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Runtime::open_at(
+        runtime_places_over(dir.path(), &url, "sse"),
+        Secrets::file_only(dir.path().join("secrets"), "the test has no keyring"),
+        builtin_bin(),
+        Broker::allowing_all(),
+    )
+    .await
+    .unwrap();
+    rt.start_servers().await;
+    let view = rt.host.servers().remove(0);
+    assert_eq!(view.failed_step, Some(Step::SigningIn), "{view:?}");
+    assert!(view.sign_in.expect("its row offers a sign-in").needed);
+
+    rt.host.sign_in("notes", &FollowRedirects).await.unwrap();
+    let view = rt.host.servers().remove(0);
+    assert_eq!(view.status, ServerStatus::Running, "{view:?}");
+    let sign_in = view.sign_in.unwrap();
+    assert!(sign_in.signed_in && !sign_in.needed);
+    let whoami = || {
+        let host = rt.host.clone();
+        async move {
+            host.call_tool("notes__whoami", Default::default(), &Default::default())
+                .await
+        }
+    };
+    assert_eq!(whoami().await.text, "signed in");
+    // the access token expires: the next call goes out with a refreshed one
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let out = whoami().await;
+    assert!(!out.is_error, "{out:?}");
+    assert!(events(port).await.iter().any(|e| e == "refresh"));
+
+    // the authorization server revokes everything (as when the user signs out elsewhere): the
+    // call is refused, nothing can refresh, and the server wants a sign-in again
+    let revoked = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/revoke-all"))
+        .send()
+        .await
+        .unwrap();
+    assert!(revoked.status().is_success());
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let out = whoami().await;
+    assert!(out.is_error, "{out:?}");
+    assert!(out.text.contains("sign in again"), "{out:?}");
+    let view = rt.host.servers().remove(0);
+    assert!(view.sign_in.unwrap().needed, "its row offers Sign in again");
     rt.host.shutdown().await;
 }

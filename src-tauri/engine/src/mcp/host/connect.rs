@@ -370,10 +370,27 @@ async fn remote(
             }
             Transport::Sse => {
                 *step.lock().unwrap() = Step::OpeningStream;
-                let transport =
-                    sse::LegacySseTransport::connect(&url, &values.headers, t.start_timeout)
-                        .await
-                        .map_err(|e| e.to_string())?;
+                // signed in: tokens on every request, refreshed as they expire
+                let session_auth = match &t.keep {
+                    Some(keep) => crate::mcp::oauth::restore(&url, keep)
+                        .await?
+                        .map(|m| std::sync::Arc::new(tokio::sync::Mutex::new(m))),
+                    None => None,
+                };
+                *auth.lock().unwrap() = session_auth.clone();
+                let transport = sse::LegacySseTransport::connect(
+                    &url,
+                    &values.headers,
+                    t.start_timeout,
+                    session_auth,
+                )
+                .await
+                .map_err(|e| {
+                    if let sse::SseError::Unauthorized { challenge, .. } = &e {
+                        *refused.lock().unwrap() = Some(challenge.clone());
+                    }
+                    e.to_string()
+                })?;
                 *step.lock().unwrap() = Step::Handshake;
                 handler
                     .serve(transport)

@@ -95,9 +95,10 @@ pub(super) async fn choice(
 }
 
 impl Shared {
-    /// Where `config`'s sign-in is kept (HTTP servers only).
+    /// Where `config`'s sign-in is kept (Streamable HTTP and HTTP+SSE servers only).
     pub(super) fn keep_for(&self, config: &ServerConfig) -> Option<Keep> {
-        if config.transport() != crate::mcp::config::Transport::Http {
+        use crate::mcp::config::Transport;
+        if !matches!(config.transport(), Transport::Http | Transport::Sse) {
             return None;
         }
         let url = config.url.as_deref()?;
@@ -126,7 +127,11 @@ impl Shared {
         challenge: Option<&str>,
         browser: &dyn Browser,
     ) -> Result<AuthorizationManager, String> {
-        let keep = self.keep_for(config).ok_or("only HTTP servers sign in")?;
+        let keep = self
+            .keep_for(config)
+            .ok_or("only HTTP and SSE servers sign in")?;
+        // a refusal that said nothing of how (an empty challenge): discovery from the server's URL
+        let challenge = challenge.filter(|c| !c.trim().is_empty());
         if !self.sign_ins.another_round(name) {
             return Err(format!(
                 "the server still refuses after {} sign-ins; not signing in again until it accepts",
@@ -238,6 +243,12 @@ pub(super) fn challenge_of(e: &(dyn std::error::Error + 'static)) -> Option<Stri
             if let Some(found) = h.auth_challenge() {
                 return Some(found.to_string());
             }
+        }
+        // the legacy HTTP+SSE transport's (a refusal without a challenge still wants a sign-in)
+        if let Some(crate::mcp::sse::SseError::Unauthorized { challenge, .. }) =
+            current.downcast_ref::<crate::mcp::sse::SseError>()
+        {
+            return Some(challenge.clone().unwrap_or_default());
         }
         // a request's transport error is no `source` of rmcp's ServiceError either
         if let Some(rmcp::ServiceError::TransportSend(d)) =

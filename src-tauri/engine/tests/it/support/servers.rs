@@ -166,11 +166,18 @@ pub fn mrtr_server() -> (Background, u16) {
 /// authorization server; access tokens live `access_ttl` seconds, refresh tokens rotate, tokens
 /// can be revoked; `GET /events` says what it did) on 127.0.0.1. Returns once it listens.
 pub fn oauth_server(access_ttl: u32) -> (Background, u16) {
+    oauth_server_over(access_ttl, "streamable-http")
+}
+
+/// [`oauth_server`] over `transport`: `streamable-http` (at `/mcp`) or `sse` (the legacy
+/// HTTP+SSE transport, at `/sse`).
+pub fn oauth_server_over(access_ttl: u32, transport: &str) -> (Background, u16) {
     let port = free_port();
     let mut cmd = std::process::Command::new(pypi_server("python"));
     cmd.arg(fixture("oauth_server.py"))
         .arg(port.to_string())
-        .arg(access_ttl.to_string());
+        .arg(access_ttl.to_string())
+        .arg(transport);
     (listening(cmd, port, "the OAuth fixture server"), port)
 }
 
