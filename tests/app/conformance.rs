@@ -85,7 +85,7 @@ fn the_official_client_conformance_scenarios_pass() {
 /// client identity a scenario gives (a metadata document, a pre-registered client).
 ///
 /// Not run here: the extensions for machines without a person (client credentials, cross-app
-/// access). `auth/2025-03-26-oauth-metadata-backcompat` is run on its own below: its mock is wrong.
+/// access).
 fn auth_scenarios(names: &[&str]) {
     for name in names {
         let mut args = "--all --oauth-browser follow".to_string();
@@ -116,6 +116,8 @@ fn sign_in_finds_the_authorization_server_every_way_the_spec_allows() {
         "metadata-var2",
         "metadata-var3",
         "2025-03-26-oauth-endpoint-fallback",
+        // a 2025-03-26 server whose metadata names a path of its origin as the issuer
+        "2025-03-26-oauth-metadata-backcompat",
         "resource-mismatch",
     ]);
 }
@@ -142,37 +144,6 @@ fn sign_in_identifies_the_client_as_the_authorization_server_wants() {
         "token-endpoint-auth-post",
         "token-endpoint-auth-none",
     ]);
-}
-
-/// `auth/2025-03-26-oauth-metadata-backcompat` (suite 0.1.16) publishes authorization server
-/// metadata at the origin's `/.well-known/oauth-authorization-server` whose `issuer` is
-/// `<origin>/oauth`. RFC 8414 §3.3 (and the 2026-07-28 spec) say a client MUST NOT use metadata
-/// whose issuer is not the one the URL was built from, so Switchboard refuses to sign in there
-/// (the suite's newer mock publishes the origin as the issuer). This pins that it fails for
-/// exactly that reason and no other: when the pinned suite is fixed, this test says so.
-#[test]
-fn the_back_compat_scenario_fails_only_because_its_metadata_names_another_issuer() {
-    let (passed, report, client) = scenario_with_output(
-        "auth/2025-03-26-oauth-metadata-backcompat",
-        "--all --oauth-browser follow",
-    );
-    assert!(
-        !passed,
-        "the suite's mock was fixed: move it to the passing scenarios\n{report}"
-    );
-    let status: Value = serde_json::from_str(client.lines().next().unwrap_or("{}")).unwrap();
-    let error = status["server"]["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains("names another issuer")
-            && error.contains("/oauth, expected http://localhost:"),
-        "{client}\n{report}"
-    );
-    // it read the metadata, and then went nowhere the metadata names
-    assert!(
-        report.contains("Received GET request for /.well-known/oauth-authorization-server"),
-        "{report}"
-    );
-    assert!(!report.contains("request for /oauth/"), "{report}");
 }
 
 /// The suite catches a client that does not do what a scenario wants: declining the

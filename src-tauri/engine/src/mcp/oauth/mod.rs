@@ -16,19 +16,16 @@
 //! 0600 secrets file, one entry per server URL, never in mcp.json, logs or exports); and a bound on
 //! sign-in rounds (`MAX_ROUNDS`), which rmcp's own step-up counter does not give.
 
+mod keep;
+mod legacy;
 mod loopback;
+
+pub use keep::{Keep, Kept};
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore, OAuthClientConfig,
-    StoredCredentials,
-};
-use serde::{Deserialize, Serialize};
-use sha2::Digest;
-
-use crate::secrets::Secrets;
+use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 /// Sign-in rounds for one server before giving up, until one of its authorized requests
 /// succeeds (a server that keeps refusing every token must not loop the user through the browser).
@@ -111,165 +108,6 @@ pub struct ClientChoice {
     pub metadata_url: Option<String>,
 }
 
-/// What a sign-in leaves for one server: the client it signed in as, the authorization server
-/// that issued the tokens, and the tokens (rmcp's credentials).
-#[derive(Clone, Serialize, Deserialize)]
-pub struct Kept {
-    pub issuer: Option<String>,
-    pub client_id: String,
-    pub client_secret: Option<String>,
-    pub metadata: AuthorizationMetadata,
-    pub credentials: Option<StoredCredentials>,
-}
-
-impl std::fmt::Debug for Kept {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kept")
-            .field("issuer", &self.issuer)
-            .field("client_id", &self.client_id)
-            .field("signed_in", &self.credentials.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Where one server's sign-in is kept: the secrets store (keyring, else the 0600 file) under an
-/// id derived from the server's URL, or only in memory (`switchboard mcp-call` on a bare URL).
-/// It is rmcp's credential store too, so refreshed tokens are kept as they come.
-#[derive(Clone)]
-pub struct Keep {
-    inner: Arc<KeepInner>,
-}
-
-struct KeepInner {
-    id: String,
-    secrets: Option<Secrets>,
-    /// `None`: not read from the store yet.
-    kept: tokio::sync::Mutex<Option<Option<Kept>>>,
-}
-
-impl Keep {
-    /// The sign-in of the server at `url`, kept in `secrets` (`None`: in memory only).
-    pub fn new(url: &str, secrets: Option<Secrets>) -> Keep {
-        let hash = sha2::Sha256::digest(canonical(url).as_bytes());
-        let id = format!(
-            "oauth-{}",
-            hash[..12]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        );
-        Keep {
-            inner: Arc::new(KeepInner {
-                id,
-                secrets,
-                kept: tokio::sync::Mutex::new(None),
-            }),
-        }
-    }
-
-    /// What is kept (read once from the store).
-    pub async fn get(&self) -> Result<Option<Kept>, String> {
-        let mut kept = self.inner.kept.lock().await;
-        if kept.is_none() {
-            *kept = Some(self.read().await?);
-        }
-        Ok(kept.clone().flatten())
-    }
-
-    async fn read(&self) -> Result<Option<Kept>, String> {
-        let Some(secrets) = &self.inner.secrets else {
-            return Ok(None);
-        };
-        let Some(text) = secrets
-            .get_named(&self.inner.id)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
-            return Ok(None);
-        };
-        // a sign-in that cannot be read is as good as none: the next sign-in replaces it
-        Ok(serde_json::from_str(&text).ok())
-    }
-
-    async fn set(&self, value: Option<Kept>) -> Result<(), String> {
-        let mut kept = self.inner.kept.lock().await;
-        if let Some(secrets) = &self.inner.secrets {
-            match &value {
-                Some(v) => secrets
-                    .put_named(
-                        &self.inner.id,
-                        "Switchboard: MCP server sign-in",
-                        &serde_json::to_string(v).map_err(|e| e.to_string())?,
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?,
-                None => secrets
-                    .delete_named(&self.inner.id)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            }
-        }
-        *kept = Some(value);
-        Ok(())
-    }
-
-    /// Forgets the sign-in (Sign out).
-    pub async fn forget(&self) -> Result<(), String> {
-        self.set(None).await
-    }
-
-    /// Whether there are tokens to send.
-    pub async fn signed_in(&self) -> bool {
-        matches!(self.get().await, Ok(Some(k)) if k.credentials.is_some())
-    }
-
-    /// The issuer of the tokens kept, as far as known without waiting (`None`: not signed in,
-    /// or not read yet).
-    pub fn signed_in_now(&self) -> Option<Option<String>> {
-        let kept = self.inner.kept.try_lock().ok()?;
-        let kept = kept.as_ref()?.as_ref()?;
-        kept.credentials.as_ref()?;
-        Some(kept.issuer.clone())
-    }
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for Keep {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self
-            .get()
-            .await
-            .map_err(AuthError::InternalError)?
-            .and_then(|k| k.credentials))
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let Some(mut kept) = self.get().await.map_err(AuthError::InternalError)? else {
-            return Err(AuthError::InternalError(
-                "tokens came before the client they are for was kept".into(),
-            ));
-        };
-        kept.credentials = Some(credentials);
-        self.set(Some(kept)).await.map_err(AuthError::InternalError)
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        if let Some(mut kept) = self.get().await.map_err(AuthError::InternalError)? {
-            kept.credentials = None;
-            self.set(Some(kept))
-                .await
-                .map_err(AuthError::InternalError)?;
-        }
-        Ok(())
-    }
-}
-
-/// The server URL as a resource: no fragment, no trailing slash on the path.
-fn canonical(url: &str) -> String {
-    let url = url.split('#').next().unwrap_or(url);
-    url.strip_suffix('/').unwrap_or(url).to_string()
-}
-
 /// The authorization manager for a server whose sign-in is kept: its tokens (refreshed as they
 /// expire), its client, its authorization server's endpoints, without asking the network.
 /// `None`: not signed in.
@@ -301,14 +139,17 @@ pub async fn sign_in(
     keep: &Keep,
 ) -> Result<AuthorizationManager, String> {
     let mut m = AuthorizationManager::new(url).await.map_err(describe)?;
-    let found = m
-        .resolve_metadata_from_challenge(challenge)
-        .await
-        .map_err(describe)?;
-    let metadata = found.metadata;
+    let (metadata, discovered) = match m.resolve_metadata_from_challenge(challenge).await {
+        Ok(found) => (found.metadata, found.source.is_discovered()),
+        // a 2025-03-26 server's own metadata, which rmcp's issuer check refuses (legacy.rs)
+        Err(e) => match legacy::root_metadata(url, challenge).await {
+            Some(metadata) => (metadata, true),
+            None => return Err(describe(e)),
+        },
+    };
     // the spec: refuse an authorization server that does not say it does PKCE (the 2025-03-26
     // fallback endpoints are guessed, not published: nothing to read there)
-    if found.source.is_discovered() && metadata.code_challenge_methods_supported.is_none() {
+    if discovered && metadata.code_challenge_methods_supported.is_none() {
         return Err(
             "the server's authorization server does not say it supports PKCE, which signing in safely needs; not signing in"
                 .into(),
@@ -540,6 +381,9 @@ fn describe(e: AuthError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secrets::Secrets;
+    use keep::canonical;
+    use rmcp::transport::auth::{AuthorizationMetadata, CredentialStore, StoredCredentials};
 
     fn kept_with(revocation: &str, secret: Option<&str>) -> Kept {
         let metadata: AuthorizationMetadata = serde_json::from_value(serde_json::json!({
@@ -651,6 +495,6 @@ mod tests {
         assert!(third.get().await.unwrap().is_none());
         // another server's sign-in is another entry
         let other = Keep::new("http://127.0.0.1:9/other", Some(secrets));
-        assert_ne!(other.inner.id, third.inner.id);
+        assert_ne!(other.id(), third.id());
     }
 }
