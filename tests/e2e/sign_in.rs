@@ -7,7 +7,10 @@
 
 use fantoccini::Locator;
 
-use crate::app::{app_home, click, screenshot, text_content, wait_css, wait_until, App};
+use serde_json::{json, Value};
+
+use crate::app::{app_home, click, screenshot, send, text_content, wait_css, wait_until, App};
+use crate::support::fake_ollama::{self, last_message, FakeOllama, Stream};
 
 /// `BROWSER` for xdg-open: follows the page's redirects; writes `visited` when run.
 fn browser_script(dir: &std::path::Path, visited: &std::path::Path) -> std::path::PathBuf {
@@ -42,6 +45,27 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
     let visited = home.path().join("visited.txt");
     let browser = browser_script(home.path(), &visited);
     let env = [("BROWSER", browser.to_str().unwrap())];
+    // a model that calls the server's tool anyway, then answers with what it read
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            let said = last["content"].as_str().unwrap_or_default().to_string();
+            return Stream::new()
+                .text(&format!("I could not: {said}"))
+                .done()
+                .reply();
+        }
+        Stream::new()
+            .tool_call("1", "notes__greet", json!({"name": "Ada"}))
+            .done()
+            .reply()
+    });
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL}).to_string(),
+    )
+    .unwrap();
 
     let App { c, driver } = App::launch_with_env(home.path(), &env).await;
     // the chat says so (its tools are missing until then), with a Sign in of its own
@@ -50,6 +74,24 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
         .await
         .contains("“notes” wants you to sign in"));
     assert!(!visited.exists(), "no browser before the user asks");
+    // Not now: the note goes; a turn that needs the server's tool brings it back, the call is
+    // not run, and the model was told why
+    click(&c, ".sign-in-note [data-action='close-sign-in-note']").await;
+    wait_until(&c, "!document.querySelector('.sign-in-note')").await;
+    send(&c, "greet Ada").await;
+    wait_css(&c, ".sign-in-note[data-server='notes']").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant')?.textContent.includes('I could not: Error: The tools of the server \"notes\" are unavailable until the user signs in')",
+    )
+    .await;
+    assert!(
+        text_content(&c, ".tool-card")
+            .await
+            .contains("not run (sign-in needed)"),
+        "{}",
+        text_content(&c, ".tool-card").await
+    );
     screenshot(&c, "server-sign-in-note.png").await;
     click(&c, ".sign-in-note [data-action='sign-in-server']").await;
     wait_until(

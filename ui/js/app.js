@@ -388,6 +388,7 @@ async function runTurn(request, shown) {
         chat.cards.requestApproval(ev, (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
         break;
       case 'approvalResolved': chat.cards.resolveApproval(ev); break;
+      case 'signInNeeded': signInNotes.remind(ev.server, state.servers ?? []); break;
       case 'notice': chat.addNotice(ev.notice, ev.notice.kind === 'roundLimit'); break;
       case 'error':
         failed = true;

@@ -36,7 +36,7 @@ const core = window.__TAURI__.core;
  * How a tool call came to run, or not (views/words.js words it).
  * @typedef {'waiting'|'readOnly'|'alwaysAllowed'|'allowedInChat'|'deniedByPolicy'|'approved'
  *   |'approvedForChat'|'approvedAlways'|'denied'|'cancelled'|'repeated'|'turnedOff'|'unknownTool'
- *   |'invalidArguments'} Approval
+ *   |'invalidArguments'|'signInNeeded'} Approval
  * A note from Switchboard in a conversation.
  * @typedef {{ kind: 'roundLimit', rounds: number } | { kind: 'repeatedCall', tool: string }
  *   | { kind: 'text', text: string }} Notice

@@ -10,11 +10,18 @@ export class SignInNotes {
     this.closed = new Set();
   }
 
-  /** The servers list changed: shows, keeps or removes the note. */
-  update(servers) {
+  /** A turn needed a tool of `name`, which waits for a sign-in: its note again, even if closed. */
+  remind(name, servers) {
+    this.closed.delete(name);
+    if (document.querySelector('.sign-in-note')?.dataset.server !== name) document.querySelector('.sign-in-note')?.remove();
+    this.update(servers, name);
+  }
+
+  /** The servers list changed: shows, keeps or removes the note (`first`: that server's, if it wants one). */
+  update(servers, first = null) {
     const needing = servers.filter((s) => s.signIn?.needed && s.status !== 'disabled').map((s) => s.name);
     for (const name of [...this.closed]) if (!needing.includes(name)) this.closed.delete(name);
-    const name = needing.find((n) => !this.closed.has(n));
+    const name = needing.includes(first) ? first : needing.find((n) => !this.closed.has(n));
     const shown = document.querySelector('.sign-in-note');
     if (!name) { shown?.remove(); return; }
     if (shown?.dataset.server === name) return;

@@ -18,13 +18,14 @@ export function approvalText(approval, edited = false) {
     turnedOff: 'not run (turned off for this chat)',
     unknownTool: 'not run (unknown tool)',
     invalidArguments: 'not run (invalid arguments)',
+    signInNeeded: 'not run (sign-in needed)',
   }[approval] ?? String(approval);
   return edited && !isRefused(approval) ? `${base}, arguments edited` : base;
 }
 
 /** Whether the call was kept from running (by the user, the settings, or because it could not run). */
 export function isRefused(approval) {
-  return ['deniedByPolicy', 'denied', 'cancelled', 'turnedOff', 'unknownTool', 'invalidArguments'].includes(approval);
+  return ['deniedByPolicy', 'denied', 'cancelled', 'turnedOff', 'unknownTool', 'invalidArguments', 'signInNeeded'].includes(approval);
 }
 
 /** "3.1k" for 3,100 tokens. */

@@ -142,6 +142,8 @@ pub enum ChatEvent {
         /// The tool's definition changed since the user accepted it: what changed.
         changed: Option<Vec<crate::mcp::pins::DiffLine>>,
     },
+    /// A call was for a tool of `server`, which waits for the user to sign in: the window offers it.
+    SignInNeeded { server: String },
     /// How call `id` came to run or not; `edited`: with the user's arguments.
     #[serde(rename_all = "camelCase")]
     ApprovalResolved {

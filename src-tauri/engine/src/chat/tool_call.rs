@@ -133,23 +133,29 @@ impl ChatEngine {
         // every call is stored (running) in one transaction, then shown
         let routes: Vec<Option<RoutedTool>> =
             calls.iter().map(|c| self.tools.route(&c.name)).collect();
-        let started = calls
+        // what each card says it calls: the tool it leads to, else (a server waiting for its
+        // sign-in) the server and tool its name says, else nothing known
+        let shown: Vec<(String, String)> = calls
             .iter()
             .zip(&routes)
-            .map(|(call, routed)| {
-                let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
-                (call.clone(), server, tool)
+            .map(|(call, routed)| match routed {
+                Some(r) => (r.server.clone(), r.tool.clone()),
+                None => self.waiting_server(&call.name).unwrap_or_default(),
             })
+            .collect();
+        let started = calls
+            .iter()
+            .zip(&shown)
+            .map(|(call, (server, tool))| (call.clone(), server.clone(), tool.clone()))
             .collect();
         let ids = self
             .store
             .start_tool_calls(turn.conversation_id, message_id, started)
             .await?;
-        for ((call, routed), id) in calls.iter().zip(routes).zip(ids) {
+        for (((call, routed), id), (server, tool)) in calls.iter().zip(routes).zip(ids).zip(shown) {
             let key = (call.name.clone(), normalized_arguments(&call.arguments));
             let is_repeat = previous.contains(&key);
             keys.push(key);
-            let RoutedTool { server, tool, .. } = routed.clone().unwrap_or_default();
             emit(ChatEvent::ToolCallStarted {
                 id,
                 message_id,
@@ -256,8 +262,20 @@ impl ChatEngine {
     ) -> Result<Ended, ChatError> {
         let Card { id, call, routed } = card;
         let id = *id;
-        // a name that fits no tool (or several): the model hears the closest names
+        // a name that fits no tool (or several): the model hears the closest names; a tool of a
+        // server that waits for a sign-in: the model hears that, and the window offers it
         let Some(routed) = routed else {
+            if let Some((server, _)) = self.waiting_server(&call.name) {
+                let why = format!(
+                    "The tools of the server \"{server}\" are unavailable until the user signs in to it; Switchboard offers them a Sign in button. Tell the user, and do not call its tools until they have."
+                );
+                emit(ChatEvent::SignInNeeded {
+                    server: server.clone(),
+                });
+                self.refuse(card, Approval::SignInNeeded, &why, emit)
+                    .await?;
+                return Ok(self.error_outcome(card, why, 0));
+            }
             let why =
                 resolve::message_for_model(&call.name, &resolve::resolve(&call.name, &turn.names))
                     .unwrap_or_else(|| format!("There is no tool named \"{}\".", call.name));
@@ -361,6 +379,26 @@ impl ChatEngine {
             raw: ended.outcome.raw.clone(),
         });
         Ok(ended)
+    }
+
+    /// The server waiting for a sign-in whose tool `name` seems to be, and that tool: the name
+    /// starts with the server's (any letter case), then a separator models use (`__`, `.`, `/`,
+    /// `:`, `_`), then the tool.
+    fn waiting_server(&self, name: &str) -> Option<(String, String)> {
+        let name = name.strip_prefix("functions.").unwrap_or(name);
+        self.tools
+            .waiting_for_sign_in()
+            .into_iter()
+            .find_map(|server| {
+                let (head, rest) = (name.get(..server.len())?, name.get(server.len()..)?);
+                if !head.eq_ignore_ascii_case(&server) {
+                    return None;
+                }
+                let tool = ["__", ".", "/", ":", "_"]
+                    .iter()
+                    .find_map(|sep| rest.strip_prefix(sep))?;
+                (!tool.is_empty()).then(|| (server.clone(), tool.to_string()))
+            })
     }
 
     /// A call that does not run: its card says why (`approval`), and so does its result.

@@ -34,6 +34,10 @@ pub trait ToolHost: Send + Sync {
     fn route_server_tool(&self, _server: &str, _tool: &str) -> Option<RoutedTool> {
         None
     }
+    /// The servers that wait for the user to sign in (their tools are not offered until then).
+    fn waiting_for_sign_in(&self) -> Vec<String> {
+        vec![]
+    }
     /// Calls a tool of `server` by its own name (an MCP App's call).
     async fn call_server_tool(
         &self,
@@ -101,6 +105,13 @@ impl ToolHost for McpHost {
     }
     fn route_server_tool(&self, server: &str, tool: &str) -> Option<RoutedTool> {
         McpHost::route_server_tool(self, server, tool)
+    }
+    fn waiting_for_sign_in(&self) -> Vec<String> {
+        self.servers()
+            .into_iter()
+            .filter(|s| s.sign_in.as_ref().is_some_and(|i| i.needed))
+            .map(|s| s.name)
+            .collect()
     }
     async fn call_server_tool(
         &self,

@@ -561,6 +561,7 @@ fn approval_words(a: Approval, edited: bool) -> String {
         Approval::TurnedOff => "not run (turned off for this chat)",
         Approval::UnknownTool => "not run (unknown tool)",
         Approval::InvalidArguments => "not run (invalid arguments)",
+        Approval::SignInNeeded => "not run (sign-in needed)",
     };
     if edited && !a.refused() {
         format!("{base}, arguments edited")

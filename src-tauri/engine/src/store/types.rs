@@ -93,6 +93,9 @@ pub enum Approval {
     /// Not run: the arguments do not fit the tool's schema, even repaired; the model was told
     /// what is wrong with each.
     InvalidArguments,
+    /// Not run: the name is of a server that waits for the user to sign in; the model was told,
+    /// and the window offers the sign-in.
+    SignInNeeded,
 }
 sql_text_enum!(Approval);
 
@@ -136,6 +139,7 @@ impl Approval {
                 | Approval::TurnedOff
                 | Approval::UnknownTool
                 | Approval::InvalidArguments
+                | Approval::SignInNeeded
         )
     }
 }

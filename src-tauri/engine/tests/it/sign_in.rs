@@ -231,3 +231,65 @@ async fn an_sse_server_signs_in_refreshes_and_asks_again_when_its_tokens_are_gon
     assert!(view.sign_in.unwrap().needed, "its row offers Sign in again");
     rt.host.shutdown().await;
 }
+
+/// A turn that hits a server waiting for its sign-in: the model's call to one of its tools (by
+/// any name that says the server) is not run, the model reads why (so it can tell the user), and
+/// the window hears which server to offer the sign-in for. Other unknown names stay unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_window() {
+    use std::sync::{Arc, Mutex};
+    use switchboard_engine::store::Approval;
+    use switchboard_engine::ChatEvent;
+    let (_server, port) = crate::support::oauth_server(60);
+    let r = crate::support::rig(vec![
+        ("calculator", crate::support::builtin("calculator")),
+        (
+            "notes",
+            switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+        ),
+    ])
+    .await;
+    assert!(r.status("notes").sign_in.unwrap().needed);
+    r.fake.set_responder(crate::support::call_then_answer(vec![
+        ("1", "notes.whoami", json!({})),
+        ("2", "elsewhere__whoami", json!({})),
+    ]));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let summary = r
+        .engine(5)
+        .run_turn(
+            crate::support::say("who am I?", None),
+            &move |e| ev.lock().unwrap().push(e),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let (waiting, unknown) = (&conv.tool_calls[0], &conv.tool_calls[1]);
+    assert_eq!(waiting.approval, Some(Approval::SignInNeeded));
+    assert!(waiting.is_error);
+    assert!(
+        waiting
+            .result
+            .as_deref()
+            .unwrap()
+            .contains("\"notes\" are unavailable until the user signs in"),
+        "{waiting:?}"
+    );
+    assert_eq!(unknown.approval, Some(Approval::UnknownTool));
+    let told: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::SignInNeeded { server } => Some(server.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, ["notes"]);
+    // what the model read
+    let sent = crate::support::tool_messages(&r.fake.chat_requests()[1]);
+    assert!(sent[0]["content"].as_str().unwrap().contains("signs in"));
+    r.host.shutdown().await;
+}

@@ -110,6 +110,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ToolCallTask { .. } => "task",
             ChatEvent::TaskResultWaiting { .. } => "late",
             ChatEvent::TaskFollowed { .. } => "followed",
+            ChatEvent::SignInNeeded { .. } => "sign-in",
         })
         .collect();
     assert_eq!(
