@@ -24,6 +24,10 @@ const RESULTS_SHARE: f64 = 0.3;
 const MIN_RESULT_TOKENS: usize = 200;
 /// How much of the conversation's recent text decides which tools are offered.
 const RECENT_MESSAGES: usize = 4;
+/// The part of the context kept free for the reply when the tools offered are fitted to it.
+const REPLY_SHARE: f64 = 0.25;
+/// A server's prompt count is believed up to this many times the estimate.
+const MAX_TOKEN_RATIO: f64 = 4.0;
 
 /// How the model gets its tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +58,9 @@ pub(super) struct Turn {
     pub used_tools: HashSet<String>,
     /// The model's context, in tokens, when known.
     pub window: Option<usize>,
+    /// The estimate (before calibration) of the last request, to calibrate by what the server
+    /// says it was.
+    pub last_estimate: usize,
 }
 
 impl Turn {
@@ -223,6 +230,7 @@ impl ChatEngine {
             names: vec![],
             used_tools,
             window,
+            last_estimate: 0,
         })
     }
 
@@ -287,7 +295,12 @@ impl ChatEngine {
                 )
                 .await?
             {
-                Streamed::Reply { reply, message_id } => (reply, message_id),
+                Streamed::Reply { reply, message_id } => {
+                    if let Some(real) = reply.prompt_tokens {
+                        self.calibrate(&turn.model, real, turn.last_estimate);
+                    }
+                    (reply, message_id)
+                }
                 Streamed::Failed(e) => {
                     summary.llm_error = Some(e.to_string());
                     let url = matches!(e, LlmError::Unreachable { .. })
@@ -349,7 +362,8 @@ impl ChatEngine {
     }
 
     /// The request for the next reply: the turn's messages and the tools on offer (with many
-    /// tools on, the most relevant ones and those used already), or (text mode) the tools
+    /// tools on, the most relevant ones and those used already; when the model's context is
+    /// known, no more of them than fit in it with room for the reply), or (text mode) the tools
     /// described in the system prompt and calls and results as text. Says how big it is.
     fn request(&self, turn: &mut Turn, emit: Emit<'_>) -> ChatRequest {
         let on = self.tools_on(&turn.tool_choice);
@@ -361,50 +375,103 @@ impl ChatEngine {
             })
             .collect();
         let tools_on = on.len();
-        let tools = if turn.wrap_up {
-            vec![]
-        } else if self.options.aids.rank && on.len() > self.options.max_offered_tools {
-            let best = rank::rank_tools(
-                &turn.recent_text(),
-                &on,
-                &turn.used_tools,
-                self.options.max_offered_tools,
-            );
-            best.into_iter().map(|i| on[i].clone()).collect()
+        let rank = self.options.aids.rank;
+        // the tools offered, and which of them may be let go, most relevant first (never one
+        // the conversation used)
+        let (mut tools, mut droppable): (Vec<ToolSpec>, Vec<String>) = if turn.wrap_up {
+            (vec![], vec![])
+        } else if rank {
+            let limit = self.options.max_offered_tools.min(on.len());
+            let best = rank::rank_tools(&turn.recent_text(), &on, &turn.used_tools, limit);
+            // best first: the last is let go first
+            let droppable = best
+                .iter()
+                .map(|&i| on[i].name.clone())
+                .filter(|n| !turn.used_tools.contains(n))
+                .collect();
+            let mut keep = best;
+            // in the order the servers list them, as when all are offered
+            keep.sort_unstable();
+            (keep.into_iter().map(|i| on[i].clone()).collect(), droppable)
         } else {
-            on
+            (on, vec![])
         };
-        let offered = tools.len();
-        let mut options = turn.gen.clone();
-        let (messages, tools) = if turn.tools_in != ToolsIn::Native {
-            let mut m = text_tools::history_as_text(&turn.messages);
-            if turn.tools_in == ToolsIn::Json && !tools.is_empty() {
-                options.format = Some(text_tools::reply_schema(&tools));
-            }
-            if !tools.is_empty() {
-                let section = text_tools::describe_tools(&tools, turn.tools_in == ToolsIn::Json);
-                match m.first_mut() {
-                    Some(first) if first.role == Role::System => {
-                        first.content = format!("{}\n\n{section}", first.content)
-                    }
-                    _ => m.insert(0, Message::new(Role::System, section)),
+        let ratio = self.token_ratio(&turn.model);
+        let room = turn.window.map(|w| w - (w as f64 * REPLY_SHARE) as usize);
+        loop {
+            let (messages, offered, options) = self.shaped(turn, &tools);
+            let estimate = budget::estimate_request(&messages, &offered);
+            let used = (estimate as f64 * ratio).ceil() as usize;
+            let too_big = room.is_some_and(|r| used > r);
+            if too_big && tools.len() > 1 {
+                if let Some(name) = droppable.pop() {
+                    tools.retain(|t| t.name != name);
+                    continue;
                 }
             }
-            (m, vec![])
-        } else {
-            (turn.messages.clone(), tools)
-        };
-        emit(ChatEvent::Context {
-            used: budget::estimate_request(&messages, &tools),
-            limit: turn.window,
-            tools_offered: offered,
-            tools_on,
-        });
-        ChatRequest {
-            model: turn.model.clone(),
-            messages,
-            tools,
-            options,
+            turn.last_estimate = estimate;
+            emit(ChatEvent::Context {
+                used,
+                limit: turn.window,
+                tools_offered: tools.len(),
+                tools_on,
+            });
+            return ChatRequest {
+                model: turn.model.clone(),
+                messages,
+                tools: offered,
+                options,
+            };
+        }
+    }
+
+    /// The messages, tools and options of a request offering `tools`: as they are, or (text
+    /// mode) the tools described in the system prompt, calls and results as text.
+    fn shaped(&self, turn: &Turn, tools: &[ToolSpec]) -> (Vec<Message>, Vec<ToolSpec>, GenOptions) {
+        let mut options = turn.gen.clone();
+        if turn.tools_in == ToolsIn::Native {
+            return (turn.messages.clone(), tools.to_vec(), options);
+        }
+        let mut m = text_tools::history_as_text(&turn.messages);
+        if turn.tools_in == ToolsIn::Json && !tools.is_empty() {
+            options.format = Some(text_tools::reply_schema(tools));
+        }
+        if !tools.is_empty() {
+            let section = text_tools::describe_tools(tools, turn.tools_in == ToolsIn::Json);
+            match m.first_mut() {
+                Some(first) if first.role == Role::System => {
+                    first.content = format!("{}\n\n{section}", first.content)
+                }
+                _ => m.insert(0, Message::new(Role::System, section)),
+            }
+        }
+        (m, vec![], options)
+    }
+
+    /// How many times bigger than estimated this model's requests turned out (1 until its server
+    /// said otherwise).
+    fn token_ratio(&self, model: &str) -> f64 {
+        self.shared
+            .token_ratio
+            .lock()
+            .unwrap()
+            .get(model)
+            .copied()
+            .unwrap_or(1.0)
+    }
+
+    /// The server said the last request's prompt was `real` tokens, where it was estimated at
+    /// `estimated`: later estimates for this model are scaled up to fit (never down: a server
+    /// that had part of the prompt cached counts less than the prompt).
+    pub(super) fn calibrate(&self, model: &str, real: usize, estimated: usize) {
+        if estimated == 0 {
+            return;
+        }
+        let ratio = (real as f64 / estimated as f64).min(MAX_TOKEN_RATIO);
+        let mut ratios = self.shared.token_ratio.lock().unwrap();
+        let now = ratios.entry(model.to_string()).or_insert(1.0);
+        if ratio > *now {
+            *now = ratio;
         }
     }
 

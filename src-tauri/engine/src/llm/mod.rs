@@ -136,6 +136,10 @@ pub struct ChatReply {
     pub tool_calls: Vec<ToolCall>,
     pub done_reason: Option<String>,
     pub stopped: bool,
+    /// How many tokens the server says the prompt was, when it says (Ollama's
+    /// `prompt_eval_count`, which may leave out what it had cached; an OpenAI-compatible
+    /// server's `usage.prompt_tokens`, or llama-server's `timings`).
+    pub prompt_tokens: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

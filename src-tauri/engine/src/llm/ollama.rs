@@ -406,6 +406,10 @@ fn apply_line(
             .get("done_reason")
             .and_then(Value::as_str)
             .map(String::from);
+        reply.prompt_tokens = v
+            .get("prompt_eval_count")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize);
         return Ok(true);
     }
     Ok(false)

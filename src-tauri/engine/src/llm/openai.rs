@@ -149,6 +149,8 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
         "model": r.model,
         "messages": messages_to_wire(&r.messages),
         "stream": true,
+        // the prompt's size in tokens, in the last chunk (what the context meter calibrates by)
+        "stream_options": {"include_usage": true},
     });
     if let Some(t) = r.options.temperature {
         body["temperature"] = json!(t);
@@ -214,6 +216,15 @@ impl SseState {
                 .map(String::from)
                 .unwrap_or_else(|| err.to_string());
             return Err(LlmError::Stream(msg));
+        }
+        // the prompt's size: `usage` (OpenAI's, in the last chunk when asked for), else
+        // llama-server's `timings` (what it processed plus what it had cached)
+        let usage = v["usage"]["prompt_tokens"].as_u64().or_else(|| {
+            let t = &v["timings"];
+            Some(t["prompt_n"].as_u64()? + t["cache_n"].as_u64().unwrap_or(0))
+        });
+        if let Some(n) = usage {
+            reply.prompt_tokens = Some(n as usize);
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
             return Ok(false);

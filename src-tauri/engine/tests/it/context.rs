@@ -255,3 +255,139 @@ async fn the_context_is_read_from_the_server_ollama_show_and_llama_server_props(
     assert_eq!(limit_of(ollama(), Some(8192)).await, Some(8192));
     r.host.shutdown().await;
 }
+
+/// The sizes of each request a turn said (the Context events): (estimated tokens, tools offered).
+fn sizes(events: &[ChatEvent]) -> Vec<(usize, usize)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Context {
+                used,
+                tools_offered,
+                ..
+            } => Some((*used, *tools_offered)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the server says a prompt really was (its tokenizer and chat template, which the
+/// estimate cannot see) scales the estimates of that model's later requests up, on both wire
+/// formats: Ollama's `prompt_eval_count`, an OpenAI-compatible server's `usage` (asked for with
+/// `stream_options.include_usage`). A count below the estimate (a server that had part of the
+/// prompt cached) changes nothing.
+#[tokio::test]
+async fn what_the_server_says_a_prompt_was_calibrates_the_next_estimates() {
+    use switchboard_engine::llm::{LlmClient, OllamaClient, OpenAiClient};
+    let r = rig(vec![("calculator", builtin("calculator"))]).await;
+    let said = Arc::new(Mutex::new(0u64));
+    let s = said.clone();
+    r.fake.set_responder(move |_: &Value| {
+        Stream::new()
+            .text("hi")
+            .done_counting(*s.lock().unwrap())
+            .reply()
+    });
+    let s = said.clone();
+    r.fake.set_openai_responder(move |_: &Value| {
+        crate::support::fake_ollama::Sse::new()
+            .text("hi")
+            .finish("stop")
+            .usage(*s.lock().unwrap())
+            .done()
+            .reply()
+    });
+    for llm in [
+        Arc::new(OllamaClient::new(&r.fake.url)) as Arc<dyn LlmClient>,
+        Arc::new(OpenAiClient::new(&r.fake.url, None)),
+    ] {
+        // one engine, as the app keeps one: what it learns holds for its later turns
+        let engine = chat_engine(llm, r.host.clone(), r.store.clone());
+        let turn = |text: &'static str| {
+            let engine = &engine;
+            async move {
+                let events = Arc::new(Mutex::new(Vec::new()));
+                let ev = events.clone();
+                engine
+                    .run_turn(
+                        say(text, None),
+                        &move |e| ev.lock().unwrap().push(e),
+                        CancellationToken::new(),
+                    )
+                    .await
+                    .unwrap();
+                let sizes = sizes(&events.lock().unwrap());
+                sizes[0].0
+            }
+        };
+        // less than estimated: believed to be a cached count, nothing changes
+        *said.lock().unwrap() = 10;
+        let first = turn("hello").await;
+        assert_eq!(turn("hello").await, first);
+        // three times the estimate: the next estimate of the same request is three times bigger
+        *said.lock().unwrap() = 3 * first as u64;
+        turn("hello").await;
+        let next = turn("hello").await;
+        assert!(
+            (next as f64 / first as f64 - 3.0).abs() < 0.05,
+            "{first} -> {next}"
+        );
+    }
+    // the OpenAI-compatible request asked for the usage
+    let asked = r.fake.openai_requests();
+    assert_eq!(asked[0]["stream_options"]["include_usage"], true);
+    r.host.shutdown().await;
+}
+
+/// With the model's context known, a request offers no more tools than fit in it with room for
+/// the reply: the least relevant go first, a tool the conversation used stays.
+#[tokio::test]
+async fn the_tools_offered_fit_the_models_context() {
+    let r = rig(vec![
+        ("calculator", builtin("calculator")),
+        ("slow", slow(&["--many", "40"])),
+    ])
+    .await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "1",
+        "calculator__add",
+        json!({"a": 2, "b": 40}),
+    )]));
+    let run = |num_ctx: Option<u32>| {
+        let mut engine = r.engine(5);
+        engine.options.num_ctx = num_ctx;
+        async move {
+            let events = Arc::new(Mutex::new(Vec::new()));
+            let ev = events.clone();
+            engine
+                .run_turn(
+                    say("what is 2+40?", None),
+                    &move |e| ev.lock().unwrap().push(e),
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap();
+            let sizes = sizes(&events.lock().unwrap());
+            sizes
+        }
+    };
+    // a big context: the 20 most relevant, as always
+    let roomy = run(Some(32_768)).await;
+    assert_eq!(roomy[0].1, 20, "{roomy:?}");
+    // 1k (the 20 take about 1k tokens): fewer, and the request fits in 3/4 of it
+    let small = run(Some(1024)).await;
+    assert!(small[0].1 < 20 && small[0].1 >= 1, "{small:?}");
+    for (used, _) in &small {
+        assert!(*used <= 768, "{small:?}");
+    }
+    let first = &r.fake.chat_requests()[2];
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered.len(), small[0].1);
+    assert!(offered.contains(&"calculator__add"), "{offered:?}");
+    r.host.shutdown().await;
+}

@@ -406,6 +406,9 @@ async fn eval_tools() {
     let started = Instant::now();
     for v in &variants {
         let mut column = Vec::new();
+        // what the app keeps between turns (what the model's server said of its prompts), shared
+        // by the tasks of a variant as the app's turns share it
+        let shared = std::sync::Arc::new(switchboard_engine::chat::EngineShared::default());
         for t in &tasks {
             if v.many_only && !t.many {
                 column.push(None);
@@ -417,6 +420,7 @@ async fn eval_tools() {
             let host = if t.many { &many_host } else { &few_host };
             let mut engine = chat_engine(client.clone(), host.clone(), store.clone());
             engine.broker = Broker::allowing_all();
+            engine.shared = shared.clone();
             engine.options.max_iterations = 3;
             engine.options.aids = v.aids;
             engine.options.system_prompt =
@@ -435,6 +439,8 @@ async fn eval_tools() {
             } else {
                 None
             };
+            // the largest request of the turn, in estimated tokens
+            let largest = std::sync::atomic::AtomicUsize::new(0);
             let summary = engine
                 .run_turn(
                     TurnRequest {
@@ -443,7 +449,11 @@ async fn eval_tools() {
                         text: t.prompt.into(),
                         ..Default::default()
                     },
-                    &|_| {},
+                    &|e| {
+                        if let switchboard_engine::ChatEvent::Context { used, .. } = e {
+                            largest.fetch_max(used, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    },
                     CancellationToken::new(),
                 )
                 .await
@@ -481,7 +491,23 @@ async fn eval_tools() {
                     .llm_error
                     .as_ref()
                     .map(|e| format!("  the model's server: {e:?}"))
-                    .unwrap_or_default()
+                    .unwrap_or_else(|| {
+                        // what it said last, for a task that ended without the calls it wanted
+                        let said = conv
+                            .messages
+                            .last()
+                            .map(|m| m.content.as_str())
+                            .unwrap_or("");
+                        if ok {
+                            String::new()
+                        } else {
+                            format!(
+                                "  said: {:?} (largest request ~{} tokens)",
+                                said.chars().take(100).collect::<String>(),
+                                largest.load(std::sync::atomic::Ordering::Relaxed)
+                            )
+                        }
+                    })
             );
             column.push(Some(ok));
         }

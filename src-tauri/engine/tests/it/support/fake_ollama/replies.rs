@@ -91,9 +91,13 @@ impl Stream {
         self.line(json!({"error": msg}))
     }
     pub fn done(self) -> Self {
+        self.done_counting(26)
+    }
+    /// The last line, saying the prompt was `prompt_tokens` tokens (`prompt_eval_count`).
+    pub fn done_counting(self, prompt_tokens: u64) -> Self {
         let m = self.model.clone();
         self.line(json!({"model": m, "created_at": CREATED, "message": {"role": "assistant", "content": ""}, "done": true,
-            "done_reason": "stop", "total_duration": 4883583458u64, "load_duration": 1334875, "prompt_eval_count": 26,
+            "done_reason": "stop", "total_duration": 4883583458u64, "load_duration": 1334875, "prompt_eval_count": prompt_tokens,
             "prompt_eval_duration": 342546000, "eval_count": 282, "eval_duration": 4535599000u64}))
     }
     /// Each line is its own write.
@@ -162,6 +166,17 @@ impl Sse {
     }
     pub fn finish(self, reason: &str) -> Self {
         self.chunk(json!({}), Some(reason))
+    }
+    /// The usage chunk llama-server sends last when asked (`stream_options.include_usage`): no
+    /// choices, the prompt's size in tokens.
+    pub fn usage(mut self, prompt_tokens: u64) -> Self {
+        let v = json!({"choices": [], "created": 1763800000, "id": "chatcmpl-fake", "model": self.model,
+            "system_fingerprint": "b7000-fake", "object": "chat.completion.chunk",
+            "usage": {"completion_tokens": 5, "prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + 5,
+                "prompt_tokens_details": {"cached_tokens": 0}}});
+        self.events
+            .push(format!("data: {}\n\n", serde_json::to_string(&v).unwrap()).into_bytes());
+        self
     }
     pub fn done(mut self) -> Self {
         self.events.push(b"data: [DONE]\n\n".to_vec());
