@@ -365,3 +365,60 @@ fn answering(
     };
     (emit, asked)
 }
+
+/// A call's timeout restarts with each progress notification: with a 2 s timeout, an operation of
+/// 4 s that reports progress every half second ends well; the same 4 s with its only progress at
+/// the end is cut at the timeout, and what the model reads says so.
+#[tokio::test]
+async fn progress_restarts_a_calls_timeout_and_a_silent_call_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = switchboard_engine::mcp::McpConfig::default();
+    let mut server = everything();
+    server.timeout = Some(2);
+    config.servers.insert("everything".into(), server);
+    let mut opts = switchboard_engine::mcp::HostOptions::new(builtin_bin());
+    opts.sandbox_dir = dir.path().join("private");
+    let host = switchboard_engine::mcp::McpHost::new(opts);
+    host.start_all(&config).await;
+    let call = |duration: u64, steps: u64| {
+        let host = host.clone();
+        async move {
+            let t = std::time::Instant::now();
+            // as the chat loop calls: with a channel for the call's events (so with a progress
+            // token the server reports against)
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let drain = tokio::spawn(async move {
+                let mut progress = 0;
+                while let Some(e) = rx.recv().await {
+                    if matches!(e, switchboard_engine::mcp::CallEvent::Progress { .. }) {
+                        progress += 1;
+                    }
+                }
+                progress
+            });
+            let out = host
+                .call_tool_with_events(
+                    "everything__trigger-long-running-operation",
+                    json!({"duration": duration, "steps": steps})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                    &CancellationToken::new(),
+                    Some(tx),
+                )
+                .await;
+            (out, t.elapsed(), drain.await.unwrap())
+        }
+    };
+    // progress every 0.5 s: the 4 s operation completes past the 2 s timeout
+    let (out, took, progress) = call(4, 8).await;
+    assert!(!out.is_error, "{out:?}");
+    assert!(took >= Duration::from_secs(4), "{took:?}");
+    assert!(progress >= 6, "{progress} progress notifications");
+    // progress every 4 s (one step): silent longer than the timeout, cut at it
+    let (out, took, _) = call(4, 1).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(out.text.contains("did not answer within 2 s"), "{out:?}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    host.shutdown().await;
+}

@@ -452,3 +452,96 @@ async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_
     assert!(!after.text.contains("Research Report"), "{after:?}");
     host.shutdown().await;
 }
+
+/// A task that ends within its turn: the turn waits for it (the card following its states), the
+/// result goes to the model like any other, and the model answers from it. A second task in the
+/// next turn is stopped from its card (the engine's `cancel_call`, what the window's Stop calls)
+/// while it runs: the call ends as stopped and the turn goes on to the model's answer.
+#[tokio::test]
+async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn_go_on() {
+    let port = free_port();
+    let _server = tasks_server(port);
+    let r = rig(vec![(
+        "tasks",
+        ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    )])
+    .await;
+    let slow = Arc::new(Mutex::new(1.0));
+    let s = slow.clone();
+    r.fake.set_responder(move |req: &Value| {
+        let last = last_message(req);
+        if last["role"] == "tool" {
+            let said = last["content"].as_str().unwrap_or_default().to_string();
+            return Stream::new().text(&format!("Got: {said}")).done().reply();
+        }
+        Stream::new()
+            .tool_call(
+                "a",
+                "tasks__slow_sum",
+                json!({"a": 40, "b": 2, "seconds": *s.lock().unwrap()}),
+            )
+            .done()
+            .reply()
+    });
+    let engine = Arc::new(r.engine(5));
+    let run = |text: &'static str| {
+        let engine = engine.clone();
+        let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+        let ev = events.clone();
+        let turn = tokio::spawn(async move {
+            let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
+            engine
+                .run_turn(say(text, None), &emit, CancellationToken::new())
+                .await
+                .unwrap()
+        });
+        (turn, events)
+    };
+
+    let (turn, events) = run("add 40 and 2");
+    let summary = turn.await.unwrap();
+    let states: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::ToolCallTask { status, .. } => Some(status.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        states.first().map(String::as_str),
+        Some("working"),
+        "{states:?}"
+    );
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    assert_eq!(conv.tool_calls[0].result.as_deref(), Some("42"));
+    assert_eq!(conv.messages.last().unwrap().content, "Got: 42");
+
+    // the next task runs long; Stop on its card while it runs
+    *slow.lock().unwrap() = 30.0;
+    let (turn, events) = run("add them again, slowly");
+    let t = std::time::Instant::now();
+    let call_id = loop {
+        let id = events.lock().unwrap().iter().find_map(|e| match e {
+            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
+            _ => None,
+        });
+        if let Some(id) = id {
+            break id;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(engine.shared.cancel_call(call_id));
+    let summary = tokio::time::timeout(Duration::from_secs(20), turn)
+        .await
+        .expect("the turn goes on after Stop")
+        .unwrap();
+    let conv = r.store.conversation(summary.conversation_id).await.unwrap();
+    let call = &conv.tool_calls[0];
+    assert!(call.is_error, "{call:?}");
+    assert_ne!(call.result.as_deref(), Some("42"));
+    assert!(conv.messages.last().unwrap().content.starts_with("Got: "));
+    r.host.shutdown().await;
+}
