@@ -80,43 +80,9 @@ async fn get(http: &reqwest::Client, url: reqwest::Url) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use serde_json::{json, Value};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// A server on 127.0.0.1 answering the routes `routes(its own URL)` gives (path → JSON body;
-    /// anything else 404). Its URL.
     async fn serving(routes: impl FnOnce(&str) -> Vec<(&'static str, Value)>) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let routes = routes(&base);
-        tokio::spawn(async move {
-            while let Ok((mut conn, _)) = listener.accept().await {
-                let mut got = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => got.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&got).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or_default();
-                let reply = match routes.iter().find(|(p, _)| *p == path) {
-                    Some((_, body)) => {
-                        let body = body.to_string();
-                        format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                            body.len()
-                        )
-                    }
-                    None => {
-                        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                            .into()
-                    }
-                };
-                let _ = conn.write_all(reply.as_bytes()).await;
-            }
-        });
-        base
+        super::super::test_server::serving(routes).await.base
     }
 
     /// Metadata whose issuer is `<base>/oauth`, its token endpoint at `token_origin`.
