@@ -368,3 +368,52 @@ fn tasks_home(fake: &FakeOllama, port: u16, allowed: &str) -> tempfile::TempDir 
     cfg.save(&config_dir.join("mcp.json")).unwrap();
     home
 }
+
+/// A 2026-07-28 server that asks through a multi round-trip request (its call answers
+/// `input_required`): the question is the same form on the card, and the answer reaches the
+/// server in the call made again (Python SDK 2.x, `fixtures/mrtr_server.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_2026_server_asks_through_input_required_and_the_card_answers() {
+    let (_server, port) = crate::support::mrtr_server();
+    let fake = FakeOllama::start().await;
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "g",
+        "mrtr__greet",
+        json!({}),
+        "The server said: ",
+    ));
+    let (home, config_dir) = app_home();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    cfg.servers.insert(
+        "mrtr".into(),
+        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+    );
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "model": crate::support::fake_ollama::MODEL,
+               "toolPolicies": {"mrtr__greet": "allow"}})
+        .to_string(),
+    )
+    .unwrap();
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    send(&c, "greet someone").await;
+    wait_css(&c, ".tool-card .elicitation:not(.fresh)").await;
+    assert!(text_content(&c, ".tool-card .elicitation")
+        .await
+        .contains("Who should I greet?"));
+    c.find(Locator::Css(".elicitation [data-name=name] input"))
+        .await
+        .unwrap()
+        .send_keys("Ada")
+        .await
+        .unwrap();
+    click(&c, ".elicitation [data-action=accept]").await;
+    wait_until(
+        &c,
+        "document.querySelector('.msg.assistant.complete')?.textContent.includes('The server said: Hello, Ada!')",
+    )
+    .await;
+    c.close().await.unwrap();
+}
