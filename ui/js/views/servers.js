@@ -141,7 +141,7 @@ export class ServersView {
 
   /** A remote server's sign-in (OAuth): Sign in when it wants one, who signed it in, Sign out. */
   signInRow(s) {
-    const { needed, signedIn, issuer } = s.signIn;
+    const { needed, signedIn, issuer, account } = s.signIn;
     const signIn = el('button', { type: 'button', class: `btn small${needed ? ' primary' : ''}`, dataset: { act: 'sign-in' } },
       signedIn ? 'Sign in again' : 'Sign in');
     // waiting for the browser (kept across re-renders of the list)
@@ -165,7 +165,7 @@ export class ServersView {
     });
     // a sign-in that failed says why (its report); else what to do
     const why = s.failedStep === 'signingIn' && s.error && !/^This server wants you to sign in/.test(s.error) ? `${s.error[0].toUpperCase()}${s.error.slice(1)}. ` : '';
-    let text = signedIn ? `Signed in${issuer ? ` at ${issuer}` : ''}.` : 'This server wants you to sign in. Its sign-in page opens in your browser.';
+    let text = signedIn ? `Signed in${account ? ` as ${account}` : ''}${issuer ? ` at ${issuer}` : ''}.` : 'This server wants you to sign in. Its sign-in page opens in your browser.';
     if (needed && signedIn) text = `It no longer takes your sign-in: sign in again. ${text}`;
     return el('div', { class: 'server-sign-in' },
       el('span', { class: needed ? 'server-error' : 'muted' }, why + text),

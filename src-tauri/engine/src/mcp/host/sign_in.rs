@@ -114,7 +114,8 @@ impl Shared {
         (needed || kept.is_some()).then(|| SignInView {
             needed,
             signed_in: kept.is_some(),
-            issuer: kept.flatten(),
+            issuer: kept.as_ref().and_then(|k| k.issuer.clone()),
+            account: kept.and_then(|k| k.account),
         })
     }
 

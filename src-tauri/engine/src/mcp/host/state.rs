@@ -260,6 +260,8 @@ pub struct SignInView {
     pub signed_in: bool,
     /// The authorization server that issued them.
     pub issuer: Option<String>,
+    /// Who signed in, when the authorization server said (OpenID Connect).
+    pub account: Option<String>,
 }
 
 /// A server's sandbox, as its row and form show it.

@@ -10,6 +10,32 @@ use sha2::Digest;
 
 use crate::secrets::Secrets;
 
+/// A sign-in as its server's row shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignedIn {
+    /// The authorization server that issued the tokens.
+    pub issuer: Option<String>,
+    /// Who signed in, when the authorization server said (an OpenID Connect ID token's `email`,
+    /// else `preferred_username`, `name` or `sub`).
+    pub account: Option<String>,
+}
+
+/// The account an OpenID Connect ID token names. Shown to the person only, never used to decide
+/// anything, so its signature is not checked: it came from the token endpoint with the tokens.
+pub(super) fn account_of(id_token: &str) -> Option<String> {
+    use base64::Engine;
+    let payload = id_token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    ["email", "preferred_username", "name", "sub"]
+        .iter()
+        .find_map(|k| claims.get(k)?.as_str())
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.chars().take(200).collect())
+}
+
 /// What a sign-in leaves for one server: the client it signed in as, the authorization server
 /// that issued the tokens, and the tokens (rmcp's credentials).
 #[derive(Clone, Serialize, Deserialize)]
@@ -130,11 +156,19 @@ impl Keep {
 
     /// The issuer of the tokens kept, as far as known without waiting (`None`: not signed in,
     /// or not read yet).
-    pub fn signed_in_now(&self) -> Option<Option<String>> {
+    pub fn signed_in_now(&self) -> Option<SignedIn> {
         let kept = self.inner.kept.try_lock().ok()?;
         let kept = kept.as_ref()?.as_ref()?;
-        kept.credentials.as_ref()?;
-        Some(kept.issuer.clone())
+        let credentials = kept.credentials.as_ref()?;
+        let id_token = credentials
+            .token_response
+            .as_ref()
+            .and_then(|t| t.extra_fields().0.get("id_token"))
+            .and_then(|v| v.as_str());
+        Some(SignedIn {
+            issuer: kept.issuer.clone(),
+            account: id_token.and_then(account_of),
+        })
     }
 }
 

@@ -20,7 +20,7 @@ mod keep;
 mod legacy;
 mod loopback;
 
-pub use keep::{Keep, Kept};
+pub use keep::{Keep, Kept, SignedIn};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -254,3 +254,28 @@ async fn an_answer_from_another_issuer_is_refused_and_its_code_never_used() {
         server.seen()
     );
 }
+
+#[test]
+fn the_account_shown_is_the_id_tokens_email_else_its_name_else_its_subject() {
+    use base64::Engine;
+    let token = |claims: serde_json::Value| {
+        let b64 = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+        format!(
+            "{}.{}.{}",
+            b64(br#"{"alg":"RS256"}"#),
+            b64(claims.to_string().as_bytes()),
+            b64(b"sig")
+        )
+    };
+    let email = serde_json::json!({"sub": "123", "email": "ada@example.com", "name": "Ada"});
+    assert_eq!(
+        keep::account_of(&token(email)).as_deref(),
+        Some("ada@example.com")
+    );
+    let name = serde_json::json!({"sub": "123", "preferred_username": "ada"});
+    assert_eq!(keep::account_of(&token(name)).as_deref(), Some("ada"));
+    let sub = serde_json::json!({"sub": "123"});
+    assert_eq!(keep::account_of(&token(sub)).as_deref(), Some("123"));
+    assert_eq!(keep::account_of("not a token"), None);
+    assert_eq!(keep::account_of("a.!!!.c"), None);
+}
