@@ -26,6 +26,7 @@ use switchboard_engine::{Places, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
 mod check;
+mod sign_in;
 
 use crate::support::fake_ollama::{FakeOllama, Sse};
 use crate::support::{builtin_bin, fixture, free_port, Background};
