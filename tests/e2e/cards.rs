@@ -417,3 +417,78 @@ async fn a_2026_server_asks_through_input_required_and_the_card_answers() {
     .await;
     c.close().await.unwrap();
 }
+
+/// Killed, not quit: the app is killed (SIGKILL) while a task runs; the next start follows the
+/// task again and keeps its result on the card. Then Stop on a running task's card cancels it,
+/// and the turn goes on to the model's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_task_survives_the_app_being_killed_and_stop_on_its_card_cancels_one() {
+    let port = crate::support::free_port();
+    let _server = crate::support::tasks_server(port);
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        let last = last_message(req);
+        let said = last["content"].as_str().unwrap_or_default();
+        let seconds = if said.contains("very slowly") { 120 } else { 8 };
+        if last["role"] == "user" {
+            Stream::new()
+                .tool_calls(&[(
+                    "t",
+                    "tasks__slow_sum",
+                    json!({"a": 40, "b": 2, "seconds": seconds}),
+                )])
+                .done()
+                .reply()
+        } else {
+            Stream::new().text("Done.").done().reply()
+        }
+    });
+    let home = tasks_home(&fake, port, "tasks__slow_sum");
+
+    let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
+    send(&c, "add 40 and 2, slowly").await;
+    wait_css(&c, ".tool-card.running[data-task='working']").await;
+    let main = driver
+        .app_processes()
+        .into_iter()
+        .find(|(_, label)| label == "main (switchboard)")
+        .expect("the app's process")
+        .0;
+    unsafe {
+        libc::kill(main, libc::SIGKILL);
+    }
+    let _ = c.close().await;
+    drop(driver);
+
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    click(&c, "#conversation-list .conv").await;
+    wait_css(&c, ".tool-card.ok").await;
+    assert_eq!(text_content(&c, ".tool-card .result").await, "42");
+    wait_css(&c, ".late-result").await;
+
+    // Stop on a task's card, mid-task
+    send(&c, "add them again, very slowly").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card.running[data-task=\"working\"]').length === 1",
+    )
+    .await;
+    click(&c, ".tool-card.running[data-task='working'] .card-stop").await;
+    wait_until(
+        &c,
+        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('Done.'))",
+    )
+    .await;
+    let last = c
+        .execute(
+            "const cards = document.querySelectorAll('.tool-card'); const c = cards[cards.length - 1];
+             return { running: c.classList.contains('running'), ok: c.classList.contains('ok'), text: c.textContent };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(last["running"], false, "{last}");
+    assert_eq!(last["ok"], false, "{last}");
+    c.close().await.unwrap();
+}
