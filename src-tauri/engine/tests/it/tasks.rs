@@ -545,3 +545,81 @@ async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn
     assert!(conv.messages.last().unwrap().content.starts_with("Got: "));
     r.host.shutdown().await;
 }
+
+/// A 2025-11-25 task when the app ends: its form is stored with the call, and the next start
+/// follows it in that form (`tasks/get` of that era). server-everything over Streamable HTTP
+/// keeps its tasks per session, so its new session no longer knows the task: the call is
+/// reported lost and nothing runs it again.
+#[tokio::test]
+async fn a_2025_11_25_task_is_followed_again_in_its_own_form_after_the_app_ends() {
+    let (_server, port) = everything_over_http("streamableHttp");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let r = rig(vec![("everything", ServerConfig::http(url.clone()))]).await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "r",
+        "everything__simulate-research-query",
+        json!({"topic": "rust"}),
+    )]));
+    let engine = Arc::new(r.engine(5));
+    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let ev = events.clone();
+    let e = engine.clone();
+    let turn = tokio::spawn(async move {
+        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
+        e.run_turn(say("research rust", None), &emit, CancellationToken::new())
+            .await
+    });
+    let t = std::time::Instant::now();
+    let call_id = loop {
+        let got = events.lock().unwrap().iter().find_map(|e| match e {
+            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
+            _ => None,
+        });
+        if let Some(id) = got {
+            break id;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    turn.abort();
+    let _ = turn.await;
+    drop(engine);
+    r.host.shutdown().await;
+    drop(r.store);
+
+    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
+    let open = store.open_tasks().await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert!(open[0].legacy, "stored in the 2025-11-25 form");
+    assert_eq!(open[0].tool_call_id, call_id);
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("everything".into(), ServerConfig::http(url));
+    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    host.start_all(&config).await;
+    let engine = chat_engine(
+        Arc::new(switchboard_engine::llm::OllamaClient::new(&r.fake.url)),
+        host.clone(),
+        store.clone(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let s = seen.clone();
+    let emit = move |x: ChatEvent| s.lock().unwrap().push(x);
+    engine.resume_task(open[0].clone(), &emit).await.unwrap();
+    let conv = store.conversation(open[0].conversation_id).await.unwrap();
+    let call = &conv.tool_calls[0];
+    assert!(call.is_error, "{call:?}");
+    assert!(
+        call.result
+            .as_deref()
+            .is_some_and(|r| r.contains("no longer knows this task")),
+        "{call:?}"
+    );
+    assert_eq!(call.task.as_ref().unwrap().status, "lost");
+    assert!(
+        store.open_tasks().await.unwrap().is_empty(),
+        "not followed again"
+    );
+    host.shutdown().await;
+}
