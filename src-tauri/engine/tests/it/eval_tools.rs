@@ -279,7 +279,7 @@ fn variants() -> Vec<Variant> {
         ),
         v("no tool ranking", Aids { rank: false, ..all }, None, true),
         v("text mode", all, Some(ToolMode::Text), false),
-        v("text mode, constrained", all, Some(ToolMode::Json), false),
+        v("text mode constrained", all, Some(ToolMode::Json), false),
     ]
 }
 
@@ -399,7 +399,16 @@ async fn eval_tools() {
 
     let tasks = tasks();
     let mut results: BTreeMap<&str, Vec<Option<bool>>> = BTreeMap::new();
-    let variants: Vec<Variant> = variants()
+    let all_variants = variants();
+    // a name that is no variant is a mistake, not a request for none
+    for name in only.iter().flatten() {
+        assert!(
+            all_variants.iter().any(|v| v.name == name),
+            "no variant \"{name}\" (EVAL_VARIANTS is comma-separated); the variants: {:?}",
+            all_variants.iter().map(|v| v.name).collect::<Vec<_>>()
+        );
+    }
+    let variants: Vec<Variant> = all_variants
         .into_iter()
         .filter(|v| only.as_ref().is_none_or(|o| o.iter().any(|n| n == v.name)))
         .collect();
