@@ -396,10 +396,22 @@ fn x_window_png() -> Vec<u8> {
     // SAFETY: plain Xlib calls on a display opened here and closed at the end; the image is read
     // within its bounds (XGetPixel) and destroyed once.
     unsafe {
+        // an X error (the window went away, or is not all on screen) fails this screenshot with a
+        // message instead of Xlib's default handler ending the whole test binary
+        unsafe extern "C" fn ignore(
+            _: *mut xlib::Display,
+            _: *mut xlib::XErrorEvent,
+        ) -> std::os::raw::c_int {
+            0
+        }
+        (xl.XSetErrorHandler)(Some(ignore));
         let display = (xl.XOpenDisplay)(std::ptr::null());
         assert!(!display.is_null(), "no X display (DISPLAY)");
         let mut attrs: xlib::XWindowAttributes = std::mem::zeroed();
-        (xl.XGetWindowAttributes)(display, window, &mut attrs);
+        assert!(
+            (xl.XGetWindowAttributes)(display, window, &mut attrs) != 0,
+            "the app's window {window} is gone"
+        );
         let (width, height) = (attrs.width.max(1) as u32, attrs.height.max(1) as u32);
         let image = (xl.XGetImage)(display, window, 0, 0, width, height, !0, xlib::ZPixmap);
         assert!(!image.is_null(), "XGetImage of window {window}");

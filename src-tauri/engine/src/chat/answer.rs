@@ -126,72 +126,106 @@ impl AnswerStream {
 }
 
 /// Decodes the JSON string body at the start of `s`: the text, how many bytes were used, and
-/// whether the closing quote was reached. Stops before an escape that is not whole yet.
+/// whether the closing quote was reached. Stops before an escape that is not whole yet; a broken
+/// escape becomes U+FFFD.
 fn decode(s: &str) -> (String, usize, bool) {
+    let b = s.as_bytes();
     let mut out = String::new();
-    let mut chars = s.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '"' => return (out, i + 1, true),
-            '\\' => {
-                let Some((_, e)) = chars.next() else {
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return (out, i + 1, true),
+            b'\\' => {
+                let Some(&e) = b.get(i + 1) else {
                     return (out, i, false);
                 };
-                match e {
-                    'n' => out.push('\n'),
-                    't' => out.push('\t'),
-                    'r' => out.push('\r'),
-                    'b' => out.push('\u{8}'),
-                    'f' => out.push('\u{c}'),
-                    'u' => {
-                        let Some((c, len)) = unicode_escape(&s[i..]) else {
-                            return (out, i, false);
-                        };
-                        out.push(c);
-                        // skip the rest of the escape (`\u` was read)
-                        for _ in 0..len - 2 {
-                            chars.next();
+                let simple = match e {
+                    b'n' => Some('\n'),
+                    b't' => Some('\t'),
+                    b'r' => Some('\r'),
+                    b'b' => Some('\u{8}'),
+                    b'f' => Some('\u{c}'),
+                    b'"' => Some('"'),
+                    b'\\' => Some('\\'),
+                    b'/' => Some('/'),
+                    _ => None,
+                };
+                if let Some(c) = simple {
+                    out.push(c);
+                    i += 2;
+                } else if e == b'u' {
+                    match unicode_escape(&b[i..]) {
+                        Escape::Partial => return (out, i, false),
+                        Escape::Char(c, len) => {
+                            out.push(c);
+                            i += len;
                         }
                     }
-                    other => out.push(other),
+                } else {
+                    // an escape JSON does not have: the character itself (it is whole: a
+                    // backslash is one byte, so what follows starts a character)
+                    out.push('\u{fffd}');
+                    i += 1;
                 }
             }
-            c => out.push(c),
+            _ => {
+                // one character, whole (a string that arrived is whole UTF-8)
+                let c = s[i..].chars().next().expect("within the text");
+                out.push(c);
+                i += c.len_utf8();
+            }
         }
     }
     (out, s.len(), false)
 }
 
-/// `\uXXXX` (or a surrogate pair of two) at the start of `s`: the character and the escape's
-/// length in bytes. `None` when it is not whole yet; a broken escape becomes U+FFFD.
-fn unicode_escape(s: &str) -> Option<(char, usize)> {
+enum Escape {
+    /// Not whole yet: wait for more text.
+    Partial,
+    /// The character and the escape's length in bytes.
+    Char(char, usize),
+}
+
+/// `\uXXXX` (or a surrogate pair of two) at the start of `b`. A broken escape (not four hex
+/// digits, a lone surrogate) becomes U+FFFD and uses only its `\u`, so nothing after it is lost.
+fn unicode_escape(b: &[u8]) -> Escape {
     let hex = |from: usize| -> Option<Option<u32>> {
-        let digits = s.get(from..from + 4)?;
-        Some(u32::from_str_radix(digits, 16).ok())
+        let digits = b.get(from..from + 4)?;
+        Some(
+            digits
+                .iter()
+                .all(u8::is_ascii_hexdigit)
+                .then(|| u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok())
+                .flatten(),
+        )
     };
-    let Some(first) = hex(2)? else {
-        return Some(('\u{fffd}', 6));
+    let broken = Escape::Char('\u{fffd}', 2);
+    let first = match hex(2) {
+        None => return Escape::Partial,
+        Some(None) => return broken,
+        Some(Some(n)) => n,
     };
-    if (0xD800..0xDC00).contains(&first) {
-        // a high surrogate: its low half follows as another escape
-        let rest = s.get(6..)?;
-        if rest.len() < 2 {
-            return None;
-        }
-        if !rest.starts_with("\\u") {
-            return Some(('\u{fffd}', 6));
-        }
-        let low = hex(8)?;
-        return Some(match low {
-            Some(low) if (0xDC00..0xE000).contains(&low) => (
-                char::from_u32(0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00))
-                    .unwrap_or('\u{fffd}'),
-                12,
-            ),
-            _ => ('\u{fffd}', 6),
-        });
+    if !(0xD800..0xDC00).contains(&first) {
+        return match char::from_u32(first) {
+            Some(c) => Escape::Char(c, 6),
+            None => Escape::Char('\u{fffd}', 6),
+        };
     }
-    Some((char::from_u32(first).unwrap_or('\u{fffd}'), 6))
+    // a high surrogate: its low half follows as another escape
+    match (b.get(6), b.get(7)) {
+        (None, _) | (Some(b'\\'), None) => return Escape::Partial,
+        (Some(b'\\'), Some(b'u')) => {}
+        _ => return Escape::Char('\u{fffd}', 6),
+    }
+    match hex(8) {
+        None => Escape::Partial,
+        Some(Some(low)) if (0xDC00..0xE000).contains(&low) => Escape::Char(
+            char::from_u32(0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00))
+                .unwrap_or('\u{fffd}'),
+            12,
+        ),
+        _ => Escape::Char('\u{fffd}', 6),
+    }
 }
 
 #[cfg(test)]
@@ -246,5 +280,22 @@ mod tests {
         assert_eq!(b.push(r#"{"answer": "x\ud83d"#), "x");
         assert_eq!(b.push(r#"\ude00"}"#), "😀");
         assert_eq!(b.push(" trailing"), "");
+    }
+
+    #[test]
+    fn a_broken_escape_is_a_replacement_character_and_loses_nothing_after_it() {
+        // not hex, a multi-byte character inside the escape, a lone surrogate, an unknown escape
+        for (text, shown) in [
+            (r#"{"answer": "a\uzzzzb"}"#, "a\u{fffd}zzzzb"),
+            (r#"{"answer": "a\u00€0b"}"#, "a\u{fffd}00€0b"),
+            (r#"{"answer": "a\ud83db"}"#, "a\u{fffd}b"),
+            (r#"{"answer": "a\qb"}"#, "a\u{fffd}qb"),
+        ] {
+            for n in [1, 2, 3, 50] {
+                let (got, rest) = streamed(text, n);
+                assert_eq!(got, shown, "{text} in pieces of {n}");
+                assert_eq!(rest, "");
+            }
+        }
     }
 }

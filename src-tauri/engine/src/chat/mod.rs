@@ -187,8 +187,8 @@ pub struct EngineShared {
     pub running_calls: Mutex<HashMap<i64, CancellationToken>>,
     /// What the LLM server said about each model (capabilities, context window), by model.
     pub models: Mutex<HashMap<String, crate::llm::ModelDetails>>,
-    /// By model: how many times bigger than estimated its server said a request's prompt was
-    /// (its tokenizer and chat template), the largest seen; estimates are multiplied by it.
+    /// By LLM server and model: how many times bigger than estimated the server last said a
+    /// request's prompt was (its tokenizer and chat template); estimates are multiplied by it.
     pub token_ratio: Mutex<HashMap<String, f64>>,
 }
 

@@ -95,7 +95,9 @@ impl ChatEngine {
             let mut last_render = Instant::now() - RENDER_EVERY;
             let mut thinking = String::new();
             let offered = names.to_vec();
-            let mut gate = if tools_in == ToolsIn::Json {
+            // only a reply held to the schema is one object (with no tools on offer, or a wrap-up,
+            // the model writes prose)
+            let mut gate = if tools_in == ToolsIn::Json && request.options.format.is_some() {
                 Shown::Answer(AnswerStream::new())
             } else {
                 Shown::Gate(StreamGate::with_names(move |n| {

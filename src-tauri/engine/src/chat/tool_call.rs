@@ -383,22 +383,33 @@ impl ChatEngine {
 
     /// The server waiting for a sign-in whose tool `name` seems to be, and that tool: the name
     /// starts with the server's (any letter case), then a separator models use (`__`, `.`, `/`,
-    /// `:`, `_`), then the tool.
+    /// `:`, `_`), then the tool. The longest such server wins, and none when a running server's
+    /// name fits at least as long (`notes_pro__x` is not `notes`'s).
     fn waiting_server(&self, name: &str) -> Option<(String, String)> {
         let name = name.strip_prefix("functions.").unwrap_or(name);
-        self.tools
+        let prefix_of = |server: &str| -> Option<String> {
+            let (head, rest) = (name.get(..server.len())?, name.get(server.len()..)?);
+            if !head.eq_ignore_ascii_case(server) {
+                return None;
+            }
+            let tool = ["__", ".", "/", ":", "_"]
+                .iter()
+                .find_map(|sep| rest.strip_prefix(sep))?;
+            (!tool.is_empty()).then(|| tool.to_string())
+        };
+        let (server, tool) = self
+            .tools
             .waiting_for_sign_in()
             .into_iter()
-            .find_map(|server| {
-                let (head, rest) = (name.get(..server.len())?, name.get(server.len()..)?);
-                if !head.eq_ignore_ascii_case(&server) {
-                    return None;
-                }
-                let tool = ["__", ".", "/", ":", "_"]
-                    .iter()
-                    .find_map(|sep| rest.strip_prefix(sep))?;
-                (!tool.is_empty()).then(|| (server.clone(), tool.to_string()))
-            })
+            .filter_map(|s| prefix_of(&s).map(|t| (s, t)))
+            .max_by_key(|(s, _)| s.len())?;
+        let running_fits = self
+            .tools
+            .tool_specs()
+            .iter()
+            .filter_map(|t| self.tools.route(&t.name))
+            .any(|r| r.server.len() >= server.len() && prefix_of(&r.server).is_some());
+        (!running_fits).then_some((server, tool))
     }
 
     /// A call that does not run: its card says why (`approval`), and so does its result.

@@ -28,6 +28,9 @@ const RECENT_MESSAGES: usize = 4;
 const REPLY_SHARE: f64 = 0.25;
 /// A server's prompt count is believed up to this many times the estimate.
 const MAX_TOKEN_RATIO: f64 = 4.0;
+/// Requests estimated smaller than this do not calibrate: a chat template's fixed tokens (its
+/// preamble, a date line) would make a short prompt's ratio say little about a long one's.
+const MIN_CALIBRATING_ESTIMATE: usize = 256;
 
 /// How the model gets its tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -448,6 +451,11 @@ impl ChatEngine {
         (m, vec![], options)
     }
 
+    /// Where a model's calibration is kept: its server and its name.
+    fn ratio_key(&self, model: &str) -> String {
+        format!("{} {model}", self.llm.base_url())
+    }
+
     /// How many times bigger than estimated this model's requests turned out (1 until its server
     /// said otherwise).
     fn token_ratio(&self, model: &str) -> f64 {
@@ -455,24 +463,25 @@ impl ChatEngine {
             .token_ratio
             .lock()
             .unwrap()
-            .get(model)
+            .get(&self.ratio_key(model))
             .copied()
             .unwrap_or(1.0)
     }
 
     /// The server said the last request's prompt was `real` tokens, where it was estimated at
-    /// `estimated`: later estimates for this model are scaled up to fit (never down: a server
-    /// that had part of the prompt cached counts less than the prompt).
+    /// `estimated`: later estimates for this model are scaled by the latest such ratio. A count
+    /// below the estimate is not taken (a server that had part of the prompt cached counts less
+    /// than the prompt), nor one for a short prompt (see [`MIN_CALIBRATING_ESTIMATE`]).
     pub(super) fn calibrate(&self, model: &str, real: usize, estimated: usize) {
-        if estimated == 0 {
+        if estimated < MIN_CALIBRATING_ESTIMATE || real <= estimated {
             return;
         }
         let ratio = (real as f64 / estimated as f64).min(MAX_TOKEN_RATIO);
-        let mut ratios = self.shared.token_ratio.lock().unwrap();
-        let now = ratios.entry(model.to_string()).or_insert(1.0);
-        if ratio > *now {
-            *now = ratio;
-        }
+        self.shared
+            .token_ratio
+            .lock()
+            .unwrap()
+            .insert(self.ratio_key(model), ratio);
     }
 
     /// A note from Switchboard in the conversation: stored (never sent to the model) and shown.

@@ -26,6 +26,8 @@ pub struct OpenAiClient {
     api_key: Option<ApiKey>,
     http: reqwest::Client,
     timeouts: StreamTimeouts,
+    /// The server refused `stream_options` (an older or stricter server): not sent again.
+    no_usage: std::sync::atomic::AtomicBool,
 }
 
 /// The API key: as given, or a secret read from its store each time a request is sent.
@@ -61,7 +63,19 @@ impl OpenAiClient {
             api_key,
             http: http_client(timeouts),
             timeouts,
+            no_usage: Default::default(),
         }
+    }
+
+    /// The request as sent: without `stream_options` once the server refused it.
+    fn wire(&self, request: &ChatRequest) -> Value {
+        let mut body = request_to_wire(request);
+        if self.no_usage.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(o) = body.as_object_mut() {
+                o.remove("stream_options");
+            }
+        }
+        body
     }
 
     /// How long a streamed answer may stay silent (default: [`StreamTimeouts::default`]).
@@ -171,6 +185,21 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
         );
     }
     body
+}
+
+/// Whether an error says the request's `stream_options` (or an unknown field) was the problem.
+fn refuses_stream_options(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "stream_options",
+        "include_usage",
+        "extra",
+        "unrecognized",
+        "unknown field",
+        "not permitted",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
 }
 
 /// A tool call being put together from its fragments.
@@ -349,7 +378,7 @@ impl LlmClient for OpenAiClient {
     }
 
     fn request_body(&self, request: &ChatRequest) -> Value {
-        request_to_wire(request)
+        self.wire(request)
     }
 
     async fn chat(
@@ -359,16 +388,31 @@ impl LlmClient for OpenAiClient {
         cancel: &CancellationToken,
     ) -> Result<ChatReply, LlmError> {
         let mut reply = ChatReply::default();
-        let rb = self
-            .authorized(self.http.post(self.url("/chat/completions")))
-            .await?
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .json(&request_to_wire(request));
-        let Some(resp) = send_streaming(rb, &self.base, self.timeouts, cancel).await? else {
-            reply.stopped = true;
-            return Ok(reply);
+        let resp = loop {
+            let rb = self
+                .authorized(self.http.post(self.url("/chat/completions")))
+                .await?
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .json(&self.wire(request));
+            let Some(resp) = send_streaming(rb, &self.base, self.timeouts, cancel).await? else {
+                reply.stopped = true;
+                return Ok(reply);
+            };
+            match check_response(resp).await {
+                // a server that does not take `stream_options` (the usage is only for the
+                // context meter): asked again without it, and never again with it
+                Err(LlmError::Http { status, message })
+                    if matches!(status, 400 | 422)
+                        && refuses_stream_options(&message)
+                        && !self
+                            .no_usage
+                            .swap(true, std::sync::atomic::Ordering::Relaxed) =>
+                {
+                    tracing::info!("{}: no stream_options ({message})", self.base);
+                }
+                other => break other?,
+            }
         };
-        let resp = check_response(resp).await?;
         let mut state = SseState::default();
         let ended = each_line(resp, "the reply", self.timeouts, cancel, |line| {
             state.apply_line(line, &mut reply, on_delta)

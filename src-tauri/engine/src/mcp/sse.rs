@@ -152,12 +152,16 @@ async fn success(resp: reqwest::Response, url: &str) -> Result<reqwest::Response
         return Ok(resp);
     }
     let status = resp.status().as_u16();
-    if status == 401 || status == 403 {
-        let challenge = resp
-            .headers()
-            .get(reqwest::header::WWW_AUTHENTICATE)
-            .and_then(|v| v.to_str().ok())
-            .map(String::from);
+    let challenge = resp
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    // 401, or a 403 that asks for more scopes: a sign-in (other 403s are the server's answer)
+    let wants_scopes = challenge
+        .as_deref()
+        .is_some_and(|c| c.contains("insufficient_scope"));
+    if status == 401 || (status == 403 && wants_scopes) {
         return Err(SseError::Unauthorized {
             url: url.into(),
             status,
@@ -187,16 +191,24 @@ async fn authorized(
 ) -> Result<reqwest::header::HeaderMap, SseError> {
     let mut headers = headers.clone();
     if let Some(auth) = auth {
-        let token =
-            auth.lock()
-                .await
-                .get_access_token()
-                .await
-                .map_err(|_| SseError::Unauthorized {
+        use rmcp::transport::auth::AuthError;
+        let token = auth
+            .lock()
+            .await
+            .get_access_token()
+            .await
+            .map_err(|e| match e {
+                // no tokens, or the authorization server no longer takes them: a sign-in
+                AuthError::AuthorizationRequired
+                | AuthError::TokenExpired
+                | AuthError::TokenRefreshRejected(_) => SseError::Unauthorized {
                     url: url.into(),
                     status: 401,
                     challenge: None,
-                })?;
+                },
+                // anything else (its token endpoint unreachable…) is no reason to sign in again
+                other => SseError::Protocol(format!("could not get an access token: {other}")),
+            })?;
         let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| SseError::Protocol("the access token is not a header value".into()))?;
         headers.insert(reqwest::header::AUTHORIZATION, value);

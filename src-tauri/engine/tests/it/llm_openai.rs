@@ -186,3 +186,41 @@ async fn the_chat_loop_works_through_an_openai_compatible_server() {
     );
     host.shutdown().await;
 }
+
+/// A server that does not take `stream_options` (asked for so that the context meter learns the
+/// prompt's real size) is asked again without it, once, and never again with it.
+#[tokio::test]
+async fn a_server_that_refuses_stream_options_is_asked_without_them() {
+    let fake = FakeOllama::start().await;
+    fake.set_openai_responder(|req: &Value| {
+        if req.get("stream_options").is_some() {
+            return fake_ollama::openai_error(
+                400,
+                "Unrecognized request argument supplied: stream_options",
+            );
+        }
+        Sse::new().text("hello").finish("stop").done().reply()
+    });
+    let client = OpenAiClient::new(&fake.url, None);
+    for _ in 0..2 {
+        let reply = client
+            .chat(&request(), &mut |_: Delta| {}, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(reply.content, "hello");
+    }
+    let sent: Vec<bool> = fake
+        .openai_requests()
+        .iter()
+        .map(|r| r.get("stream_options").is_some())
+        .collect();
+    assert_eq!(sent, [true, false, false]);
+    // another error is not retried
+    fake.set_openai_responder(|_: &Value| fake_ollama::openai_error(400, "bad model"));
+    let before = fake.openai_requests().len();
+    assert!(client
+        .chat(&request(), &mut |_: Delta| {}, &CancellationToken::new())
+        .await
+        .is_err());
+    assert_eq!(fake.openai_requests().len(), before + 1);
+}

@@ -242,7 +242,8 @@ async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_wind
     use switchboard_engine::ChatEvent;
     let (_server, port) = crate::support::oauth_server(60);
     let r = crate::support::rig(vec![
-        ("calculator", crate::support::builtin("calculator")),
+        // a running server whose name starts like the waiting one's
+        ("notes_calc", crate::support::builtin("calculator")),
         (
             "notes",
             switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
@@ -253,6 +254,7 @@ async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_wind
     r.fake.set_responder(crate::support::call_then_answer(vec![
         ("1", "notes.whoami", json!({})),
         ("2", "elsewhere__whoami", json!({})),
+        ("3", "notes_calc__ad", json!({})),
     ]));
     let events = Arc::new(Mutex::new(Vec::new()));
     let ev = events.clone();
@@ -278,6 +280,8 @@ async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_wind
         "{waiting:?}"
     );
     assert_eq!(unknown.approval, Some(Approval::UnknownTool));
+    // a name of the running notes_calc, not of the waiting notes: unknown, with the closest names
+    assert_eq!(conv.tool_calls[2].approval, Some(Approval::UnknownTool));
     let told: Vec<String> = events
         .lock()
         .unwrap()

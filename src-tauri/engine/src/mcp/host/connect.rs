@@ -392,10 +392,13 @@ async fn remote(
                     e.to_string()
                 })?;
                 *step.lock().unwrap() = Step::Handshake;
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| handshake(e.to_string()))?
+                handler.serve(transport).await.map_err(|e| {
+                    // the stream opened, but its POSTs are refused
+                    if let Some(challenge) = super::sign_in::challenge_of(&e) {
+                        *refused.lock().unwrap() = Some(Some(challenge));
+                    }
+                    handshake(e.to_string())
+                })?
             }
             _ => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone())

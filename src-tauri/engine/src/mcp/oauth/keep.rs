@@ -31,8 +31,7 @@ pub(super) fn account_of(id_token: &str) -> Option<String> {
     let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     ["email", "preferred_username", "name", "sub"]
         .iter()
-        .find_map(|k| claims.get(k)?.as_str())
-        .filter(|s| !s.trim().is_empty())
+        .find_map(|k| claims.get(k)?.as_str().filter(|s| !s.trim().is_empty()))
         .map(|s| s.chars().take(200).collect())
 }
 
@@ -45,6 +44,10 @@ pub struct Kept {
     pub client_secret: Option<String>,
     pub metadata: AuthorizationMetadata,
     pub credentials: Option<StoredCredentials>,
+    /// Who signed in, as the ID token that came with the first tokens said (refreshed tokens
+    /// usually come without one).
+    #[serde(default)]
+    pub account: Option<String>,
 }
 
 impl std::fmt::Debug for Kept {
@@ -159,15 +162,10 @@ impl Keep {
     pub fn signed_in_now(&self) -> Option<SignedIn> {
         let kept = self.inner.kept.try_lock().ok()?;
         let kept = kept.as_ref()?.as_ref()?;
-        let credentials = kept.credentials.as_ref()?;
-        let id_token = credentials
-            .token_response
-            .as_ref()
-            .and_then(|t| t.extra_fields().0.get("id_token"))
-            .and_then(|v| v.as_str());
+        kept.credentials.as_ref()?;
         Some(SignedIn {
             issuer: kept.issuer.clone(),
-            account: id_token.and_then(account_of),
+            account: kept.account.clone(),
         })
     }
 }
@@ -188,6 +186,15 @@ impl CredentialStore for Keep {
                 "tokens came before the client they are for was kept".into(),
             ));
         };
+        let account = credentials
+            .token_response
+            .as_ref()
+            .and_then(|t| t.extra_fields().0.get("id_token"))
+            .and_then(|v| v.as_str())
+            .and_then(account_of);
+        if account.is_some() {
+            kept.account = account;
+        }
         kept.credentials = Some(credentials);
         self.set(Some(kept)).await.map_err(AuthError::InternalError)
     }

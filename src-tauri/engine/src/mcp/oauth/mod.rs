@@ -221,6 +221,7 @@ pub async fn sign_in(
         client_secret: client.client_secret.clone(),
         metadata: metadata.clone(),
         credentials: None,
+        account: None,
     }))
     .await?;
     m.set_credential_store(keep.clone());

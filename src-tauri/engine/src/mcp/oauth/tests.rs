@@ -27,6 +27,7 @@ fn kept_with(revocation: &str, secret: Option<&str>) -> Kept {
             vec![],
             None,
         )),
+        account: None,
     }
 }
 
@@ -90,6 +91,7 @@ async fn a_kept_sign_in_survives_in_the_secrets_file_and_is_forgotten_on_sign_ou
         client_secret: Some("s3cret".into()),
         metadata: AuthorizationMetadata::default(),
         credentials: None,
+        account: None,
     }))
     .await
     .unwrap();
@@ -274,8 +276,58 @@ fn the_account_shown_is_the_id_tokens_email_else_its_name_else_its_subject() {
     );
     let name = serde_json::json!({"sub": "123", "preferred_username": "ada"});
     assert_eq!(keep::account_of(&token(name)).as_deref(), Some("ada"));
+    let empty_email = serde_json::json!({"sub": "123", "email": "", "name": "Ada"});
+    assert_eq!(
+        keep::account_of(&token(empty_email)).as_deref(),
+        Some("Ada")
+    );
     let sub = serde_json::json!({"sub": "123"});
     assert_eq!(keep::account_of(&token(sub)).as_deref(), Some("123"));
     assert_eq!(keep::account_of("not a token"), None);
     assert_eq!(keep::account_of("a.!!!.c"), None);
+}
+
+#[tokio::test]
+async fn the_account_is_kept_from_the_first_tokens_when_refreshed_ones_come_without_it() {
+    use base64::Engine;
+    let b64 = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    let id_token = format!(
+        "{}.{}.x",
+        b64(b"{}"),
+        b64(br#"{"email":"ada@example.com"}"#)
+    );
+    let keep = Keep::new("http://127.0.0.1:9/mcp", None);
+    keep.set(Some(Kept {
+        issuer: Some("http://127.0.0.1:9".into()),
+        client_id: "c1".into(),
+        client_secret: None,
+        metadata: AuthorizationMetadata::default(),
+        credentials: None,
+        account: None,
+    }))
+    .await
+    .unwrap();
+    let tokens = |extra: serde_json::Value| {
+        let mut t = serde_json::json!({"access_token": "at", "token_type": "bearer"});
+        t.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        StoredCredentials::new(
+            "c1".into(),
+            Some(serde_json::from_value(t).unwrap()),
+            vec![],
+            None,
+        )
+    };
+    keep.save(tokens(serde_json::json!({"id_token": id_token})))
+        .await
+        .unwrap();
+    let shown = keep.signed_in_now().unwrap();
+    assert_eq!(shown.account.as_deref(), Some("ada@example.com"));
+    // refreshed: no ID token this time
+    keep.save(tokens(serde_json::json!({}))).await.unwrap();
+    assert_eq!(
+        keep.signed_in_now().unwrap().account.as_deref(),
+        Some("ada@example.com")
+    );
 }
