@@ -50,6 +50,7 @@ macro_rules! handler {
             commands::apps::open_app,
             commands::apps::app_call_tool,
             commands::apps::close_app,
+            commands::apps::app_log,
             commands::mcp::watch_servers,
             commands::mcp::mcp_config,
             commands::mcp::save_mcp_server,
