@@ -1,11 +1,12 @@
 //! MCP Apps: showing a tool's app page on its card (`open_app`), the calls the page makes
 //! (`app_call_tool`, through the same approval as the model's calls, each on its own card), and
 //! forgetting a page (`close_app`, after the window has told it: its server's log says how it
-//! took it) and its log messages (`app_log`). The page itself is served by `crate::apps`.
+//! took it), its log messages (`app_log`), and what a server's pages declare (`app_pages`). The
+//! page itself is served by `crate::apps`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use switchboard_engine::mcp::apps::content_security_policy;
+use switchboard_engine::mcp::apps::{content_security_policy, AppPage};
 use switchboard_engine::ChatEvent;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -226,6 +227,13 @@ pub fn app_log(state: State<'_, AppState>, view_id: String, level: String, data:
         .runtime
         .host
         .note(&server, format!("[app] [{level}] {}", clip(&data, 2000)));
+}
+
+/// The app pages of `server`'s tools and the origins each declares (the settings form shows
+/// them next to "Let its apps reach the sites they name").
+#[tauri::command]
+pub async fn app_pages(state: State<'_, AppState>, server: String) -> CmdResult<Vec<AppPage>> {
+    Ok(state.runtime.host.app_pages(&server).await?)
 }
 
 /// `s`, at most `max` characters (a log line from a page stays a line).

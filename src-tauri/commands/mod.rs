@@ -51,6 +51,7 @@ macro_rules! handler {
             commands::apps::app_call_tool,
             commands::apps::close_app,
             commands::apps::app_log,
+            commands::apps::app_pages,
             commands::mcp::watch_servers,
             commands::mcp::mcp_config,
             commands::mcp::save_mcp_server,

@@ -150,6 +150,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   signIn: (name) => signInServer(name),
   signOut: (name) => ipc.signOutMcpServer(name).catch(reportServerError),
   cancelSignIn: (name) => ipc.cancelSignIn(name).catch(reportServerError),
+  appPages: (name) => ipc.appPages(name),
   update: (name, server) => ipc.saveMcpServer(name, null, name, server).then(reloadServerConfig, reportServerError),
 });
 

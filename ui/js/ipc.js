@@ -191,7 +191,8 @@ export function appCallTool(viewId, name, args, onEvent) {
 export const closeApp = (viewId, reason, teardown) => call('close_app', { viewId, reason, teardown });
 /** A log message from app page `viewId` (`notifications/message`), into its server's log. */
 export const appLog = (viewId, level, data) => call('app_log', { viewId, level, data });
-
+/** The app pages of `server`'s tools: [{ uri, domains: { connect, resource, frame }, error }]. */
+export const appPages = (server) => call('app_pages', { server });
 /**
  * onEvent(ChatEvent) for calls followed outside a turn: tasks still running on their servers when
  * the app last ended (toolCallTask, toolCallProgress, elicitation and sampling questions,

@@ -1,10 +1,12 @@
 //! MCP Apps in the real window: an app page on its tool's card (the npm example server
 //! server-basic-vanillajs), its button calling a tool through approval on a card of its own.
 //! `bridge`: the host side of the bridge against the official SDK's `App` (host context, tool
-//! input, sizes, links, a tool it may not call, teardown). `hostile`: a page that tries to leave
-//! its frame, reach the network, the window or the IPC.
+//! input, sizes, links, a tool it may not call, teardown). `examples`: more npm example servers
+//! (system-monitor, map, pdf) and what the server form says their apps name. `hostile`: a page
+//! that tries to leave its frame, reach the network, the window or the IPC.
 
 mod bridge;
+mod examples;
 mod hostile;
 
 use serde_json::{json, Value};
