@@ -192,10 +192,24 @@ pub fn close_app(
             format!("it did not answer the teardown within {ms} ms")
         }
     };
+    tracing::info!(target: "apps", "{server}'s app closed ({reason}): {how}");
     state.runtime.host.note(
         &server,
         format!("[switchboard] app closed ({reason}): {how}"),
     );
+}
+
+/// `on_close` hears when the window is asked to close while apps are shown: it tells them
+/// (`ui/resource-teardown`), then calls `apps_closed`.
+#[tauri::command]
+pub fn watch_window_close(state: State<'_, AppState>, on_close: Channel<()>) {
+    state.apps.watch_close(on_close);
+}
+
+/// The window has told its apps it is closing: it closes now.
+#[tauri::command]
+pub fn apps_closed(window: tauri::Window) {
+    let _ = window.close();
 }
 
 /// A log message from app page `view_id` (`notifications/message`), into its server's log.
@@ -223,10 +237,12 @@ pub fn app_log(state: State<'_, AppState>, view_id: String, level: String, data:
         Value::String(s) => s,
         other => other.to_string(),
     };
+    let data = clip(&data, 2000);
+    tracing::info!(target: "apps", "{server}'s app: [{level}] {data}");
     state
         .runtime
         .host
-        .note(&server, format!("[app] [{level}] {}", clip(&data, 2000)));
+        .note(&server, format!("[app] [{level}] {data}"));
 }
 
 /// The app pages of `server`'s tools and the origins each declares (the settings form shows

@@ -52,6 +52,8 @@ macro_rules! handler {
             commands::apps::close_app,
             commands::apps::app_log,
             commands::apps::app_pages,
+            commands::apps::watch_window_close,
+            commands::apps::apps_closed,
             commands::mcp::watch_servers,
             commands::mcp::mcp_config,
             commands::mcp::save_mcp_server,

@@ -189,6 +189,16 @@ export function appCallTool(viewId, name, args, onEvent) {
  * { answered, error, ms } how it took ui/resource-teardown, or null when it had not started.
  */
 export const closeApp = (viewId, reason, teardown) => call('close_app', { viewId, reason, teardown });
+/**
+ * onClose() is called when the window is asked to close while apps are shown; it tells them,
+ * then calls appsClosed() (the window closes by itself after 5 s anyway).
+ */
+export function watchWindowClose(onClose) {
+  const channel = new core.Channel();
+  channel.onmessage = () => onClose();
+  return call('watch_window_close', { onClose: channel });
+}
+export const appsClosed = () => call('apps_closed');
 /** A log message from app page `viewId` (`notifications/message`), into its server's log. */
 export const appLog = (viewId, level, data) => call('app_log', { viewId, level, data });
 /** The app pages of `server`'s tools: [{ uri, domains: { connect, resource, frame }, error }]. */

@@ -313,3 +313,51 @@ async fn an_app_is_told_before_its_frame_goes_and_its_answer_is_waited_for() {
     .await;
     c.close().await.unwrap();
 }
+
+/// Closing the window while an app is shown: the app is told first, and the window waits for
+/// its answer (the app's log: its line, then the host's, in the app's log file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn closing_the_window_tells_its_apps_first() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls_with("sdk__show", json!({"topic": "bridges"})));
+    let scratch = tempfile::tempdir().unwrap();
+    let home = app_home_with(&fake, "sdk", sdk_server(800, &scratch.path().join("m")));
+    let App { c, driver } =
+        App::launch_with_env(home.path(), &[("SWITCHBOARD_LOG", "warn,apps=info")]).await;
+    wait_until(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
+    )
+    .await;
+    show_the_app(&c).await;
+    // quit as a person does, with the window's close button
+    x_close_window();
+    let logs = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("logs");
+    let read = || {
+        std::fs::read_dir(&logs)
+            .map(|d| {
+                d.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+                    .collect::<String>()
+            })
+            .unwrap_or_default()
+    };
+    let t = std::time::Instant::now();
+    while !read().contains("sdk's app closed (the window is closing)") {
+        assert!(t.elapsed() < WAIT, "{}", read());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let log = read();
+    let asked = log
+        .find("sdk's app: [info] teardown asked: the window is closing")
+        .unwrap_or_else(|| panic!("{log}"));
+    let closed = log
+        .find("sdk's app closed (the window is closing): it answered the teardown in")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(asked < closed, "{log}");
+    drop(driver);
+}

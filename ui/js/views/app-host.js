@@ -13,6 +13,11 @@ export class AppHost {
   constructor(chat, app) {
     this.chat = chat;
     this.app = app;
+    // the window closing: its apps are told first
+    ipc.watchWindowClose(async () => {
+      await this.chat.cards.closeAll('the window is closing');
+      ipc.appsClosed().catch(() => {});
+    }).catch(() => {});
   }
 
   /** A message an app wrote: into the message box, for the user to send or not. */

@@ -12,6 +12,7 @@ export class ToolCards {
     this.chat = chat;
     this.cards = new Map(); // tool call id -> card node
     this.apps = new Map(); // tool call id -> its app shown (app-frame.js)
+    this.closing = new Set(); // apps told they are closed, until their frame is gone
   }
 
   clear() {
@@ -36,9 +37,17 @@ export class ToolCards {
       node.className = 'app-closing';
       for (const key of Object.keys(node.dataset)) delete node.dataset[key];
       kept.add(node);
-      app.close(reason).finally(() => node.remove());
+      const closed = app.close(reason).finally(() => { node.remove(); this.closing.delete(closed); });
+      this.closing.add(closed);
     }
     return kept;
+  }
+
+  /** Closes every app shown (the window closes); resolves when each has answered or its time is over. */
+  async closeAll(reason) {
+    const apps = [...this.apps.values()];
+    this.apps.clear();
+    await Promise.all([...apps.map((a) => a.close(reason)), ...this.closing]);
   }
 
   /**
