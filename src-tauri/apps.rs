@@ -6,9 +6,11 @@
 //! the window asked for through `open_app`.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use tauri::http::{header, Request, Response, StatusCode};
+use tauri::ipc::Channel;
 
 /// One app page shown on the card of tool call `call_id`.
 pub struct AppView {
@@ -18,16 +20,40 @@ pub struct AppView {
     csp: String,
 }
 
-/// The app pages shown now, by their random id.
+/// The app pages shown now, by their random id; and the window's ear for its own closing, so
+/// the apps it shows are told first (`hold_close`).
 #[derive(Default)]
-pub struct AppViews(Mutex<HashMap<String, AppView>>);
+pub struct AppViews {
+    views: Mutex<HashMap<String, AppView>>,
+    on_close: Mutex<Option<Channel<()>>>,
+    /// The window was told it is closing: the next close goes through.
+    closing: AtomicBool,
+}
 
 impl AppViews {
+    /// Where to say that the window is about to close (`watch_window_close`).
+    pub fn watch_close(&self, on_close: Channel<()>) {
+        *self.on_close.lock().unwrap() = Some(on_close);
+    }
+
+    /// The window was asked to close: whether that must wait until it has told its apps (some
+    /// are shown and the window listens; said once, so the next close goes through).
+    pub fn hold_close(&self) -> bool {
+        if self.views.lock().unwrap().is_empty() || self.closing.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        self.on_close
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|ch| ch.send(()).is_ok())
+    }
+
     /// Keeps a page to serve; its id.
     pub fn add(&self, call_id: i64, server: String, html: String, csp: String) -> String {
         let id = switchboard_engine::mcp::apps::view_id();
         let html = switchboard_engine::mcp::apps::with_policy_meta(&html, &csp);
-        self.0.lock().unwrap().insert(
+        self.views.lock().unwrap().insert(
             id.clone(),
             AppView {
                 call_id,
@@ -41,7 +67,7 @@ impl AppViews {
 
     /// The call and server of page `id`.
     pub fn origin(&self, id: &str) -> Option<(i64, String)> {
-        self.0
+        self.views
             .lock()
             .unwrap()
             .get(id)
@@ -49,7 +75,7 @@ impl AppViews {
     }
 
     pub fn remove(&self, id: &str) {
-        self.0.lock().unwrap().remove(id);
+        self.views.lock().unwrap().remove(id);
     }
 
     /// Answers a request for `mcpapp://localhost/v/<id>` from the window labelled `label`.
@@ -67,7 +93,7 @@ impl AppViews {
         let Some(id) = request.uri().path().strip_prefix("/v/") else {
             return refuse(StatusCode::NOT_FOUND);
         };
-        let views = self.0.lock().unwrap();
+        let views = self.views.lock().unwrap();
         let Some(view) = views.get(id) else {
             return refuse(StatusCode::NOT_FOUND);
         };

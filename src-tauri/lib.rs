@@ -89,6 +89,24 @@ pub fn run() {
             });
             Ok(())
         })
+        // closing the window while apps are shown: they are told first (apps.rs::hold_close),
+        // for at most a little longer than the window waits for them
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                let held = window.label() == "main"
+                    && window
+                        .try_state::<AppState>()
+                        .is_some_and(|s| s.apps.hold_close());
+                if held {
+                    api.prevent_close();
+                    let window = window.clone();
+                    tauri::async_runtime::spawn(async move {
+                        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                        let _ = window.close();
+                    });
+                }
+            }
+        })
         .invoke_handler(commands::handler!())
         .build(tauri::generate_context!())
         .expect("error while building the Switchboard window");

@@ -1,10 +1,12 @@
 //! MCP Apps: showing a tool's app page on its card (`open_app`), the calls the page makes
 //! (`app_call_tool`, through the same approval as the model's calls, each on its own card), and
-//! forgetting a page (`close_app`). The page itself is served by `crate::apps`.
+//! forgetting a page (`close_app`, after the window has told it: its server's log says how it
+//! took it), its log messages (`app_log`), and what a server's pages declare (`app_pages`). The
+//! page itself is served by `crate::apps`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use switchboard_engine::mcp::apps::content_security_policy;
+use switchboard_engine::mcp::apps::{content_security_policy, AppPage};
 use switchboard_engine::ChatEvent;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -28,6 +30,9 @@ pub struct AppOpened {
     tool_input: Value,
     tool_result: Option<Value>,
     prefers_border: Option<bool>,
+    /// The origins the page may reach (what it declared, if its server may reach the network;
+    /// else none), as the bridge tells it (`hostCapabilities.sandbox.csp`).
+    approved_csp: Value,
 }
 
 /// Reads the app page of tool call `call_id`'s tool and serves it at a fresh address.
@@ -52,6 +57,15 @@ pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<App
         .get(&origin.server)
         .is_some_and(|c| c.app_network);
     let csp = content_security_policy(&page.domains, network);
+    let approved_csp = if network {
+        json!({
+            "connectDomains": page.domains.connect,
+            "resourceDomains": page.domains.resource,
+            "frameDomains": page.domains.frame,
+        })
+    } else {
+        json!({})
+    };
     tracing::info!(
         "showing the app {uri} of {} (declared: {:?})",
         origin.server,
@@ -85,6 +99,7 @@ pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<App
         tool_input: origin.arguments,
         tool_result,
         prefers_border: page.prefers_border,
+        approved_csp,
     })
 }
 
@@ -131,8 +146,120 @@ pub async fn app_call_tool(
     }))
 }
 
-/// The app page `view_id` is no longer shown: its address serves nothing any more.
+/// How an app page took being closed (`ui/resource-teardown`), as the window saw it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Teardown {
+    /// The page answered (else the window stopped waiting).
+    answered: bool,
+    /// It answered with an error (its message).
+    error: Option<String>,
+    /// How long the window waited.
+    ms: u64,
+}
+
+/// The app page `view_id` is no longer shown: its address serves nothing any more. Its server's
+/// log says why, and how the page took it (`teardown`; none: it was not asked, as it had not
+/// started or had left its page).
 #[tauri::command]
-pub fn close_app(state: State<'_, AppState>, view_id: String) {
+pub fn close_app(
+    state: State<'_, AppState>,
+    view_id: String,
+    reason: String,
+    teardown: Option<Teardown>,
+) {
+    let Some((_, server)) = state.apps.origin(&view_id) else {
+        return;
+    };
     state.apps.remove(&view_id);
+    let reason = clip(&reason, 200);
+    let how = match teardown {
+        None => "it was not asked (it had not started, or had left its page)".to_string(),
+        Some(Teardown {
+            answered: true,
+            error: None,
+            ms,
+        }) => format!("it answered the teardown in {ms} ms"),
+        Some(Teardown {
+            answered: true,
+            error: Some(e),
+            ms,
+        }) => format!(
+            "it answered the teardown with an error in {ms} ms: {}",
+            clip(&e, 200)
+        ),
+        Some(Teardown { ms, .. }) => {
+            format!("it did not answer the teardown within {ms} ms")
+        }
+    };
+    tracing::info!(target: "apps", "{server}'s app closed ({reason}): {how}");
+    state.runtime.host.note(
+        &server,
+        format!("[switchboard] app closed ({reason}): {how}"),
+    );
+}
+
+/// `on_close` hears when the window is asked to close while apps are shown: it tells them
+/// (`ui/resource-teardown`), then calls `apps_closed`.
+#[tauri::command]
+pub fn watch_window_close(state: State<'_, AppState>, on_close: Channel<()>) {
+    state.apps.watch_close(on_close);
+}
+
+/// The window has told its apps it is closing: it closes now.
+#[tauri::command]
+pub fn apps_closed(window: tauri::Window) {
+    let _ = window.close();
+}
+
+/// A log message from app page `view_id` (`notifications/message`), into its server's log.
+#[tauri::command]
+pub fn app_log(state: State<'_, AppState>, view_id: String, level: String, data: Value) {
+    let Some((_, server)) = state.apps.origin(&view_id) else {
+        return;
+    };
+    const LEVELS: [&str; 8] = [
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    let level = if LEVELS.contains(&level.as_str()) {
+        level
+    } else {
+        "info".into()
+    };
+    let data = match data {
+        Value::String(s) => s,
+        other => other.to_string(),
+    };
+    let data = clip(&data, 2000);
+    tracing::info!(target: "apps", "{server}'s app: [{level}] {data}");
+    state
+        .runtime
+        .host
+        .note(&server, format!("[app] [{level}] {data}"));
+}
+
+/// The app pages of `server`'s tools and the origins each declares (the settings form shows
+/// them next to "Let its apps reach the sites they name").
+#[tauri::command]
+pub async fn app_pages(state: State<'_, AppState>, server: String) -> CmdResult<Vec<AppPage>> {
+    Ok(state.runtime.host.app_pages(&server).await?)
+}
+
+/// `s`, at most `max` characters (a log line from a page stays a line).
+fn clip(s: &str, max: usize) -> String {
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match one_line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
 }

@@ -446,6 +446,44 @@ fn x_window_png() -> Vec<u8> {
     }
 }
 
+/// Asks the app's window to close as a window manager does when a person clicks its close button
+/// (a `WM_DELETE_WINDOW` client message; WebDriver's own close skips the app's close request).
+pub fn x_close_window() {
+    use x11_dl::xlib;
+    let out = xdotool(&["search", "--onlyvisible", "--name", "^Switchboard$"]);
+    let window: xlib::Window = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse().ok())
+        .expect("the app's window on the X server");
+    let xl = xlib::Xlib::open().expect("libX11");
+    // SAFETY: plain Xlib calls on a display opened and closed here; the event is fully set.
+    unsafe {
+        let display = (xl.XOpenDisplay)(std::ptr::null());
+        assert!(!display.is_null(), "no X display (DISPLAY)");
+        let atom = |name: &str| {
+            let name = std::ffi::CString::new(name).unwrap();
+            (xl.XInternAtom)(display, name.as_ptr(), 0)
+        };
+        let mut event: xlib::XEvent = std::mem::zeroed();
+        event.client_message.type_ = xlib::ClientMessage;
+        event.client_message.window = window;
+        event.client_message.message_type = atom("WM_PROTOCOLS");
+        event.client_message.format = 32;
+        event
+            .client_message
+            .data
+            .set_long(0, atom("WM_DELETE_WINDOW") as std::os::raw::c_long);
+        event
+            .client_message
+            .data
+            .set_long(1, xlib::CurrentTime as std::os::raw::c_long);
+        (xl.XSendEvent)(display, window, 0, xlib::NoEventMask, &mut event);
+        (xl.XFlush)(display);
+        (xl.XCloseDisplay)(display);
+    }
+}
+
 /// A fresh home for the app (XDG folders under a temp dir) and its config folder, created.
 pub fn app_home() -> (tempfile::TempDir, PathBuf) {
     let home = tempfile::tempdir().unwrap();

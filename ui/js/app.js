@@ -15,7 +15,7 @@ import { ChatSettingsDialog } from './views/chat-settings.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
 import { contextText } from './views/words.js';
-import { LinkConfirm, linkTarget } from './views/links.js';
+import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
 
@@ -43,7 +43,7 @@ const chat = new ChatView($('#messages'), {
   onLateResult: (id) => sendLateResult(id),
   hasApp: (server, tool) => Boolean(state.servers?.find((s) => s.name === server)?.tools
     ?.find((t) => t.name === tool)?.ui?.resourceUri),
-  onOpenApp: (callId, box) => apps.open(callId, box),
+  onOpenApp: (callId, box, onEnded) => apps.open(callId, box, onEnded),
   onEdit: (id, text) => sendEdit(id, text),
   onRegenerate: (userMessageId) => regenerate(userMessageId),
   onBranch: (id, step) => switchBranch(id, step),
@@ -117,39 +117,19 @@ async function importConversation() {
 }
 
 // ---------- links ----------
-const linkConfirm = new LinkConfirm($('#link-dialog'));
-
-/** Opens a link from a reply or a tool result once the user has seen where it goes (or has said
- * links to its site may open without asking). */
-async function openLink(href, words) {
-  const target = linkTarget(href);
-  if (!target) return;
-  const trusted = state.settings?.trustedLinkHosts ?? [];
-  if (!(target.host && trusted.includes(target.host))) {
-    const answer = await linkConfirm.ask(target, words);
-    if (!answer) return;
-    if (answer.always && target.host) {
-      try {
-        state.settings = await ipc.saveSettings({ ...state.settings, trustedLinkHosts: [...new Set([...trusted, target.host])] });
-      } catch (err) {
-        toast(`Could not remember ${target.host}: ${err?.message ?? err}`);
-      }
-    }
-  }
-  ipc.openUrl(target.url).catch((err) => toast(`Could not open the link: ${err?.message ?? err}`));
-}
+// a link from a reply, a tool result or an app opens once the user has seen where it goes
+const openLink = linkOpener(new LinkConfirm($('#link-dialog')), {
+  trusted: () => state.settings?.trustedLinkHosts ?? [],
+  trust: async (host) => {
+    const hosts = [...new Set([...(state.settings?.trustedLinkHosts ?? []), host])];
+    state.settings = await ipc.saveSettings({ ...state.settings, trustedLinkHosts: hosts });
+  },
+  openUrl: (url) => ipc.openUrl(url),
+  toast,
+});
 
 // MCP Apps on their cards (views/app-host.js): what a page asks goes through the window's own rules.
-const apps = new AppHost(chat, {
-  openLink: (url) => openLink(url, url),
-  draftMessage: (text) => {
-    const input = $('#input');
-    input.value = input.value ? `${input.value}\n${text}` : text;
-    autosize();
-    input.focus();
-    toast('The app wrote a message for you: it is in the message box, send it if you want to.');
-  },
-});
+const apps = new AppHost(chat, { openLink: (url) => openLink(url, url), input: $('#input'), autosize, toast });
 
 /** Signs in to a server (its page opens in the browser); resolves when that has ended. */
 function signInServer(name) {
@@ -170,6 +150,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   signIn: (name) => signInServer(name),
   signOut: (name) => ipc.signOutMcpServer(name).catch(reportServerError),
   cancelSignIn: (name) => ipc.cancelSignIn(name).catch(reportServerError),
+  appPages: (name) => ipc.appPages(name),
   update: (name, server) => ipc.saveMcpServer(name, null, name, server).then(reloadServerConfig, reportServerError),
 });
 

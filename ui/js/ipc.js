@@ -171,7 +171,7 @@ export const answerQuestion = (id, answer) => call('answer_question', { id, answ
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
 /**
  * Serves the app page of a tool call's tool at a fresh address: { viewId, url, server, tool,
- * toolInfo, toolInput, toolResult|null, prefersBorder|null }.
+ * toolInfo, toolInput, toolResult|null, prefersBorder|null, approvedCsp }.
  */
 export const openApp = (callId) => call('open_app', { callId });
 /**
@@ -184,7 +184,25 @@ export function appCallTool(viewId, name, args, onEvent) {
   return call('app_call_tool', { viewId, name, arguments: args, onEvent: channel });
 }
 /** The app page is no longer shown: its address serves nothing any more. */
-export const closeApp = (viewId) => call('close_app', { viewId });
+/**
+ * App page `viewId` is no longer shown. `reason`: why (what the page was told); `teardown`:
+ * { answered, error, ms } how it took ui/resource-teardown, or null when it had not started.
+ */
+export const closeApp = (viewId, reason, teardown) => call('close_app', { viewId, reason, teardown });
+/**
+ * onClose() is called when the window is asked to close while apps are shown; it tells them,
+ * then calls appsClosed() (the window closes by itself after 5 s anyway).
+ */
+export function watchWindowClose(onClose) {
+  const channel = new core.Channel();
+  channel.onmessage = () => onClose();
+  return call('watch_window_close', { onClose: channel });
+}
+export const appsClosed = () => call('apps_closed');
+/** A log message from app page `viewId` (`notifications/message`), into its server's log. */
+export const appLog = (viewId, level, data) => call('app_log', { viewId, level, data });
+/** The app pages of `server`'s tools: [{ uri, domains: { connect, resource, frame }, error }]. */
+export const appPages = (server) => call('app_pages', { server });
 /**
  * onEvent(ChatEvent) for calls followed outside a turn: tasks still running on their servers when
  * the app last ended (toolCallTask, toolCallProgress, elicitation and sampling questions,

@@ -12,34 +12,87 @@ export class ToolCards {
     this.chat = chat;
     this.cards = new Map(); // tool call id -> card node
     this.apps = new Map(); // tool call id -> its app shown (app-frame.js)
+    this.closing = new Set(); // apps told they are closed, until their frame is gone
   }
 
   clear() {
-    for (const app of this.apps.values()) app.close();
     this.apps.clear();
     this.cards.clear();
   }
 
   /**
+   * Takes the apps shown in `nodes` (about to leave the chat) away: each is told why
+   * (`ui/resource-teardown`) and removed once it has answered or the wait is over. Meanwhile
+   * its node stays where it is, hidden and no longer a card (a frame moved elsewhere would load
+   * its page again). Returns the nodes kept that way: the caller removes the others.
+   */
+  closeAppsIn(nodes, reason) {
+    const kept = new Set();
+    for (const [id, app] of [...this.apps]) {
+      const node = nodes.find((n) => n.contains(app.frame));
+      if (!node) continue;
+      this.apps.delete(id);
+      node.hidden = true;
+      node.inert = true;
+      node.className = 'app-closing';
+      for (const key of Object.keys(node.dataset)) delete node.dataset[key];
+      kept.add(node);
+      const closed = app.close(reason).finally(() => { node.remove(); this.closing.delete(closed); });
+      this.closing.add(closed);
+    }
+    return kept;
+  }
+
+  /** Closes every app shown (the window closes); resolves when each has answered or its time is over. */
+  async closeAll(reason) {
+    const apps = [...this.apps.values()];
+    this.apps.clear();
+    await Promise.all([...apps.map((a) => a.close(reason)), ...this.closing]);
+  }
+
+  /**
    * The call's tool has an app (MCP Apps): shown on the card at once (`now`, a call that just
-   * ended), or when the user asks (a stored one).
+   * ended), or when the user asks (a stored one); the user may close it and show it again.
    */
   offerApp(id, now) {
     const card = this.cards.get(id);
     if (!card || card.querySelector('.app-box')) return;
     const box = el('div', { class: 'app-box' });
-    const error = el('p', { class: 'field-error', role: 'alert' });
+    const note = el('p', { class: 'field-error', role: 'alert' });
+    const bar = el('div', { class: 'app-bar' });
+    const offer = () => {
+      bar.remove();
+      box.prepend(button);
+    };
     const show = async () => {
       button.remove();
-      error.textContent = '';
+      note.textContent = '';
       try {
-        this.apps.set(id, await this.chat.onOpenApp(id, box));
+        const app = await this.chat.onOpenApp(id, box, (ended) => {
+          if (this.apps.get(id) !== app) return;
+          this.apps.delete(id);
+          note.textContent = ended;
+          offer();
+        });
+        this.apps.set(id, app);
+        const close = el('button', {
+          type: 'button', class: 'btn small', dataset: { action: 'close-app' },
+          onclick: async () => {
+            close.disabled = true;
+            this.apps.delete(id);
+            await app.close('the user closed it');
+            offer();
+          },
+        }, 'Close the app');
+        bar.replaceChildren(close);
+        box.prepend(bar);
       } catch (e) {
-        error.textContent = `The app could not be shown: ${e?.message ?? e}`;
+        note.textContent = `The app could not be shown: ${e?.message ?? e}`;
+        offer();
       }
     };
     const button = el('button', { type: 'button', class: 'btn small', dataset: { action: 'show-app' }, onclick: show }, 'Show the app');
-    box.append(button, error);
+    box.append(button, note);
     card.querySelector('.card-body').prepend(box);
     card.open = true;
     if (now) show();

@@ -7,8 +7,8 @@ import { messageStatusText, noticeText } from './words.js';
 export class ChatView {
   /**
    * actions: onLink(href, words), onExample(text), onCancelCall(id), onLateResult(callId) (send a
-   * task's late result to the model), hasApp(server, tool), onOpenApp(callId, box) → the app shown
-   * (MCP Apps), onEdit(messageId, text),
+   * task's late result to the model), hasApp(server, tool), onOpenApp(callId, box, onEnded) → the
+   * app shown (MCP Apps; onEnded(note): it ended by itself), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp'),
    * onShowEarlier() (the items of a long conversation before those sent)
    */
@@ -38,10 +38,18 @@ export class ChatView {
     });
   }
 
-  clear() {
-    this.root.replaceChildren();
+  /** Empties the chat; its apps are told `reason` before they go (cards.closeAppsIn). */
+  clear(reason = 'its conversation is no longer shown') {
+    this.removeNodes([...this.root.children], reason);
     this.bubbles.clear();
     this.cards.clear();
+  }
+
+  /** Removes `nodes` from the chat; an app among them is closed first (told `reason`). */
+  removeNodes(nodes, reason) {
+    const kept = this.cards.closeAppsIn(nodes, reason);
+    // an app still closing stays until it has answered
+    for (const n of nodes) if (!kept.has(n) && !n.classList.contains('app-closing')) n.remove();
   }
 
   /** `servers`: the running servers, each with its tools. */
@@ -210,23 +218,13 @@ export class ChatView {
   /** Removes a message and everything after it (an edit or regeneration replaces them). */
   truncateFrom(id) {
     const b = this.bubbles.get(id);
-    if (!b) return;
-    let n = b.node;
-    while (n) {
-      const next = n.nextElementSibling;
-      n.remove();
-      n = next;
-    }
+    if (b) this.removeNodes(siblingsFrom(b.node), 'its message was edited');
   }
 
   /** Removes what follows your message `userMessageId` (its reply is about to be regenerated). */
   removeAfter(userMessageId) {
-    let n = this.root.querySelector(`.msg[data-id="${userMessageId}"]`)?.nextElementSibling;
-    while (n) {
-      const next = n.nextElementSibling;
-      n.remove();
-      n = next;
-    }
+    const first = this.root.querySelector(`.msg[data-id="${userMessageId}"]`)?.nextElementSibling;
+    this.removeNodes(siblingsFrom(first), 'its reply is being regenerated');
   }
 
   /** Whether the empty state (no conversation yet) is shown. */
@@ -344,4 +342,11 @@ function importedNote(view, onChatSettings) {
         el('pre', { class: 'code' }, prompt),
         onChatSettings ? el('button', { type: 'button', class: 'btn small', onclick: onChatSettings }, 'Change it in Chat settings') : null)
       : null);
+}
+
+/** `node` and the elements after it. */
+function siblingsFrom(node) {
+  const nodes = [];
+  for (let n = node; n; n = n.nextElementSibling) nodes.push(n);
+  return nodes;
 }

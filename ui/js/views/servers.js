@@ -5,6 +5,7 @@ import { el, $ } from '../dom.js';
 import { stepText, sandboxText, sandboxDetail, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
 import { diffView } from './diff.js';
+import { showAppOrigins, hideAppOrigins } from './app-origins.js';
 
 export function summarize(servers) {
   const running = servers.filter((s) => s.status === 'running').length;
@@ -20,7 +21,7 @@ export function summarize(servers) {
 export class ServersView {
   /**
    * actions: { save(original, copyOf, name, server), remove(name), setEnabled(name, on), restart(name),
-   *   update(name, server), signIn(name), signOut(name), cancelSignIn(name) } — `update` saves a server's config from its row
+   *   update(name, server), signIn(name), signOut(name), cancelSignIn(name), appPages(name) } — `update` saves a server's config from its row
  *   (errors reported there); `signIn` resolves when the sign-in has ended.
    */
   constructor(dialog, actions) {
@@ -37,6 +38,7 @@ export class ServersView {
     $('#srv-transport', dialog).addEventListener('change', () => this.showTransport());
     $('#srv-trusted', dialog).addEventListener('change', () => { this.trustedTouched = true; });
     $('#srv-sandbox', dialog).addEventListener('change', () => this.showSandbox());
+    $('#srv-app-network', dialog).addEventListener('change', () => this.showAppOrigins());
     $('#srv-add-env', dialog).addEventListener('click', () => { this.env.push(newRow()); this.renderRows('env', true); });
     $('#srv-add-header', dialog).addEventListener('click', () => { this.headers.push(newRow()); this.renderRows('headers', true); });
     this.servers = [];
@@ -235,11 +237,22 @@ export class ServersView {
     $('#srv-sandbox-unsandboxed', this.form).checked = Boolean(sb?.allowUnsandboxed);
     this.showTransport();
     this.showSandbox();
+    this.showAppOrigins();
     this.clearErrors();
     this.form.hidden = false;
     this.list.hidden = true;
     for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = true;
     $('#srv-name', this.form).focus();
+  }
+
+  /** With "Let its apps reach the sites they name" ticked: which sites those are. */
+  showAppOrigins() {
+    const box = $('#srv-app-origins', this.form);
+    box.hidden = !$('#srv-app-network', this.form).checked;
+    if (box.hidden) { hideAppOrigins(box); return; }
+    // a duplicate runs the same program: what the original's apps name
+    const name = this.editing ?? this.copyOf;
+    showAppOrigins(box, name, this.servers.find((s) => s.name === name), this.actions.appPages);
   }
 
   showTransport() {

@@ -139,7 +139,10 @@ fn origin_source(d: &str) -> Option<String> {
 
 /// The Content-Security-Policy an app page runs under. Without `network` (the user has not
 /// allowed its server to reach the network from apps) the declared domains are left out: the
-/// page reaches nothing but itself, inline code and `data:` images.
+/// page reaches nothing but itself. Code it carries may also run from `blob:` and `data:`
+/// addresses, as workers too (server-pdf's PDF.js starts its worker that way, as the SDK's
+/// reference host allows): those hold only what the page itself made, a worker inherits this
+/// policy, and none of it reaches the network.
 pub fn content_security_policy(domains: &AppDomains, network: bool) -> String {
     let join = |extra: &[String]| {
         if network && !extra.is_empty() {
@@ -160,10 +163,11 @@ pub fn content_security_policy(domains: &AppDomains, network: bool) -> String {
         "'none'".into()
     };
     format!(
-        "default-src 'none'; script-src 'self' 'unsafe-inline'{resource}; \
-         style-src 'self' 'unsafe-inline'{resource}; img-src 'self' data:{resource}; \
-         font-src 'self' data:{resource}; media-src 'self' data:{resource}; connect-src {connect}; \
-         frame-src {frame}; object-src 'none'; base-uri 'none'; form-action 'none'"
+        "default-src 'none'; script-src 'self' 'unsafe-inline' blob: data:{resource}; \
+         worker-src 'self' blob: data:; style-src 'self' 'unsafe-inline'{resource}; \
+         img-src 'self' data: blob:{resource}; font-src 'self' data: blob:{resource}; \
+         media-src 'self' data: blob:{resource}; connect-src {connect}; frame-src {frame}; \
+         object-src 'none'; base-uri 'none'; form-action 'none'"
     )
 }
 
@@ -200,6 +204,16 @@ pub struct AppResource {
     pub domains: AppDomains,
     /// The page would rather have (or not have) a border drawn around it.
     pub prefers_border: Option<bool>,
+}
+
+/// One app page of a server and the origins it declares (for the settings form).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppPage {
+    pub uri: String,
+    pub domains: AppDomains,
+    /// Why it could not be read.
+    pub error: Option<String>,
 }
 
 #[cfg(test)]
@@ -280,9 +294,15 @@ mod tests {
             "{open}"
         );
         assert!(
-            open.contains("script-src 'self' 'unsafe-inline' https://cdn.example.com;"),
+            open.contains("script-src 'self' 'unsafe-inline' blob: data: https://cdn.example.com;"),
             "{open}"
         );
+        // local code (blob:, data:) may run, as a worker too; nothing else
+        assert!(
+            closed.contains("worker-src 'self' blob: data:;"),
+            "{closed}"
+        );
+        assert!(!closed.contains("http"), "{closed}");
         assert!(!open.contains("unsafe-eval"));
         // nothing declared: closed either way
         assert_eq!(

@@ -210,12 +210,14 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
 
 /// MCP Apps servers from npm: a tool's app page (`_meta.ui.resourceUri`) is known and read as an
 /// app page with nothing declared (so it reaches no network); a tool only its app may call
-/// (`visibility: ["app"]`) is never the model's: not offered, and no name routes to it.
+/// (`visibility: ["app"]`) is never the model's: not offered, and no name routes to it. What
+/// each server's pages declare is read before any is shown (server-map's tile and CDN origins,
+/// server-pdf's font origin), as the server form shows it.
 #[tokio::test]
 async fn app_pages_are_read_and_app_only_tools_are_not_the_models() {
     use switchboard_engine::mcp::apps::{content_security_policy, APP_MIME};
     let mut config = McpConfig::default();
-    for name in ["basic-vanillajs", "system-monitor"] {
+    for name in ["basic-vanillajs", "system-monitor", "map", "pdf"] {
         config.servers.insert(
             name.into(),
             switchboard_engine::mcp::ServerConfig::new(
@@ -293,5 +295,32 @@ async fn app_pages_are_read_and_app_only_tools_are_not_the_models() {
         refused.is_error && refused.text.starts_with("Unknown tool"),
         "{refused:?}"
     );
+
+    // what each server's pages declare, read before any was shown (the settings form says it)
+    let pages = host.app_pages("map").await.unwrap();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert_eq!(pages[0].uri, "ui://cesium-map/mcp-app.html");
+    assert_eq!(
+        pages[0].domains.connect,
+        vec![
+            "https://*.openstreetmap.org",
+            "https://cesium.com",
+            "https://*.cesium.com"
+        ]
+    );
+    assert_eq!(pages[0].domains.resource, pages[0].domains.connect);
+    let pages = host.app_pages("pdf").await.unwrap();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert_eq!(pages[0].domains.connect, vec!["https://unpkg.com"]);
+    let pages = host.app_pages("basic-vanillajs").await.unwrap();
+    assert_eq!((pages.len(), pages[0].domains.is_empty()), (1, true));
+    assert!(host.app_pages("nobody").await.is_err());
+    // server-pdf: its viewer's helpers are its app's only
+    let pdf = tools("pdf");
+    for name in ["read_pdf_bytes", "poll_pdf_commands", "save_pdf"] {
+        let t = pdf.iter().find(|t| t.name == name).unwrap();
+        assert!(!t.ui.model && t.ui.app, "{name}");
+        assert!(!offered.iter().any(|n| n.ends_with(name)), "{offered:?}");
+    }
     host.shutdown().await;
 }

@@ -5,7 +5,7 @@ use rmcp::model::ReadResourceRequestParams;
 use serde_json::Value;
 
 use super::{HostError, McpHost};
-use crate::mcp::apps::{AppDomains, AppResource, APP_MIME, MAX_APP_HTML};
+use crate::mcp::apps::{AppDomains, AppPage, AppResource, APP_MIME, MAX_APP_HTML};
 
 impl McpHost {
     /// Reads `server`'s UI resource `uri` (`resources/read`): its HTML (text, or base64 in a
@@ -82,5 +82,39 @@ impl McpHost {
                 .and_then(|u| u.get("prefersBorder"))
                 .and_then(Value::as_bool),
         })
+    }
+
+    /// The app pages `server`'s tools show (each `ui://` page once), each read for the origins
+    /// it declares: what the user is told before letting that server's apps reach the network.
+    /// A page that cannot be read says why.
+    pub async fn app_pages(&self, server: &str) -> Result<Vec<AppPage>, HostError> {
+        let snapshot = self
+            .slot(server)
+            .ok_or_else(|| HostError::NotConfigured(server.to_string()))?
+            .snapshot();
+        let mut uris: Vec<String> = snapshot
+            .catalog
+            .tools
+            .iter()
+            .filter_map(|t| t.ui.resource_uri.clone())
+            .collect();
+        uris.sort();
+        uris.dedup();
+        let mut pages = Vec::with_capacity(uris.len());
+        for uri in uris {
+            pages.push(match self.app_resource(server, &uri).await {
+                Ok(page) => AppPage {
+                    uri,
+                    domains: page.domains,
+                    error: None,
+                },
+                Err(e) => AppPage {
+                    uri,
+                    domains: AppDomains::default(),
+                    error: Some(e.to_string()),
+                },
+            });
+        }
+        Ok(pages)
     }
 }

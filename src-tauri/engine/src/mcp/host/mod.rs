@@ -377,6 +377,14 @@ impl McpHost {
         self.shared.changed();
     }
 
+    /// Adds `line` to `server`'s log (what the window saw its apps do: their log messages, their
+    /// teardown). Nothing when there is no such server.
+    pub fn note(&self, server: &str, line: String) {
+        if let Some(slot) = self.slot(server) {
+            slot.log.push(line);
+        }
+    }
+
     fn slot(&self, name: &str) -> Option<Arc<Slot>> {
         self.servers.read().unwrap().get(name).cloned()
     }

@@ -1,0 +1,194 @@
+//! MCP Apps in the real window: an app page on its tool's card (the npm example server
+//! server-basic-vanillajs), its button calling a tool through approval on a card of its own.
+//! `bridge`: the host side of the bridge against the official SDK's `App` (host context, tool
+//! input, sizes, links, a tool it may not call, teardown). `examples`: more npm example servers
+//! (system-monitor, map, pdf) and what the server form says their apps name. `hostile`: a page
+//! that tries to leave its frame, reach the network, the window or the IPC.
+
+mod bridge;
+mod examples;
+mod hostile;
+
+use serde_json::{json, Value};
+
+use crate::app::*;
+use crate::support::fake_ollama::{last_message, FakeOllama, Stream};
+
+/// A fresh app home talking to `fake`, with these MCP servers.
+fn app_home_with_servers(
+    fake: &FakeOllama,
+    servers: Vec<(&str, switchboard_engine::mcp::ServerConfig)>,
+) -> tempfile::TempDir {
+    let (home, config_dir) = app_home();
+    let settings = json!({"llmUrl": fake.url});
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let mut cfg = switchboard_engine::mcp::McpConfig::default();
+    for (name, server) in servers {
+        cfg.servers.insert(name.into(), server);
+    }
+    cfg.save(&config_dir.join("mcp.json")).unwrap();
+    home
+}
+
+fn app_home_with(
+    fake: &FakeOllama,
+    name: &str,
+    server: switchboard_engine::mcp::ServerConfig,
+) -> tempfile::TempDir {
+    app_home_with_servers(fake, vec![(name, server)])
+}
+
+/// The model calls `tool` (with `args`) when the user writes, and answers "Shown." after.
+fn calls_with(
+    tool: &'static str,
+    args: Value,
+) -> impl Fn(&Value) -> crate::support::fake_ollama::Reply {
+    move |req: &Value| {
+        if last_message(req)["role"] == "user" {
+            Stream::new()
+                .tool_calls(&[("a", tool, args.clone())])
+                .done()
+                .reply()
+        } else {
+            Stream::new().text("Shown.").done().reply()
+        }
+    }
+}
+
+fn calls(tool: &'static str) -> impl Fn(&Value) -> crate::support::fake_ollama::Reply {
+    calls_with(tool, json!({}))
+}
+
+/// An npm MCP Apps example server (`server-NAME`) over stdio.
+fn example_server(name: &str, extra: &[&str]) -> switchboard_engine::mcp::ServerConfig {
+    let path = crate::support::app_server(name);
+    let mut args = vec![path.to_str().unwrap(), "--stdio"];
+    args.extend_from_slice(extra);
+    switchboard_engine::mcp::ServerConfig::new("node", &args)
+}
+
+/// The last lines of server `name`'s log, as the servers list has them.
+async fn server_log(c: &fantoccini::Client, name: &str) -> Vec<String> {
+    let v = c
+        .execute_async(
+            "const [name, done] = [arguments[0], arguments[arguments.length - 1]];
+             const ch = new window.__TAURI__.core.Channel();
+             ch.onmessage = (list) => done(list.find((s) => s.name === name)?.stderrTail ?? null);
+             window.__TAURI__.core.invoke('watch_servers', { onChange: ch });",
+            vec![json!(name)],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(v).unwrap()
+}
+
+/// Waits until server `name`'s log has a line containing `part`; the whole log.
+async fn wait_for_log(c: &fantoccini::Client, name: &str, part: &str) -> Vec<String> {
+    let t = std::time::Instant::now();
+    loop {
+        let log = server_log(c, name).await;
+        if log.iter().any(|l| l.contains(part)) {
+            return log;
+        }
+        assert!(
+            t.elapsed() < WAIT,
+            "no \"{part}\" in {name}'s log: {log:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// The state of the first app frame (`loading`, `ready`, `closing`), or null when there is none.
+async fn frame_state(c: &fantoccini::Client) -> Value {
+    c.execute(
+        "return document.querySelector('iframe.app-frame')?.dataset.state ?? null;",
+        vec![],
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls("basic-vanillajs__get-time"));
+    let home = app_home_with(
+        &fake,
+        "basic-vanillajs",
+        example_server("basic-vanillajs", &[]),
+    );
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    send(&c, "what time is it on the server?").await;
+    // the model's call asks first, as every call of a tool that may change something
+    wait_css(&c, ".tool-card .approval").await;
+    click(&c, ".tool-card [data-action='allowOnce']").await;
+    wait_css(&c, ".tool-card.ok iframe.app-frame").await;
+    let frame = c
+        .execute(
+            "const f = document.querySelector('iframe.app-frame');
+             return [f.getAttribute('sandbox'), f.src.startsWith('mcpapp://localhost/v/')];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(frame, json!(["allow-scripts", true]));
+    // inside: the page got the call's result, and its button calls the tool again
+    c.enter_frame(0).await.unwrap();
+    wait_until(
+        &c,
+        "/^\\d{4}-\\d\\d-\\d\\dT/.test(document.querySelector('#server-time')?.textContent ?? '')",
+    )
+    .await;
+    let first = text_content(&c, "#server-time").await;
+    let inside = c
+        .execute(
+            "return [typeof window.__TAURI_INTERNALS__, typeof window.ipc, window.origin];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(inside, json!(["undefined", "undefined", "null"]));
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    click(&c, "#get-time-btn").await;
+    c.enter_parent_frame().await.unwrap();
+    // the app's call is a card of its own, asking like the model's
+    wait_until(&c, "document.querySelectorAll('.tool-card').length === 2").await;
+    wait_css(&c, ".tool-card:last-of-type .approval").await;
+    screenshot(&c, "app.png").await;
+    click(&c, ".tool-card:last-of-type [data-action='allowOnce']").await;
+    wait_css(&c, ".tool-card:last-of-type.ok").await;
+    c.enter_frame(0).await.unwrap();
+    wait_until(
+        &c,
+        &format!(
+            "(document.querySelector('#server-time')?.textContent ?? '') !== {}",
+            json!(first)
+        ),
+    )
+    .await;
+    c.enter_parent_frame().await.unwrap();
+    // a new chat: the example's own onteardown (the SDK's App) answers before its frame goes
+    click(&c, "#new-chat").await;
+    let log = wait_for_log(&c, "basic-vanillajs", "app closed").await;
+    assert!(
+        log.iter().any(|l| l.starts_with(
+            "[switchboard] app closed (its conversation is no longer shown): it answered the teardown in"
+        )),
+        "{log:#?}"
+    );
+    wait_until(&c, "!document.querySelector('iframe.app-frame')").await;
+    // opened again from the library, the app is offered, and shown with the call's result
+    click(&c, "#conversation-list .conv").await;
+    wait_css(&c, ".tool-card [data-action='show-app']").await;
+    click(&c, ".tool-card [data-action='show-app']").await;
+    wait_css(&c, "iframe.app-frame").await;
+    c.enter_frame(0).await.unwrap();
+    wait_until(
+        &c,
+        "/^\\d{4}-/.test(document.querySelector('#server-time')?.textContent ?? '')",
+    )
+    .await;
+    c.enter_parent_frame().await.unwrap();
+    c.close().await.unwrap();
+}
