@@ -1,0 +1,270 @@
+//! What the host shows of its servers: the servers list, the tools as the model is offered them
+//! (named `server__tool`, a function of the tool set only), routing a name to its server and tool,
+//! tool definitions that changed since the user accepted them, and the servers' prompts and
+//! resources. All read from the supervisors' published snapshots.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::state::{self, Phase};
+use super::{
+    pins, sandbox_view, HostError, McpHost, Names, RoutedTool, ServerView, ToolView,
+    REPORT_LOG_LINES,
+};
+use crate::llm::ToolSpec;
+use crate::mcp::catalog::{PromptView, ResourceView};
+use crate::mcp::names;
+
+impl McpHost {
+    /// Exposed names for the current state: a function of the tool set only.
+    fn names(&self) -> Arc<Names> {
+        let version = self.shared.version.load(Ordering::SeqCst);
+        let mut cached = self.names.lock().unwrap();
+        if cached.0 != version {
+            let mut pairs = Vec::new();
+            for (name, slot) in self.slots() {
+                // a tool only its app may call has no name for the model: nothing routes to it
+                for t in slot.snapshot().catalog.tools.iter().filter(|t| t.ui.model) {
+                    pairs.push((name.clone(), t.name.clone()));
+                }
+            }
+            *cached = (version, Arc::new(names::assign(&pairs)));
+        }
+        cached.1.clone()
+    }
+
+    fn exposed_names(&self) -> BTreeMap<(String, String), String> {
+        self.names()
+            .iter()
+            .map(|(k, v)| (v.clone(), k.clone()))
+            .collect()
+    }
+
+    /// Every configured server as the servers list shows it.
+    pub fn servers(&self) -> Vec<ServerView> {
+        let exposed = self.exposed_names();
+        self.slots()
+            .into_iter()
+            .map(|(name, slot)| {
+                let s = slot.snapshot();
+                let report = match &s.phase {
+                    Phase::Failed(r) => Some(r),
+                    _ => None,
+                };
+                ServerView {
+                    status: s.status(),
+                    transport: slot.config.transport(),
+                    command: s
+                        .resolved
+                        .clone()
+                        .unwrap_or_else(|| slot.config.command.clone()),
+                    args: slot.config.args.clone(),
+                    protocol_version: s.session().and_then(|x| x.protocol_version.clone()),
+                    server_info: s.session().and_then(|x| x.server_info.clone()),
+                    tools: s
+                        .catalog
+                        .tools
+                        .iter()
+                        .map(|t| ToolView {
+                            name: t.name.clone(),
+                            exposed: exposed
+                                .get(&(name.clone(), t.name.clone()))
+                                .cloned()
+                                .unwrap_or_default(),
+                            description: t.description.clone(),
+                            input_schema: t.input_schema.clone(),
+                            read_only: t.read_only,
+                            destructive: t.destructive,
+                            open_world: t.open_world,
+                            changed: self
+                                .changed_from(&name, t)
+                                .map(|before| pins::diff(&before, &t.definition())),
+                            ui: t.ui.clone(),
+                        })
+                        .collect(),
+                    error: report.map(|r| r.error.clone()),
+                    failed_step: report.map(|r| r.step),
+                    restarts: s.restarts,
+                    exit: report.and_then(|r| r.exit.clone()),
+                    stderr_tail: slot.log.last(REPORT_LOG_LINES),
+                    pid: s
+                        .session()
+                        .and_then(|x| x.pid)
+                        .or(report.and_then(|r| r.pid)),
+                    path: s.path.clone(),
+                    trusted: slot.config.trusts_hints(),
+                    sandbox: sandbox_view(&slot, self.shared.landlock_abi),
+                    sign_in: self.shared.sign_in_view(&name, &slot.config),
+                    name,
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of the running servers, as offered to the model.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        let exposed = self.exposed_names();
+        let mut out = Vec::new();
+        for (name, slot) in self.slots() {
+            let s = slot.snapshot();
+            if s.session().is_none() {
+                continue;
+            }
+            for t in &s.catalog.tools {
+                if let Some(exposed) = exposed.get(&(name.clone(), t.name.clone())) {
+                    // a changed tool is offered as the user accepted it, until they accept the
+                    // change: a new description reaches the model only with their consent
+                    let (description, parameters) = match self.changed_from(&name, t) {
+                        Some(before) => (before.description.clone(), before.input_schema.clone()),
+                        None => (t.description.clone(), t.input_schema.clone()),
+                    };
+                    out.push(ToolSpec {
+                        name: exposed.clone(),
+                        description,
+                        parameters,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The `inputSchema` of a tool, by exposed name.
+    pub fn tool_schema(&self, exposed: &str) -> Option<Value> {
+        let (server, tool) = self.names().get(exposed).cloned()?;
+        let snapshot = self.slot(&server)?.snapshot();
+        snapshot
+            .catalog
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema.clone())
+    }
+
+    /// Which server and tool an exposed name stands for.
+    pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
+        let (server, tool) = self.names().get(exposed).cloned()?;
+        self.route_tool(server, tool)
+    }
+
+    /// A tool of a server by its own name, with what is known of it (an MCP App's call); `None`
+    /// when the server offers no such tool.
+    pub fn route_server_tool(&self, server: &str, tool: &str) -> Option<RoutedTool> {
+        let known = self
+            .slot(server)?
+            .snapshot()
+            .catalog
+            .tools
+            .iter()
+            .any(|t| t.name == tool);
+        known.then(|| self.route_tool(server.to_string(), tool.to_string()))?
+    }
+
+    fn route_tool(&self, server: String, tool: String) -> Option<RoutedTool> {
+        let slot = self.slot(&server);
+        let trusted = slot.as_ref().is_some_and(|s| s.config.trusts_hints());
+        let identity = slot
+            .as_ref()
+            .map(|s| s.config.identity())
+            .unwrap_or_default();
+        let hints = slot.and_then(|slot| {
+            slot.snapshot()
+                .catalog
+                .tools
+                .iter()
+                .find(|t| t.name == tool)
+                .map(|t| {
+                    (
+                        t.read_only,
+                        t.destructive,
+                        t.open_world,
+                        self.changed_from(&server, t).is_some(),
+                        t.ui.clone(),
+                    )
+                })
+        });
+        let (read_only, destructive, open_world, changed, ui) = hints.unwrap_or_default();
+        Some(RoutedTool {
+            server,
+            tool,
+            read_only,
+            destructive,
+            open_world,
+            trusted,
+            changed,
+            identity,
+            ui,
+        })
+    }
+
+    /// The definition the user accepted for `tool`, when the server now presents another one
+    /// they have not accepted.
+    fn changed_from(
+        &self,
+        server: &str,
+        tool: &state::CachedTool,
+    ) -> Option<Arc<pins::Definition>> {
+        let before = tool.pinned.clone()?;
+        let accepted = self.shared.accepted.lock().unwrap();
+        (!accepted.contains(&(server.to_string(), tool.definition().hash()))).then_some(before)
+    }
+
+    /// What changed in a tool's definition since the user accepted it (`None`: nothing, or no
+    /// such tool).
+    pub fn tool_change(&self, server: &str, tool: &str) -> Option<Vec<pins::DiffLine>> {
+        let snapshot = self.slot(server)?.snapshot();
+        let t = snapshot.catalog.tools.iter().find(|t| t.name == tool)?;
+        self.changed_from(server, t)
+            .map(|before| pins::diff(&before, &t.definition()))
+    }
+
+    /// The user accepts the definition `server` now presents for `tool`: it is pinned, offered to
+    /// the model as it is, and standing approvals hold for it again.
+    pub async fn accept_tool_definition(&self, server: &str, tool: &str) -> Result<(), HostError> {
+        let snapshot = self
+            .slot(server)
+            .ok_or_else(|| HostError::NotConfigured(server.to_string()))?
+            .snapshot();
+        let def = snapshot
+            .catalog
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.definition())
+            .ok_or_else(|| HostError::Server(format!("{server} has no tool \"{tool}\"")))?;
+        if let Some(pins) = &self.shared.opts.pins {
+            pins.0.accept(server, &def).await;
+        }
+        self.shared
+            .accepted
+            .lock()
+            .unwrap()
+            .insert((server.to_string(), def.hash()));
+        self.shared.changed();
+        Ok(())
+    }
+
+    /// The prompts of the running servers (typing `/` lists them).
+    pub fn prompts(&self) -> Vec<PromptView> {
+        self.running_catalogs()
+            .flat_map(|c| c.prompts.clone())
+            .collect()
+    }
+
+    /// The resources of the running servers.
+    pub fn resources(&self) -> Vec<ResourceView> {
+        self.running_catalogs()
+            .flat_map(|c| c.resources.clone())
+            .collect()
+    }
+
+    fn running_catalogs(&self) -> impl Iterator<Item = Arc<state::Catalog>> {
+        self.slots().into_iter().filter_map(|(_, slot)| {
+            let s = slot.snapshot();
+            s.session().is_some().then(|| s.catalog.clone())
+        })
+    }
+}
