@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::support::fake_ollama::{self, last_message, Stream};
 use crate::support::*;
 
-fn args(v: Value) -> Map<String, Value> {
+pub(crate) fn args(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
 }
 
@@ -35,7 +35,7 @@ async fn tasks_host(port: u16) -> Arc<McpHost> {
 
 /// Runs a call of `tool`, answering the server's questions with `answer`; the outcome and the task
 /// states the call went through.
-async fn call_collecting(
+pub(crate) async fn call_collecting(
     host: &McpHost,
     tool: &str,
     arguments: Value,
@@ -65,7 +65,7 @@ async fn call_collecting(
 }
 
 /// The task states a call goes through, Stop pressed as soon as the first comes.
-async fn stop_at_first_state(
+pub(crate) async fn stop_at_first_state(
     rx: &mut mpsc::UnboundedReceiver<CallEvent>,
     stop: &CancellationToken,
 ) -> Vec<TaskState> {
@@ -77,6 +77,22 @@ async fn stop_at_first_state(
         }
     }
     states
+}
+
+/// Waits (at most 20 s) until the events of a turn say a call runs as a task: its call id.
+pub(crate) async fn working_task(events: &Mutex<Vec<ChatEvent>>) -> i64 {
+    let t = std::time::Instant::now();
+    loop {
+        let got = events.lock().unwrap().iter().find_map(|e| match e {
+            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
+            _ => None,
+        });
+        if let Some(id) = got {
+            return id;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A call the server turns into a task is polled to its result, which the model gets like any
@@ -193,18 +209,7 @@ async fn a_task_outlives_the_app_and_its_result_waits_for_the_user() {
             .await
     });
     // the card hears that the call runs as a task
-    let t = std::time::Instant::now();
-    let call_id = loop {
-        let got = events.lock().unwrap().iter().find_map(|e| match e {
-            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
-            _ => None,
-        });
-        if let Some(id) = got {
-            break id;
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let call_id = working_task(&events).await;
     // the app ends: nothing is said to the server
     turn.abort();
     let _ = turn.await;
@@ -349,110 +354,6 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
 /// so, the host calls again asking for one and follows it (`tasks/get` for the card, `tasks/result`
 /// for the end); the server's question mid-task reaches the user and the answer the server; Stop
 /// cancels the task on the server.
-#[tokio::test]
-async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_its_end() {
-    let mut config = McpConfig::default();
-    config.servers.insert("everything".into(), everything());
-    let host = McpHost::new(HostOptions::new(builtin_bin()));
-    host.start_all(&config).await;
-    let view = host
-        .servers()
-        .into_iter()
-        .find(|s| s.name == "everything")
-        .unwrap();
-    assert_eq!(view.protocol_version.as_deref(), Some("2025-11-25"));
-    assert!(
-        view.tools
-            .iter()
-            .any(|t| t.name == "simulate-research-query"),
-        "{:?}",
-        view.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
-    );
-    let none = CancellationToken::new();
-    let (report, states, _) = call_collecting(
-        &host,
-        "everything__simulate-research-query",
-        json!({"topic": "rust"}),
-        &none,
-        None,
-    )
-    .await;
-    assert!(!report.is_error, "{report:?}");
-    assert!(report.text.contains("Research Report"), "{}", report.text);
-    assert!(states
-        .iter()
-        .all(|s| s.legacy && s.task_id == states[0].task_id));
-    assert_eq!(states.first().unwrap().status, "working", "{states:?}");
-    assert_eq!(states.last().unwrap().status, "completed", "{states:?}");
-    assert!(
-        states
-            .iter()
-            .any(|s| s.message.as_deref().is_some_and(|m| m.contains("..."))),
-        "the server's status messages reach the card: {states:?}"
-    );
-
-    // a question mid-task, answered
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = host.call_tool_with_events(
-        "everything__simulate-research-query",
-        args(json!({"topic": "python", "ambiguous": true})),
-        &none,
-        Some(tx),
-    );
-    let answer = async {
-        let mut asked = Vec::new();
-        while let Some(ev) = rx.recv().await {
-            if let CallEvent::Elicitation(e, reply) = ev {
-                asked.push(e.message.clone());
-                reply.send(ElicitationAnswer {
-                    action: ElicitationAction::Accept,
-                    content: Some(json!({"interpretation": "snake"})),
-                });
-            }
-        }
-        asked
-    };
-    let (clarified, asked) = tokio::join!(call, answer);
-    assert_eq!(asked.len(), 1, "{asked:?}");
-    assert!(asked[0].contains("python"), "{asked:?}");
-    assert!(!clarified.is_error, "{clarified:?}");
-    assert!(
-        clarified.text.to_lowercase().contains("snake"),
-        "{}",
-        clarified.text
-    );
-
-    // Stop
-    let stop = CancellationToken::new();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = host.call_tool_with_events(
-        "everything__simulate-research-query",
-        args(json!({"topic": "go"})),
-        &stop,
-        Some(tx),
-    );
-    let (stopped, states) = tokio::join!(call, stop_at_first_state(&mut rx, &stop));
-    assert!(
-        stopped.is_error && stopped.text.contains("cancelled by the user"),
-        "{stopped:?}"
-    );
-    assert_eq!(states.last().unwrap().status, "cancelled");
-    // the server agrees: asked about it afterwards, the task is cancelled (it has no result)
-    let after = host
-        .resume_task(
-            "everything",
-            "simulate-research-query",
-            &states[0].task_id,
-            true,
-            &none,
-            None,
-        )
-        .await;
-    assert!(after.is_error, "{after:?}");
-    assert!(!after.text.contains("Research Report"), "{after:?}");
-    host.shutdown().await;
-}
-
 /// A task that ends within its turn: the turn waits for it (the card following its states), the
 /// result goes to the model like any other, and the model answers from it. A second task in the
 /// next turn is stopped from its card (the engine's `cancel_call`, what the window's Stop calls)
@@ -521,18 +422,7 @@ async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn
     // the next task runs long; Stop on its card while it runs
     *slow.lock().unwrap() = 30.0;
     let (turn, events) = run("add them again, slowly");
-    let t = std::time::Instant::now();
-    let call_id = loop {
-        let id = events.lock().unwrap().iter().find_map(|e| match e {
-            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
-            _ => None,
-        });
-        if let Some(id) = id {
-            break id;
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let call_id = working_task(&events).await;
     assert!(engine.shared.cancel_call(call_id));
     let summary = tokio::time::timeout(Duration::from_secs(20), turn)
         .await
@@ -544,82 +434,4 @@ async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn
     assert_ne!(call.result.as_deref(), Some("42"));
     assert!(conv.messages.last().unwrap().content.starts_with("Got: "));
     r.host.shutdown().await;
-}
-
-/// A 2025-11-25 task when the app ends: its form is stored with the call, and the next start
-/// follows it in that form (`tasks/get` of that era). server-everything over Streamable HTTP
-/// keeps its tasks per session, so its new session no longer knows the task: the call is
-/// reported lost and nothing runs it again.
-#[tokio::test]
-async fn a_2025_11_25_task_is_followed_again_in_its_own_form_after_the_app_ends() {
-    let (_server, port) = everything_over_http("streamableHttp");
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let r = rig(vec![("everything", ServerConfig::http(url.clone()))]).await;
-    r.fake.set_responder(call_then_answer(vec![(
-        "r",
-        "everything__simulate-research-query",
-        json!({"topic": "rust"}),
-    )]));
-    let engine = Arc::new(r.engine(5));
-    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-    let ev = events.clone();
-    let e = engine.clone();
-    let turn = tokio::spawn(async move {
-        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
-        e.run_turn(say("research rust", None), &emit, CancellationToken::new())
-            .await
-    });
-    let t = std::time::Instant::now();
-    let call_id = loop {
-        let got = events.lock().unwrap().iter().find_map(|e| match e {
-            ChatEvent::ToolCallTask { id, status, .. } if status == "working" => Some(*id),
-            _ => None,
-        });
-        if let Some(id) = got {
-            break id;
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "no task state came");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    turn.abort();
-    let _ = turn.await;
-    drop(engine);
-    r.host.shutdown().await;
-    drop(r.store);
-
-    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
-    let open = store.open_tasks().await.unwrap();
-    assert_eq!(open.len(), 1, "{open:?}");
-    assert!(open[0].legacy, "stored in the 2025-11-25 form");
-    assert_eq!(open[0].tool_call_id, call_id);
-    let mut config = McpConfig::default();
-    config
-        .servers
-        .insert("everything".into(), ServerConfig::http(url));
-    let host = McpHost::new(HostOptions::new(builtin_bin()));
-    host.start_all(&config).await;
-    let engine = chat_engine(
-        Arc::new(switchboard_engine::llm::OllamaClient::new(&r.fake.url)),
-        host.clone(),
-        store.clone(),
-    );
-    let seen = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-    let s = seen.clone();
-    let emit = move |x: ChatEvent| s.lock().unwrap().push(x);
-    engine.resume_task(open[0].clone(), &emit).await.unwrap();
-    let conv = store.conversation(open[0].conversation_id).await.unwrap();
-    let call = &conv.tool_calls[0];
-    assert!(call.is_error, "{call:?}");
-    assert!(
-        call.result
-            .as_deref()
-            .is_some_and(|r| r.contains("no longer knows this task")),
-        "{call:?}"
-    );
-    assert_eq!(call.task.as_ref().unwrap().status, "lost");
-    assert!(
-        store.open_tasks().await.unwrap().is_empty(),
-        "not followed again"
-    );
-    host.shutdown().await;
 }

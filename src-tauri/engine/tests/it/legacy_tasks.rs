@@ -1,0 +1,188 @@
+//! Tasks in the 2025-11-25 form (server-everything's `simulate-research-query`, a tool that needs
+//! one): asked for when a plain call is refused, followed to the end with the server's questions,
+//! stopped on the server, and followed again in that form after the app ends.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use switchboard_engine::mcp::{
+    CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpConfig, McpHost, ServerConfig,
+};
+use switchboard_engine::store::Store;
+use switchboard_engine::ChatEvent;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+use crate::tasks::{args, call_collecting, stop_at_first_state, working_task};
+
+#[tokio::test]
+async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_its_end() {
+    let mut config = McpConfig::default();
+    config.servers.insert("everything".into(), everything());
+    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    host.start_all(&config).await;
+    let view = host
+        .servers()
+        .into_iter()
+        .find(|s| s.name == "everything")
+        .unwrap();
+    assert_eq!(view.protocol_version.as_deref(), Some("2025-11-25"));
+    assert!(
+        view.tools
+            .iter()
+            .any(|t| t.name == "simulate-research-query"),
+        "{:?}",
+        view.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    let none = CancellationToken::new();
+    let (report, states, _) = call_collecting(
+        &host,
+        "everything__simulate-research-query",
+        json!({"topic": "rust"}),
+        &none,
+        None,
+    )
+    .await;
+    assert!(!report.is_error, "{report:?}");
+    assert!(report.text.contains("Research Report"), "{}", report.text);
+    assert!(states
+        .iter()
+        .all(|s| s.legacy && s.task_id == states[0].task_id));
+    assert_eq!(states.first().unwrap().status, "working", "{states:?}");
+    assert_eq!(states.last().unwrap().status, "completed", "{states:?}");
+    assert!(
+        states
+            .iter()
+            .any(|s| s.message.as_deref().is_some_and(|m| m.contains("..."))),
+        "the server's status messages reach the card: {states:?}"
+    );
+
+    // a question mid-task, answered
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = host.call_tool_with_events(
+        "everything__simulate-research-query",
+        args(json!({"topic": "python", "ambiguous": true})),
+        &none,
+        Some(tx),
+    );
+    let answer = async {
+        let mut asked = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            if let CallEvent::Elicitation(e, reply) = ev {
+                asked.push(e.message.clone());
+                reply.send(ElicitationAnswer {
+                    action: ElicitationAction::Accept,
+                    content: Some(json!({"interpretation": "snake"})),
+                });
+            }
+        }
+        asked
+    };
+    let (clarified, asked) = tokio::join!(call, answer);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("python"), "{asked:?}");
+    assert!(!clarified.is_error, "{clarified:?}");
+    assert!(
+        clarified.text.to_lowercase().contains("snake"),
+        "{}",
+        clarified.text
+    );
+
+    // Stop
+    let stop = CancellationToken::new();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = host.call_tool_with_events(
+        "everything__simulate-research-query",
+        args(json!({"topic": "go"})),
+        &stop,
+        Some(tx),
+    );
+    let (stopped, states) = tokio::join!(call, stop_at_first_state(&mut rx, &stop));
+    assert!(
+        stopped.is_error && stopped.text.contains("cancelled by the user"),
+        "{stopped:?}"
+    );
+    assert_eq!(states.last().unwrap().status, "cancelled");
+    // the server agrees: asked about it afterwards, the task is cancelled (it has no result)
+    let after = host
+        .resume_task(
+            "everything",
+            "simulate-research-query",
+            &states[0].task_id,
+            true,
+            &none,
+            None,
+        )
+        .await;
+    assert!(after.is_error, "{after:?}");
+    assert!(!after.text.contains("Research Report"), "{after:?}");
+    host.shutdown().await;
+}
+
+/// A 2025-11-25 task when the app ends: its form is stored with the call, and the next start
+/// follows it in that form (`tasks/get` of that era). server-everything over Streamable HTTP
+/// keeps its tasks per session, so its new session no longer knows the task: the call is
+/// reported lost and nothing runs it again.
+#[tokio::test]
+async fn a_2025_11_25_task_is_followed_again_in_its_own_form_after_the_app_ends() {
+    let (_server, port) = everything_over_http("streamableHttp");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let r = rig(vec![("everything", ServerConfig::http(url.clone()))]).await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "r",
+        "everything__simulate-research-query",
+        json!({"topic": "rust"}),
+    )]));
+    let engine = Arc::new(r.engine(5));
+    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let ev = events.clone();
+    let e = engine.clone();
+    let turn = tokio::spawn(async move {
+        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
+        e.run_turn(say("research rust", None), &emit, CancellationToken::new())
+            .await
+    });
+    let call_id = working_task(&events).await;
+    turn.abort();
+    let _ = turn.await;
+    drop(engine);
+    r.host.shutdown().await;
+    drop(r.store);
+
+    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
+    let open = store.open_tasks().await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert!(open[0].legacy, "stored in the 2025-11-25 form");
+    assert_eq!(open[0].tool_call_id, call_id);
+    let mut config = McpConfig::default();
+    config
+        .servers
+        .insert("everything".into(), ServerConfig::http(url));
+    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    host.start_all(&config).await;
+    let engine = chat_engine(
+        Arc::new(switchboard_engine::llm::OllamaClient::new(&r.fake.url)),
+        host.clone(),
+        store.clone(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let s = seen.clone();
+    let emit = move |x: ChatEvent| s.lock().unwrap().push(x);
+    engine.resume_task(open[0].clone(), &emit).await.unwrap();
+    let conv = store.conversation(open[0].conversation_id).await.unwrap();
+    let call = &conv.tool_calls[0];
+    assert!(call.is_error, "{call:?}");
+    assert!(
+        call.result
+            .as_deref()
+            .is_some_and(|r| r.contains("no longer knows this task")),
+        "{call:?}"
+    );
+    assert_eq!(call.task.as_ref().unwrap().status, "lost");
+    assert!(
+        store.open_tasks().await.unwrap().is_empty(),
+        "not followed again"
+    );
+    host.shutdown().await;
+}
