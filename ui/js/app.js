@@ -14,7 +14,7 @@ import { renderDebug } from './views/debug.js';
 import { ChatSettingsDialog } from './views/chat-settings.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
-import { contextText } from './views/words.js';
+import { showContextMeter } from './views/context-meter.js';
 import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
@@ -345,7 +345,7 @@ async function runTurn(request, shown) {
       case 'thinkingDelta': chat.setThinking(ev.messageId, ev.text, true); break;
       case 'assistantDone': chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content); break;
       case 'context':
-        contextMeter(ev.used, ev.limit);
+        showContextMeter($('#context-meter'), ev.used, ev.limit);
         toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
         break;
       case 'toolCallStarted': chat.cards.add(ev); break;
@@ -437,19 +437,6 @@ async function openSettings() {
   state.settings = await ipc.getSettings();
   settingsView.open(state.settings, state.models,
     `Switchboard ${state.info?.version ?? ''} · data in ${state.info?.dataDir ?? ''} · MCP servers in ${state.info?.mcpConfigFile ?? ''}`);
-}
-
-/** How much of the model's context the last request took (the header's meter). */
-function contextMeter(used, limit) {
-  const meter = $('#context-meter');
-  meter.hidden = false;
-  meter.textContent = contextText(used, limit);
-  const full = limit ? used / limit : 0;
-  meter.classList.toggle('warn', full > 0.8);
-  meter.title = limit
-    ? `About ${used} of the model's ${limit} tokens of context went into the last request (system prompt, tools, history). `
-      + 'Long tool results are cut for the model (the cards keep all of it).'
-    : `About ${used} tokens went into the last request; the server does not say how much context the model has.`;
 }
 
 /** The servers list changed (the engine pushes every change): summary, picker, dialog, empty state. */
