@@ -1,7 +1,5 @@
 //! Which calls run at once, which ask, and what the answers do.
 
-use std::sync::{Arc, Mutex};
-
 use serde_json::json;
 use switchboard_engine::chat::approval::{Action, Decision, Policy};
 use switchboard_engine::store::Approval;
@@ -46,16 +44,7 @@ async fn approval_read_only_runs_destructive_asks_denied_calls_never_run() {
     let mut engine = r.engine(5);
     engine.broker = approver.broker();
     set_policy(&engine, "files__delete_file", Policy::Deny);
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let summary = engine
-        .run_turn(
-            say("do it", None),
-            &move |e| ev.lock().unwrap().push(e),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (summary, events) = collecting(&engine, say("do it", None)).await;
 
     // only the two write_file calls were asked about, with the destructive warning
     let asked = approver.approval_requests();
@@ -65,8 +54,6 @@ async fn approval_read_only_runs_destructive_asks_denied_calls_never_run() {
     );
     assert!(asked.iter().all(|a| a.destructive));
     let requested = events
-        .lock()
-        .unwrap()
         .iter()
         .filter(|e| matches!(e, ChatEvent::ApprovalRequested { .. }))
         .count();

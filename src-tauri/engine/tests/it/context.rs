@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use switchboard_engine::ChatEvent;
-use tokio_util::sync::CancellationToken;
 
 use crate::support::fake_ollama::{last_message, Stream};
 use crate::support::*;
@@ -68,16 +67,7 @@ async fn a_long_result_is_cut_for_the_model_but_whole_on_the_card_and_the_size_i
     )]));
     let mut engine = r.engine(5);
     engine.options.num_ctx = Some(2048);
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let summary = engine
-        .run_turn(
-            say("make it long", None),
-            &move |e| ev.lock().unwrap().push(e),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (summary, events) = collecting(&engine, say("make it long", None)).await;
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     let whole = conv.tool_calls[0].result.clone().unwrap();
     assert!(whole.len() > 60_000, "the card keeps all of it");
@@ -94,8 +84,6 @@ async fn a_long_result_is_cut_for_the_model_but_whole_on_the_card_and_the_size_i
     assert_eq!(conv.messages[2].content, for_model);
     // the size of each request was said, against the window
     let sizes: Vec<(usize, Option<usize>)> = events
-        .lock()
-        .unwrap()
         .iter()
         .filter_map(|e| match e {
             ChatEvent::Context { used, limit, .. } => Some((*used, *limit)),
@@ -143,16 +131,7 @@ async fn with_many_tools_the_model_is_offered_the_relevant_ones_and_any_it_names
     });
     let mut engine = r.engine(5);
     engine.options.max_offered_tools = 10;
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let summary = engine
-        .run_turn(
-            say("what is 2+40?", None),
-            &move |e| ev.lock().unwrap().push(e),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (summary, events) = collecting(&engine, say("what is 2+40?", None)).await;
     let first = &r.fake.chat_requests()[0];
     let offered: Vec<&str> = first["tools"]
         .as_array()
@@ -177,8 +156,6 @@ async fn with_many_tools_the_model_is_offered_the_relevant_ones_and_any_it_names
     );
     assert_eq!(conv.tool_calls[1].result.as_deref(), Some("42"));
     let counts: Vec<(usize, usize)> = events
-        .lock()
-        .unwrap()
         .iter()
         .filter_map(|e| match e {
             ChatEvent::Context {
@@ -214,19 +191,8 @@ async fn the_context_is_read_from_the_server_ollama_show_and_llama_server_props(
         let mut engine = chat_engine(llm, r.host.clone(), r.store.clone());
         engine.options.num_ctx = num_ctx;
         async move {
-            let events = Arc::new(Mutex::new(Vec::new()));
-            let ev = events.clone();
-            engine
-                .run_turn(
-                    say("hello", None),
-                    &move |e| ev.lock().unwrap().push(e),
-                    CancellationToken::new(),
-                )
-                .await
-                .unwrap();
+            let (_, events) = collecting(&engine, say("hello", None)).await;
             let limits: Vec<Option<usize>> = events
-                .lock()
-                .unwrap()
                 .iter()
                 .filter_map(|e| match e {
                     ChatEvent::Context { used, limit, .. } => {
@@ -306,18 +272,8 @@ async fn what_the_server_says_a_prompt_was_calibrates_the_next_estimates() {
         let turn = |text: &'static str| {
             let engine = &engine;
             async move {
-                let events = Arc::new(Mutex::new(Vec::new()));
-                let ev = events.clone();
-                engine
-                    .run_turn(
-                        say(text, None),
-                        &move |e| ev.lock().unwrap().push(e),
-                        CancellationToken::new(),
-                    )
-                    .await
-                    .unwrap();
-                let sizes = sizes(&events.lock().unwrap());
-                sizes[0].0
+                let (_, events) = collecting(engine, say(text, None)).await;
+                sizes(&events)[0].0
             }
         };
         // less than estimated: believed to be a cached count, nothing changes
@@ -357,18 +313,8 @@ async fn the_tools_offered_fit_the_models_context() {
         let mut engine = r.engine(5);
         engine.options.num_ctx = num_ctx;
         async move {
-            let events = Arc::new(Mutex::new(Vec::new()));
-            let ev = events.clone();
-            engine
-                .run_turn(
-                    say("what is 2+40?", None),
-                    &move |e| ev.lock().unwrap().push(e),
-                    CancellationToken::new(),
-                )
-                .await
-                .unwrap();
-            let sizes = sizes(&events.lock().unwrap());
-            sizes
+            let (_, events) = collecting(&engine, say("what is 2+40?", None)).await;
+            sizes(&events)
         }
     };
     // a big context: the 20 most relevant, as always

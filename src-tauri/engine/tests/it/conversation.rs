@@ -4,7 +4,6 @@
 use crate::support::fake_ollama::{self, last_message, Stream};
 use crate::support::*;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
 use switchboard_engine::{ChatEvent, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -171,20 +170,15 @@ async fn a_model_without_native_tools_gets_them_in_text_and_its_json_calls_run()
         }
     });
     let engine = r.engine(5);
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let summary = engine
-        .run_turn(
-            TurnRequest {
-                model: "plain:latest".into(),
-                text: "what is 2+40?".into(),
-                ..Default::default()
-            },
-            &move |e| ev.lock().unwrap().push(e),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (summary, events) = collecting(
+        &engine,
+        TurnRequest {
+            model: "plain:latest".into(),
+            text: "what is 2+40?".into(),
+            ..Default::default()
+        },
+    )
+    .await;
     let sent = r.fake.chat_requests();
     // no native tools (Ollama would refuse them with 400); they are in the system prompt
     assert!(sent[0].get("tools").is_none(), "{}", sent[0]);
@@ -209,7 +203,7 @@ async fn a_model_without_native_tools_gets_them_in_text_and_its_json_calls_run()
     assert_eq!(conv.tool_calls[0].result.as_deref(), Some("42"));
     assert_eq!(conv.messages[1].content, "Let me add.");
     assert_eq!(conv.messages.last().unwrap().content, "It is 42.");
-    let done = events.lock().unwrap().iter().find_map(|e| match e {
+    let done = events.iter().find_map(|e| match e {
         ChatEvent::AssistantDone { content, .. } => Some(content.clone()),
         _ => None,
     });

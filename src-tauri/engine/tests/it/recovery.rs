@@ -3,14 +3,13 @@
 //! llama-server's SSE. Each call must run as `calculator__add` and the turn end with a clean
 //! answer; the markup never shows and is not kept in the stored text. Negatives stay text.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use switchboard_engine::llm::{LlmClient, OllamaClient, OpenAiClient};
 use switchboard_engine::settings::ToolMode;
 use switchboard_engine::store::{Approval, MessageStatus, ToolChoice};
 use switchboard_engine::{ChatEvent, TurnRequest};
-use tokio_util::sync::CancellationToken;
 
 use crate::support::fake_ollama::{self, last_message, Sse, Stream};
 use crate::support::*;
@@ -131,20 +130,14 @@ async fn turn_through(
             .tool_modes
             .insert(fake_ollama::MODEL.into(), ToolMode::Text);
     }
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let summary = engine
-        .run_turn(
-            TurnRequest {
-                tool_choice: choice,
-                ..say("what is 2+40?", None)
-            },
-            &move |e| ev.lock().unwrap().push(e),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    let events = events.lock().unwrap().clone();
+    let (summary, events) = collecting(
+        &engine,
+        TurnRequest {
+            tool_choice: choice,
+            ..say("what is 2+40?", None)
+        },
+    )
+    .await;
     (summary, events)
 }
 
@@ -433,16 +426,7 @@ async fn constrained_text_mode_sends_the_schema_runs_the_call_and_shows_only_the
             .options
             .tool_modes
             .insert(fake_ollama::MODEL.into(), ToolMode::Json);
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let ev = events.clone();
-        let summary = engine
-            .run_turn(
-                say("what is 2+40?", None),
-                &move |e| ev.lock().unwrap().push(e),
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap();
+        let (summary, events) = collecting(&engine, say("what is 2+40?", None)).await;
         let requests = match wire {
             Wire::Ollama => r.fake.chat_requests(),
             Wire::OpenAi => r.fake.openai_requests(),
@@ -472,7 +456,6 @@ async fn constrained_text_mode_sends_the_schema_runs_the_call_and_shows_only_the
             .collect();
         assert_eq!(ran, vec![("calculator__add", Some("42"))]);
         assert_eq!(conv.messages.last().unwrap().content, ANSWER);
-        let events = events.lock().unwrap().clone();
         let shown = streamed_text(&events);
         assert!(!shown.contains('{'), "streamed {shown:?}");
         let done: Vec<String> = events

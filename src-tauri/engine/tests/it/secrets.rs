@@ -106,13 +106,19 @@ fn secrets_live_in_a_real_secret_service() {
             "{tool} is missing: run `scripts/install-deps.sh --test` (make test does)"
         );
     }
+    run_in_keyring_session("secrets::in_a_keyring_session");
+}
+
+/// Runs the inner test `name` in a private session bus with gnome-keyring on it (its keyrings in
+/// a temporary folder, which the test checks it used).
+pub(crate) fn run_in_keyring_session(name: &str) {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
     let run = home.path().join("run");
     std::fs::create_dir_all(&data).unwrap();
     private_dir(&run);
     run_child(
-        "secrets::in_a_keyring_session",
+        name,
         "keyring",
         &["dbus-run-session", "--", "sh", "-c", WITH_KEYRING, "_"],
         &[("XDG_DATA_HOME", &data), ("XDG_RUNTIME_DIR", &run)],

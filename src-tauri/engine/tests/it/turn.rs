@@ -294,19 +294,11 @@ async fn after_the_limit_continue_goes_on_and_wrap_up_answers_without_tools() {
         ..Default::default()
     };
     // continue: two more rounds, no new user message
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let more = engine
-        .run_turn(
-            resume(switchboard_engine::chat::Resume::Continue),
-            &move |e| ev.lock().unwrap().push(e),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (more, events) =
+        collecting(&engine, resume(switchboard_engine::chat::Resume::Continue)).await;
     assert!(more.limit_reached);
     assert!(matches!(
-        events.lock().unwrap()[0],
+        events[0],
         ChatEvent::TurnStarted {
             user_message_id: None,
             ..

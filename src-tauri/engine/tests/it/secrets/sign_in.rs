@@ -11,23 +11,12 @@ use switchboard_engine::secrets::{Secrets, KEYRING_SERVICE};
 use switchboard_engine::{Places, Runtime};
 
 use super::check::keyring_lookup;
-use super::{private_dir, run_child, CASE, WITH_KEYRING};
+use super::{run_in_keyring_session, CASE};
 use crate::support::builtin_bin;
 
 #[test]
 fn a_sign_in_lives_in_the_keyring_and_sign_out_deletes_it() {
-    let home = tempfile::tempdir().unwrap();
-    let data = home.path().join("data");
-    let run = home.path().join("run");
-    std::fs::create_dir_all(&data).unwrap();
-    private_dir(&run);
-    run_child(
-        "secrets::sign_in::in_a_keyring_session",
-        "keyring",
-        &["dbus-run-session", "--", "sh", "-c", WITH_KEYRING, "_"],
-        &[("XDG_DATA_HOME", &data), ("XDG_RUNTIME_DIR", &run)],
-        true,
-    );
+    run_in_keyring_session("secrets::sign_in::in_a_keyring_session");
 }
 
 /// The ids (`username`) of the app's items in the session's keyring.

@@ -75,16 +75,7 @@ impl Rig {
         max: usize,
         cancel: CancellationToken,
     ) -> (switchboard_engine::TurnSummary, Vec<ChatEvent>) {
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let ev = events.clone();
-        let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
-        let s = self
-            .engine(max)
-            .run_turn(say(text, None), &emit, cancel)
-            .await
-            .unwrap();
-        let events = events.lock().unwrap().clone();
-        (s, events)
+        collecting_with(&self.engine(max), say(text, None), cancel).await
     }
 
     pub fn status(&self, name: &str) -> switchboard_engine::mcp::ServerView {
@@ -94,6 +85,28 @@ impl Rig {
             .find(|s| s.name == name)
             .unwrap()
     }
+}
+
+/// Runs a turn on `engine`; its summary and every event it emitted, in order.
+pub async fn collecting(
+    engine: &ChatEngine,
+    req: TurnRequest,
+) -> (switchboard_engine::TurnSummary, Vec<ChatEvent>) {
+    collecting_with(engine, req, CancellationToken::new()).await
+}
+
+/// [`collecting`], stopped by `cancel`.
+pub async fn collecting_with(
+    engine: &ChatEngine,
+    req: TurnRequest,
+    cancel: CancellationToken,
+) -> (switchboard_engine::TurnSummary, Vec<ChatEvent>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
+    let s = engine.run_turn(req, &emit, cancel).await.unwrap();
+    let events = events.lock().unwrap().clone();
+    (s, events)
 }
 
 pub fn builtin(name: &str) -> ServerConfig {
