@@ -218,17 +218,7 @@ pub fn app_log(state: State<'_, AppState>, view_id: String, level: String, data:
     let Some((_, server)) = state.apps.origin(&view_id) else {
         return;
     };
-    const LEVELS: [&str; 8] = [
-        "debug",
-        "info",
-        "notice",
-        "warning",
-        "error",
-        "critical",
-        "alert",
-        "emergency",
-    ];
-    let level = if LEVELS.contains(&level.as_str()) {
+    let level = if switchboard_engine::mcp::LOG_LEVELS.contains(&level.as_str()) {
         level
     } else {
         "info".into()

@@ -380,18 +380,23 @@ pub async fn screenshot(c: &Client, name: &str) {
     std::fs::write(dir.join(name), png).unwrap();
 }
 
+/// The app's window on the X server (the last one mapped, found by its title).
+fn app_window() -> x11_dl::xlib::Window {
+    let out = xdotool(&["search", "--onlyvisible", "--name", "^Switchboard$"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse().ok())
+        .expect("the app's window on the X server")
+}
+
 /// The app's window as a PNG, read from the X server (Xlib's `XGetImage` on the window the app
 /// mapped, found by its title). Not WebDriver's screenshot: that waits for WebKit's next
 /// compositing update, which never comes in the non-composited mode the app runs in (the page
 /// painted, the command hung).
 fn x_window_png() -> Vec<u8> {
     use x11_dl::xlib;
-    let out = xdotool(&["search", "--onlyvisible", "--name", "^Switchboard$"]);
-    let window: xlib::Window = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .rev()
-        .find_map(|l| l.trim().parse().ok())
-        .expect("the app's window on the X server");
+    let window = app_window();
     let xl = xlib::Xlib::open().expect("libX11");
     // SAFETY: plain Xlib calls on a display opened here and closed at the end; the image is read
     // within its bounds (XGetPixel) and destroyed once.
@@ -450,12 +455,7 @@ fn x_window_png() -> Vec<u8> {
 /// (a `WM_DELETE_WINDOW` client message; WebDriver's own close skips the app's close request).
 pub fn x_close_window() {
     use x11_dl::xlib;
-    let out = xdotool(&["search", "--onlyvisible", "--name", "^Switchboard$"]);
-    let window: xlib::Window = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .rev()
-        .find_map(|l| l.trim().parse().ok())
-        .expect("the app's window on the X server");
+    let window = app_window();
     let xl = xlib::Xlib::open().expect("libX11");
     // SAFETY: plain Xlib calls on a display opened and closed here; the event is fully set.
     unsafe {
