@@ -145,19 +145,9 @@ async fn a_server_asks_for_input_with_a_form_built_from_its_schema() {
     );
     // the form ignores keys for its first moments (keys typed for the composer must not fill it)
     wait_css(&c, ".elicitation:not(.fresh)").await;
-    c.find(Locator::Css(".elicitation [data-name=name] input"))
-        .await
-        .unwrap()
-        .send_keys("Grace Hopper")
-        .await
-        .unwrap();
+    type_in_form(&c, "name", "Grace Hopper").await;
     screenshot(&c, "elicitation.png").await;
-    click(&c, ".elicitation [data-action=accept]").await;
-    wait_until(
-        &c,
-        "document.querySelector('.msg.assistant.complete')?.textContent.includes('Grace Hopper')",
-    )
-    .await;
+    send_form_until_answered(&c, "Grace Hopper").await;
     c.close().await.unwrap();
 }
 
@@ -403,18 +393,8 @@ async fn a_2026_server_asks_through_input_required_and_the_card_answers() {
     assert!(text_content(&c, ".tool-card .elicitation")
         .await
         .contains("Who should I greet?"));
-    c.find(Locator::Css(".elicitation [data-name=name] input"))
-        .await
-        .unwrap()
-        .send_keys("Ada")
-        .await
-        .unwrap();
-    click(&c, ".elicitation [data-action=accept]").await;
-    wait_until(
-        &c,
-        "document.querySelector('.msg.assistant.complete')?.textContent.includes('The server said: Hello, Ada!')",
-    )
-    .await;
+    type_in_form(&c, "name", "Ada").await;
+    send_form_until_answered(&c, "The server said: Hello, Ada!").await;
     c.close().await.unwrap();
 }
 
@@ -491,4 +471,29 @@ async fn a_task_survives_the_app_being_killed_and_stop_on_its_card_cancels_one()
     assert_eq!(last["running"], false, "{last}");
     assert_eq!(last["ok"], false, "{last}");
     c.close().await.unwrap();
+}
+
+/// Types `value` into field `name` of the form on a card.
+async fn type_in_form(c: &fantoccini::Client, name: &str, value: &str) {
+    c.find(Locator::Css(&format!(
+        ".elicitation [data-name={name}] input"
+    )))
+    .await
+    .unwrap()
+    .send_keys(value)
+    .await
+    .unwrap();
+}
+
+/// Sends the form on a card and waits until the model's answer says `said`.
+async fn send_form_until_answered(c: &fantoccini::Client, said: &str) {
+    click(c, ".elicitation [data-action=accept]").await;
+    wait_until(
+        c,
+        &format!(
+            "document.querySelector('.msg.assistant.complete')?.textContent.includes({})",
+            serde_json::to_string(said).unwrap()
+        ),
+    )
+    .await;
 }

@@ -8,13 +8,12 @@ use serde_json::json;
 use switchboard_engine::mcp::{
     CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpConfig, McpHost, ServerConfig,
 };
-use switchboard_engine::store::Store;
 use switchboard_engine::ChatEvent;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
-use crate::tasks::{args, call_collecting, stop_at_first_state, working_task};
+use crate::tasks::{app_ends_mid_task, args, call_collecting, stop_at_first_state};
 
 #[tokio::test]
 async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_its_end() {
@@ -134,23 +133,7 @@ async fn a_2025_11_25_task_is_followed_again_in_its_own_form_after_the_app_ends(
         "everything__simulate-research-query",
         json!({"topic": "rust"}),
     )]));
-    let engine = Arc::new(r.engine(5));
-    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-    let ev = events.clone();
-    let e = engine.clone();
-    let turn = tokio::spawn(async move {
-        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
-        e.run_turn(say("research rust", None), &emit, CancellationToken::new())
-            .await
-    });
-    let call_id = working_task(&events).await;
-    turn.abort();
-    let _ = turn.await;
-    drop(engine);
-    r.host.shutdown().await;
-    drop(r.store);
-
-    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
+    let (call_id, store) = app_ends_mid_task(&r, "research rust").await;
     let open = store.open_tasks().await.unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     assert!(open[0].legacy, "stored in the 2025-11-25 form");

@@ -95,6 +95,28 @@ pub(crate) async fn working_task(events: &Mutex<Vec<ChatEvent>>) -> i64 {
     }
 }
 
+/// A turn on `r` whose model calls a tool its server runs as a task, and the app ending as soon
+/// as the card hears that it does (the turn dropped, the host shut down: nothing is said to the
+/// server). The call's id, and the store as the next run opens it.
+pub(crate) async fn app_ends_mid_task(r: &Rig, text: &'static str) -> (i64, Store) {
+    let engine = Arc::new(r.engine(5));
+    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let ev = events.clone();
+    let e = engine.clone();
+    let turn = tokio::spawn(async move {
+        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
+        e.run_turn(say(text, None), &emit, CancellationToken::new())
+            .await
+    });
+    let call_id = working_task(&events).await;
+    turn.abort();
+    let _ = turn.await;
+    drop(engine);
+    r.host.shutdown().await;
+    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
+    (call_id, store)
+}
+
 /// A call the server turns into a task is polled to its result, which the model gets like any
 /// other; a question the server asks mid-task reaches the user once and its answer reaches the
 /// server; Stop cancels the task on the server (`tasks/cancel`), not only here.
@@ -199,26 +221,7 @@ async fn a_task_outlives_the_app_and_its_result_waits_for_the_user() {
         "tasks__slow_sum",
         json!({"a": 40, "b": 2, "seconds": 4}),
     )]));
-    let engine = Arc::new(r.engine(5));
-    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-    let ev = events.clone();
-    let e = engine.clone();
-    let turn = tokio::spawn(async move {
-        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
-        e.run_turn(say("add 40 and 2", None), &emit, CancellationToken::new())
-            .await
-    });
-    // the card hears that the call runs as a task
-    let call_id = working_task(&events).await;
-    // the app ends: nothing is said to the server
-    turn.abort();
-    let _ = turn.await;
-    drop(engine);
-    r.host.shutdown().await;
-    drop(r.store);
-
-    // the next run
-    let store = Store::open(&r.dir.path().join("db.sqlite3")).await.unwrap();
+    let (call_id, store) = app_ends_mid_task(&r, "add 40 and 2").await;
     let open = store.open_tasks().await.unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(
