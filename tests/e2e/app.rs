@@ -495,6 +495,55 @@ pub fn app_home() -> (tempfile::TempDir, PathBuf) {
     (home, config_dir)
 }
 
+/// A stand-in browser for the app: an `xdg-open` in `home/bin` that writes down each address
+/// it is given, a line each. The app uses it when launched with `PATH` set to [`Self::path`].
+pub struct StandInBrowser {
+    /// `PATH` with the stand-in's folder first, for the app's environment.
+    pub path: String,
+    opened: PathBuf,
+}
+
+impl StandInBrowser {
+    /// Writes the stand-in into `home/bin`.
+    pub fn install(home: &Path) -> StandInBrowser {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = home.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let opened = home.join("opened.txt");
+        let opener = bin.join("xdg-open");
+        std::fs::write(
+            &opener,
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n",
+                opened.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        StandInBrowser { path, opened }
+    }
+
+    /// The addresses it was given so far, a line each ("" when none).
+    pub fn opened(&self) -> String {
+        std::fs::read_to_string(&self.opened).unwrap_or_default()
+    }
+
+    /// Waits until it was given `n` addresses or [`WAIT`] has passed; what it was given by then
+    /// (the caller asserts what that should be).
+    pub async fn wait_opened(&self, n: usize) -> String {
+        let t = Instant::now();
+        while self.opened().lines().count() < n && t.elapsed() < WAIT {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.opened()
+    }
+}
+
 /// The conversation store the app started in `home` will open, to fill before it starts.
 pub async fn app_store(home: &std::path::Path) -> switchboard_engine::store::Store {
     let db = home

@@ -2,7 +2,6 @@
 //! link), and a link opens in the browser only after the window has shown where it really goes.
 //! The "browser" is a stand-in `xdg-open` on the app's PATH that writes down what it was given.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -30,27 +29,9 @@ async fn a_link_shows_where_it_goes_before_it_opens_and_outside_images_are_links
         json!({"llmUrl": fake.url, "model": fake_ollama::MODEL}).to_string(),
     )
     .unwrap();
-    // the stand-in browser
-    let bin = home.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let opened = home.path().join("opened.txt");
-    let opener = bin.join("xdg-open");
-    std::fs::write(
-        &opener,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n",
-            opened.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let App { c, driver: _driver } = App::launch_with_env(home.path(), &[("PATH", &path)]).await;
-    let read_opened = || std::fs::read_to_string(&opened).unwrap_or_default();
+    let browser = StandInBrowser::install(home.path());
+    let App { c, driver: _driver } =
+        App::launch_with_env(home.path(), &[("PATH", &browser.path)]).await;
 
     send(&c, "where do I start?").await;
     wait_css(&c, ".msg.assistant.complete .body img").await;
@@ -93,7 +74,7 @@ async fn a_link_shows_where_it_goes_before_it_opens_and_outside_images_are_links
     click(&c, "#link-cancel").await;
     wait_css(&c, "#link-dialog:not([open])").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(read_opened(), "", "cancelled: nothing opened");
+    assert_eq!(browser.opened(), "", "cancelled: nothing opened");
 
     // Open, and always for this site: opened, remembered in the settings file
     c.execute(docs, vec![]).await.unwrap();
@@ -101,11 +82,10 @@ async fn a_link_shows_where_it_goes_before_it_opens_and_outside_images_are_links
     click(&c, "#link-always").await;
     click(&c, "#link-open").await;
     wait_css(&c, "#link-dialog:not([open])").await;
-    let t = std::time::Instant::now();
-    while read_opened().is_empty() && t.elapsed() < WAIT {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(read_opened(), "https://docs.example/guide?ref=chat\n");
+    assert_eq!(
+        browser.wait_opened(1).await,
+        "https://docs.example/guide?ref=chat\n"
+    );
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(config_dir.join("settings.json")).unwrap())
             .unwrap();
@@ -113,11 +93,7 @@ async fn a_link_shows_where_it_goes_before_it_opens_and_outside_images_are_links
 
     // the next link to that site opens without asking; another site still asks
     c.execute(docs, vec![]).await.unwrap();
-    let t = std::time::Instant::now();
-    while read_opened().lines().count() < 2 && t.elapsed() < WAIT {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(read_opened().lines().count(), 2);
+    assert_eq!(browser.wait_opened(2).await.lines().count(), 2);
     assert!(c
         .find(fantoccini::Locator::Css("#link-dialog:not([open])"))
         .await
@@ -133,7 +109,7 @@ async fn a_link_shows_where_it_goes_before_it_opens_and_outside_images_are_links
     click(&c, "#link-cancel").await;
     wait_css(&c, "#link-dialog:not([open])").await;
     assert_eq!(
-        read_opened().lines().count(),
+        browser.opened().lines().count(),
         2,
         "cancelled: nothing more opened"
     );

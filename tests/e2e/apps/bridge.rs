@@ -2,7 +2,6 @@
 //! tests/fixtures/sdk_app_server.py is built on the `App` class of npm
 //! @modelcontextprotocol/ext-apps, so what it shows is what the SDK made of what the host sent.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -32,16 +31,11 @@ fn sdk_server(delay_ms: u64, marker: &std::path::Path) -> switchboard_engine::mc
     )
 }
 
-/// Sends a message, allows the model's call of `sdk__show`, and waits until its app has started.
-async fn show_the_app(c: &fantoccini::Client) {
-    send(c, "show me bridges").await;
-    wait_css(c, ".tool-card .approval").await;
-    click(c, ".tool-card [data-action='allowOnce']").await;
-    wait_until(
-        c,
-        "document.querySelector('.tool-card iframe.app-frame')?.dataset.state === 'ready'",
-    )
-    .await;
+/// The model calls the fixture's `show` (topic "bridges") when the user writes; a fresh app home
+/// with the fixture as server `sdk` (`delay_ms` and `marker` as for [`sdk_server`]).
+fn sdk_app_home(fake: &FakeOllama, delay_ms: u64, marker: &std::path::Path) -> tempfile::TempDir {
+    fake.set_responder(calls_with("sdk__show", json!({"topic": "bridges"})));
+    app_home_with(fake, "sdk", sdk_server(delay_ms, marker))
 }
 
 /// The app frame's height as the window set it.
@@ -58,9 +52,7 @@ async fn frame_height(c: &fantoccini::Client) -> String {
 
 /// Clicks `button` inside the app, then waits in the window until `condition` holds.
 async fn in_app(c: &fantoccini::Client, button: &str, condition: &str) {
-    c.enter_frame(0).await.unwrap();
-    click(c, button).await;
-    c.enter_parent_frame().await.unwrap();
+    click_in_app(c, button).await;
     wait_until(c, condition).await;
 }
 
@@ -85,36 +77,19 @@ async fn app_text(c: &fantoccini::Client, id: &str, prefix: &str) -> String {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the_window() {
     let fake = FakeOllama::start().await;
-    fake.set_responder(calls_with("sdk__show", json!({"topic": "bridges"})));
     let scratch = tempfile::tempdir().unwrap();
     let marker = scratch.path().join("secret-ran");
-    let home = app_home_with(&fake, "sdk", sdk_server(0, &marker));
+    let home = sdk_app_home(&fake, 0, &marker);
     // the stand-in browser: an xdg-open on the app's PATH that writes down what it was given
-    let bin = home.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let opened = home.path().join("opened.txt");
-    let opener = bin.join("xdg-open");
-    std::fs::write(
-        &opener,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n",
-            opened.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let App { c, driver: _driver } = App::launch_with_env(home.path(), &[("PATH", &path)]).await;
+    let browser = StandInBrowser::install(home.path());
+    let App { c, driver: _driver } =
+        App::launch_with_env(home.path(), &[("PATH", &browser.path)]).await;
     wait_until(
         &c,
         "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
     )
     .await;
-    show_the_app(&c).await;
+    show_app(&c, "show me bridges").await;
 
     // what the SDK's App made of the host context, the tool's input and its result
     let context: Value = serde_json::from_str(&app_text(&c, "context", "{").await).unwrap();
@@ -172,7 +147,7 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     click(&c, "#link-cancel").await;
     assert_eq!(app_text(&c, "link", "refused").await, "refused");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!opened.exists(), "cancelled: nothing opened");
+    assert_eq!(browser.opened(), "", "cancelled: nothing opened");
     // opened: the browser gets it, the app is told
     in_app(
         &c,
@@ -182,32 +157,18 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     .await;
     click(&c, "#link-open").await;
     assert_eq!(app_text(&c, "link", "opened").await, "opened");
-    let t = std::time::Instant::now();
-    while !opened.exists() && t.elapsed() < WAIT {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert_eq!(
-        std::fs::read_to_string(&opened).unwrap(),
+        browser.wait_opened(1).await,
         "https://docs.example/apps?from=app\n"
     );
 
     // a tool of its own server that only the model may call: refused, nothing runs or asks
-    c.enter_frame(0).await.unwrap();
-    click(&c, "#secret").await;
-    c.enter_parent_frame().await.unwrap();
+    click_in_app(&c, "#secret").await;
     assert_eq!(
         app_text(&c, "secret-result", "refused").await,
         "refused: The app cannot call \"secret\": sdk offers no such tool to apps."
     );
-    assert!(!marker.exists(), "the model-only tool ran");
-    let cards = c
-        .execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert_eq!(cards, json!(1));
+    assert_refused_call_left_nothing(&c, &marker).await;
     screenshot(&c, "app-bridge.png").await;
     // a size below the smallest: the smallest (last, as a 60 px frame is hard to click in)
     in_app(
@@ -225,11 +186,10 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn an_app_is_told_before_its_frame_goes_and_its_answer_is_waited_for() {
     let fake = FakeOllama::start().await;
-    fake.set_responder(calls_with("sdk__show", json!({"topic": "bridges"})));
     let scratch = tempfile::tempdir().unwrap();
-    let home = app_home_with(&fake, "sdk", sdk_server(1500, &scratch.path().join("m")));
+    let home = sdk_app_home(&fake, 1500, &scratch.path().join("m"));
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
-    show_the_app(&c).await;
+    show_app(&c, "show me bridges").await;
     wait_css(&c, "#conversation-list .conv").await;
 
     // the conversation is left: the chat is empty at once, the page is asked and waited for
@@ -270,12 +230,7 @@ async fn an_app_is_told_before_its_frame_goes_and_its_answer_is_waited_for() {
 
     // back in the conversation, shown again and closed by the user: asked too
     click(&c, "#conversation-list .conv").await;
-    click(&c, ".tool-card [data-action='show-app']").await;
-    wait_until(
-        &c,
-        "document.querySelector('iframe.app-frame')?.dataset.state === 'ready'",
-    )
-    .await;
+    show_app_again(&c).await;
     click(&c, ".tool-card [data-action='close-app']").await;
     assert_eq!(frame_state(&c).await, json!("closing"));
     wait_for_log(
@@ -294,12 +249,7 @@ async fn an_app_is_told_before_its_frame_goes_and_its_answer_is_waited_for() {
     wait_css(&c, ".tool-card [data-action='show-app']").await;
 
     // the app asks to be closed itself (requestTeardown): asked, then gone, the card says so
-    click(&c, ".tool-card [data-action='show-app']").await;
-    wait_until(
-        &c,
-        "document.querySelector('iframe.app-frame')?.dataset.state === 'ready'",
-    )
-    .await;
+    show_app_again(&c).await;
     in_app(&c, "#done", "!document.querySelector('iframe.app-frame')").await;
     assert_eq!(
         text_content(&c, ".tool-card .app-box .field-error").await,
@@ -320,9 +270,8 @@ async fn an_app_is_told_before_its_frame_goes_and_its_answer_is_waited_for() {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn closing_the_window_tells_its_apps_first() {
     let fake = FakeOllama::start().await;
-    fake.set_responder(calls_with("sdk__show", json!({"topic": "bridges"})));
     let scratch = tempfile::tempdir().unwrap();
-    let home = app_home_with(&fake, "sdk", sdk_server(800, &scratch.path().join("m")));
+    let home = sdk_app_home(&fake, 800, &scratch.path().join("m"));
     let App { c, driver } =
         App::launch_with_env(home.path(), &[("SWITCHBOARD_LOG", "warn,apps=info")]).await;
     wait_until(
@@ -330,7 +279,7 @@ async fn closing_the_window_tells_its_apps_first() {
         "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
     )
     .await;
-    show_the_app(&c).await;
+    show_app(&c, "show me bridges").await;
     // quit as a person does, with the window's close button
     x_close_window();
     let logs = home

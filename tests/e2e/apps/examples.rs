@@ -6,13 +6,6 @@ use serde_json::{json, Value};
 
 use super::*;
 
-/// Waits in the app frame until `condition` holds there; back in the window after.
-async fn in_frame_until(c: &fantoccini::Client, condition: &str) {
-    c.enter_frame(0).await.unwrap();
-    wait_until(c, condition).await;
-    c.enter_parent_frame().await.unwrap();
-}
-
 /// The names of the tools the model was offered, over every request it got.
 fn offered(fake: &FakeOllama) -> Vec<String> {
     fake.chat_requests()
@@ -27,20 +20,9 @@ fn offered(fake: &FakeOllama) -> Vec<String> {
 async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval() {
     let fake = FakeOllama::start().await;
     fake.set_responder(calls("system-monitor__get-system-info"));
-    let home = app_home_with(
-        &fake,
-        "system-monitor",
-        example_server("system-monitor", &[]),
-    );
+    let home = app_home_with_example(&fake, "system-monitor", &[]);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
-    send(&c, "how is the machine doing?").await;
-    wait_css(&c, ".tool-card .approval").await;
-    click(&c, ".tool-card [data-action='allowOnce']").await;
-    wait_until(
-        &c,
-        "document.querySelector('.tool-card iframe.app-frame')?.dataset.state === 'ready'",
-    )
-    .await;
+    show_app(&c, "how is the machine doing?").await;
     // with the result the app starts polling poll-system-stats: its call asks on its own card
     wait_css(&c, ".tool-card:nth-of-type(2) .approval").await;
     assert_eq!(
@@ -80,9 +62,7 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
     .unwrap();
     screenshot(&c, "app-system-monitor.png").await;
     // stopped from the app
-    c.enter_frame(0).await.unwrap();
-    click(&c, "#poll-toggle-btn").await;
-    c.enter_parent_frame().await.unwrap();
+    click_in_app(&c, "#poll-toggle-btn").await;
     // the model was never offered the app's tool
     let offered = offered(&fake);
     assert!(
@@ -111,21 +91,9 @@ fn hostname() -> String {
 async fn the_map_app_renders_offline_and_its_form_says_which_sites_it_names() {
     let fake = FakeOllama::start().await;
     fake.set_responder(calls("map__show-map"));
-    let calculator = switchboard_engine::mcp::McpConfig::default_builtin()
-        .servers
-        .remove("calculator")
-        .unwrap();
-    let home = app_home_with_servers(
-        &fake,
-        vec![
-            ("map", example_server("map", &[])),
-            ("calculator", calculator),
-        ],
-    );
+    let home = app_home_with_calculator(&fake, "map", example_server("map", &[]));
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
-    send(&c, "show me London").await;
-    wait_css(&c, ".tool-card .approval").await;
-    click(&c, ".tool-card [data-action='allowOnce']").await;
+    send_and_allow(&c, "show me London").await;
     wait_css(&c, ".tool-card.ok iframe.app-frame").await;
     in_frame_until(
         &c,
@@ -242,20 +210,9 @@ async fn the_pdf_app_renders_a_local_pdf_it_reads_through_its_own_tool() {
     let fake = FakeOllama::start().await;
     let args = json!({"url": url});
     fake.set_responder(calls_with("pdf__display_pdf", args));
-    let home = app_home_with(
-        &fake,
-        "pdf",
-        example_server("pdf", &[pdf.to_str().unwrap()]),
-    );
+    let home = app_home_with_example(&fake, "pdf", &[pdf.to_str().unwrap()]);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
-    send(&c, "show me the paper").await;
-    wait_css(&c, ".tool-card .approval").await;
-    click(&c, ".tool-card [data-action='allowOnce']").await;
-    wait_until(
-        &c,
-        "document.querySelector('.tool-card iframe.app-frame')?.dataset.state === 'ready'",
-    )
-    .await;
+    show_app(&c, "show me the paper").await;
     // each of its own tools asks once; allowed for this chat, the viewer goes on
     let t = std::time::Instant::now();
     loop {

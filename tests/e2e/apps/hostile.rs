@@ -49,23 +49,11 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     fake.set_responder(calls("evil__show"));
     let scratch = tempfile::tempdir().unwrap();
     let marker = scratch.path().join("secret-ran");
-    let calculator = switchboard_engine::mcp::McpConfig::default_builtin()
-        .servers
-        .remove("calculator")
-        .unwrap();
-    let home = app_home_with_servers(
-        &fake,
-        vec![
-            ("evil", hostile_server(port, &marker)),
-            ("calculator", calculator),
-        ],
-    );
+    let home = app_home_with_calculator(&fake, "evil", hostile_server(port, &marker));
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
     let before = c.current_url().await.unwrap();
     let windows = c.windows().await.unwrap().len();
-    send(&c, "show it").await;
-    wait_css(&c, ".tool-card .approval").await;
-    click(&c, ".tool-card [data-action='allowOnce']").await;
+    send_and_allow(&c, "show it").await;
     wait_css(&c, ".tool-card.ok iframe.app-frame").await;
     let report = report(&c).await;
     assert_eq!(report["tauri"], "undefined", "{report}");
@@ -104,15 +92,7 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         "refused: The app cannot call \"secret\": evil offers no such tool to apps.",
         "{report}"
     );
-    assert!(!marker.exists(), "the model-only tool ran");
-    let cards = c
-        .execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert_eq!(cards, json!(1));
+    assert_refused_call_left_nothing(&c, &marker).await;
     // the window is where it was, nothing reached the listener, no script ran in the window
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(c.current_url().await.unwrap(), before);
@@ -153,20 +133,13 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         ("#nav-http", "http://127.0.0.1"),
         ("#nav-self", "its own address"),
     ] {
-        click(&c, ".tool-card [data-action='show-app']").await;
-        wait_until(
-            &c,
-            "document.querySelector('iframe.app-frame')?.dataset.state === 'ready'",
-        )
-        .await;
-        c.enter_frame(0).await.unwrap();
-        wait_until(
+        show_app_again(&c).await;
+        in_frame_until(
             &c,
             "document.querySelector('#state').textContent === 'done'",
         )
         .await;
-        click(&c, button).await;
-        c.enter_parent_frame().await.unwrap();
+        click_in_app(&c, button).await;
         // the frame shows the one page it was given: anything else loaded in it closes it
         wait_until(&c, "!document.querySelector('iframe.app-frame')").await;
         assert_eq!(
@@ -212,9 +185,7 @@ async fn an_app_reaches_the_origins_it_declares_when_its_server_is_allowed() {
         );
         String::from_utf8_lossy(&buf[..n]).to_string()
     });
-    send(&c, "show it").await;
-    wait_css(&c, ".tool-card .approval").await;
-    click(&c, ".tool-card [data-action='allowOnce']").await;
+    send_and_allow(&c, "show it").await;
     let report = report(&c).await;
     let request = served.join().unwrap();
     assert!(

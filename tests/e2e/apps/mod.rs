@@ -38,6 +38,25 @@ fn app_home_with(
     app_home_with_servers(fake, vec![(name, server)])
 }
 
+/// A fresh app home with the npm example server `server-NAME` (see [`example_server`]) as server
+/// `name`.
+fn app_home_with_example(fake: &FakeOllama, name: &str, extra: &[&str]) -> tempfile::TempDir {
+    app_home_with(fake, name, example_server(name, extra))
+}
+
+/// A fresh app home with server `name` next to the built-in calculator (whose tools show no app).
+fn app_home_with_calculator(
+    fake: &FakeOllama,
+    name: &str,
+    server: switchboard_engine::mcp::ServerConfig,
+) -> tempfile::TempDir {
+    let calculator = switchboard_engine::mcp::McpConfig::default_builtin()
+        .servers
+        .remove("calculator")
+        .unwrap();
+    app_home_with_servers(fake, vec![(name, server), ("calculator", calculator)])
+}
+
 /// The model calls `tool` (with `args`) when the user writes, and answers "Shown." after.
 fn calls_with(
     tool: &'static str,
@@ -98,6 +117,62 @@ async fn wait_for_log(c: &fantoccini::Client, name: &str, part: &str) -> Vec<Str
     }
 }
 
+/// Sends `text` and, when the model's call of the tool asks on its card, allows it once.
+async fn send_and_allow(c: &fantoccini::Client, text: &str) {
+    send(c, text).await;
+    wait_css(c, ".tool-card .approval").await;
+    click(c, ".tool-card [data-action='allowOnce']").await;
+}
+
+/// [`send_and_allow`], then waits until the app on the call's card has started.
+async fn show_app(c: &fantoccini::Client, text: &str) {
+    send_and_allow(c, text).await;
+    wait_app_ready(c).await;
+}
+
+/// Waits until the app frame on a card has started (its state `ready`).
+async fn wait_app_ready(c: &fantoccini::Client) {
+    wait_until(
+        c,
+        "document.querySelector('.tool-card iframe.app-frame')?.dataset.state === 'ready'",
+    )
+    .await;
+}
+
+/// Shows the card's app again with its Show the app button, and waits until it has started.
+async fn show_app_again(c: &fantoccini::Client) {
+    click(c, ".tool-card [data-action='show-app']").await;
+    wait_app_ready(c).await;
+}
+
+/// Waits in the app frame until `condition` holds there; back in the window after.
+async fn in_frame_until(c: &fantoccini::Client, condition: &str) {
+    c.enter_frame(0).await.unwrap();
+    wait_until(c, condition).await;
+    c.enter_parent_frame().await.unwrap();
+}
+
+/// Clicks `button` inside the app frame; back in the window after.
+async fn click_in_app(c: &fantoccini::Client, button: &str) {
+    c.enter_frame(0).await.unwrap();
+    click(c, button).await;
+    c.enter_parent_frame().await.unwrap();
+}
+
+/// What an app's call of a tool it may not call left: nothing ran (no `marker`, which the
+/// fixture's model-only tool writes) and nothing asked (the model's call is the only card).
+async fn assert_refused_call_left_nothing(c: &fantoccini::Client, marker: &std::path::Path) {
+    assert!(!marker.exists(), "the model-only tool ran");
+    let cards = c
+        .execute(
+            "return document.querySelectorAll('.tool-card').length;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(cards, json!(1));
+}
+
 /// The state of the first app frame (`loading`, `ready`, `closing`), or null when there is none.
 async fn frame_state(c: &fantoccini::Client) -> Value {
     c.execute(
@@ -113,16 +188,10 @@ async fn frame_state(c: &fantoccini::Client) -> Value {
 async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval() {
     let fake = FakeOllama::start().await;
     fake.set_responder(calls("basic-vanillajs__get-time"));
-    let home = app_home_with(
-        &fake,
-        "basic-vanillajs",
-        example_server("basic-vanillajs", &[]),
-    );
+    let home = app_home_with_example(&fake, "basic-vanillajs", &[]);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
-    send(&c, "what time is it on the server?").await;
     // the model's call asks first, as every call of a tool that may change something
-    wait_css(&c, ".tool-card .approval").await;
-    click(&c, ".tool-card [data-action='allowOnce']").await;
+    send_and_allow(&c, "what time is it on the server?").await;
     wait_css(&c, ".tool-card.ok iframe.app-frame").await;
     let frame = c
         .execute(
@@ -158,8 +227,7 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
     screenshot(&c, "app.png").await;
     click(&c, ".tool-card:last-of-type [data-action='allowOnce']").await;
     wait_css(&c, ".tool-card:last-of-type.ok").await;
-    c.enter_frame(0).await.unwrap();
-    wait_until(
+    in_frame_until(
         &c,
         &format!(
             "(document.querySelector('#server-time')?.textContent ?? '') !== {}",
@@ -167,7 +235,6 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
         ),
     )
     .await;
-    c.enter_parent_frame().await.unwrap();
     // a new chat: the example's own onteardown (the SDK's App) answers before its frame goes
     click(&c, "#new-chat").await;
     let log = wait_for_log(&c, "basic-vanillajs", "app closed").await;
@@ -183,12 +250,10 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
     wait_css(&c, ".tool-card [data-action='show-app']").await;
     click(&c, ".tool-card [data-action='show-app']").await;
     wait_css(&c, "iframe.app-frame").await;
-    c.enter_frame(0).await.unwrap();
-    wait_until(
+    in_frame_until(
         &c,
         "/^\\d{4}-/.test(document.querySelector('#server-time')?.textContent ?? '')",
     )
     .await;
-    c.enter_parent_frame().await.unwrap();
     c.close().await.unwrap();
 }
