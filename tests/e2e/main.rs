@@ -9,6 +9,7 @@
 mod support;
 
 mod app;
+mod xserver;
 
 mod approval;
 mod apps;
