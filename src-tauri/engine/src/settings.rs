@@ -79,7 +79,9 @@ pub enum ToolMode {
     Native,
     Text,
     /// Text, with the reply constrained to JSON (a call, or an answer) by the server's
-    /// schema-constrained decoding.
+    /// schema-constrained decoding. Not offered in the window: on the model measured it did not
+    /// help (README, `make eval-tools`, which still measures it); a settings file that names it
+    /// is still honoured.
     Json,
 }
 
