@@ -4,7 +4,7 @@
 //! - `start`: time for 1 and for 20 servers to be ready (they start in parallel): the built-in
 //!   calculator (its small `switchboard-mcp` binary: `cargo build --release` builds it), and a
 //!   "slow" one that needs 200 ms before it answers, as npx/uvx servers do (`slow-server.sh`);
-//!   and, for the built-in one, the same without the host (bare rmcp clients each spawning it).
+//!   and the same without the host (bare rmcp clients each spawning the server).
 //!
 //! The server is the built-in calculator (`switchboard mcp-server calculator`).
 
@@ -120,41 +120,53 @@ fn start(c: &mut Criterion) {
             });
         }
     }
-    // the same start without the host: `n` bare rmcp clients, each spawning the built-in server
-    // binary and listing its tools, all at once (what the machine itself takes to start them)
+    // the same starts without the host: `n` bare rmcp clients, each spawning the server (the
+    // built-in binary, or the slow script) and listing its tools, all at once (what the machine
+    // itself takes to start them)
     let small = bin().with_file_name("switchboard-mcp");
-    for n in [1usize, 20] {
-        let small = small.clone();
-        g.bench_function(format!("{n} built-in servers, bare rmcp clients"), |b| {
-            let small = small.clone();
-            b.to_async(&rt).iter_custom(move |iters| {
-                let small = small.clone();
-                async move {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let t = std::time::Instant::now();
-                        let clients = futures::future::join_all((0..n).map(|_| {
-                            let mut cmd = tokio::process::Command::new(&small);
-                            cmd.args(["mcp-server", "calculator"]);
-                            async move {
-                                let c =
-                                    ().serve(TokioChildProcess::new(cmd).unwrap())
-                                        .await
-                                        .unwrap();
-                                assert_eq!(c.list_all_tools().await.unwrap().len(), 6);
-                                c
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/slow-server.sh");
+    let dir = bin().parent().unwrap().display().to_string();
+    let kinds: [(&str, std::path::PathBuf, Vec<String>); 2] = [
+        (
+            "built-in",
+            small,
+            vec!["mcp-server".into(), "calculator".into()],
+        ),
+        ("slow (200 ms)", script.into(), vec![dir]),
+    ];
+    for (kind, program, argv) in kinds {
+        for n in [1usize, 20] {
+            let (program, argv) = (program.clone(), argv.clone());
+            g.bench_function(format!("{n} {kind} servers, bare rmcp clients"), |b| {
+                b.to_async(&rt).iter_custom(|iters| {
+                    let (program, argv) = (program.clone(), argv.clone());
+                    async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let t = std::time::Instant::now();
+                            let clients = futures::future::join_all((0..n).map(|_| {
+                                let mut cmd = tokio::process::Command::new(&program);
+                                cmd.args(&argv);
+                                async move {
+                                    let c =
+                                        ().serve(TokioChildProcess::new(cmd).unwrap())
+                                            .await
+                                            .unwrap();
+                                    assert_eq!(c.list_all_tools().await.unwrap().len(), 6);
+                                    c
+                                }
+                            }))
+                            .await;
+                            total += t.elapsed();
+                            for c in clients {
+                                let _ = c.cancel().await;
                             }
-                        }))
-                        .await;
-                        total += t.elapsed();
-                        for c in clients {
-                            let _ = c.cancel().await;
                         }
+                        total
                     }
-                    total
-                }
-            })
-        });
+                })
+            });
+        }
     }
     g.finish();
 }
