@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
-use crate::tasks::{app_ends_mid_task, args, call_collecting, stop_at_first_state};
+use crate::tasks::{app_ends_mid_task, args, call_collecting, stop_a_task};
 
 #[tokio::test]
 async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_its_end() {
@@ -89,20 +89,12 @@ async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_
     );
 
     // Stop
-    let stop = CancellationToken::new();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = host.call_tool_with_events(
+    let states = stop_a_task(
+        &host,
         "everything__simulate-research-query",
-        args(json!({"topic": "go"})),
-        &stop,
-        Some(tx),
-    );
-    let (stopped, states) = tokio::join!(call, stop_at_first_state(&mut rx, &stop));
-    assert!(
-        stopped.is_error && stopped.text.contains("cancelled by the user"),
-        "{stopped:?}"
-    );
-    assert_eq!(states.last().unwrap().status, "cancelled");
+        json!({"topic": "go"}),
+    )
+    .await;
     // the server agrees: asked about it afterwards, the task is cancelled (it has no result)
     let after = host
         .resume_task(

@@ -64,18 +64,29 @@ pub(crate) async fn call_collecting(
     (outcome, states, asked)
 }
 
-/// The task states a call goes through, Stop pressed as soon as the first comes.
-pub(crate) async fn stop_at_first_state(
-    rx: &mut mpsc::UnboundedReceiver<CallEvent>,
-    stop: &CancellationToken,
-) -> Vec<TaskState> {
-    let mut states = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        if let CallEvent::Task(s) = ev {
-            stop.cancel();
-            states.push(s);
+/// Calls `tool` with the user's Stop pressed as soon as the call reports its first task state,
+/// checks that the call ended as cancelled by the user and its last state says so, and gives the
+/// task states seen.
+pub(crate) async fn stop_a_task(host: &McpHost, tool: &str, arguments: Value) -> Vec<TaskState> {
+    let stop = CancellationToken::new();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = host.call_tool_with_events(tool, args(arguments), &stop, Some(tx));
+    let stop_at_first_state = async {
+        let mut states = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            if let CallEvent::Task(s) = ev {
+                stop.cancel();
+                states.push(s);
+            }
         }
-    }
+        states
+    };
+    let (stopped, states) = tokio::join!(call, stop_at_first_state);
+    assert!(
+        stopped.is_error && stopped.text.contains("cancelled by the user"),
+        "{stopped:?}"
+    );
+    assert_eq!(states.last().unwrap().status, "cancelled");
     states
 }
 
@@ -182,20 +193,12 @@ async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_
     );
 
     // Stop while it runs: the task is cancelled on the server
-    let stop = CancellationToken::new();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = host.call_tool_with_events(
+    let states = stop_a_task(
+        &host,
         "tasks__slow_sum",
-        args(json!({"a": 1, "b": 2, "seconds": 30})),
-        &stop,
-        Some(tx),
-    );
-    let (stopped, states) = tokio::join!(call, stop_at_first_state(&mut rx, &stop));
-    assert!(
-        stopped.is_error && stopped.text.contains("cancelled by the user"),
-        "{stopped:?}"
-    );
-    assert_eq!(states.last().unwrap().status, "cancelled");
+        json!({"a": 1, "b": 2, "seconds": 30}),
+    )
+    .await;
     // the server says so too, when asked about the same task afterwards
     let asked_again = host
         .resume_task("tasks", "slow_sum", &states[0].task_id, false, &none, None)
