@@ -33,16 +33,6 @@ pub enum SseError {
     Protocol(String),
 }
 
-impl SseError {
-    /// The refusal's `WWW-Authenticate` challenge, when the server wants a sign-in and said how.
-    pub fn auth_challenge(&self) -> Option<&str> {
-        match self {
-            SseError::Unauthorized { challenge, .. } => challenge.as_deref(),
-            _ => None,
-        }
-    }
-}
-
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Event {
@@ -185,11 +175,10 @@ pub type Auth = std::sync::Arc<tokio::sync::Mutex<rmcp::transport::auth::Authori
 
 /// `headers` with the current access token from `auth` (when signed in).
 async fn authorized(
-    headers: &reqwest::header::HeaderMap,
+    mut headers: reqwest::header::HeaderMap,
     auth: Option<&Auth>,
     url: &str,
 ) -> Result<reqwest::header::HeaderMap, SseError> {
-    let mut headers = headers.clone();
     if let Some(auth) = auth {
         use rmcp::transport::auth::AuthError;
         let token = auth
@@ -240,7 +229,7 @@ impl LegacySseTransport {
         let http = super::http::client();
         let resp = http
             .get(base.clone())
-            .headers(authorized(&hm, auth.as_ref(), url).await?)
+            .headers(authorized(hm.clone(), auth.as_ref(), url).await?)
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await
@@ -331,7 +320,7 @@ impl Transport<RoleClient> for LegacySseTransport {
         let headers = self.headers.clone();
         let auth = self.auth.clone();
         async move {
-            let headers = authorized(&headers, auth.as_ref(), endpoint.as_str()).await?;
+            let headers = authorized(headers, auth.as_ref(), endpoint.as_str()).await?;
             let resp = http
                 .post(endpoint.clone())
                 .headers(headers)

@@ -386,8 +386,8 @@ async fn remote(
                 )
                 .await
                 .map_err(|e| {
-                    if let sse::SseError::Unauthorized { challenge, .. } = &e {
-                        *refused.lock().unwrap() = Some(challenge.clone());
+                    if let Some(challenge) = super::sign_in::challenge_of(&e) {
+                        *refused.lock().unwrap() = Some(Some(challenge));
                     }
                     e.to_string()
                 })?;
