@@ -34,10 +34,15 @@ fn config(n: usize) -> McpConfig {
     c
 }
 
+/// The server that waits 200 ms before it can answer: its program and arguments.
+fn slow_server() -> (&'static str, String) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/slow-server.sh");
+    (script, bin().parent().unwrap().display().to_string())
+}
+
 /// `n` servers that each wait 200 ms before they can answer.
 fn slow_config(n: usize) -> McpConfig {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/slow-server.sh");
-    let dir = bin().parent().unwrap().display().to_string();
+    let (script, dir) = slow_server();
     let mut c = McpConfig::default();
     for i in 0..n {
         c.servers.insert(
@@ -124,8 +129,7 @@ fn start(c: &mut Criterion) {
     // built-in binary, or the slow script) and listing its tools, all at once (what the machine
     // itself takes to start them)
     let small = bin().with_file_name("switchboard-mcp");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/slow-server.sh");
-    let dir = bin().parent().unwrap().display().to_string();
+    let (script, dir) = slow_server();
     let kinds: [(&str, std::path::PathBuf, Vec<String>); 2] = [
         (
             "built-in",
@@ -136,7 +140,6 @@ fn start(c: &mut Criterion) {
     ];
     for (kind, program, argv) in kinds {
         for n in [1usize, 20] {
-            let (program, argv) = (program.clone(), argv.clone());
             g.bench_function(format!("{n} {kind} servers, bare rmcp clients"), |b| {
                 b.to_async(&rt).iter_custom(|iters| {
                     let (program, argv) = (program.clone(), argv.clone());

@@ -2,25 +2,23 @@
 //! one): asked for when a plain call is refused, followed to the end with the server's questions,
 //! stopped on the server, and followed again in that form after the app ends.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
-use switchboard_engine::mcp::{
-    CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpConfig, McpHost, ServerConfig,
-};
+use switchboard_engine::mcp::{ElicitationAction, ElicitationAnswer, ServerConfig};
 use switchboard_engine::ChatEvent;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
-use crate::tasks::{app_ends_mid_task, args, call_collecting, stop_a_task};
+use crate::tasks::{app_ends_mid_task, call_collecting, stop_a_task};
 
+/// A 2025-11-25 server (server-everything, stdio) whose tool needs a task: the plain call is told
+/// so, the host calls again asking for one and follows it (`tasks/get` for the card, `tasks/result`
+/// for the end); the server's question mid-task reaches the user and the answer the server; Stop
+/// cancels the task on the server.
 #[tokio::test]
 async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_its_end() {
-    let mut config = McpConfig::default();
-    config.servers.insert("everything".into(), everything());
-    let host = McpHost::new(HostOptions::new(builtin_bin()));
-    host.start_all(&config).await;
+    let host = host_of(vec![("everything", everything())]).await;
     let view = host
         .servers()
         .into_iter()
@@ -58,29 +56,19 @@ async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_
     );
 
     // a question mid-task, answered
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = host.call_tool_with_events(
+    let (clarified, _, asked) = call_collecting(
+        &host,
         "everything__simulate-research-query",
-        args(json!({"topic": "python", "ambiguous": true})),
+        json!({"topic": "python", "ambiguous": true}),
         &none,
-        Some(tx),
-    );
-    let answer = async {
-        let mut asked = Vec::new();
-        while let Some(ev) = rx.recv().await {
-            if let CallEvent::Elicitation(e, reply) = ev {
-                asked.push(e.message.clone());
-                reply.send(ElicitationAnswer {
-                    action: ElicitationAction::Accept,
-                    content: Some(json!({"interpretation": "snake"})),
-                });
-            }
-        }
-        asked
-    };
-    let (clarified, asked) = tokio::join!(call, answer);
+        Some(ElicitationAnswer {
+            action: ElicitationAction::Accept,
+            content: Some(json!({"interpretation": "snake"})),
+        }),
+    )
+    .await;
     assert_eq!(asked.len(), 1, "{asked:?}");
-    assert!(asked[0].contains("python"), "{asked:?}");
+    assert!(asked[0].1.contains("python"), "{asked:?}");
     assert!(!clarified.is_error, "{clarified:?}");
     assert!(
         clarified.text.to_lowercase().contains("snake"),
@@ -130,21 +118,16 @@ async fn a_2025_11_25_task_is_followed_again_in_its_own_form_after_the_app_ends(
     assert_eq!(open.len(), 1, "{open:?}");
     assert!(open[0].legacy, "stored in the 2025-11-25 form");
     assert_eq!(open[0].tool_call_id, call_id);
-    let mut config = McpConfig::default();
-    config
-        .servers
-        .insert("everything".into(), ServerConfig::http(url));
-    let host = McpHost::new(HostOptions::new(builtin_bin()));
-    host.start_all(&config).await;
+    let host = host_of(vec![("everything", ServerConfig::http(url))]).await;
     let engine = chat_engine(
         Arc::new(switchboard_engine::llm::OllamaClient::new(&r.fake.url)),
         host.clone(),
         store.clone(),
     );
-    let seen = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-    let s = seen.clone();
-    let emit = move |x: ChatEvent| s.lock().unwrap().push(x);
-    engine.resume_task(open[0].clone(), &emit).await.unwrap();
+    engine
+        .resume_task(open[0].clone(), &|_: ChatEvent| {})
+        .await
+        .unwrap();
     let conv = store.conversation(open[0].conversation_id).await.unwrap();
     let call = &conv.tool_calls[0];
     assert!(call.is_error, "{call:?}");

@@ -16,17 +16,7 @@ use crate::support::{builtin_bin, sdk_oauth_server};
 async fn a_server_waits_for_its_sign_in_runs_after_it_and_its_deletion_forgets_it() {
     let (_server, port) = sdk_oauth_server();
     let dir = tempfile::tempdir().unwrap();
-    let places = Places {
-        settings: dir.path().join("settings.json"),
-        mcp: dir.path().join("mcp.json"),
-        database: dir.path().join("db.sqlite3"),
-    };
-    std::fs::write(
-        &places.mcp,
-        json!({"mcpServers": {"notes": {"type": "http", "url": format!("http://localhost:{port}/mcp")}}})
-            .to_string(),
-    )
-    .unwrap();
+    let places = notes_places(dir.path(), &format!("http://localhost:{port}/mcp"), "http");
     let secrets_dir = dir.path().join("secrets");
     let secrets = Secrets::file_only(secrets_dir.clone(), "the test has no keyring");
     let rt = Runtime::open_at(
@@ -91,11 +81,9 @@ async fn events(port: u16) -> Vec<String> {
         .unwrap()
 }
 
-fn runtime_places(dir: &std::path::Path, url: &str) -> Places {
-    runtime_places_over(dir, url, "http")
-}
-
-fn runtime_places_over(dir: &std::path::Path, url: &str, transport: &str) -> Places {
+/// The app's files in `dir`, with one remote server, `notes`, at `url` over `transport` ("http"
+/// or "sse") in its `mcp.json`.
+pub(crate) fn notes_places(dir: &std::path::Path, url: &str, transport: &str) -> Places {
     let places = Places {
         settings: dir.join("settings.json"),
         mcp: dir.join("mcp.json"),
@@ -121,7 +109,7 @@ async fn expired_tokens_are_refreshed_kept_across_runs_and_revoked_on_sign_out()
     let secrets_dir = dir.path().join("secrets");
     let open = || async {
         let rt = Runtime::open_at(
-            runtime_places(dir.path(), &url),
+            notes_places(dir.path(), &url, "http"),
             Secrets::file_only(secrets_dir.clone(), "the test has no keyring"),
             builtin_bin(),
             Broker::allowing_all(),
@@ -184,7 +172,7 @@ async fn an_sse_server_signs_in_refreshes_and_asks_again_when_its_tokens_are_gon
     let url = format!("http://127.0.0.1:{port}/sse");
     let dir = tempfile::tempdir().unwrap();
     let rt = Runtime::open_at(
-        runtime_places_over(dir.path(), &url, "sse"),
+        notes_places(dir.path(), &url, "sse"),
         Secrets::file_only(dir.path().join("secrets"), "the test has no keyring"),
         builtin_bin(),
         Broker::allowing_all(),
@@ -237,7 +225,6 @@ async fn an_sse_server_signs_in_refreshes_and_asks_again_when_its_tokens_are_gon
 /// the window hears which server to offer the sign-in for. Other unknown names stay unknown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_window() {
-    use std::sync::{Arc, Mutex};
     use switchboard_engine::store::Approval;
     use switchboard_engine::ChatEvent;
     let (_server, port) = crate::support::oauth_server(60);
@@ -256,17 +243,7 @@ async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_wind
         ("2", "elsewhere__whoami", json!({})),
         ("3", "notes_calc__ad", json!({})),
     ]));
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let summary = r
-        .engine(5)
-        .run_turn(
-            crate::support::say("who am I?", None),
-            &move |e| ev.lock().unwrap().push(e),
-            tokio_util::sync::CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (summary, events) = r.turn("who am I?").await;
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     let (waiting, unknown) = (&conv.tool_calls[0], &conv.tool_calls[1]);
     assert_eq!(waiting.approval, Some(Approval::SignInNeeded));
@@ -283,8 +260,6 @@ async fn a_call_to_a_server_waiting_for_its_sign_in_tells_the_model_and_the_wind
     // a name of the running notes_calc, not of the waiting notes: unknown, with the closest names
     assert_eq!(conv.tool_calls[2].approval, Some(Approval::UnknownTool));
     let told: Vec<String> = events
-        .lock()
-        .unwrap()
         .iter()
         .filter_map(|e| match e {
             ChatEvent::SignInNeeded { server } => Some(server.clone()),

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_engine::mcp::{
-    CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpConfig, McpHost, ServerConfig,
-    TaskState,
+    CallEvent, ElicitationAction, ElicitationAnswer, McpHost, ServerConfig, TaskState,
 };
 use switchboard_engine::store::Store;
-use switchboard_engine::{ChatEvent, TurnRequest};
+use switchboard_engine::{ChatEngine, ChatEvent, TurnRequest, TurnSummary};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -23,35 +22,31 @@ pub(crate) fn args(v: Value) -> Map<String, Value> {
 }
 
 async fn tasks_host(port: u16) -> Arc<McpHost> {
-    let mut config = McpConfig::default();
-    config.servers.insert(
-        "tasks".into(),
-        ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
-    );
-    let host = McpHost::new(HostOptions::new(builtin_bin()));
-    host.start_all(&config).await;
-    host
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    host_of(vec![("tasks", ServerConfig::http(url))]).await
 }
 
-/// Runs a call of `tool`, answering the server's questions with `answer`; the outcome and the task
-/// states the call went through.
+/// Runs a call of `tool`, answering the server's questions with `answer`; the outcome, the task
+/// states the call went through and the questions the user was asked (server, message).
 pub(crate) async fn call_collecting(
     host: &McpHost,
     tool: &str,
     arguments: Value,
     cancel: &CancellationToken,
     answer: Option<ElicitationAnswer>,
-) -> (switchboard_engine::mcp::ToolOutcome, Vec<TaskState>, usize) {
+) -> (
+    switchboard_engine::mcp::ToolOutcome,
+    Vec<TaskState>,
+    Vec<(String, String)>,
+) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let during = async {
-        let (mut states, mut asked) = (Vec::new(), 0);
+        let (mut states, mut asked) = (Vec::new(), Vec::new());
         while let Some(ev) = rx.recv().await {
             match ev {
                 CallEvent::Task(s) => states.push(s),
                 CallEvent::Elicitation(e, reply) => {
-                    assert_eq!(e.message, "What is your name?");
-                    assert_eq!(e.server, "tasks");
-                    asked += 1;
+                    asked.push((e.server.clone(), e.message.clone()));
                     reply.send(answer.clone().unwrap());
                 }
                 _ => {}
@@ -106,19 +101,33 @@ pub(crate) async fn working_task(events: &Mutex<Vec<ChatEvent>>) -> i64 {
     }
 }
 
+/// A turn of `engine` on `text`, running in its own task: its handle, and its events as they come.
+fn spawn_turn(
+    engine: &Arc<ChatEngine>,
+    text: &'static str,
+) -> (
+    tokio::task::JoinHandle<TurnSummary>,
+    Arc<Mutex<Vec<ChatEvent>>>,
+) {
+    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let ev = events.clone();
+    let engine = engine.clone();
+    let turn = tokio::spawn(async move {
+        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
+        engine
+            .run_turn(say(text, None), &emit, CancellationToken::new())
+            .await
+            .unwrap()
+    });
+    (turn, events)
+}
+
 /// A turn on `r` whose model calls a tool its server runs as a task, and the app ending as soon
 /// as the card hears that it does (the turn dropped, the host shut down: nothing is said to the
 /// server). The call's id, and the store as the next run opens it.
 pub(crate) async fn app_ends_mid_task(r: &Rig, text: &'static str) -> (i64, Store) {
     let engine = Arc::new(r.engine(5));
-    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-    let ev = events.clone();
-    let e = engine.clone();
-    let turn = tokio::spawn(async move {
-        let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
-        e.run_turn(say(text, None), &emit, CancellationToken::new())
-            .await
-    });
+    let (turn, events) = spawn_turn(&engine, text);
     let call_id = working_task(&events).await;
     turn.abort();
     let _ = turn.await;
@@ -184,7 +193,8 @@ async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_
         ("Hello, Luca!", false)
     );
     assert_eq!(
-        asked, 1,
+        asked,
+        [("tasks".to_string(), "What is your name?".to_string())],
         "asked once, though the server repeats the question until read"
     );
     assert!(
@@ -356,10 +366,6 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
     host.shutdown().await;
 }
 
-/// A 2025-11-25 server (server-everything, stdio) whose tool needs a task: the plain call is told
-/// so, the host calls again asking for one and follows it (`tasks/get` for the card, `tasks/result`
-/// for the end); the server's question mid-task reaches the user and the answer the server; Stop
-/// cancels the task on the server.
 /// A task that ends within its turn: the turn waits for it (the card following its states), the
 /// result goes to the model like any other, and the model answers from it. A second task in the
 /// next turn is stopped from its card (the engine's `cancel_call`, what the window's Stop calls)
@@ -373,43 +379,29 @@ async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn
         ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
     )])
     .await;
-    let slow = Arc::new(Mutex::new(1.0));
-    let s = slow.clone();
-    r.fake.set_responder(move |req: &Value| {
-        let last = last_message(req);
-        if last["role"] == "tool" {
-            let said = last["content"].as_str().unwrap_or_default().to_string();
-            return Stream::new().text(&format!("Got: {said}")).done().reply();
+    // the model asks for a task that takes `seconds`, then says what it got
+    let sum_taking = |seconds: u64| {
+        move |req: &Value| {
+            let last = last_message(req);
+            if last["role"] == "tool" {
+                let said = last["content"].as_str().unwrap_or_default().to_string();
+                return Stream::new().text(&format!("Got: {said}")).done().reply();
+            }
+            Stream::new()
+                .tool_call(
+                    "a",
+                    "tasks__slow_sum",
+                    json!({"a": 40, "b": 2, "seconds": seconds}),
+                )
+                .done()
+                .reply()
         }
-        Stream::new()
-            .tool_call(
-                "a",
-                "tasks__slow_sum",
-                json!({"a": 40, "b": 2, "seconds": *s.lock().unwrap()}),
-            )
-            .done()
-            .reply()
-    });
-    let engine = Arc::new(r.engine(5));
-    let run = |text: &'static str| {
-        let engine = engine.clone();
-        let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
-        let ev = events.clone();
-        let turn = tokio::spawn(async move {
-            let emit = move |x: ChatEvent| ev.lock().unwrap().push(x);
-            engine
-                .run_turn(say(text, None), &emit, CancellationToken::new())
-                .await
-                .unwrap()
-        });
-        (turn, events)
     };
+    r.fake.set_responder(sum_taking(1));
+    let engine = Arc::new(r.engine(5));
 
-    let (turn, events) = run("add 40 and 2");
-    let summary = turn.await.unwrap();
+    let (summary, events) = collecting(&engine, say("add 40 and 2", None)).await;
     let states: Vec<String> = events
-        .lock()
-        .unwrap()
         .iter()
         .filter_map(|e| match e {
             ChatEvent::ToolCallTask { status, .. } => Some(status.clone()),
@@ -426,8 +418,8 @@ async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn
     assert_eq!(conv.messages.last().unwrap().content, "Got: 42");
 
     // the next task runs long; Stop on its card while it runs
-    *slow.lock().unwrap() = 30.0;
-    let (turn, events) = run("add them again, slowly");
+    r.fake.set_responder(sum_taking(30));
+    let (turn, events) = spawn_turn(&engine, "add them again, slowly");
     let call_id = working_task(&events).await;
     assert!(engine.shared.cancel_call(call_id));
     let summary = tokio::time::timeout(Duration::from_secs(20), turn)

@@ -257,45 +257,41 @@ async fn an_answer_from_another_issuer_is_refused_and_its_code_never_used() {
     );
 }
 
+/// An ID token (a JWT, unsigned: only its claims are read) carrying `claims`.
+fn id_token(claims: serde_json::Value) -> String {
+    use base64::Engine;
+    let b64 = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    format!(
+        "{}.{}.{}",
+        b64(br#"{"alg":"RS256"}"#),
+        b64(claims.to_string().as_bytes()),
+        b64(b"sig")
+    )
+}
+
 #[test]
 fn the_account_shown_is_the_id_tokens_email_else_its_name_else_its_subject() {
-    use base64::Engine;
-    let token = |claims: serde_json::Value| {
-        let b64 = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
-        format!(
-            "{}.{}.{}",
-            b64(br#"{"alg":"RS256"}"#),
-            b64(claims.to_string().as_bytes()),
-            b64(b"sig")
-        )
-    };
     let email = serde_json::json!({"sub": "123", "email": "ada@example.com", "name": "Ada"});
     assert_eq!(
-        keep::account_of(&token(email)).as_deref(),
+        keep::account_of(&id_token(email)).as_deref(),
         Some("ada@example.com")
     );
     let name = serde_json::json!({"sub": "123", "preferred_username": "ada"});
-    assert_eq!(keep::account_of(&token(name)).as_deref(), Some("ada"));
+    assert_eq!(keep::account_of(&id_token(name)).as_deref(), Some("ada"));
     let empty_email = serde_json::json!({"sub": "123", "email": "", "name": "Ada"});
     assert_eq!(
-        keep::account_of(&token(empty_email)).as_deref(),
+        keep::account_of(&id_token(empty_email)).as_deref(),
         Some("Ada")
     );
     let sub = serde_json::json!({"sub": "123"});
-    assert_eq!(keep::account_of(&token(sub)).as_deref(), Some("123"));
+    assert_eq!(keep::account_of(&id_token(sub)).as_deref(), Some("123"));
     assert_eq!(keep::account_of("not a token"), None);
     assert_eq!(keep::account_of("a.!!!.c"), None);
 }
 
 #[tokio::test]
 async fn the_account_is_kept_from_the_first_tokens_when_refreshed_ones_come_without_it() {
-    use base64::Engine;
-    let b64 = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
-    let id_token = format!(
-        "{}.{}.x",
-        b64(b"{}"),
-        b64(br#"{"email":"ada@example.com"}"#)
-    );
+    let id_token = id_token(serde_json::json!({"email": "ada@example.com"}));
     let keep = Keep::new("http://127.0.0.1:9/mcp", None);
     keep.set(Some(Kept {
         issuer: Some("http://127.0.0.1:9".into()),

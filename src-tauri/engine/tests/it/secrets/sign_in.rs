@@ -4,11 +4,10 @@
 
 use std::process::Command;
 
-use serde_json::json;
 use switchboard_engine::chat::Broker;
 use switchboard_engine::mcp::oauth::FollowRedirects;
 use switchboard_engine::secrets::{Secrets, KEYRING_SERVICE};
-use switchboard_engine::{Places, Runtime};
+use switchboard_engine::Runtime;
 
 use super::check::keyring_lookup;
 use super::{run_in_keyring_session, CASE};
@@ -45,17 +44,8 @@ async fn in_a_keyring_session() {
     }
     let (_server, port) = crate::support::oauth_server(60);
     let home = tempfile::tempdir().unwrap();
-    let places = Places {
-        settings: home.path().join("settings.json"),
-        mcp: home.path().join("mcp.json"),
-        database: home.path().join("db.sqlite3"),
-    };
-    std::fs::write(
-        &places.mcp,
-        json!({"mcpServers": {"notes": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}})
-            .to_string(),
-    )
-    .unwrap();
+    let places =
+        crate::sign_in::notes_places(home.path(), &format!("http://127.0.0.1:{port}/mcp"), "http");
     let secrets_dir = home.path().join("secrets");
     let rt = Runtime::open_at(
         places.clone(),

@@ -368,13 +368,18 @@ pub fn say(text: &str, id: Option<i64>) -> TurnRequest {
     }
 }
 
-/// A host running only the built-in calculator.
-pub async fn calculator_host() -> Arc<McpHost> {
+/// A host running `servers` (name, config), started.
+pub async fn host_of(servers: Vec<(&str, ServerConfig)>) -> Arc<McpHost> {
     let mut config = McpConfig::default();
-    config
-        .servers
-        .insert("calculator".into(), builtin("calculator"));
+    for (name, server) in servers {
+        config.servers.insert(name.into(), server);
+    }
     let host = McpHost::new(HostOptions::new(builtin_bin()));
     host.start_all(&config).await;
     host
+}
+
+/// A host running only the built-in calculator.
+pub async fn calculator_host() -> Arc<McpHost> {
+    host_of(vec![("calculator", builtin("calculator"))]).await
 }
