@@ -74,8 +74,10 @@ impl AppViews {
             .map(|v| (v.call_id, v.server.clone()))
     }
 
-    pub fn remove(&self, id: &str) {
-        self.views.lock().unwrap().remove(id);
+    /// Forgets view `id`; the call and server it came from, if it was known.
+    pub fn remove(&self, id: &str) -> Option<(i64, String)> {
+        let view = self.views.lock().unwrap().remove(id)?;
+        Some((view.call_id, view.server))
     }
 
     /// Answers a request for `mcpapp://localhost/v/<id>` from the window labelled `label`.

@@ -168,10 +168,9 @@ pub fn close_app(
     reason: String,
     teardown: Option<Teardown>,
 ) {
-    let Some((_, server)) = state.apps.origin(&view_id) else {
+    let Some((_, server)) = state.apps.remove(&view_id) else {
         return;
     };
-    state.apps.remove(&view_id);
     let reason = clip(&reason, 200);
     let how = match teardown {
         None => "it was not asked (it had not started, or had left its page)".to_string(),

@@ -64,13 +64,20 @@ impl App {
     /// [`App::launch`], then waits until its `n` MCP servers all run.
     pub async fn launch_with_servers(home: &Path, n: usize) -> App {
         let app = App::launch(home).await;
-        wait_until(
-            &app.c,
-            &format!("document.querySelector('#servers-summary').textContent.includes('{n}/{n} servers')"),
-        )
-        .await;
+        wait_servers(&app.c, n).await;
         app
     }
+}
+
+/// Waits until the sidebar says all `n` MCP servers run.
+pub async fn wait_servers(c: &Client, n: usize) {
+    wait_until(
+        c,
+        &format!(
+            "document.querySelector('#servers-summary').textContent.includes('{n}/{n} servers')"
+        ),
+    )
+    .await;
 }
 
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -166,25 +173,20 @@ impl Driver {
     /// The app's processes (the app, WebKit's, its MCP servers): every process under the driver
     /// but tauri-driver, WebKitWebDriver and the session bus around them; with a label each.
     pub fn app_processes(&self) -> Vec<(i32, String)> {
-        let parent_of = |pid: i32| -> Option<i32> {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            stat.rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()
-        };
-        let all: Vec<i32> = std::fs::read_dir("/proc")
+        // every process's parent, read once
+        let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
             .unwrap()
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter_map(|e| {
+                let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+                Some((pid, stat_fields(pid).get(1)?.parse().ok()?))
+            })
             .collect();
         let root = self.child.id() as i32;
         let mut tree = vec![root];
         let mut i = 0;
         while i < tree.len() {
             let p = tree[i];
-            tree.extend(all.iter().filter(|&&c| parent_of(c) == Some(p)));
+            tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
             i += 1;
         }
         tree.into_iter()
@@ -228,6 +230,15 @@ impl Driver {
             })
             .collect()
     }
+}
+
+/// The fields of `/proc/<pid>/stat` after the command (the state first, then the parent's pid, …;
+/// field N of proc(5) is at N − 3); none when the process is gone.
+pub fn stat_fields(pid: i32) -> Vec<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
 }
 
 impl Drop for Driver {
@@ -404,43 +415,65 @@ pub async fn app_store(home: &std::path::Path) -> switchboard_engine::store::Sto
     switchboard_engine::store::Store::open(&db).await.unwrap()
 }
 
-/// A fresh app home with these settings and server-everything as its only MCP server; the app
-/// launched and its server running.
-pub async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {
+/// A fresh app home with these settings (`settings.json`) and these MCP servers (`mcp.json`).
+pub fn home_with_servers(
+    settings: Value,
+    servers: Vec<(&str, switchboard_engine::mcp::ServerConfig)>,
+) -> tempfile::TempDir {
     let (home, config_dir) = app_home();
     std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
     let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "everything".into(),
-        switchboard_engine::mcp::ServerConfig::new(
-            "node",
-            &[support::everything_server().to_str().unwrap(), "stdio"],
-        ),
-    );
+    for (name, server) in servers {
+        cfg.servers.insert(name.into(), server);
+    }
     cfg.save(&config_dir.join("mcp.json")).unwrap();
+    home
+}
+
+/// A fresh app home with these settings and server-everything as its only MCP server; the app
+/// launched and its server running.
+pub async fn launch_with_everything(settings: Value) -> (tempfile::TempDir, Driver, Client) {
+    let everything = switchboard_engine::mcp::ServerConfig::new(
+        "node",
+        &[support::everything_server().to_str().unwrap(), "stdio"],
+    );
+    let home = home_with_servers(settings, vec![("everything", everything)]);
     let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
     (home, driver, c)
 }
 
-/// The MCP server processes of the running app, asked through its own IPC.
-pub async fn server_pids(c: &Client) -> Vec<u32> {
+/// The app's servers list as its IPC last sent it (`watch_servers`, subscribed to once per page:
+/// polling it must not add a subscription a call).
+pub async fn servers_now(c: &Client) -> Vec<Value> {
     let v = c
         .execute_async(
             "const done = arguments[arguments.length - 1];
-             const ch = new window.__TAURI__.core.Channel();
-             ch.onmessage = (s) => done(s.map((x) => x.pid));
-             window.__TAURI__.core.invoke('watch_servers', { onChange: ch });",
+             if (!window.__e2eServers) {
+               const w = (window.__e2eServers = { list: null, waiting: [] });
+               const ch = new window.__TAURI__.core.Channel();
+               ch.onmessage = (list) => { w.list = list; w.waiting.splice(0).forEach((f) => f(list)); };
+               window.__TAURI__.core.invoke('watch_servers', { onChange: ch });
+             }
+             const w = window.__e2eServers;
+             if (w.list) done(w.list); else w.waiting.push(done);",
             vec![],
         )
         .await
         .unwrap();
+    serde_json::from_value(v).unwrap()
+}
+
+/// The MCP server processes of the running app, asked through its own IPC.
+pub async fn server_pids(c: &Client) -> Vec<u32> {
+    let v = servers_now(c).await;
     let pids: Vec<u32> = v
-        .as_array()
-        .unwrap()
         .iter()
-        .filter_map(|p| p.as_u64().map(|p| p as u32))
+        .filter_map(|s| s["pid"].as_u64().map(|p| p as u32))
         .collect();
-    assert!(!pids.is_empty(), "the built-in servers have processes: {v}");
+    assert!(
+        !pids.is_empty(),
+        "the built-in servers have processes: {v:?}"
+    );
     pids
 }
 

@@ -99,13 +99,8 @@ async fn memory_when_idle(driver: &Driver) -> Vec<(String, u64, u64)> {
 }
 
 fn cpu_ticks(pid: i32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
     // utime and stime: fields 14 and 15 of the line, 12 and 13 after the command
-    fields
+    stat_fields(pid)
         .get(11..13)
         .map_or(0, |f| f.iter().filter_map(|n| n.parse::<u64>().ok()).sum())
 }

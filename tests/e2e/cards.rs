@@ -332,12 +332,7 @@ async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restar
     click(&c, ".task-ask [data-action='open-task-chat']").await;
     wait_css(&c, ".tool-card .elicitation:not(.fresh)").await;
     assert!(c.find(Locator::Css(".task-ask")).await.is_err());
-    c.find(Locator::Css(".elicitation [data-name=name] input"))
-        .await
-        .unwrap()
-        .send_keys("Ada")
-        .await
-        .unwrap();
+    type_in_form(&c, "name", "Ada").await;
     click(&c, ".elicitation [data-action=accept]").await;
     wait_css(&c, ".tool-card.ok").await;
     assert_eq!(text_content(&c, ".tool-card .result").await, "Hello, Ada!");
@@ -347,16 +342,13 @@ async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restar
 
 /// A fresh app home whose only MCP server is the tasks fixture on `port`, with `allowed` allowed.
 fn tasks_home(fake: &FakeOllama, port: u16, allowed: &str) -> tempfile::TempDir {
-    let (home, config_dir) = app_home();
-    let settings = json!({"llmUrl": fake.url, "toolPolicies": {allowed: "allow"}});
-    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "tasks".into(),
-        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
-    home
+    home_with_servers(
+        json!({"llmUrl": fake.url, "toolPolicies": {allowed: "allow"}}),
+        vec![(
+            "tasks",
+            switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+        )],
+    )
 }
 
 /// A 2026-07-28 server that asks through a multi round-trip request (its call answers
@@ -373,20 +365,14 @@ async fn a_2026_server_asks_through_input_required_and_the_card_answers() {
         json!({}),
         "The server said: ",
     ));
-    let (home, config_dir) = app_home();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    cfg.servers.insert(
-        "mrtr".into(),
-        switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
-    );
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
-    std::fs::write(
-        config_dir.join("settings.json"),
+    let home = home_with_servers(
         json!({"llmUrl": fake.url, "model": crate::support::fake_ollama::MODEL,
-               "toolPolicies": {"mrtr__greet": "allow"}})
-        .to_string(),
-    )
-    .unwrap();
+               "toolPolicies": {"mrtr__greet": "allow"}}),
+        vec![(
+            "mrtr",
+            switchboard_engine::mcp::ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+        )],
+    );
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     send(&c, "greet someone").await;
     wait_css(&c, ".tool-card .elicitation:not(.fresh)").await;

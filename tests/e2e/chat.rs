@@ -54,11 +54,7 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     // ---- first launch ----
     let App { c, driver } = App::launch(home.path()).await;
     // the built-in servers come up and the model list is filled from /api/tags
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('3/3 servers')",
-    )
-    .await;
+    wait_servers(&c, 3).await;
     assert_eq!(text_content(&c, "#model-select").await, fake_ollama::MODEL);
     assert!(
         c.find(Locator::Css("#banner[hidden]")).await.is_ok(),

@@ -52,11 +52,7 @@ async fn papers_found_on_arxiv_show_on_the_card_and_their_details_come_from_the_
     // a fresh install: no mcp.json, the three built-ins
     let App { c, driver: _driver } =
         App::launch_with_env(home.path(), &[("SWITCHBOARD_ARXIV_URL", &arxiv.url)]).await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('3/3 servers')",
-    )
-    .await;
+    wait_servers(&c, 3).await;
 
     // it reaches the internet: asked before it runs
     send(&c, "find papers on attention").await;

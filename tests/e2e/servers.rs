@@ -111,11 +111,7 @@ async fn servers_are_added_edited_broken_disabled_and_deleted_live() {
     click(&c, "#server-save").await;
     wait_css(&c, ".server.running[data-name='dynamic']").await;
     wait_until(&c, "document.querySelector(\".server[data-name='dynamic'] .server-tools\")?.textContent.includes('grow')").await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('4/4 servers')",
-    )
-    .await;
+    wait_servers(&c, 4).await;
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
     assert_eq!(saved["mcpServers"]["dynamic"]["command"], "python3");

@@ -183,7 +183,6 @@ export function appCallTool(viewId, name, args, onEvent) {
   channel.onmessage = onEvent;
   return call('app_call_tool', { viewId, name, arguments: args, onEvent: channel });
 }
-/** The app page is no longer shown: its address serves nothing any more. */
 /**
  * App page `viewId` is no longer shown. `reason`: why (what the page was told); `teardown`:
  * { answered, error, ms } how it took ui/resource-teardown, or null when it had not started.

@@ -84,11 +84,7 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     let browser = StandInBrowser::install(home.path());
     let App { c, driver: _driver } =
         App::launch_with_env(home.path(), &[("PATH", &browser.path)]).await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
-    )
-    .await;
+    wait_servers(&c, 1).await;
     show_app(&c, "show me bridges").await;
 
     // what the SDK's App made of the host context, the tool's input and its result
@@ -233,13 +229,12 @@ async fn an_app_is_told_before_its_frame_goes_and_its_answer_is_waited_for() {
     show_app_again(&c).await;
     click(&c, ".tool-card [data-action='close-app']").await;
     assert_eq!(frame_state(&c).await, json!("closing"));
-    wait_for_log(
+    let log = wait_for_log(
         &c,
         "sdk",
         "[switchboard] app closed (the user closed it): it answered the teardown in",
     )
     .await;
-    let log = server_log(&c, "sdk").await;
     assert!(
         log.iter()
             .any(|l| l == "[app] [info] teardown asked: the user closed it"),
@@ -274,11 +269,7 @@ async fn closing_the_window_tells_its_apps_first() {
     let home = sdk_app_home(&fake, 800, &scratch.path().join("m"));
     let App { c, driver } =
         App::launch_with_env(home.path(), &[("SWITCHBOARD_LOG", "warn,apps=info")]).await;
-    wait_until(
-        &c,
-        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
-    )
-    .await;
+    wait_servers(&c, 1).await;
     show_app(&c, "show me bridges").await;
     // quit as a person does, with the window's close button
     x_close_window();

@@ -61,7 +61,7 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
     .await
     .unwrap();
     screenshot(&c, "app-system-monitor.png").await;
-    // stopped from the app
+    // a step, not a check: the app's own button stops its polling, so no more calls come
     click_in_app(&c, "#poll-toggle-btn").await;
     // the model was never offered the app's tool
     let offered = offered(&fake);

@@ -19,15 +19,7 @@ fn app_home_with_servers(
     fake: &FakeOllama,
     servers: Vec<(&str, switchboard_engine::mcp::ServerConfig)>,
 ) -> tempfile::TempDir {
-    let (home, config_dir) = app_home();
-    let settings = json!({"llmUrl": fake.url});
-    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
-    let mut cfg = switchboard_engine::mcp::McpConfig::default();
-    for (name, server) in servers {
-        cfg.servers.insert(name.into(), server);
-    }
-    cfg.save(&config_dir.join("mcp.json")).unwrap();
-    home
+    home_with_servers(json!({"llmUrl": fake.url}), servers)
 }
 
 fn app_home_with(
@@ -88,30 +80,34 @@ fn example_server(name: &str, extra: &[&str]) -> switchboard_engine::mcp::Server
 
 /// The last lines of server `name`'s log, as the servers list has them.
 async fn server_log(c: &fantoccini::Client, name: &str) -> Vec<String> {
-    let v = c
-        .execute_async(
-            "const [name, done] = [arguments[0], arguments[arguments.length - 1]];
-             const ch = new window.__TAURI__.core.Channel();
-             ch.onmessage = (list) => done(list.find((s) => s.name === name)?.stderrTail ?? null);
-             window.__TAURI__.core.invoke('watch_servers', { onChange: ch });",
-            vec![json!(name)],
-        )
-        .await
-        .unwrap();
-    serde_json::from_value(v).unwrap()
+    let list = crate::app::servers_now(c).await;
+    let server = list.iter().find(|s| s["name"] == name);
+    serde_json::from_value(server.map_or(Value::Null, |s| s["stderrTail"].clone())).unwrap()
 }
 
 /// Waits until server `name`'s log has a line containing `part`; the whole log.
 async fn wait_for_log(c: &fantoccini::Client, name: &str, part: &str) -> Vec<String> {
+    let what = format!("a line with \"{part}\"");
+    wait_for_log_where(c, name, &what, |log| log.iter().any(|l| l.contains(part))).await
+}
+
+/// Waits until server `name`'s log (as the window last heard it) is `what`, which `done` tells;
+/// the whole log.
+async fn wait_for_log_where(
+    c: &fantoccini::Client,
+    name: &str,
+    what: &str,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
     let t = std::time::Instant::now();
     loop {
         let log = server_log(c, name).await;
-        if log.iter().any(|l| l.contains(part)) {
+        if done(&log) {
             return log;
         }
         assert!(
             t.elapsed() < WAIT,
-            "no \"{part}\" in {name}'s log: {log:#?}"
+            "{name}'s log never had {what}: {log:#?}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }

@@ -28,7 +28,6 @@ export async function showAppOrigins(box, name, server, appPages) {
     return;
   }
   if (mine !== shown) return;
-  const kinds = [['connect', 'talk to'], ['resource', 'load scripts, styles, images and fonts from'], ['frame', 'embed pages of']];
   const list = el('ul', { class: 'app-pages' });
   for (const p of pages) list.append(pageItem(p));
   say(list);

@@ -24,10 +24,9 @@ export class ToolCards {
    * Takes the apps shown in `nodes` (about to leave the chat) away: each is told why
    * (`ui/resource-teardown`) and removed once it has answered or the wait is over. Meanwhile
    * its node stays where it is, hidden and no longer a card (a frame moved elsewhere would load
-   * its page again). Returns the nodes kept that way: the caller removes the others.
+   * its page again): such a node has the class `app-closing`, and the caller removes the others.
    */
   closeAppsIn(nodes, reason) {
-    const kept = new Set();
     for (const [id, app] of [...this.apps]) {
       const node = nodes.find((n) => n.contains(app.frame));
       if (!node) continue;
@@ -36,11 +35,9 @@ export class ToolCards {
       node.inert = true;
       node.className = 'app-closing';
       for (const key of Object.keys(node.dataset)) delete node.dataset[key];
-      kept.add(node);
       const closed = app.close(reason).finally(() => { node.remove(); this.closing.delete(closed); });
       this.closing.add(closed);
     }
-    return kept;
   }
 
   /** Closes every app shown (the window closes); resolves when each has answered or its time is over. */

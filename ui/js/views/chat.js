@@ -47,9 +47,9 @@ export class ChatView {
 
   /** Removes `nodes` from the chat; an app among them is closed first (told `reason`). */
   removeNodes(nodes, reason) {
-    const kept = this.cards.closeAppsIn(nodes, reason);
+    this.cards.closeAppsIn(nodes, reason);
     // an app still closing stays until it has answered
-    for (const n of nodes) if (!kept.has(n) && !n.classList.contains('app-closing')) n.remove();
+    for (const n of nodes) if (!n.classList.contains('app-closing')) n.remove();
   }
 
   /** `servers`: the running servers, each with its tools. */

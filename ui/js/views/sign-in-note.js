@@ -13,7 +13,6 @@ export class SignInNotes {
   /** A turn needed a tool of `name`, which waits for a sign-in: its note again, even if closed. */
   remind(name, servers) {
     this.closed.delete(name);
-    if (document.querySelector('.sign-in-note')?.dataset.server !== name) document.querySelector('.sign-in-note')?.remove();
     this.update(servers, name);
   }
 
