@@ -60,6 +60,18 @@ const ALL_WHEN_AT_MOST: usize = 8;
 /// Prefixes models put before a function name (OpenAI's `functions.` namespace and the like).
 const PREFIXES: [&str; 4] = ["functions.", "function.", "tools.", "tool."];
 
+/// `name` without a prefix models put before a function name ([`PREFIXES`], any letter case).
+pub(crate) fn without_prefix(name: &str) -> &str {
+    PREFIXES
+        .iter()
+        .find_map(|p| {
+            // by `get`: a name cut inside a character is no match, never a panic
+            let rest = name.get(p.len()..).filter(|r| !r.is_empty())?;
+            name.get(..p.len())?.eq_ignore_ascii_case(p).then_some(rest)
+        })
+        .unwrap_or(name)
+}
+
 /// Resolves `name` against the offered tools. The rules are tried in order (exact; other letter
 /// case; without a `functions.` prefix; another separator between server and tool; the tool name
 /// without the server), and the first rule that fits any tool decides: one tool → resolved,
@@ -69,13 +81,7 @@ pub fn resolve(name: &str, offered: &[OfferedName]) -> Resolution {
     if offered.iter().any(|o| o.exposed == name) {
         return Resolution::Exact(name.to_string());
     }
-    let bare = PREFIXES
-        .iter()
-        .find_map(|p| {
-            (name.len() > p.len() && name[..p.len()].eq_ignore_ascii_case(p))
-                .then(|| &name[p.len()..])
-        })
-        .unwrap_or(name);
+    let bare = without_prefix(name);
     let key = canon(bare);
     type Rule<'a> = (&'static str, Box<dyn Fn(&OfferedName) -> bool + 'a>);
     let rules: [Rule; 4] = [
@@ -236,6 +242,18 @@ mod tests {
             resolve(" calculator__add ", &offered()),
             Resolution::Exact("calculator__add".into())
         );
+    }
+
+    #[test]
+    fn a_name_with_a_character_across_a_prefixs_end_is_no_call_and_no_panic() {
+        // "functio" + "ñ" puts a two-byte character across byte 9 ("tool." and "function."'s
+        // end) and byte 10 ("functions."'s)
+        for name in ["functioñs.add", "functioñ", "toolñ.add", "ñ"] {
+            assert!(
+                !matches!(resolve(name, &offered()), Resolution::Exact(_)),
+                "{name}"
+            );
+        }
     }
 
     #[test]

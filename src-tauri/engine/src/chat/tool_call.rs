@@ -40,6 +40,8 @@ struct Card {
     id: i64,
     call: ToolCall,
     routed: Option<RoutedTool>,
+    /// Not routed, but a tool of this server, which waits for a sign-in.
+    waiting_for: Option<String>,
 }
 
 /// How a call ended: what the card shows (`outcome.text`, whole) and how long it ran.
@@ -133,12 +135,21 @@ impl ChatEngine {
             calls.iter().map(|c| self.tools.route(&c.name)).collect();
         // what each card says it calls: the tool it leads to, else (a server waiting for its
         // sign-in) the server and tool its name says, else nothing known
-        let shown: Vec<(String, String)> = calls
+        let waiting: Vec<Option<(String, String)>> = calls
             .iter()
             .zip(&routes)
             .map(|(call, routed)| match routed {
-                Some(r) => (r.server.clone(), r.tool.clone()),
-                None => self.waiting_server(&call.name).unwrap_or_default(),
+                Some(_) => None,
+                None => self.waiting_server(&call.name),
+            })
+            .collect();
+        let shown: Vec<(String, String)> = routes
+            .iter()
+            .zip(&waiting)
+            .map(|(routed, waiting)| match (routed, waiting) {
+                (Some(r), _) => (r.server.clone(), r.tool.clone()),
+                (None, Some(w)) => w.clone(),
+                (None, None) => Default::default(),
             })
             .collect();
         let started = calls
@@ -150,7 +161,9 @@ impl ChatEngine {
             .store
             .start_tool_calls(turn.conversation_id, message_id, started)
             .await?;
-        for (((call, routed), id), (server, tool)) in calls.iter().zip(routes).zip(ids).zip(shown) {
+        for ((((call, routed), id), (server, tool)), waiting) in
+            calls.iter().zip(routes).zip(ids).zip(shown).zip(waiting)
+        {
             let key = (call.name.clone(), normalized_arguments(&call.arguments));
             let is_repeat = previous.contains(&key);
             keys.push(key);
@@ -171,6 +184,7 @@ impl ChatEngine {
                     id,
                     call: call.clone(),
                     routed,
+                    waiting_for: waiting.map(|(server, _)| server),
                 },
                 is_repeat,
             ));
@@ -258,12 +272,17 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Ended, ChatError> {
-        let Card { id, call, routed } = card;
+        let Card {
+            id,
+            call,
+            routed,
+            waiting_for,
+        } = card;
         let id = *id;
         // a name that fits no tool (or several): the model hears the closest names; a tool of a
         // server that waits for a sign-in: the model hears that, and the window offers it
         let Some(routed) = routed else {
-            if let Some((server, _)) = self.waiting_server(&call.name) {
+            if let Some(server) = waiting_for {
                 let why = format!(
                     "The tools of the server \"{server}\" are unavailable until the user signs in to it; Switchboard offers them a Sign in button. Tell the user, and do not call its tools until they have."
                 );
@@ -384,7 +403,7 @@ impl ChatEngine {
     /// `:`, `_`), then the tool. The longest such server wins, and none when a running server's
     /// name fits at least as long (`notes_pro__x` is not `notes`'s).
     fn waiting_server(&self, name: &str) -> Option<(String, String)> {
-        let name = name.strip_prefix("functions.").unwrap_or(name);
+        let name = resolve::without_prefix(name.trim());
         let prefix_of = |server: &str| -> Option<String> {
             let (head, rest) = (name.get(..server.len())?, name.get(server.len()..)?);
             if !head.eq_ignore_ascii_case(server) {
