@@ -32,7 +32,17 @@ pub fn estimate_tokens(text: &str) -> usize {
 /// Estimated tokens of a whole request: every message (text and tool calls; the thinking of
 /// earlier replies is not sent back by the templates, so not counted) and every tool offered.
 pub fn estimate_request(messages: &[Message], tools: &[ToolSpec]) -> usize {
-    let messages: usize = messages
+    estimate_with(estimate_messages(messages), tools)
+}
+
+/// [`estimate_request`] from the messages' share already counted ([`estimate_messages`]).
+pub fn estimate_with(messages: usize, tools: &[ToolSpec]) -> usize {
+    messages + estimate_tools(tools) + REPLY_PRIMING
+}
+
+/// The messages' share of [`estimate_request`].
+pub fn estimate_messages(messages: &[Message]) -> usize {
+    messages
         .iter()
         .map(|m| {
             let calls: usize = m
@@ -46,8 +56,12 @@ pub fn estimate_request(messages: &[Message], tools: &[ToolSpec]) -> usize {
                 .sum();
             PER_MESSAGE + estimate_tokens(&m.content) + calls
         })
-        .sum();
-    let tools: usize = tools
+        .sum()
+}
+
+/// The tools' share of [`estimate_request`].
+fn estimate_tools(tools: &[ToolSpec]) -> usize {
+    tools
         .iter()
         .map(|t| {
             PER_TOOL
@@ -55,8 +69,7 @@ pub fn estimate_request(messages: &[Message], tools: &[ToolSpec]) -> usize {
                 + estimate_tokens(&t.description)
                 + estimate_tokens(&t.parameters.to_string())
         })
-        .sum();
-    messages + tools + REPLY_PRIMING
+        .sum()
 }
 
 /// A tool result cut to about `max_tokens` for the model, and whether it was cut. The cut falls

@@ -383,7 +383,8 @@ impl ChatEngine {
         // the conversation used)
         let (mut tools, mut droppable): (Vec<ToolSpec>, Vec<String>) = if turn.wrap_up {
             (vec![], vec![])
-        } else if rank {
+        } else if rank && (on.len() > self.options.max_offered_tools || turn.window.is_some()) {
+            // ranked only when some may not be offered: more than the cap, or a context to fit
             let limit = self.options.max_offered_tools.min(on.len());
             let best = rank::rank_tools(&turn.recent_text(), &on, &turn.used_tools, limit);
             // best first: the last is let go first
@@ -401,9 +402,19 @@ impl ChatEngine {
         };
         let ratio = self.token_ratio(&turn.model);
         let room = turn.window.map(|w| w - (w as f64 * REPLY_SHARE) as usize);
+        // natively, only the tools change from one pass to the next: the messages are counted
+        // once (in text mode the tools are part of the system message, so it is shaped each pass)
+        let messages_alone =
+            (turn.tools_in == ToolsIn::Native).then(|| budget::estimate_messages(&turn.messages));
         loop {
-            let (messages, offered, options) = self.shaped(turn, &tools);
-            let estimate = budget::estimate_request(&messages, &offered);
+            let (shaped, estimate) = match messages_alone {
+                Some(m) => (None, budget::estimate_with(m, &tools)),
+                None => {
+                    let s = self.shaped(turn, &tools);
+                    let estimate = budget::estimate_request(&s.0, &s.1);
+                    (Some(s), estimate)
+                }
+            };
             let used = (estimate as f64 * ratio).ceil() as usize;
             let too_big = room.is_some_and(|r| used > r);
             if too_big && tools.len() > 1 {
@@ -412,6 +423,7 @@ impl ChatEngine {
                     continue;
                 }
             }
+            let (messages, offered, options) = shaped.unwrap_or_else(|| self.shaped(turn, &tools));
             turn.last_estimate = estimate;
             emit(ChatEvent::Context {
                 used,
