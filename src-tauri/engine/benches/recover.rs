@@ -7,6 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use switchboard_engine::chat::gate::StreamGate;
 use switchboard_engine::chat::recover::recover;
+use switchboard_engine::chat::resolve::{names_a_tool, OfferedName};
 
 const OFFERED: [&str; 3] = ["calculator__add", "files__read_file", "time__now"];
 
@@ -24,7 +25,12 @@ fn prose(bytes: usize) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let is_offered = |n: &str| OFFERED.contains(&n);
+    // the check the loop makes (with the recovery on): a name of an offered tool, resolved
+    let offered: Vec<OfferedName> = OFFERED
+        .iter()
+        .map(|e| OfferedName::from_exposed(e))
+        .collect();
+    let is_offered = |n: &str| names_a_tool(n, &offered);
     let call = r#"{"name": "calculator__add", "arguments": {"a": 2, "b": 40}}"#;
     let hermes = format!("{}\n<tool_call>\n{call}\n</tool_call>", prose(1900));
     let bare = format!("{}\n{call}\n{}", prose(1000), prose(900));
@@ -46,7 +52,9 @@ fn bench(c: &mut Criterion) {
         .collect();
     c.bench_function("streamed_hermes_2kb", |b| {
         b.iter(|| {
-            let mut gate = StreamGate::with_names(|n| OFFERED.contains(&n));
+            // as the loop does: its own copy of the names for each reply
+            let names = offered.clone();
+            let mut gate = StreamGate::with_names(move |n| names_a_tool(n, &names));
             let mut shown = 0;
             for p in &pieces {
                 shown += gate.push(black_box(p)).len();
