@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use switchboard_engine::chat::{Aids, Broker};
 use switchboard_engine::llm::{LlmClient, OllamaClient, OpenAiClient, Role};
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost};
 use switchboard_engine::settings::ToolMode;
 use switchboard_engine::store::{Store, StoredToolCall};
 use switchboard_engine::TurnRequest;
@@ -374,23 +373,17 @@ async fn eval_tools() {
     let dir = tempfile::tempdir().unwrap();
     let sandbox = dir.path().join("sandbox");
     std::fs::create_dir_all(&sandbox).unwrap();
-    let mut config = McpConfig::default();
-    config
-        .servers
-        .insert("calculator".into(), builtin("calculator"));
     let mut files = builtin("files");
     files
         .args
         .extend(["--root".into(), sandbox.display().to_string()]);
-    config.servers.insert("files".into(), files);
-    let mut many = config.clone();
+    let few = vec![("calculator", builtin("calculator")), ("files", files)];
+    let mut many = few.clone();
     let mut slow = python("slow_server.py");
     slow.args.extend(["--many".into(), "40".into()]);
-    many.servers.insert("slow".into(), slow);
-    let few_host = McpHost::new(HostOptions::new(builtin_bin()));
-    few_host.start_all(&config).await;
-    let many_host = McpHost::new(HostOptions::new(builtin_bin()));
-    many_host.start_all(&many).await;
+    many.push(("slow", slow));
+    let few_host = host_of(few).await;
+    let many_host = host_of(many).await;
     let store = Store::open(&dir.path().join("eval.sqlite3")).await.unwrap();
     // two worked examples first, for base models (`EVAL_EXAMPLES=0` for instruction-tuned ones)
     let with_examples = env("EVAL_EXAMPLES").is_none_or(|v| v != "0");

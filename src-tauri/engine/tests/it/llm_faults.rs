@@ -14,12 +14,11 @@ use switchboard_engine::llm::{
 use switchboard_engine::mcp::{HostOptions, McpHost};
 use switchboard_engine::store::{MessageStatus, Store};
 use switchboard_engine::{ChatEvent, TurnSummary};
-use tokio_util::sync::CancellationToken;
 
 use crate::support::fake_ollama::{
     json_error, openai_error, raw_chunks, raw_sse, End, FakeOllama, Reply, Sse, Stream,
 };
-use crate::support::{builtin_bin, chat_engine, say};
+use crate::support::{builtin_bin, chat_engine, collecting, say};
 
 #[derive(Clone, Copy, Debug)]
 enum Wire {
@@ -130,16 +129,8 @@ async fn turn(
     text: &str,
     conversation: Option<i64>,
 ) -> (TurnSummary, Vec<ChatEvent>) {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
     let engine = chat_engine(llm, s.host.clone(), s.store.clone());
-    let summary = engine
-        .run_turn(say(text, conversation), &emit, CancellationToken::new())
-        .await
-        .unwrap();
-    let events = events.lock().unwrap().clone();
-    (summary, events)
+    collecting(&engine, say(text, conversation)).await
 }
 
 /// The error event of a turn (there must be exactly one).

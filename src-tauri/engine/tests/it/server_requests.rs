@@ -49,13 +49,7 @@ async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
     let approver = Script::sampling(vec![true, false]);
     let mut engine = r.engine(5);
     engine.broker = approver.broker();
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
-    let summary = engine
-        .run_turn(say("sample twice", None), &emit, CancellationToken::new())
-        .await
-        .unwrap();
+    let (summary, events) = collecting(&engine, say("sample twice", None)).await;
     let asked = approver.sampling_requests();
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert_eq!(asked[0].server, "everything");
@@ -91,7 +85,6 @@ async fn a_server_can_ask_the_model_for_a_completion_after_the_user_approves() {
     let second = conv.tool_calls[1].result.clone().unwrap();
     assert!(conv.tool_calls[1].is_error, "{second}");
     assert!(second.contains("declined"), "{second}");
-    let events = events.lock().unwrap().clone();
     let outcomes: Vec<(SamplingOutcome, Option<String>)> = events
         .iter()
         .filter_map(|e| match e {

@@ -135,28 +135,21 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
     };
     *script.elicitations.lock().unwrap() = vec![form.clone(), form];
     engine.broker = script.broker();
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
-    let summary = engine
-        .run_turn(
-            TurnRequest {
-                conversation_id: None,
-                model: fake_ollama::MODEL.into(),
-                text: "everything, remotely".into(),
-                ..Default::default()
-            },
-            &emit,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let (summary, events) = collecting(
+        &engine,
+        TurnRequest {
+            conversation_id: None,
+            model: fake_ollama::MODEL.into(),
+            text: "everything, remotely".into(),
+            ..Default::default()
+        },
+    )
+    .await;
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     assert_eq!(conv.tool_calls.len(), 6);
     for c in &conv.tool_calls {
         assert!(!c.is_error, "{c:?}");
     }
-    let events = events.lock().unwrap().clone();
     for (i, call) in conv.tool_calls.iter().enumerate() {
         let result = call.result.clone().unwrap();
         match i % 3 {
