@@ -296,7 +296,7 @@ async fn what_the_server_says_a_prompt_was_calibrates_the_next_estimates() {
 }
 
 /// With the model's context known, a request offers no more tools than fit in it with room for
-/// the reply: the least relevant go first, a tool the conversation used stays.
+/// the reply: the least relevant go first.
 #[tokio::test]
 async fn the_tools_offered_fit_the_models_context() {
     let r = rig(vec![
@@ -326,14 +326,53 @@ async fn the_tools_offered_fit_the_models_context() {
     for (used, _) in &small {
         assert!(*used <= 768, "{small:?}");
     }
-    let first = &r.fake.chat_requests()[2];
-    let offered: Vec<&str> = first["tools"]
+    let offered = offered_in(&r.fake.chat_requests()[2]);
+    assert_eq!(offered.len(), small[0].1);
+    assert!(
+        offered.contains(&"calculator__add".to_string()),
+        "{offered:?}"
+    );
+    r.host.shutdown().await;
+}
+
+/// The tools a request offered, by name.
+fn offered_in(request: &Value) -> Vec<String> {
+    request["tools"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(offered.len(), small[0].1);
-    assert!(offered.contains(&"calculator__add"), "{offered:?}");
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Fitting a small context lets the least relevant tools go, but never one the conversation
+/// used: a conversation about pets whose model called `calculator__add` (not offered: it runs
+/// anyway) keeps it on offer in the next request, though the pet tools rank above it.
+#[tokio::test]
+async fn a_tool_the_conversation_used_stays_offered_when_the_context_is_small() {
+    let r = rig(vec![
+        ("calculator", builtin("calculator")),
+        ("slow", slow(&["--many", "40"])),
+    ])
+    .await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "1",
+        "calculator__add",
+        json!({"a": 2, "b": 40}),
+    )]));
+    let mut engine = r.engine(5);
+    // room for fewer tools than the twelve about cats, dogs and birds
+    engine.options.num_ctx = Some(512);
+    let (_, events) = collecting(&engine, say("my cat, my dog and my bird", None)).await;
+    let sizes = sizes(&events);
+    let requests = r.fake.chat_requests();
+    let (before, after) = (offered_in(&requests[0]), offered_in(&requests[1]));
+    let add = "calculator__add".to_string();
+    assert!(
+        !before.contains(&add),
+        "the pet tools come first: {before:?}"
+    );
+    assert!(sizes[1].1 < 20, "the context was fitted: {sizes:?}");
+    assert!(after.contains(&add), "{after:?}");
     r.host.shutdown().await;
 }
