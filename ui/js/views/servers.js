@@ -2,7 +2,7 @@
 // or edit one. Secret values (headers, environment values marked secret) are write-only: the form
 // shows "•••• stored in the keyring" with Replace and ✕, and sends back the engine's marker to keep one.
 import { el, $ } from '../dom.js';
-import { stepText, sandboxText, sandboxDetail, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
+import { stepText, sandboxText, sandboxDetail, sandboxMissing, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
 import { diffView } from './diff.js';
 import { showAppOrigins, hideAppOrigins } from './app-origins.js';
@@ -114,6 +114,9 @@ export class ServersView {
             onclick: () => this.runUnsandboxed(s),
           }, 'Run without the sandbox'),
           el('span', { class: 'muted' }, 'It will have your full access to files and the network. Saved in its settings.'))
+        : null,
+      sandboxMissing(s.sandbox)
+        ? el('div', { class: 'server-blocked', dataset: { sandboxMissing: '' } }, `This kernel cannot enforce: ${sandboxMissing(s.sandbox)}`)
         : null,
       s.sandbox?.blocked
         ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
@@ -403,11 +406,14 @@ export class ServersView {
       const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
       // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
       const builtin = command === 'switchboard' && args[0] === 'mcp-server';
+      // the environment names granted in mcp.json (not in the form) are kept
+      const before = this.config.mcpServers[this.editing]?.sandbox;
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
           network: $('#srv-sandbox-network', this.form).checked,
           read: lines('#srv-sandbox-read'),
           write: lines('#srv-sandbox-write'),
+          ...(before?.env?.length ? { env: before.env } : {}),
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;

@@ -128,8 +128,9 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "allowUnsandboxed": false}`. Paths are absolute (or start with `~/`);
-/// folders include everything under them.
+/// "write": [paths], "env": [names], "allowUnsandboxed": false}`. Paths are absolute (or start
+/// with `~/`); folders include everything under them (but credentials and the app's own folders,
+/// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxConfig {
@@ -142,6 +143,10 @@ pub struct SandboxConfig {
     /// Folders and files it may read, write, create and delete in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<String>,
+    /// Variables of the app's environment it gets besides the few every sandboxed server gets
+    /// (`PATH`, `HOME`, `LANG`, `LC_*`, `TZ`): e.g. `SSH_AUTH_SOCK`, `DISPLAY`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
     /// The user agreed to run it without a sandbox where the kernel cannot sandbox (no
     /// Landlock). Ignored where it can: there the sandbox always applies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -42,6 +42,9 @@ pub struct Target<'a> {
     pub landlock_abi: i32,
     /// Where sandboxed servers get their private folders.
     pub sandbox_dir: &'a Path,
+    /// The home folder, and the app's own folders, as the sandbox keeps them out.
+    pub sandbox_home: Option<&'a Path>,
+    pub app_dirs: &'a [PathBuf],
     /// Where its secret environment values and headers are read from.
     pub secrets: &'a crate::secrets::Secrets,
     /// Where its sign-in is kept (HTTP servers).
@@ -191,15 +194,33 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                 args: t.config.args.clone(),
                 cwd: t.config.cwd.as_ref().map(PathBuf::from),
                 path_var: t.path.clone(),
-                home: dirs::home_dir(),
-                cache: dirs::cache_dir(),
+                home: t.sandbox_home.map(Path::to_path_buf),
                 private: sandbox::private_dir(t.sandbox_dir, t.name),
+                protected: sandbox::protected(t.sandbox_home, t.app_dirs),
             };
             let sb = sandbox::set_up(&wanted, &places, t.landlock_abi)
                 .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
             for m in &sb.policy.missing {
                 t.log.push(format!(
                     "[switchboard] sandbox: {m} does not exist, so it is not in the sandbox"
+                ));
+            }
+            for p in &sb.policy.left_out {
+                t.log.push(format!(
+                    "[switchboard] sandbox: {} is left out (credentials or the app's own data: \
+                     name it in the sandbox's folders to grant it)",
+                    p.display()
+                ));
+            }
+            let missing: Vec<String> = sandbox::protections(t.landlock_abi, sb.policy.network)
+                .into_iter()
+                .filter(|p| !p.enforced)
+                .map(|p| format!("{} ({})", p.what, p.how))
+                .collect();
+            if !missing.is_empty() {
+                t.log.push(format!(
+                    "[switchboard] sandbox: this kernel cannot enforce: {}",
+                    missing.join("; ")
                 ));
             }
             Ok(Some(sb))

@@ -65,6 +65,12 @@ pub struct HostOptions {
     pub discover: bool,
     /// Where sandboxed servers get their private folders (`<dir>/<server>/tmp` is their TMPDIR).
     pub sandbox_dir: PathBuf,
+    /// The home folder sandboxed servers are kept out of (its credentials, its shared folders;
+    /// `mcp/sandbox/protect.rs`); `None`: none known.
+    pub sandbox_home: Option<PathBuf>,
+    /// The app's own folders (config, data, cache), never in a server's sandbox but for its own
+    /// private folder and a built-in's own folder.
+    pub app_dirs: Vec<PathBuf>,
     /// The kernel's Landlock ABI as the host should believe it; `None`: ask the kernel. Tests set
     /// `Some(0)` to see what happens on a kernel without Landlock.
     pub landlock_abi: Option<i32>,
@@ -101,6 +107,12 @@ impl HostOptions {
             max_restarts: 5,
             discover: true,
             sandbox_dir: crate::paths::cache_dir().join("sandbox"),
+            sandbox_home: dirs::home_dir(),
+            app_dirs: vec![
+                crate::paths::config_dir(),
+                crate::paths::data_dir(),
+                crate::paths::cache_dir(),
+            ],
             landlock_abi: None,
             pins: None,
             secrets: crate::secrets::Secrets::for_app(),
@@ -183,6 +195,7 @@ fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
         default: wanted.default,
         allow_unsandboxed: wanted.config.allow_unsandboxed,
         kernel_abi: abi,
+        protections: sandbox::protections(abi, wanted.config.network),
         blocked: slot.log.newest_with(sandbox::BLOCKED_NOTE),
     })
 }

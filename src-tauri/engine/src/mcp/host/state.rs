@@ -282,6 +282,8 @@ pub struct SandboxView {
     pub allow_unsandboxed: bool,
     /// This kernel's Landlock ABI (0: none).
     pub kernel_abi: i32,
+    /// What its sandbox enforces on this kernel, and what it cannot (known before it runs).
+    pub protections: Vec<crate::mcp::sandbox::Protection>,
     /// The last refusal its log tells of (a heuristic: see `sandbox::Detector`).
     pub blocked: Option<String>,
 }

@@ -176,6 +176,8 @@ impl Supervisor {
                 start_timeout: self.shared.opts.start_timeout,
                 landlock_abi: self.shared.landlock_abi,
                 sandbox_dir: &self.shared.opts.sandbox_dir,
+                sandbox_home: self.shared.opts.sandbox_home.as_deref(),
+                app_dirs: &self.shared.opts.app_dirs,
                 secrets: &self.shared.opts.secrets,
                 keep: self.shared.keep_for(&self.config),
             };
