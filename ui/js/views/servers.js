@@ -141,12 +141,12 @@ export class ServersView {
         el('summary', {}, `⚠ “${t.name}” changed since you accepted it: it asks before every call, and the model sees the old definition`),
         diffView(t.changed),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
-          onclick: () => this.actions.acceptTool(s.name, t.name) }, 'Accept the new definition'))));
+          onclick: () => this.actions.acceptTool(s.name, t.name, t.hash) }, 'Accept the new definition'))));
   }
 
   /** A remote server's sign-in (OAuth): Sign in when it wants one, who signed it in, Sign out. */
   signInRow(s) {
-    const { needed, signedIn, issuer, account } = s.signIn;
+    const { needed, signedIn, issuer, account, opening } = s.signIn;
     const signIn = el('button', { type: 'button', class: `btn small${needed ? ' primary' : ''}`, dataset: { act: 'sign-in' } },
       signedIn ? 'Sign in again' : 'Sign in');
     // waiting for the browser (kept across re-renders of the list)
@@ -154,7 +154,8 @@ export class ServersView {
     signIn.disabled = busy;
     const waiting = busy
       ? el('span', { class: 'sign-in-waiting' },
-        el('span', { class: 'muted' }, 'Finish signing in in your browser…'),
+        // the page's host, told before the browser opens it (https, or http on this computer)
+        el('span', { class: 'muted' }, opening ? `Finish signing in at ${opening} in your browser…` : 'Finish signing in in your browser…'),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'cancel-sign-in' },
           onclick: () => this.actions.cancelSignIn(s.name) }, 'Cancel'))
       : null;

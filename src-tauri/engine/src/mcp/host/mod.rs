@@ -134,8 +134,8 @@ pub struct Shared {
     /// Counts changes of any server's state, catalog or log.
     version: AtomicU64,
     changed: broadcast::Sender<()>,
-    /// Changed tool definitions the user accepted since their server listed them: (server, hash
-    /// of the new definition).
+    /// Changed tool definitions the user accepted since their server listed them: (server's
+    /// identity, hash of the new definition).
     accepted: Mutex<std::collections::HashSet<(String, String)>>,
     sign_ins: sign_in::SignIns,
 }

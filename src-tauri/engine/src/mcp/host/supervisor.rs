@@ -318,7 +318,8 @@ impl Supervisor {
             return;
         };
         let defs: Vec<_> = tools.iter().map(CachedTool::definition).collect();
-        let changed = pins.0.check(&self.name, &defs).await;
+        // pinned for what the server is, not its name: another program under it starts afresh
+        let changed = pins.0.check(&self.config.identity(), &defs).await;
         for t in tools.iter_mut() {
             t.pinned = changed
                 .iter()
