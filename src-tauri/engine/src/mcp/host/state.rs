@@ -274,6 +274,8 @@ pub struct SignInView {
     pub issuer: Option<String>,
     /// Who signed in, when the authorization server said (OpenID Connect).
     pub account: Option<String>,
+    /// The host of the sign-in page being opened now (shown before the browser opens it).
+    pub opening: Option<String>,
 }
 
 /// A server's sandbox, as its row and form show it.
