@@ -406,17 +406,24 @@ pub struct Sandboxed {
     pub detector: std::sync::Arc<Detector>,
 }
 
-/// Makes a server's private folder and its own folders, then its policy and ruleset.
+/// Makes a server's private folder (`0700`, whatever the umask) and its own folders (as the
+/// user has them), then its policy and ruleset.
 pub fn set_up(wanted: &Wanted, places: &Places, abi: i32) -> Result<Sandboxed, SandboxError> {
-    for dir in wanted.own.iter().chain([
-        &places.private,
-        &places.private.join("tmp"),
-        &places.private.join("cache"),
-    ]) {
-        std::fs::create_dir_all(dir).map_err(|source| SandboxError::Folder {
+    fn folder(dir: &Path) -> impl FnOnce(std::io::Error) -> SandboxError + '_ {
+        move |source| SandboxError::Folder {
             path: dir.display().to_string(),
             source,
-        })?;
+        }
+    }
+    for dir in &wanted.own {
+        std::fs::create_dir_all(dir).map_err(folder(dir))?;
+    }
+    for dir in [
+        places.private.clone(),
+        places.private.join("tmp"),
+        places.private.join("cache"),
+    ] {
+        crate::paths::private_dir(&dir).map_err(folder(&dir))?;
     }
     let policy = policy(wanted, places);
     let prepared = policy.prepare(abi)?;
