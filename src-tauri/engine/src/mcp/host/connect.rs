@@ -45,6 +45,8 @@ pub struct Target<'a> {
     /// The home folder, and the app's own folders, as the sandbox keeps them out.
     pub sandbox_home: Option<&'a Path>,
     pub app_dirs: &'a [PathBuf],
+    /// The most a Streamable HTTP server may send in one SSE event.
+    pub max_http_event: usize,
     /// Where its secret environment values and headers are read from.
     pub secrets: &'a crate::secrets::Secrets,
     /// Where its sign-in is kept (HTTP servers).
@@ -423,7 +425,12 @@ async fn remote(
             }
             _ => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                    .custom_headers(headers);
+                    .custom_headers(headers)
+                    .max_sse_event_size(t.max_http_event);
+                let bounded = crate::mcp::http::BoundedClient {
+                    inner: crate::mcp::http::client(),
+                    max_event: t.max_http_event,
+                };
                 // signed in: tokens on every request, refreshed as they expire
                 let manager = match &t.keep {
                     Some(keep) => crate::mcp::oauth::restore(&url, keep).await?,
@@ -431,7 +438,7 @@ async fn remote(
                 };
                 let started = match manager {
                     Some(m) => {
-                        let client = AuthClient::new(crate::mcp::http::client(), m);
+                        let client = AuthClient::new(bounded, m);
                         *auth.lock().unwrap() = Some(client.auth_manager.clone());
                         let transport = StreamableHttpClientTransport::with_client(client, config);
                         handler
@@ -439,10 +446,7 @@ async fn remote(
                             .await
                     }
                     None => {
-                        let transport = StreamableHttpClientTransport::with_client(
-                            crate::mcp::http::client(),
-                            config,
-                        );
+                        let transport = StreamableHttpClientTransport::with_client(bounded, config);
                         handler
                             .serve_with_lifecycle(transport, lifecycle(discover))
                             .await

@@ -71,6 +71,9 @@ pub struct HostOptions {
     /// The app's own folders (config, data, cache), never in a server's sandbox but for its own
     /// private folder and a built-in's own folder.
     pub app_dirs: Vec<PathBuf>,
+    /// The most a Streamable HTTP server may send in one SSE event (a JSON body: rmcp's 16 MB
+    /// always); an answer over it is that call's error, which says so.
+    pub max_http_event: usize,
     /// The kernel's Landlock ABI as the host should believe it; `None`: ask the kernel. Tests set
     /// `Some(0)` to see what happens on a kernel without Landlock.
     pub landlock_abi: Option<i32>,
@@ -114,6 +117,7 @@ impl HostOptions {
                 crate::paths::cache_dir(),
             ],
             landlock_abi: None,
+            max_http_event: crate::mcp::http::DEFAULT_MAX_HTTP_EVENT,
             pins: None,
             secrets: crate::secrets::Secrets::for_app(),
             sign_in_by_itself: None,

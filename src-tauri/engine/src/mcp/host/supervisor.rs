@@ -178,6 +178,7 @@ impl Supervisor {
                 sandbox_dir: &self.shared.opts.sandbox_dir,
                 sandbox_home: self.shared.opts.sandbox_home.as_deref(),
                 app_dirs: &self.shared.opts.app_dirs,
+                max_http_event: self.shared.opts.max_http_event,
                 secrets: &self.shared.opts.secrets,
                 keep: self.shared.keep_for(&self.config),
             };
