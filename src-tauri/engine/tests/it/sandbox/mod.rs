@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchboard_engine::mcp::sandbox::{kernel_abi, SandboxState, BLOCKED_NOTE};
 use switchboard_engine::mcp::{
-    HostOptions, McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus,
-    ServerView, Step, ToolOutcome,
+    McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus, ServerView,
+    Step, ToolOutcome,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -38,8 +38,7 @@ fn sandboxed(cfg: ServerConfig, sandbox: SandboxConfig) -> ServerConfig {
 }
 
 async fn host(dir: &Path, servers: Vec<(&str, ServerConfig)>, abi: Option<i32>) -> Arc<McpHost> {
-    let mut opts = HostOptions::new(builtin_bin());
-    opts.start_timeout = Duration::from_secs(20);
+    let mut opts = host_options();
     opts.restart_base_delay = Duration::from_secs(30);
     opts.sandbox_dir = dir.join("private");
     opts.landlock_abi = abi;
@@ -234,7 +233,7 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
     // on: both get through
     let r = call(&host, "open__tcp", json!({ "port": tcp_port })).await;
     assert!(!r.is_error, "{r:?}");
-    let (mut stream, _) = tokio::time::timeout(Duration::from_secs(5), tcp.accept())
+    let (mut stream, _) = tokio::time::timeout(READY, tcp.accept())
         .await
         .expect("a connection")
         .unwrap();
@@ -245,7 +244,7 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
     assert_eq!(got, "hello over tcp");
     let r = call(&host, "open__udp", json!({ "port": udp_port })).await;
     assert!(!r.is_error, "{r:?}");
-    let (n, _) = tokio::time::timeout(Duration::from_secs(5), udp.recv_from(&mut buf))
+    let (n, _) = tokio::time::timeout(READY, udp.recv_from(&mut buf))
         .await
         .expect("a datagram")
         .unwrap();

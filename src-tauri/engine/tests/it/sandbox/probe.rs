@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use switchboard_engine::mcp::sandbox::{kernel_abi, ENV_ALLOWED};
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, SandboxConfig, ServerConfig};
+use switchboard_engine::mcp::{McpConfig, McpHost, SandboxConfig, ServerConfig};
 
 use super::{call, landlock, sandboxed, view};
 use crate::support::*;
@@ -298,8 +298,7 @@ async fn the_probe_finds_no_way_out_of_the_sandbox_and_every_way_without_it() {
             ..Default::default()
         },
     );
-    let mut opts = HostOptions::new(builtin_bin());
-    opts.start_timeout = std::time::Duration::from_secs(60);
+    let mut opts = host_options();
     opts.sandbox_home = Some(w.home.clone());
     opts.app_dirs = [".config", ".local/share", ".cache"]
         .iter()
