@@ -22,7 +22,6 @@ import { TaskFollower } from './views/task-follower.js';
 const state = {
   conversationId: null,
   turnId: null,
-  settings: null,
   models: [],
   servers: [],
   info: null,
@@ -34,7 +33,9 @@ const state = {
 const banner = new Banner($('#banner'));
 const showBanner = (title, detail) => banner.show(title, detail);
 const hideBanner = () => banner.hide();
-const explainLlmError = (err) => banner.llmError(err, state.settings?.effectiveLlmUrl);
+// the settings are the engine's: the window asks for them when it needs them, and sends changes
+const currentSettings = () => ipc.getSettings();
+const explainLlmError = async (err) => banner.llmError(err, (await currentSettings().catch(() => null))?.effectiveLlmUrl);
 const models = new ModelPicker($('#model-select'), $('#model-badges'), { capabilities: ipc.modelCapabilities });
 const chat = new ChatView($('#messages'), {
   onLink: (href, words) => openLink(href, words),
@@ -119,11 +120,8 @@ async function importConversation() {
 // ---------- links ----------
 // a link from a reply, a tool result or an app opens once the user has seen where it goes
 const openLink = linkOpener(new LinkConfirm($('#link-dialog')), {
-  trusted: () => state.settings?.trustedLinkHosts ?? [],
-  trust: async (host) => {
-    const hosts = [...new Set([...(state.settings?.trustedLinkHosts ?? []), host])];
-    state.settings = await ipc.saveSettings({ ...state.settings, trustedLinkHosts: hosts });
-  },
+  trusted: async () => (await currentSettings()).trustedLinkHosts ?? [],
+  trust: (host) => ipc.changeSettings({ trustedLinkHosts: { [host]: true } }),
   openUrl: (url) => ipc.openUrl(url),
   toast,
 });
@@ -140,7 +138,7 @@ function signInServer(name) {
 // Servers that want a sign-in, said in the chat too (views/sign-in-note.js).
 const signInNotes = new SignInNotes(signInServer);
 
-const settingsView = new SettingsView($('#settings-dialog'), { onSave: saveSettings });
+const settingsView = new SettingsView($('#settings-dialog'), { onSave: changeSettings });
 const serversView = new ServersView($('#servers-dialog'), {
   save: async (original, copyOf, name, server) => { await ipc.saveMcpServer(original, copyOf, name, server); await reloadServerConfig(); },
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
@@ -168,7 +166,7 @@ async function refreshModels() {
   const ollama = groups.find((g) => g.provider === 'ollama');
   if (ollama?.error && groups.every((g) => g.error || !g.models.length)) explainLlmError(ollama.error);
   else if (ollama && !ollama.error) hideBanner();
-  models.render(groups, state.settings?.model);
+  models.render(groups, (await currentSettings().catch(() => null))?.model);
 }
 
 // ---------- conversations ----------
@@ -428,14 +426,13 @@ async function stop() {
 }
 
 // ---------- settings and servers ----------
-async function saveSettings(next) {
-  state.settings = await ipc.saveSettings(next);
+async function changeSettings(patch) {
+  await ipc.changeSettings(patch);
   await refreshModels();
 }
 
 async function openSettings() {
-  state.settings = await ipc.getSettings();
-  settingsView.open(state.settings, state.models,
+  settingsView.open(await currentSettings(), state.models,
     `Switchboard ${state.info?.version ?? ''} · data in ${state.info?.dataDir ?? ''} · MCP servers in ${state.info?.mcpConfigFile ?? ''}`);
 }
 
@@ -493,12 +490,8 @@ const modelsView = new ModelsView($('#models-dialog'), {
   cancel: (name) => ipc.cancelPull(name),
   remove: (name) => ipc.deleteModel(name),
   changed: () => refreshModels(),
-  toolMode: (name) => state.settings?.toolModes?.[name] ?? null,
-  setToolMode: async (name, mode) => {
-    const toolModes = { ...(state.settings?.toolModes ?? {}) };
-    if (mode) toolModes[name] = mode; else delete toolModes[name];
-    state.settings = await ipc.saveSettings({ ...state.settings, toolModes });
-  },
+  toolModes: async () => (await currentSettings()).toolModes ?? {},
+  setToolMode: (name, mode) => ipc.changeSettings({ toolModes: { [name]: mode } }),
 });
 $('#models-button').addEventListener('click', () => modelsView.open());
 
@@ -564,8 +557,8 @@ $('#servers-close').addEventListener('click', () => $('#servers-dialog').close()
 $('#model-select').addEventListener('change', async () => {
   models.showBadges();
   const model = $('#model-select').value;
-  if (model && state.settings && model !== state.settings.model) {
-    try { state.settings = await ipc.saveSettings({ ...state.settings, model }); } catch { /* shown on next save */ }
+  if (model) {
+    try { await ipc.changeSettings({ model }); } catch (err) { toast(`Could not remember ${model} for new chats: ${err?.message ?? err}`); }
   }
 });
 document.addEventListener('keydown', (e) => {
@@ -577,7 +570,6 @@ document.addEventListener('keydown', (e) => {
 
 async function start() {
   state.info = await ipc.appInfo();
-  state.settings = await ipc.getSettings();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   chat.showEmpty([]);
   await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev))]);

@@ -17,6 +17,10 @@ use crate::secrets::SecretValue;
 /// The command that means "this very binary" (the built-in servers are `switchboard mcp-server …`).
 pub const SELF_COMMAND: &str = "switchboard";
 
+/// The longest wait for one tool call a setting may ask, in seconds (the app's default, and a
+/// server's own `timeout`).
+pub const TOOL_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct McpConfig {
     #[serde(rename = "mcpServers", default)]
@@ -146,6 +150,18 @@ pub struct SandboxConfig {
     /// Landlock). Ignored where it can: there the sandbox always applies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_unsandboxed: bool,
+}
+
+impl SandboxConfig {
+    /// The sandbox a built-in runs in when its config names none, and on a fresh install: no
+    /// network (but for those that reach it, [`crate::servers::reaches_network`]) and no folders
+    /// but its own (`servers::own_folders`, added by the sandbox's policy).
+    pub fn builtin_default(name: &str) -> SandboxConfig {
+        SandboxConfig {
+            network: crate::servers::reaches_network(name),
+            ..Default::default()
+        }
+    }
 }
 
 impl SandboxSetting {
@@ -360,7 +376,7 @@ impl McpConfig {
         let mut servers = BTreeMap::new();
         for name in crate::servers::names() {
             let mut cfg = ServerConfig::new(SELF_COMMAND, &["mcp-server", name]);
-            cfg.sandbox = Some(SandboxSetting::On(crate::servers::default_sandbox(name)));
+            cfg.sandbox = Some(SandboxSetting::On(SandboxConfig::builtin_default(name)));
             servers.insert(name.to_string(), cfg);
         }
         McpConfig { servers }

@@ -20,7 +20,7 @@ pub use process::{login_shell_path, merge_paths};
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{
     validate_server, ConfigError, FieldError, McpConfig, OAuthClient, SandboxConfig,
-    SandboxSetting, ServerConfig, Transport, LOG_LEVELS,
+    SandboxSetting, ServerConfig, Transport, LOG_LEVELS, TOOL_TIMEOUT_RANGE,
 };
 pub use host::{
     file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,

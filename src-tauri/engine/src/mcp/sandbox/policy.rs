@@ -36,7 +36,7 @@ pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
             own,
         }),
         None if BUILTINS_SANDBOXED && cfg.builtin().is_some() => Some(Wanted {
-            config: crate::servers::default_sandbox(cfg.builtin().unwrap_or_default()),
+            config: SandboxConfig::builtin_default(cfg.builtin().unwrap_or_default()),
             default: true,
             own,
         }),
