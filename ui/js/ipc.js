@@ -144,7 +144,10 @@ export function watchServers(onChange) {
   channel.onmessage = onChange;
   return call('watch_servers', { onChange: channel });
 }
-/** { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus } */
+/**
+ * { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus, transports:
+ *   [{ type, names, label, description, remote, signsIn, discovers }] (the engine's table, mcp/transport.rs) }
+ */
 export const mcpConfig = () => call('mcp_config');
 /**
  * Adds a server, or replaces `original`; `copyOf`: the server it duplicates (its secrets are copied).

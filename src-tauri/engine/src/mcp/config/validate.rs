@@ -91,7 +91,7 @@ pub fn validate_server<'a>(
             );
         }
     }
-    if cfg.transport() != Transport::Stdio {
+    if cfg.transport().is_remote() {
         let url = cfg.url.as_deref().unwrap_or_default().trim();
         if url.is_empty() {
             return field(

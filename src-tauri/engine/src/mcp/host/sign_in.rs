@@ -97,8 +97,7 @@ pub(super) async fn choice(
 impl Shared {
     /// Where `config`'s sign-in is kept (Streamable HTTP and HTTP+SSE servers only).
     pub(super) fn keep_for(&self, config: &ServerConfig) -> Option<Keep> {
-        use crate::mcp::config::Transport;
-        if !matches!(config.transport(), Transport::Http | Transport::Sse) {
+        if !config.transport().info().signs_in {
             return None;
         }
         let url = config.url.as_deref()?;

@@ -21,7 +21,7 @@ pub struct Wanted {
 /// for `research`) when
 /// it names none; `None` for servers that run unsandboxed (and every remote server).
 pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
-    if cfg.transport() != Transport::Stdio {
+    if cfg.transport().is_remote() {
         return None;
     }
     let own = cfg
