@@ -18,8 +18,20 @@ use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
 
-/// The most an HTTP server may send in one body or one event (as on stdio).
-pub const MAX_HTTP_MESSAGE: usize = super::host::MAX_STDIO_MESSAGE;
+/// The most an HTTP server may send in one body or one event (the same as one stdio message,
+/// `MAX_STDIO_MESSAGE`).
+pub const MAX_HTTP_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// A server refused a request for want of a sign-in (401, or a 403 that asks for more scopes):
+/// the source of our HTTP transports' refusals, so the host reads the challenge from this one
+/// type whatever the transport.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{status}: a sign-in is wanted")]
+pub struct SignInWanted {
+    pub status: u16,
+    /// Its `WWW-Authenticate` challenge, when it sent one.
+    pub challenge: Option<String>,
+}
 
 /// The most a Streamable HTTP server may send in one SSE event, unless the host says otherwise
 /// (`HostOptions::max_http_event`); rmcp reads a JSON body up to this size too, always.
