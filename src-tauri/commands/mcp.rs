@@ -2,6 +2,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use switchboard_engine::mcp::import::{self, ImportChoice, ImportPreview};
+use switchboard_engine::mcp::oauth::SignInError;
 use switchboard_engine::mcp::{
     McpConfig, PromptText, PromptView, ResourceView, ServerConfig, ServerView,
 };
@@ -180,12 +181,12 @@ struct SystemBrowser(tauri::AppHandle);
 
 #[async_trait::async_trait]
 impl switchboard_engine::mcp::oauth::Browser for SystemBrowser {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), SignInError> {
         use tauri_plugin_opener::OpenerExt;
         self.0
             .opener()
             .open_url(url, None::<&str>)
-            .map_err(|e| e.to_string())
+            .map_err(|e| SignInError::Browser(e.into()))
     }
 }
 

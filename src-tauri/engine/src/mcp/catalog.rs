@@ -3,7 +3,7 @@
 //! (`prompts/get`, `resources/read`) as plain text the chat can use.
 
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
-use rmcp::{Peer, RoleClient};
+use rmcp::{Peer, RoleClient, ServiceError};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -66,17 +66,14 @@ fn s(v: &Value, k: &str) -> Option<String> {
 pub(crate) async fn list_prompts(
     server: &str,
     peer: &Peer<RoleClient>,
-) -> Result<Vec<PromptView>, String> {
+) -> Result<Vec<PromptView>, ServiceError> {
     let has = peer
         .peer_info()
         .is_some_and(|i| i.capabilities.prompts.is_some());
     if !has {
         return Ok(vec![]);
     }
-    let prompts = peer
-        .list_all_prompts()
-        .await
-        .map_err(|e| format!("prompts/list failed: {e}"))?;
+    let prompts = peer.list_all_prompts().await?;
     Ok(prompts
         .iter()
         .map(|p| {
@@ -112,17 +109,14 @@ pub(crate) async fn list_prompts(
 pub(crate) async fn list_resources(
     server: &str,
     peer: &Peer<RoleClient>,
-) -> Result<Vec<ResourceView>, String> {
+) -> Result<Vec<ResourceView>, ServiceError> {
     let has = peer
         .peer_info()
         .is_some_and(|i| i.capabilities.resources.is_some());
     if !has {
         return Ok(vec![]);
     }
-    let resources = peer
-        .list_all_resources()
-        .await
-        .map_err(|e| format!("resources/list failed: {e}"))?;
+    let resources = peer.list_all_resources().await?;
     Ok(resources
         .iter()
         .map(|r| {
@@ -163,15 +157,12 @@ pub(crate) async fn get_prompt(
     peer: &Peer<RoleClient>,
     name: &str,
     arguments: Map<String, Value>,
-) -> Result<Vec<PromptText>, String> {
+) -> Result<Vec<PromptText>, ServiceError> {
     let mut params = GetPromptRequestParams::new(name);
     if !arguments.is_empty() {
         params = params.with_arguments(arguments);
     }
-    let result = peer
-        .get_prompt(params)
-        .await
-        .map_err(|e| format!("prompts/get failed: {e}"))?;
+    let result = peer.get_prompt(params).await?;
     let v = serde_json::to_value(&result).unwrap_or_default();
     Ok(v["messages"]
         .as_array()
@@ -190,11 +181,10 @@ pub(crate) async fn get_prompt(
 pub(crate) async fn read_resource(
     peer: &Peer<RoleClient>,
     uri: &str,
-) -> Result<ResourceText, String> {
+) -> Result<ResourceText, ServiceError> {
     let result = peer
         .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-        .map_err(|e| format!("resources/read failed: {e}"))?;
+        .await?;
     let v = serde_json::to_value(&result).unwrap_or_default();
     let parts = v["contents"].as_array().cloned().unwrap_or_default();
     let mime_type = parts.first().and_then(|p| s(p, "mimeType"));

@@ -12,7 +12,7 @@ impl McpHost {
     /// blob), and what it declares in `_meta.ui`.
     pub async fn app_resource(&self, server: &str, uri: &str) -> Result<AppResource, HostError> {
         if !uri.starts_with("ui://") {
-            return Err(HostError::Server(format!(
+            return Err(HostError::Unusable(format!(
                 "\"{uri}\" is not a ui:// resource"
             )));
         }
@@ -20,11 +20,7 @@ impl McpHost {
         let read = session
             .peer
             .read_resource(ReadResourceRequestParams::new(uri));
-        let result = self
-            .bounded_request(server, "resources/read", async {
-                read.await.map_err(|e| e.to_string())
-            })
-            .await?;
+        let result = self.bounded_request(server, "resources/read", read).await?;
         let contents = serde_json::to_value(&result.contents).unwrap_or_default();
         let item = contents
             .as_array()
@@ -33,13 +29,13 @@ impl McpHost {
                     .find(|i| i.get("uri").and_then(Value::as_str) == Some(uri))
                     .or(c.first())
             })
-            .ok_or_else(|| HostError::Server(format!("{server} returned nothing for {uri}")))?;
+            .ok_or_else(|| HostError::Unusable(format!("{server} returned nothing for {uri}")))?;
         let mime = item
             .get("mimeType")
             .and_then(Value::as_str)
             .unwrap_or_default();
         if !mime.replace(' ', "").eq_ignore_ascii_case(APP_MIME) {
-            return Err(HostError::Server(format!(
+            return Err(HostError::Unusable(format!(
                 "{uri} is \"{mime}\", not an app page ({APP_MIME})"
             )));
         }
@@ -50,15 +46,15 @@ impl McpHost {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(b.trim())
                     .map_err(|e| {
-                        HostError::Server(format!("{uri}: its blob is not base64: {e}"))
+                        HostError::Unusable(format!("{uri}: its blob is not base64: {e}"))
                     })?;
                 String::from_utf8(bytes)
-                    .map_err(|_| HostError::Server(format!("{uri}: its page is not UTF-8")))?
+                    .map_err(|_| HostError::Unusable(format!("{uri}: its page is not UTF-8")))?
             }
-            _ => return Err(HostError::Server(format!("{uri} has no page in it"))),
+            _ => return Err(HostError::Unusable(format!("{uri} has no page in it"))),
         };
         if html.len() > MAX_APP_HTML {
-            return Err(HostError::Server(format!(
+            return Err(HostError::Unusable(format!(
                 "{uri} is {} MB, more than an app page may be ({} MB)",
                 html.len() / (1024 * 1024),
                 MAX_APP_HTML / (1024 * 1024)

@@ -47,9 +47,21 @@ pub enum HostError {
         method: &'static str,
         secs: u64,
     },
-    /// The server answered with an error.
+    /// The server answered the request with an error, or the session ended under it.
+    #[error("{method} failed: {source}")]
+    Request {
+        method: &'static str,
+        #[source]
+        source: rmcp::ServiceError,
+    },
+    /// The server's answer cannot be used: what is wrong with it.
     #[error("{0}")]
-    Server(String),
+    Unusable(String),
+    #[error("{server} has no tool \"{tool}\"")]
+    NoTool { server: String, tool: String },
+    /// Signing in or out did not happen.
+    #[error(transparent)]
+    SignIn(#[from] crate::mcp::oauth::SignInError),
     /// The definition the user accepted is no longer the one the server presents.
     #[error(
         "The tool \"{tool}\" of {server} changed again since you were shown it: look at what \
@@ -299,7 +311,7 @@ impl McpHost {
                         ))
                         .await
                     }
-                    Err(why) => err(why),
+                    Err(why) => err(why.to_string()),
                 }
             }
             Err(ServiceError::Timeout { .. }) => err(format!(
@@ -393,7 +405,7 @@ impl McpHost {
         &self,
         server: &str,
         method: &'static str,
-        request: impl std::future::Future<Output = Result<T, String>>,
+        request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, HostError> {
         let timeout = self.timeout_for(server);
         tokio::time::timeout(timeout, request)
@@ -403,7 +415,7 @@ impl McpHost {
                 method,
                 secs: timeout.as_secs(),
             })?
-            .map_err(HostError::Server)
+            .map_err(|source| HostError::Request { method, source })
     }
 }
 

@@ -396,7 +396,8 @@ async fn remote(
                 // signed in: tokens on every request, refreshed as they expire
                 let session_auth = match &t.keep {
                     Some(keep) => crate::mcp::oauth::restore(&url, keep)
-                        .await?
+                        .await
+                        .map_err(|e| e.to_string())?
                         .map(|m| std::sync::Arc::new(tokio::sync::Mutex::new(m))),
                     None => None,
                 };
@@ -433,7 +434,9 @@ async fn remote(
                 };
                 // signed in: tokens on every request, refreshed as they expire
                 let manager = match &t.keep {
-                    Some(keep) => crate::mcp::oauth::restore(&url, keep).await?,
+                    Some(keep) => crate::mcp::oauth::restore(&url, keep)
+                        .await
+                        .map_err(|e| e.to_string())?,
                     None => None,
                 };
                 let started = match manager {
@@ -525,17 +528,17 @@ async fn with_catalog(
         catalog::list_prompts(server, &peer),
         catalog::list_resources(server, &peer)
     );
-    fn keep<T>(r: Result<Vec<T>, String>, log: &StderrTail) -> Vec<T> {
+    fn keep<T>(r: Result<Vec<T>, rmcp::ServiceError>, what: &str, log: &StderrTail) -> Vec<T> {
         r.unwrap_or_else(|e| {
-            log.push(format!("[switchboard] {e}"));
+            log.push(format!("[switchboard] {what} failed: {e}"));
             vec![]
         })
     }
     let log = &running.service().log;
     let catalog = Catalog {
         tools: tools.iter().map(CachedTool::of).collect(),
-        prompts: keep(prompts, log),
-        resources: keep(resources, log),
+        prompts: keep(prompts, "prompts/list", log),
+        resources: keep(resources, "resources/list", log),
     };
     Ok((running, catalog))
 }

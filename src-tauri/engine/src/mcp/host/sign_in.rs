@@ -13,7 +13,7 @@ use super::calls::HostError;
 use super::state::SignInView;
 use super::{McpHost, Shared};
 use crate::mcp::config::ServerConfig;
-use crate::mcp::oauth::{self, Browser, ClientChoice, Keep};
+use crate::mcp::oauth::{self, Browser, ClientChoice, Keep, SignInError};
 
 /// The authorization manager a signed-in session's HTTP client sends tokens from; a new sign-in
 /// swaps a new one in.
@@ -43,7 +43,7 @@ struct Shown<'a> {
 
 #[async_trait::async_trait]
 impl Browser for Shown<'_> {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), SignInError> {
         let host = oauth::openable_authorization_url(url)?;
         self.shared
             .sign_ins
@@ -104,7 +104,7 @@ impl SignIns {
 pub(super) async fn choice(
     config: &ServerConfig,
     secrets: &crate::secrets::Secrets,
-) -> Result<ClientChoice, String> {
+) -> Result<ClientChoice, SignInError> {
     let Some(o) = &config.oauth else {
         return Ok(ClientChoice::default());
     };
@@ -113,7 +113,7 @@ pub(super) async fn choice(
             secrets
                 .resolve(v)
                 .await
-                .map_err(|e| format!("cannot read the OAuth client secret: {e}"))?,
+                .map_err(SignInError::ClientSecret)?,
         ),
         None => None,
     };
@@ -158,17 +158,17 @@ impl Shared {
         config: &ServerConfig,
         challenge: Option<&str>,
         browser: &dyn Browser,
-    ) -> Result<AuthorizationManager, String> {
+    ) -> Result<AuthorizationManager, SignInError> {
         let keep = self
             .keep_for(config)
-            .ok_or("only HTTP and SSE servers sign in")?;
+            .ok_or_else(|| SignInError::refused("only HTTP and SSE servers sign in"))?;
         // a refusal that said nothing of how (an empty challenge): discovery from the server's URL
         let challenge = challenge.filter(|c| !c.trim().is_empty());
         if !self.sign_ins.another_round(name) {
-            return Err(format!(
+            return Err(SignInError::refused(format!(
                 "the server still refuses after {} sign-ins; not signing in again until it accepts",
                 oauth::MAX_ROUNDS
-            ));
+            )));
         }
         let choice = choice(config, &self.opts.secrets).await?;
         let url = config.url.as_deref().unwrap_or_default();
@@ -206,8 +206,7 @@ impl McpHost {
         self.shared.sign_ins.rounds.lock().unwrap().remove(name);
         self.shared
             .sign_in_round(name, &slot.config, challenge.as_deref(), browser)
-            .await
-            .map_err(HostError::Server)?;
+            .await?;
         self.shared.sign_ins.challenges.lock().unwrap().remove(name);
         self.restart(name).await;
         Ok(())
@@ -226,14 +225,14 @@ impl McpHost {
                     tracing::warn!(server = %name, "{e}");
                 }
             }
-            keep.forget().await.map_err(HostError::Server)?;
+            keep.forget().await?;
         }
         self.restart(name).await;
         Ok(())
     }
 
     /// Forgets the sign-in kept for the server at `url` (its server was deleted).
-    pub async fn forget_sign_in(&self, url: &str) -> Result<(), String> {
+    pub async fn forget_sign_in(&self, url: &str) -> Result<(), SignInError> {
         let secrets = (!self.shared.opts.oauth_in_memory).then_some(&self.shared.opts.secrets);
         self.shared.sign_ins.keep(url, secrets).forget().await
     }
@@ -247,14 +246,16 @@ impl McpHost {
         name: &str,
         auth: Option<&SessionAuth>,
         challenge: String,
-    ) -> Result<(), String> {
-        let slot = self.slot(name).ok_or("not configured")?;
+    ) -> Result<(), SignInError> {
+        let slot = self
+            .slot(name)
+            .ok_or_else(|| SignInError::refused(format!("{name} is not configured")))?;
         let (Some(browser), Some(auth)) = (self.shared.opts.sign_in_by_itself.clone(), auth) else {
             self.shared.sign_ins.refused(name, Some(challenge));
             self.shared.changed();
-            return Err(format!(
+            return Err(SignInError::refused(format!(
                 "The server \"{name}\" wants you to sign in again (Settings → Servers → Sign in)."
-            ));
+            )));
         };
         let manager = self
             .shared

@@ -242,7 +242,7 @@ impl Supervisor {
                     if let Err(e) = signed {
                         self.log
                             .push(format!("[switchboard] signing in failed: {e}"));
-                        return Started::Failed(report(e));
+                        return Started::Failed(report(e.to_string()));
                     }
                 }
                 Attempt::RetryLegacy if discover => discover = false,
@@ -364,14 +364,14 @@ impl Supervisor {
             Listing::Prompts => {
                 match tokio::time::timeout(wait, catalog::list_prompts(&self.name, peer)).await {
                     Ok(Ok(p)) => update(&|c| c.prompts = p.clone()),
-                    Ok(Err(e)) => failed("prompts", e),
+                    Ok(Err(e)) => failed("prompts", e.to_string()),
                     Err(_) => failed("prompts", timed_out()),
                 }
             }
             Listing::Resources => {
                 match tokio::time::timeout(wait, catalog::list_resources(&self.name, peer)).await {
                     Ok(Ok(r)) => update(&|c| c.resources = r.clone()),
-                    Ok(Err(e)) => failed("resources", e),
+                    Ok(Err(e)) => failed("resources", e.to_string()),
                     Err(_) => failed("resources", timed_out()),
                 }
             }

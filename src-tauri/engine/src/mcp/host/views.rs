@@ -248,7 +248,10 @@ impl McpHost {
             .iter()
             .find(|t| t.name == tool)
             .map(|t| t.definition())
-            .ok_or_else(|| HostError::Server(format!("{server} has no tool \"{tool}\"")))?;
+            .ok_or_else(|| HostError::NoTool {
+                server: server.into(),
+                tool: tool.into(),
+            })?;
         if def.hash() != shown {
             return Err(HostError::ChangedAgain {
                 server: server.to_string(),

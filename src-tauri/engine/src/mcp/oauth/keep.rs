@@ -8,6 +8,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, S
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
+use super::SignInError;
 use crate::secrets::Secrets;
 
 /// A sign-in as its server's row shows it.
@@ -102,7 +103,7 @@ impl Keep {
     }
 
     /// What is kept (read once from the store).
-    pub async fn get(&self) -> Result<Option<Kept>, String> {
+    pub async fn get(&self) -> Result<Option<Kept>, SignInError> {
         let mut kept = self.inner.kept.lock().await;
         if kept.is_none() {
             *kept = Some(self.read().await?);
@@ -110,37 +111,31 @@ impl Keep {
         Ok(kept.clone().flatten())
     }
 
-    async fn read(&self) -> Result<Option<Kept>, String> {
+    async fn read(&self) -> Result<Option<Kept>, SignInError> {
         let Some(secrets) = &self.inner.secrets else {
             return Ok(None);
         };
-        let Some(text) = secrets
-            .get_named(&self.inner.id)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
+        let Some(text) = secrets.get_named(&self.inner.id).await? else {
             return Ok(None);
         };
         // a sign-in that cannot be read is as good as none: the next sign-in replaces it
         Ok(serde_json::from_str(&text).ok())
     }
 
-    pub(super) async fn set(&self, value: Option<Kept>) -> Result<(), String> {
+    pub(super) async fn set(&self, value: Option<Kept>) -> Result<(), SignInError> {
         let mut kept = self.inner.kept.lock().await;
         if let Some(secrets) = &self.inner.secrets {
             match &value {
-                Some(v) => secrets
-                    .put_named(
-                        &self.inner.id,
-                        "Switchboard: MCP server sign-in",
-                        &serde_json::to_string(v).map_err(|e| e.to_string())?,
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?,
-                None => secrets
-                    .delete_named(&self.inner.id)
-                    .await
-                    .map_err(|e| e.to_string())?,
+                Some(v) => {
+                    secrets
+                        .put_named(
+                            &self.inner.id,
+                            "Switchboard: MCP server sign-in",
+                            &serde_json::to_string(v)?,
+                        )
+                        .await?
+                }
+                None => secrets.delete_named(&self.inner.id).await?,
             }
         }
         *kept = Some(value);
@@ -148,7 +143,7 @@ impl Keep {
     }
 
     /// Forgets the sign-in (Sign out).
-    pub async fn forget(&self) -> Result<(), String> {
+    pub async fn forget(&self) -> Result<(), SignInError> {
         self.set(None).await
     }
 
@@ -176,12 +171,12 @@ impl CredentialStore for Keep {
         Ok(self
             .get()
             .await
-            .map_err(AuthError::InternalError)?
+            .map_err(internal)?
             .and_then(|k| k.credentials))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let Some(mut kept) = self.get().await.map_err(AuthError::InternalError)? else {
+        let Some(mut kept) = self.get().await.map_err(internal)? else {
             return Err(AuthError::InternalError(
                 "tokens came before the client they are for was kept".into(),
             ));
@@ -196,18 +191,20 @@ impl CredentialStore for Keep {
             kept.account = account;
         }
         kept.credentials = Some(credentials);
-        self.set(Some(kept)).await.map_err(AuthError::InternalError)
+        self.set(Some(kept)).await.map_err(internal)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        if let Some(mut kept) = self.get().await.map_err(AuthError::InternalError)? {
+        if let Some(mut kept) = self.get().await.map_err(internal)? {
             kept.credentials = None;
-            self.set(Some(kept))
-                .await
-                .map_err(AuthError::InternalError)?;
+            self.set(Some(kept)).await.map_err(internal)?;
         }
         Ok(())
     }
+}
+
+fn internal(e: SignInError) -> AuthError {
+    AuthError::InternalError(e.to_string())
 }
 
 /// The server URL as a resource: no fragment, no trailing slash on the path.

@@ -8,6 +8,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+use super::SignInError;
+
 pub const PATH: &str = "/callback";
 
 /// The redirect URI of a restored client: only a new sign-in uses one, with its own port.
@@ -31,11 +33,11 @@ pub struct Answer {
 }
 
 impl Listener {
-    pub async fn bind() -> Result<Listener, String> {
+    pub async fn bind() -> Result<Listener, SignInError> {
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
-            .map_err(|e| format!("could not listen for the sign-in answer: {e}"))?;
-        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            .map_err(SignInError::Listen)?;
+        let port = listener.local_addr().map_err(SignInError::Listen)?.port();
         Ok(Listener { listener, port })
     }
 
@@ -44,7 +46,7 @@ impl Listener {
     }
 
     /// Waits (at most `wait`) for the answer carrying `state`.
-    pub async fn answer(&self, state: &str, wait: Duration) -> Result<Answer, String> {
+    pub async fn answer(&self, state: &str, wait: Duration) -> Result<Answer, SignInError> {
         tokio::time::timeout(wait, async {
             loop {
                 let Ok((mut conn, _)) = self.listener.accept().await else {
@@ -73,11 +75,8 @@ impl Listener {
             }
         })
         .await
-        .map_err(|_| {
-            format!(
-                "no answer from the sign-in page within {} minutes",
-                wait.as_secs().div_ceil(60)
-            )
+        .map_err(|_| SignInError::NoAnswer {
+            minutes: wait.as_secs().div_ceil(60),
         })
     }
 }

@@ -16,16 +16,18 @@
 //! 0600 secrets file, one entry per server URL, never in mcp.json, logs or exports); and a bound on
 //! sign-in rounds (`MAX_ROUNDS`), which rmcp's own step-up counter does not give.
 
+mod error;
 mod keep;
 mod legacy;
 mod loopback;
 
+pub use error::SignInError;
 pub use keep::{Keep, Kept, SignedIn};
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::auth::{AuthorizationManager, OAuthClientConfig};
 
 /// Sign-in rounds for one server before giving up, until one of its authorized requests
 /// succeeds (a server that keeps refusing every token must not loop the user through the browser).
@@ -42,7 +44,7 @@ const CLIENT_NAME: &str = "Switchboard";
 /// authorization servers approve at once).
 #[async_trait::async_trait]
 pub trait Browser: Send + Sync {
-    async fn open(&self, url: &str) -> Result<(), String>;
+    async fn open(&self, url: &str) -> Result<(), SignInError>;
     /// Whether a person answers (then the wait is long; else the redirects end it at once).
     fn interactive(&self) -> bool {
         true
@@ -52,17 +54,18 @@ pub trait Browser: Send + Sync {
 /// The host of an authorization page that may be opened: `https`, or `http` to a loopback
 /// address only (`127.0.0.0/8`, `::1`, `localhost`); any other scheme (`file:`, `javascript:`, a
 /// custom handler…) or a page with credentials in its address is never opened.
-pub fn openable_authorization_url(url: &str) -> Result<String, String> {
-    let u = url::Url::parse(url).map_err(|e| format!("the sign-in address is not valid: {e}"))?;
+pub fn openable_authorization_url(url: &str) -> Result<String, SignInError> {
+    let u = url::Url::parse(url)
+        .map_err(|e| SignInError::refused(format!("the sign-in address is not valid: {e}")))?;
     if !matches!(u.scheme(), "https" | "http") {
-        return Err(format!(
+        return Err(SignInError::refused(format!(
             "the sign-in address is a {}: address, never opened",
             u.scheme()
-        ));
+        )));
     }
     let host = u
         .host()
-        .ok_or("the sign-in address names no host: not opened")?
+        .ok_or_else(|| SignInError::refused("the sign-in address names no host: not opened"))?
         .to_owned();
     let loopback = match &host {
         url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
@@ -70,12 +73,14 @@ pub fn openable_authorization_url(url: &str) -> Result<String, String> {
         url::Host::Ipv6(a) => a.is_loopback(),
     };
     if u.scheme() == "http" && !loopback {
-        return Err(format!(
+        return Err(SignInError::refused(format!(
             "the sign-in page is at http://{host}: not opened, only https (or http on this computer) is"
-        ));
+        )));
     }
     if !u.username().is_empty() || u.password().is_some() {
-        return Err("the sign-in address carries a user name or password: not opened".into());
+        return Err(SignInError::refused(
+            "the sign-in address carries a user name or password: not opened",
+        ));
     }
     Ok(host.to_string())
 }
@@ -96,21 +101,24 @@ pub struct FollowRedirects;
 
 #[async_trait::async_trait]
 impl Browser for FollowRedirects {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), SignInError> {
+        let http = |source| SignInError::Http {
+            what: "the authorization page could not be reached",
+            source,
+        };
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::limited(10))
             .timeout(Duration::from_secs(30))
             .build()
-            .map_err(|e| e.to_string())?;
-        let resp = client.get(url).send().await.map_err(|e| e.to_string())?;
+            .map_err(http)?;
+        let resp = client.get(url).send().await.map_err(http)?;
         if resp.url().host_str() == Some("127.0.0.1") && resp.url().path() == loopback::PATH {
             Ok(())
         } else {
-            Err(format!(
-                "the authorization page ({}) wants a person to sign in (HTTP {})",
-                resp.url().origin().ascii_serialization(),
-                resp.status().as_u16()
-            ))
+            Err(SignInError::NeedsPerson {
+                origin: resp.url().origin().ascii_serialization(),
+                status: resp.status().as_u16(),
+            })
         }
     }
     fn interactive(&self) -> bool {
@@ -123,7 +131,7 @@ pub struct PrintUrl;
 
 #[async_trait::async_trait]
 impl Browser for PrintUrl {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), SignInError> {
         eprintln!("Sign in by opening this address in a browser:\n{url}");
         Ok(())
     }
@@ -142,20 +150,20 @@ pub struct ClientChoice {
 /// The authorization manager for a server whose sign-in is kept: its tokens (refreshed as they
 /// expire), its client, its authorization server's endpoints, without asking the network.
 /// `None`: not signed in.
-pub async fn restore(url: &str, keep: &Keep) -> Result<Option<AuthorizationManager>, String> {
+pub async fn restore(url: &str, keep: &Keep) -> Result<Option<AuthorizationManager>, SignInError> {
     let Some(kept) = keep.get().await? else {
         return Ok(None);
     };
     if kept.credentials.is_none() {
         return Ok(None);
     }
-    let mut m = AuthorizationManager::new(url).await.map_err(describe)?;
+    let mut m = AuthorizationManager::new(url).await?;
     m.set_metadata(kept.metadata.clone());
     let mut client = OAuthClientConfig::new(kept.client_id.clone(), loopback::REDIRECT_PLACEHOLDER);
     if let Some(s) = &kept.client_secret {
         client = client.with_client_secret(s.clone());
     }
-    m.configure_client(client).map_err(describe)?;
+    m.configure_client(client)?;
     m.set_credential_store(keep.clone());
     Ok(Some(m))
 }
@@ -168,23 +176,22 @@ pub async fn sign_in(
     choice: &ClientChoice,
     browser: &dyn Browser,
     keep: &Keep,
-) -> Result<AuthorizationManager, String> {
-    let mut m = AuthorizationManager::new(url).await.map_err(describe)?;
+) -> Result<AuthorizationManager, SignInError> {
+    let mut m = AuthorizationManager::new(url).await?;
     let (metadata, discovered) = match m.resolve_metadata_from_challenge(challenge).await {
         Ok(found) => (found.metadata, found.source.is_discovered()),
         // a 2025-03-26 server's own metadata, which rmcp's issuer check refuses (legacy.rs)
         Err(e) => match legacy::root_metadata(url, challenge).await {
             Some(metadata) => (metadata, true),
-            None => return Err(describe(e)),
+            None => return Err(e.into()),
         },
     };
     // the spec: refuse an authorization server that does not say it does PKCE (the 2025-03-26
     // fallback endpoints are guessed, not published: nothing to read there)
     if discovered && metadata.code_challenge_methods_supported.is_none() {
-        return Err(
-            "the server's authorization server does not say it supports PKCE, which signing in safely needs; not signing in"
-                .into(),
-        );
+        return Err(SignInError::refused(
+            "the server's authorization server does not say it supports PKCE, which signing in safely needs; not signing in",
+        ));
     }
     m.set_metadata(metadata.clone());
     let listener = loopback::Listener::bind().await?;
@@ -200,21 +207,18 @@ pub async fn sign_in(
         if let Some(s) = &choice.client_secret {
             c = c.with_client_secret(s.clone());
         }
-        m.configure_client(c.clone()).map_err(describe)?;
+        m.configure_client(c.clone())?;
         c
     } else if let (Some(doc), true) = (&choice.metadata_url, takes_documents) {
         let c = OAuthClientConfig::new(doc.clone(), &redirect);
-        m.configure_client(c.clone()).map_err(describe)?;
+        m.configure_client(c.clone())?;
         c
     } else if metadata.registration_endpoint.is_some() {
-        m.register_client(CLIENT_NAME, &redirect, &[])
-            .await
-            .map_err(describe)?
+        m.register_client(CLIENT_NAME, &redirect, &[]).await?
     } else {
-        return Err(
-            "the server's authorization server does not let Switchboard register itself: enter the client id it gave you in the server's settings"
-                .into(),
-        );
+        return Err(SignInError::refused(
+            "the server's authorization server does not let Switchboard register itself: enter the client id it gave you in the server's settings",
+        ));
     };
 
     // scopes: the challenge's, else all the server lists, else none; a new round keeps what was
@@ -235,7 +239,7 @@ pub async fn sign_in(
         }
     }
     let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let auth_url = m.get_authorization_url(&refs).await.map_err(describe)?;
+    let auth_url = m.get_authorization_url(&refs).await?;
     let state = url::Url::parse(&auth_url)
         .ok()
         .and_then(|u| {
@@ -243,7 +247,7 @@ pub async fn sign_in(
                 .find(|(k, _)| k == "state")
                 .map(|(_, v)| v.into_owned())
         })
-        .ok_or("the authorization address has no state")?;
+        .ok_or_else(|| SignInError::refused("the authorization address has no state"))?;
 
     // the client is kept before the tokens come (rmcp saves them through `keep`)
     keep.set(Some(Kept {
@@ -272,7 +276,7 @@ pub async fn sign_in(
             a = &mut answer => a,
             opened = &mut open => match opened {
                 Ok(()) => answer.await,
-                Err(e) => Err(format!("the sign-in page could not be opened: {e}")),
+                Err(e) => Err(e),
             },
         }
     }?;
@@ -280,19 +284,20 @@ pub async fn sign_in(
     if let Some(error) = &answer.error {
         // an answer from another authorization server is not acted on, not even its error
         if answer.issuer.is_some() && answer.issuer.as_deref() != expected_issuer {
-            return Err(
-                "the sign-in answer came from another authorization server; ignored".into(),
-            );
+            return Err(SignInError::refused(
+                "the sign-in answer came from another authorization server; ignored",
+            ));
         }
-        return Err(match &answer.error_description {
-            Some(d) => format!("the sign-in was refused ({error}: {d})"),
-            None => format!("the sign-in was refused ({error})"),
+        return Err(SignInError::Denied {
+            error: error.clone(),
+            description: answer.error_description.clone(),
         });
     }
-    let code = answer.code.ok_or("the sign-in answer has no code")?;
+    let code = answer
+        .code
+        .ok_or_else(|| SignInError::refused("the sign-in answer has no code"))?;
     m.exchange_code_for_token_with_issuer(&code, &state, answer.issuer.as_deref())
-        .await
-        .map_err(describe)?;
+        .await?;
     Ok(m)
 }
 
@@ -300,7 +305,7 @@ pub async fn sign_in(
 /// revocation endpoint on the same origin as its token endpoint: the refresh token (which ends
 /// its access tokens too, at most servers), else the access token. True when one was revoked;
 /// a server without revocation is no error (the tokens are forgotten here either way).
-pub async fn revoke(kept: &Kept) -> Result<bool, String> {
+pub async fn revoke(kept: &Kept) -> Result<bool, SignInError> {
     let Some(endpoint) = kept
         .metadata
         .additional_fields
@@ -317,9 +322,9 @@ pub async fn revoke(kept: &Kept) -> Result<bool, String> {
         _ => false,
     };
     if !same_origin {
-        return Err(format!(
+        return Err(SignInError::refused(format!(
             "the revocation endpoint ({endpoint}) is not where the tokens came from; not sending them there"
-        ));
+        )));
     }
     let tokens = kept
         .credentials
@@ -339,7 +344,10 @@ pub async fn revoke(kept: &Kept) -> Result<bool, String> {
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(15))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|source| SignInError::Http {
+            what: "revoking the sign-in failed",
+            source,
+        })?;
     let mut request = client.post(endpoint).header(
         reqwest::header::CONTENT_TYPE,
         "application/x-www-form-urlencoded",
@@ -382,33 +390,17 @@ pub async fn revoke(kept: &Kept) -> Result<bool, String> {
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("revoking the sign-in failed: {e}"))?;
+        .map_err(|source| SignInError::Http {
+            what: "revoking the sign-in failed",
+            source,
+        })?;
     if resp.status().is_success() {
         Ok(true)
     } else {
-        Err(format!(
+        Err(SignInError::refused(format!(
             "the authorization server did not revoke the sign-in (HTTP {})",
             resp.status().as_u16()
-        ))
-    }
-}
-
-/// An rmcp auth error in words a person can act on.
-fn describe(e: AuthError) -> String {
-    match e {
-        AuthError::AuthorizationServerMismatch {
-            expected_issuer: expected,
-            received_issuer: received,
-        } => format!(
-            "the authorization server's metadata names another issuer ({received}, expected {expected}); not signing in"
-        ),
-        AuthError::ProtectedResourceMetadataInvalid { url, reason } => format!(
-            "the server's protected resource metadata ({url}) cannot be used: {reason}; not signing in"
-        ),
-        AuthError::PkceUnsupported => {
-            "the authorization server does not support PKCE S256; not signing in".into()
-        }
-        other => format!("signing in failed: {other}"),
+        )))
     }
 }
 
