@@ -19,7 +19,7 @@ pub use process::{login_shell_path, merge_paths};
 
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{
-    validate_server, ConfigError, FieldError, McpConfig, OAuthClient, SandboxConfig,
+    validate_server, ConfigError, FieldError, InstallSource, McpConfig, OAuthClient, SandboxConfig,
     SandboxSetting, ServerConfig, Transport, LOG_LEVELS,
 };
 pub use host::{
