@@ -77,7 +77,7 @@ pub fn open(
     if bytes.len() as u64 > MAX_BUNDLE {
         return Err(BundleError::TooBig);
     }
-    let sha256 = hex(&Sha256::digest(&bytes));
+    let sha256 = sha256_hex(&bytes);
     let (zip, sig) = signature::split(&bytes)?;
     let signature = match sig {
         Some(der) => signature::verify(zip, der, extra_roots)?,
@@ -107,6 +107,11 @@ pub fn open(
 
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The SHA-256 of `b`, in hex (what a registry's `fileSha256` says).
+pub fn sha256_hex(b: &[u8]) -> String {
+    hex(&Sha256::digest(b))
 }
 
 /// A sensitive setting goes to the environment (kept in the secret store), never into the

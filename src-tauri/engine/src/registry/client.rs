@@ -240,7 +240,7 @@ impl RegistryClient {
             });
         }
         let body = read_capped(resp, url, self.limits.download_bytes).await?;
-        if !crate::bundle::hex(&Sha256::digest(&body)).eq_ignore_ascii_case(sha256) {
+        if !crate::bundle::sha256_hex(&body).eq_ignore_ascii_case(sha256) {
             return Err(FetchError::HashMismatch);
         }
         Ok(body)

@@ -86,6 +86,9 @@ pub struct Choices {
     /// Let it use the network (a program on this computer; a remote always does).
     #[serde(default)]
     pub network: bool,
+    /// Folders (or files) it may also read, picked by the user (absolute, or `~/…`).
+    #[serde(default)]
+    pub folders: Vec<String>,
     /// Required secrets may be left unset: the server is added turned off until they are (the
     /// command line, which cannot ask for them).
     #[serde(default)]
@@ -262,7 +265,23 @@ impl Pending {
             .collect();
         let (mut config, bundle_dir, notes) = self.config(&given, choices, host)?;
         let stdio = config.transport() == Transport::Stdio;
-        let (read, write) = grants(&self.fields, &given, bundle_dir.as_deref());
+        let (mut read, write) = grants(&self.fields, &given, bundle_dir.as_deref());
+        for f in choices.folders.iter().filter(|f| !f.trim().is_empty()) {
+            let p = form::expand_home(f.trim(), host.dirs.home.as_deref());
+            if !p.is_absolute() || !p.exists() {
+                return Err(InstallError::Field(FormError {
+                    field: "folders".into(),
+                    message: format!(
+                        "{} is not an existing folder or file (give its full path).",
+                        f.trim()
+                    ),
+                }));
+            }
+            let p = p.display().to_string();
+            if !read.contains(&p) {
+                read.push(p);
+            }
+        }
         config.sandbox = stdio.then_some(SandboxSetting::On(SandboxConfig {
             network: choices.network,
             read,

@@ -386,7 +386,7 @@ async fn an_mcpb_entry_is_downloaded_checked_against_its_hash_and_runs() {
     let bytes = plain_bundle("hello", "2.0.0", &[("greet", "Says hello")]);
     let reg = Registry::start(vec![]);
     let url = reg.add_file("hello.mcpb", bytes.clone(), "application/octet-stream");
-    let sha = bundle::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    let sha = bundle::sha256_hex(&bytes);
     let entry = |sha: &str| {
         listed(json!({
             "name": "io.github.acme/hello", "description": "A bundle", "version": "2.0.0",

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchboard_engine::chat::Broker;
 use switchboard_engine::registry::client::{ClientLimits, LIMITS};
-use switchboard_engine::registry::install::Choices;
+use switchboard_engine::registry::install::{Choices, InstallError};
 use switchboard_engine::registry::{FetchError, RegistryClient};
 use switchboard_engine::secrets::{SecretValue, Secrets};
 use switchboard_engine::{CatalogError, Places, Runtime};
@@ -274,6 +274,24 @@ async fn an_entry_installs_pinned_turned_off_with_its_secret_in_the_store() {
     assert!(preview.starts_off);
     let text = serde_json::to_string(&preview).unwrap();
     assert!(!text.contains("tok-42"), "{text}");
+    // folders the user picks are what it may read, and nothing else
+    let mut with_folder = c.clone();
+    with_folder.folders = vec![dir.path().display().to_string(), " ".into()];
+    let read = rt
+        .catalog_preview(&prepared.token, &with_folder)
+        .unwrap()
+        .sandbox
+        .unwrap()
+        .read;
+    assert_eq!(read, [dir.path().display().to_string()]);
+    with_folder.folders = vec!["/no/such/folder".into()];
+    let e = rt
+        .catalog_preview(&prepared.token, &with_folder)
+        .unwrap_err();
+    assert!(
+        matches!(&e, CatalogError::Install(InstallError::Field(f)) if f.field == "folders"),
+        "{e}"
+    );
 
     let (name, config) = rt.catalog_install(&prepared.token, &c).await.unwrap();
     assert_eq!(name, "notes");
