@@ -3,6 +3,7 @@
 //! adapts and calls the engine's `Runtime`.
 
 use switchboard_engine::registry::install::{Choices, InstallPreview, Prepared};
+use switchboard_engine::settings::SettingsPatch;
 use switchboard_engine::{CatalogError, CatalogPage, UpdateAvailable};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -108,15 +109,15 @@ pub async fn catalog_updates(state: State<'_, AppState>) -> CmdResult<Vec<Update
     Ok(state.runtime.catalog_updates().await)
 }
 
-/// Changes the registry the catalog searches (empty: the official one); returns the one in use.
+/// Changes the registry the catalog searches (empty: the official one), through the one writer of
+/// the settings; returns the one in use.
 #[tauri::command]
-pub fn set_catalog_registry(state: State<'_, AppState>, url: String) -> CmdResult<String> {
-    let url = Some(url.trim().to_string()).filter(|u| !u.is_empty());
-    state
-        .runtime
-        .settings
-        .update(|s| s.catalog_registry = url)
-        .map_err(UiError::from)?;
+pub async fn set_catalog_registry(state: State<'_, AppState>, url: String) -> CmdResult<String> {
+    let patch = SettingsPatch {
+        catalog_registry: Some(Some(url)),
+        ..SettingsPatch::default()
+    };
+    state.runtime.change_settings(patch).await?;
     Ok(state.runtime.catalog_registry())
 }
 

@@ -3,6 +3,7 @@
 
 pub mod bundle;
 pub mod chat;
+pub mod form;
 pub mod llm;
 pub mod markdown;
 pub mod mcp;

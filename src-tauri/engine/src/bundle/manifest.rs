@@ -149,7 +149,7 @@ pub fn parse(text: &[u8]) -> Result<Manifest, String> {
             return Err(format!("its {what} is empty"));
         }
     }
-    if !crate::registry::is_one_version(&m.version) {
+    if !crate::form::is_one_version(&m.version) {
         return Err(format!("its version \"{}\" is not a version", m.version));
     }
     relative_path(&m.server.entry_point)

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::form::{Field, FieldKind, Given, Target};
 use crate::mcp::ServerConfig;
-use crate::registry::form::{Field, FieldKind, Given, Target};
 use crate::secrets::SecretValue;
 pub use archive::{ArchiveError, Limits, LIMITS};
 pub use manifest::{Manifest, OptionType, ServerType};
@@ -405,7 +405,7 @@ pub fn unpack(opened: &Opened, dest: &Path) -> Result<(), BundleError> {
         BundleError::Io(std::io::Error::other("the bundles folder has no parent"))
     })?;
     std::fs::create_dir_all(parent)?;
-    let tag = crate::registry::random_tag();
+    let tag = crate::form::random_tag();
     let partial = parent.join(format!(".partial-{tag}"));
     let zip = &opened.bytes[..opened.zip_len];
     let done = archive::Archive::open(zip, LIMITS)

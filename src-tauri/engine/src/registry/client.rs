@@ -444,10 +444,3 @@ fn image_type(b: &[u8]) -> Option<&'static str> {
         None
     }
 }
-
-/// A random hex tag (staging folders, install tokens).
-pub fn random_tag() -> String {
-    let mut b = [0u8; 12];
-    getrandom::fill(&mut b).expect("the system's random numbers");
-    crate::bundle::hex(&b)
-}

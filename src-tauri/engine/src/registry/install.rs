@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::form::{self, Field, FieldKind, FormError, Given, Target};
 use super::layout::Layout;
 use super::plan::{self, Launch, PackageKind};
 use super::preview::{config_diff, preview};
 pub use super::preview::{InstallPreview, Note, PreviewVar};
 use super::server_json::Listed;
 use crate::bundle::{self, Machine, Opened, Signature, UserDirs};
+use crate::form::{self, Field, FieldKind, FormError, Given, Target};
 use crate::mcp::{InstallSource, SandboxConfig, SandboxSetting, ServerConfig, Transport};
 
 /// What an install is made of.

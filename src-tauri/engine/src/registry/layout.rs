@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::form::{Field, FieldKind, Target};
 use super::server_json::{Argument, Input, KeyValueInput, Package, TransportSpec};
+use crate::form::{Field, FieldKind, Target};
 
 /// Where a value comes from.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,7 @@
 //! and an install from preview to saved config (`install.rs`; `.mcpb` bundles in `crate::bundle`).
 
 pub mod client;
-pub mod form;
+pub use crate::form;
 pub mod install;
 pub mod layout;
 pub mod plan;
@@ -14,10 +14,9 @@ pub mod server_json;
 
 use serde::Serialize;
 
-pub use client::{
-    random_tag, ClientLimits, FetchError, Offline, RegistryClient, OFFICIAL_REGISTRY,
-};
-pub use server_json::{is_one_version, Listed, ServerJson, Skipped};
+pub use crate::form::{is_one_version, random_tag};
+pub use client::{ClientLimits, FetchError, Offline, RegistryClient, OFFICIAL_REGISTRY};
+pub use server_json::{Listed, ServerJson, Skipped};
 
 use plan::PackageKind;
 

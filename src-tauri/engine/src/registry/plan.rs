@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use super::form::Given;
 use super::layout::{var_keys, Arg, Layout, Pair, Source};
-use super::server_json::{is_one_version, Package, TransportSpec};
+use super::server_json::{Package, TransportSpec};
+use crate::form::is_one_version;
+use crate::form::Given;
 use crate::mcp::ServerConfig;
 use crate::secrets::SecretValue;
 

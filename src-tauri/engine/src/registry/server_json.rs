@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::form::is_one_version;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -262,17 +263,6 @@ fn check(s: &ServerJson) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A version string that names one version: not empty, not `latest`, no range or wildcard.
-pub fn is_one_version(v: &str) -> bool {
-    !v.is_empty()
-        && v.len() <= 255
-        && v != "latest"
-        && !v.starts_with('-')
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
-        && !v.split('.').any(|p| p == "x" || p == "X")
 }
 
 impl Listed {

@@ -357,7 +357,7 @@ impl Runtime {
     }
 
     fn keep_pending(&self, p: Pending) -> Prepared {
-        let token = registry::random_tag();
+        let token = crate::form::random_tag();
         let view = p.view(&token);
         let mut pending = self.catalog.pending.lock().unwrap();
         pending.push((token, p));

@@ -12,6 +12,7 @@ mod context;
 mod conversation;
 mod eval_tools;
 mod host;
+mod layers;
 mod legacy_tasks;
 mod llm_faults;
 mod llm_ollama;

@@ -1,7 +1,7 @@
 //! The config each kind of package (and a remote) makes, exactly; and what is refused.
 
 use super::*;
-use crate::registry::form::{read_values, Given};
+use crate::form::{read_values, Given};
 use crate::registry::server_json::ServerJson;
 use serde_json::{json, Value};
 

@@ -1,6 +1,7 @@
 //! The form an install asks the user to fill: fields made from a registry entry's inputs or a
 //! bundle's `user_config`, and the values given for them (from the window, or `--set KEY=VALUE`),
-//! checked before anything is built or saved.
+//! checked before anything is built or saved. Below both `registry` (which installs bundles) and
+//! `bundle`, with the two small things they share: what a pinned version is, and a random tag.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -296,6 +297,24 @@ pub fn expand_home(p: &str, home: Option<&Path>) -> PathBuf {
         }
         _ => PathBuf::from(p),
     }
+}
+
+/// A version string that names one version: not empty, not `latest`, no range or wildcard.
+pub fn is_one_version(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 255
+        && v != "latest"
+        && !v.starts_with('-')
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
+        && !v.split('.').any(|p| p == "x" || p == "X")
+}
+
+/// A random hex tag (staging folders, install tokens).
+pub fn random_tag() -> String {
+    let mut b = [0u8; 12];
+    getrandom::fill(&mut b).expect("the system's random numbers");
+    b.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
