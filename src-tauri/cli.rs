@@ -17,6 +17,8 @@ use switchboard_engine::secrets::SecretValue;
 use switchboard_engine::{servers, ChatEvent, Runtime, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
+mod catalog;
+
 const USAGE: &str = "\
 Switchboard: chat with a local LLM that uses tools from MCP servers.
 
@@ -41,6 +43,18 @@ Usage:
                                            a client registered by hand; --oauth-client-metadata-url
                                            URL: a Client ID Metadata Document. Sign-ins to a URL are
                                            kept in memory only; to a configured server, in the keyring
+  switchboard catalog search [TERM] [--registry URL] [--json]
+                                           search the MCP Registry (the settings' one, or URL): one
+                                           entry a line (name, version, kind, title; --json: one JSON
+                                           object a line); no TERM lists every entry, every page
+  switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]... [--dry-run]
+                                           add a server from the registry (its first package or
+                                           remote this computer can run, pinned to its version) or
+                                           from a bundle: prints the exact command, arguments,
+                                           environment (secrets named, never shown) and sandbox;
+                                           --set gives a setting (KEY as the preview names it);
+                                           --dry-run adds nothing. A server whose secrets are not
+                                           set is added turned off
   switchboard --help | --version
 ";
 
@@ -53,6 +67,7 @@ pub fn run(args: &[String]) -> Option<i32> {
         "chat" => runtime().and_then(|rt| rt.block_on(chat(rest))),
         "conversations" => runtime().and_then(|rt| rt.block_on(conversations())),
         "mcp-call" => runtime().and_then(|rt| rt.block_on(mcp_call(rest))),
+        "catalog" => runtime().and_then(|rt| rt.block_on(catalog::catalog(rest))),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             Ok(0)

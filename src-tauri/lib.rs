@@ -2,6 +2,7 @@
 //! between the window and the engine.
 
 mod apps;
+mod bundles;
 pub mod cli;
 mod commands;
 mod state;
@@ -57,12 +58,14 @@ pub fn run() {
     lighter_webview();
     let _log_guard = init_logging();
     let app = tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+        .plugin(tauri_plugin_single_instance::init(|app, args, cwd| {
             if let Some(w) = app.get_webview_window("main") {
                 let _ = w.unminimize();
                 let _ = w.show();
                 let _ = w.set_focus();
             }
+            // another launch with bundles to open (the desktop's handler for .mcpb)
+            bundles::open_all(app, bundles::bundle_args(&args, std::path::Path::new(&cwd)));
         }))
         .plugin(tauri_plugin_opener::init())
         // used from Rust only (the import file picker): the window gets no dialog permission
@@ -80,6 +83,10 @@ pub fn run() {
         .setup(|app| {
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);
+            // bundles this launch was given (`switchboard FILE.mcpb`)
+            let args: Vec<String> = std::env::args().collect();
+            let cwd = std::env::current_dir().unwrap_or_default();
+            bundles::open_all(app.handle(), bundles::bundle_args(&args, &cwd));
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 let state = handle.state::<AppState>();
@@ -96,6 +103,10 @@ pub fn run() {
         // closing the window while apps are shown: they are told first (apps.rs::hold_close),
         // for at most a little longer than the window waits for them
         .on_window_event(|window, event| {
+            // a bundle dropped on the window: read here, never named by the window
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                bundles::open_all(window.app_handle(), paths.clone());
+            }
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {
                 let held = window.label() == "main"
                     && window

@@ -22,6 +22,8 @@ pub struct AppState {
     pub task_events: TaskEvents,
     /// The MCP App pages shown on cards, served from the `mcpapp` scheme.
     pub apps: crate::apps::AppViews,
+    /// Bundles opened with the app (its command line, another launch, a drop), for the window.
+    pub bundle_opens: crate::bundles::BundleOpens,
 }
 
 impl AppState {
@@ -36,6 +38,7 @@ impl AppState {
             sign_ins: Mutex::new(HashMap::new()),
             task_events: TaskEvents::default(),
             apps: Default::default(),
+            bundle_opens: Default::default(),
         })
     }
 

@@ -24,11 +24,10 @@ pub struct Dialog<'a> {
 }
 
 fn builder(app: &AppHandle, d: &Dialog) -> FileDialogBuilder<tauri::Wry> {
-    let mut b = app
-        .dialog()
-        .file()
-        .set_title(d.title)
-        .add_filter(d.filter, &[d.ext]);
+    let mut b = app.dialog().file().set_title(d.title);
+    if !d.ext.is_empty() {
+        b = b.add_filter(d.filter, &[d.ext]);
+    }
     if let Some(w) = app.get_webview_window("main") {
         b = b.set_parent(&w);
     }
@@ -113,4 +112,27 @@ pub async fn save_text(
         )
     })?;
     Ok(Some(path.display().to_string()))
+}
+
+/// Lets the user pick a file (or, `folder`, a folder); its path. `None`: the dialog was closed.
+pub async fn pick_path(app: &AppHandle, d: Dialog<'_>, folder: bool) -> CmdResult<Option<PathBuf>> {
+    let dialog = builder(app, &d);
+    let picked = tauri::async_runtime::spawn_blocking(move || {
+        if folder {
+            dialog.blocking_pick_folder()
+        } else {
+            dialog.blocking_pick_file()
+        }
+    })
+    .await
+    .map_err(|e| UiError::new(super::ErrorKind::File, e))?;
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
+    picked.into_path().map(Some).map_err(|e| {
+        UiError::new(
+            super::ErrorKind::File,
+            format!("That cannot be opened here: {e}"),
+        )
+    })
 }

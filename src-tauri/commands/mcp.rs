@@ -77,7 +77,7 @@ pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
 
 /// Applies a saved config in the background (the list shows each server's status as it
 /// changes).
-fn apply(app: &AppHandle, config: McpConfig) {
+pub(crate) fn apply(app: &AppHandle, config: McpConfig) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();

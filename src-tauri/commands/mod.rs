@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod apps;
+pub mod catalog;
 pub mod chat;
 pub mod conversations;
 mod files;
@@ -71,6 +72,18 @@ macro_rules! handler {
             commands::mcp::mcp_prompts,
             commands::mcp::get_mcp_prompt,
             commands::mcp::mcp_resources,
+            commands::catalog::catalog_search,
+            commands::catalog::catalog_icon,
+            commands::catalog::catalog_prepare,
+            commands::catalog::catalog_prepare_update,
+            commands::catalog::catalog_preview,
+            commands::catalog::catalog_install,
+            commands::catalog::catalog_cancel,
+            commands::catalog::catalog_updates,
+            commands::catalog::set_catalog_registry,
+            commands::catalog::pick_bundle,
+            commands::catalog::pick_setting_path,
+            commands::catalog::watch_bundles,
             // commands-end
         ]
     };

@@ -4,5 +4,6 @@
 #[path = "../common/mod.rs"]
 mod support;
 
+mod catalog;
 mod cli;
 mod conformance;

@@ -6,8 +6,12 @@ use std::path::PathBuf;
 
 #[path = "../../src-tauri/engine/tests/it/support/arxiv.rs"]
 pub mod arxiv;
+#[path = "../../src-tauri/engine/tests/it/support/bundles.rs"]
+pub mod bundles;
 #[path = "../../src-tauri/engine/tests/it/support/fake_ollama.rs"]
 pub mod fake_ollama;
+#[path = "../../src-tauri/engine/tests/it/support/registry.rs"]
+pub mod registry;
 #[path = "../../src-tauri/engine/tests/it/support/servers.rs"]
 mod servers;
 

@@ -28,24 +28,34 @@ impl App {
 
     /// [`App::launch`] with these environment variables set for the app.
     pub async fn launch_with_env(home: &Path, env: &[(&str, &str)]) -> App {
-        App::launch_on(home, env, false).await
+        App::launch_on(home, env, false, None).await
+    }
+
+    /// [`App::launch`] with the app's working folder `cwd` (where the programs it starts run).
+    pub async fn launch_in(home: &Path, cwd: &Path) -> App {
+        App::launch_on(home, &[], false, Some(cwd)).await
     }
 
     /// [`App::launch`] on a session bus of its own with gnome-keyring on it, unlocked, its
     /// keyrings in `home/data/keyrings` (never the desktop's keyring). The bus's address is
     /// written to [`KEYRING_BUS_FILE`] in `home`, for [`keyring_lookup`].
     pub async fn launch_with_keyring(home: &Path) -> App {
-        App::launch_on(home, &[], true).await
+        App::launch_on(home, &[], true, None).await
     }
 
     /// Starts tauri-driver and opens a session on the app. WebKitWebDriver now and then closes the
     /// connection while the session is being created (seen in CI: `IncompleteMessage`, the app
     /// never shown); that says nothing about the app, so the driver is started afresh, on new
     /// ports, up to three times. Anything after the session exists is the test's to judge.
-    async fn launch_on(home: &Path, env: &[(&str, &str)], keyring: bool) -> App {
+    async fn launch_on(
+        home: &Path,
+        env: &[(&str, &str)],
+        keyring: bool,
+        cwd: Option<&Path>,
+    ) -> App {
         let mut attempt = 1;
         loop {
-            let driver = Driver::start(home, env, keyring);
+            let driver = Driver::start(home, env, keyring, cwd);
             match driver.session().await {
                 Ok(c) => {
                     wait_css(&c, "body[data-ready='true']").await;
@@ -92,7 +102,7 @@ impl Driver {
     /// `keyring`: in a `dbus-run-session` with gnome-keyring (see [`App::launch_with_keyring`]);
     /// else with no session bus, so that secrets go to the fallback file (and a test run on a
     /// desktop never reaches its keyring).
-    fn start(home: &Path, env: &[(&str, &str)], keyring: bool) -> Driver {
+    fn start(home: &Path, env: &[(&str, &str)], keyring: bool, cwd: Option<&Path>) -> Driver {
         use std::os::unix::fs::PermissionsExt;
         let port = support::free_port();
         let native = support::free_port();
@@ -117,6 +127,9 @@ impl Driver {
         } else {
             Command::new(bin)
         };
+        if let Some(cwd) = cwd {
+            cmd.current_dir(cwd);
+        }
         let child = cmd
             .args([
                 "--port",

@@ -15,6 +15,7 @@ mod approval;
 mod apps;
 mod bench;
 mod cards;
+mod catalog;
 mod chat;
 mod composer;
 mod hostile;

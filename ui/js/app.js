@@ -18,6 +18,7 @@ import { showContextMeter } from './views/context-meter.js';
 import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
+import { wireCatalog } from './views/catalog-wiring.js';
 
 /**
  * Everything the window itself keeps (the engine owns the rest: settings, conversations,
@@ -159,6 +160,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   cancelSignIn: (name) => ipc.cancelSignIn(name).catch(reportServerError),
   appPages: (name) => ipc.appPages(name),
   update: (name, server) => ipc.saveMcpServer(name, null, name, server).then(reloadServerConfig, reportServerError),
+  openUpdate: (name) => catalog.openUpdate(name),
 });
 
 // ---------- models ----------
@@ -549,6 +551,9 @@ new ImportExportView($('#servers-dialog'), {
 async function reloadServerConfig() {
   serversView.setConfig(await ipc.mcpConfig());
 }
+
+// Getting servers: the catalog, bundles opened with the app, update notices (views/catalog-wiring.js).
+const catalog = wireCatalog({ serversView, reloadServerConfig, openLink: (url) => openLink(url, url), toast, showBanner });
 function reportServerError(err) {
   showBanner('Could not change the MCP servers.', err?.message ?? String(err));
 }
@@ -578,7 +583,8 @@ async function start() {
   state.info = await ipc.appInfo();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   chat.showEmpty([]);
-  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev))]);
+  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev)),
+    catalog.watch()]);
   $('#input').focus();
   document.body.dataset.ready = 'true';
 }

@@ -227,6 +227,58 @@ export function watchTasks(onEvent) {
   return call('watch_tasks', { onEvent: channel });
 }
 
+/**
+ * The catalog (an MCP Registry, API v0.1). A page: { registry, entries: CatalogEntry[], skipped:
+ * [{ name|null, reason }], nextCursor|null, offline: { fetchedAt, reason }|null } — `offline`: the
+ * registry could not be reached and this is the copy fetched before.
+ * @typedef {{ name: string, title: string|null, description: string, version: string,
+ *   repository: string|null, website: string|null, icon: string|null, kinds: string[],
+ *   needsSecrets: boolean, deprecated: boolean, statusMessage: string|null, installable: boolean,
+ *   installed: { server: string, version: string }|null }} CatalogEntry
+ * A prepared install: { token, title, name, version, description, kind, defaultName, fields:
+ * Field[], values (an update's current ones; secrets as { secret: 'kept' }), signature:
+ * { status: 'unsigned'|'signed'|'untrusted', publisher?, issuer?, fingerprint? }|null,
+ * update: { server, from, to }|null, remote }.
+ * @typedef {{ key: string, label: string, description: string|null, kind: 'text'|'number'|'boolean'
+ *   |'choice'|'file'|'directory'|'path', choices?: string[], required: boolean, secret: boolean,
+ *   multiple: boolean, default: any, placeholder: string|null, min: number|null, max: number|null,
+ *   target: { kind: 'env'|'header'|'argument'|'url'|'setting', name?: string } }} Field
+ * Choices: { name, values: { [key]: string|number|boolean|string[]|{ secret } }, network }.
+ */
+export const catalogSearch = (term, cursor = null) => call('catalog_search', { term, cursor });
+/** An entry's icon as a data: URL (fetched by the app, https only), or null. */
+export const catalogIcon = (url) => call('catalog_icon', { url });
+/** way: which of the entry's packages/remotes (null: the first this computer can run). */
+export const catalogPrepare = (name, way = null) => call('catalog_prepare', { name, way });
+export const catalogPrepareUpdate = (server) => call('catalog_prepare_update', { server });
+/**
+ * The exact server an install would add: { name, kind, transport, command|null, args, cwd|null,
+ * url|null, env: [{ name, value|null (null: a secret), secret, risk|null }], headers, sandbox:
+ * { network, read, write }|null, signature, notes: [{ kind, … }], diff: DiffLine[]|null, startsOff }.
+ * Rejects with a UiError whose `field` is the form field's key when a value does not fit.
+ */
+export const catalogPreview = (token, choices) => call('catalog_preview', { token, choices });
+/** Installs; resolves with the server's name (a new one is added turned off). */
+export const catalogInstall = (token, choices) => call('catalog_install', { token, choices });
+export const catalogCancel = (token) => call('catalog_cancel', { token });
+/** The installed servers with a newer version: [{ server, name, installed, latest }]. */
+export const catalogUpdates = () => call('catalog_updates');
+/** Sets the registry the catalog searches ('' : the official one); resolves with the one in use. */
+export const setCatalogRegistry = (url) => call('set_catalog_registry', { url });
+/** "Install bundle…": the system's file dialog (opened by the app); a prepared install, or null. */
+export const pickBundle = () => call('pick_bundle');
+/** A folder (or a file) for a setting, picked in the system's dialog; its path, or null. */
+export const pickSettingPath = (folder) => call('pick_setting_path', { folder });
+/**
+ * onOpen({ kind: 'prepared', prepared } | { kind: 'refused', file, message }) for each bundle opened
+ * with the app (its command line, another launch, a drop on the window).
+ */
+export function watchBundles(onOpen) {
+  const channel = new core.Channel();
+  channel.onmessage = onOpen;
+  return call('watch_bundles', { onOpen: channel });
+}
+
 /** Opens an http(s) link in the user's browser, never in this window. */
 export const openUrl = (url) => call('plugin:opener|open_url', { url });
 

@@ -1,11 +1,14 @@
 //! Switchboard's engine: everything but the window. No Tauri here: the desktop app and the
 //! headless CLI both drive this crate through [`Runtime`].
 
+pub mod bundle;
 pub mod chat;
+pub mod form;
 pub mod llm;
 pub mod markdown;
 pub mod mcp;
 pub mod paths;
+pub mod registry;
 mod runtime;
 pub mod secrets;
 pub mod servers;
@@ -15,7 +18,10 @@ pub mod store;
 mod testing;
 
 pub use chat::{ChatEngine, ChatEvent, ChatOptions, TurnRequest, TurnSummary};
-pub use runtime::{McpConfigError, Places, Runtime};
+pub use runtime::{
+    newer, CatalogError, CatalogPage, CatalogState, HostMachine, McpConfigError, Places, Runtime,
+    UpdateAvailable,
+};
 pub use settings::{LiveSettings, Settings};
 
 use std::path::PathBuf;

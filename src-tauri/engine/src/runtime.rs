@@ -1,8 +1,10 @@
 //! [`Runtime`]: the one place the app's state lives, set up the same way for the window and the
 //! CLI. Changes to the MCP server config are in `mcp_config`.
 
+mod catalog;
 mod mcp_config;
 
+pub use catalog::{newer, CatalogError, CatalogPage, CatalogState, HostMachine, UpdateAvailable};
 pub use mcp_config::McpConfigError;
 use mcp_config::McpState;
 
@@ -21,6 +23,12 @@ pub struct Places {
     pub settings: PathBuf,
     pub mcp: PathBuf,
     pub database: PathBuf,
+    /// Where bundles are unpacked (`bundles/<name>/<version>`).
+    pub bundles: PathBuf,
+    /// The catalog's copies of the registry's answers.
+    pub catalog_cache: PathBuf,
+    /// Sandboxed servers' private folders.
+    pub sandbox: PathBuf,
 }
 
 impl Places {
@@ -29,6 +37,21 @@ impl Places {
             settings: paths::settings_file(),
             mcp: paths::mcp_config_file(),
             database: paths::database_file(),
+            bundles: paths::data_dir().join("bundles"),
+            catalog_cache: paths::cache_dir().join("catalog"),
+            sandbox: paths::cache_dir().join("sandbox"),
+        }
+    }
+
+    /// Every file in `dir` (tests).
+    pub fn in_dir(dir: &std::path::Path) -> Places {
+        Places {
+            settings: dir.join("settings.json"),
+            mcp: dir.join("mcp.json"),
+            database: dir.join("conversations.sqlite3"),
+            bundles: dir.join("bundles"),
+            catalog_cache: dir.join("catalog-cache"),
+            sandbox: dir.join("sandbox"),
         }
     }
 }
@@ -52,6 +75,8 @@ pub struct Runtime {
     /// One change at a time to what refers to secrets (settings, MCP config): storing them is
     /// asynchronous, and what is no longer referenced is removed after the change.
     changing: tokio::sync::Mutex<()>,
+    /// The catalog: its registry client and the installs being prepared.
+    pub catalog: CatalogState,
 }
 
 impl Runtime {
@@ -82,6 +107,7 @@ impl Runtime {
         let mut opts = mcp::HostOptions::new(self_exe);
         opts.secrets = secrets.clone();
         opts.call_timeout = Duration::from_secs(settings.read(|s| s.tool_timeout_secs));
+        opts.sandbox_dir = places.sandbox.clone();
         // for the window's tests: behave as on a kernel without Landlock (sandboxed servers wait
         // for the user's agreement); it can only make the app stricter
         if std::env::var_os(NO_LANDLOCK_FOR_TESTS).is_some() {
@@ -90,6 +116,11 @@ impl Runtime {
         // tool definitions are pinned in the store: a changed one asks before it runs
         opts.pins = Some(mcp::PinBook(Arc::new(store.clone())));
         let host = mcp::McpHost::new(opts);
+        let catalog = CatalogState::new(
+            places.catalog_cache,
+            places.bundles,
+            crate::registry::client::LIMITS,
+        );
         let mcp_file = places.mcp;
         let mcp = match mcp::McpConfig::load_or_init(&mcp_file) {
             Ok(config) => McpState {
@@ -111,6 +142,7 @@ impl Runtime {
             mcp: RwLock::new(mcp),
             mcp_file,
             changing: tokio::sync::Mutex::new(()),
+            catalog,
         })
     }
 

@@ -51,6 +51,9 @@ pub struct Settings {
     /// Hosts whose links (in replies and tool results) open without asking first: the user
     /// ticked "always" when opening one. Lower case, no port.
     pub trusted_link_hosts: BTreeSet<String>,
+    /// The MCP Registry the catalog searches (API v0.1); `None` = the official one
+    /// (`registry::OFFICIAL_REGISTRY`). A company's sub-registry works the same way.
+    pub catalog_registry: Option<String>,
 }
 
 /// An LLM server the app can talk to.
@@ -109,6 +112,7 @@ impl Default for Settings {
             tool_modes: BTreeMap::new(),
             providers: Vec::new(),
             trusted_link_hosts: BTreeSet::new(),
+            catalog_registry: None,
         }
     }
 }
@@ -123,10 +127,9 @@ impl Settings {
     }
 
     fn check(&self) -> Result<(), String> {
-        if let Some(u) = self
-            .llm_url
-            .as_deref()
-            .map(str::trim)
+        for u in [&self.llm_url, &self.catalog_registry]
+            .into_iter()
+            .filter_map(|u| u.as_deref().map(str::trim))
             .filter(|u| !u.is_empty())
         {
             let ok = (u.starts_with("http://") || u.starts_with("https://"))
@@ -429,6 +432,16 @@ mod tests {
         }
         .validate()
         .is_ok());
+        for (url, ok) in [
+            ("https://registry.example.com", true),
+            ("registry.example.com", false),
+        ] {
+            let s = Settings {
+                catalog_registry: Some(url.into()),
+                ..Settings::default()
+            };
+            assert_eq!(s.validate().is_ok(), ok, "{url}");
+        }
         assert!(Settings {
             trusted_link_hosts: ["docs.rs".into(), "[::1]".into()].into(),
             ..Settings::default()

@@ -21,7 +21,8 @@ export function summarize(servers) {
 export class ServersView {
   /**
    * actions: { save(original, copyOf, name, server), remove(name), setEnabled(name, on), restart(name),
-   *   update(name, server), signIn(name), signOut(name), cancelSignIn(name), appPages(name) } — `update` saves a server's config from its row
+   *   update(name, server), signIn(name), signOut(name), cancelSignIn(name), appPages(name),
+   *   openUpdate(name) } — `update` saves a server's config from its row
  *   (errors reported there); `signIn` resolves when the sign-in has ended.
    */
   constructor(dialog, actions) {
@@ -44,6 +45,13 @@ export class ServersView {
     this.servers = [];
     this.env = [];
     this.headers = [];
+    this.updates = [];
+  }
+
+  /** The installed servers whose registry has a newer version ([{ server, installed, latest }]). */
+  setUpdates(updates) {
+    this.updates = updates;
+    if (this.dialog.open) this.render(this.servers, this.configError);
   }
 
   /** view: { config: {mcpServers}, path, secrets, transports: [{ type, names, label, description, remote, signsIn }] } */
@@ -120,6 +128,7 @@ export class ServersView {
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'toggle' }, onclick: () => this.actions.setEnabled(s.name, !enabled) }, enabled ? 'Disable' : 'Enable'),
         confirmDelete),
       el('div', { class: 'server-cmd', title: 'Command, as it is run' }, [s.command, ...s.args].join(' ')),
+      this.updateRow(s.name),
       s.error && !signingIn ? el('div', { class: 'server-error' }, s.error) : null,
       s.signIn ? this.signInRow(s) : null,
       s.sandbox?.state === 'unsupported'
@@ -157,6 +166,16 @@ export class ServersView {
         diffView(t.changed),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
           onclick: () => this.actions.acceptTool(s.name, t.name, t.hash) }, 'Accept the new definition'))));
+  }
+
+  /** A newer version in the registry it came from: its row says so, Update… shows what changes. */
+  updateRow(name) {
+    const u = this.updates.find((x) => x.server === name);
+    if (!u) return null;
+    return el('div', { class: 'server-update' },
+      el('span', {}, `Version ${u.latest} is available (this is ${u.installed}).`),
+      el('button', { type: 'button', class: 'btn small', dataset: { act: 'update' },
+        onclick: () => this.actions.openUpdate(name) }, 'Update…'));
   }
 
   /** A remote server's sign-in (OAuth): Sign in when it wants one, who signed it in, Sign out. */

@@ -170,3 +170,69 @@ export function looksSecret(name) {
   const words = ['KEY', 'TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PASS', 'CREDENTIAL', 'AUTH', 'PAT'];
   return words.some((w) => upper.split('_').includes(w) || (w !== 'PAT' && upper.endsWith(w)));
 }
+
+/** What a catalog entry runs. */
+export function kindText(kind) {
+  return {
+    npm: 'npm', pypi: 'PyPI', oci: 'container', nuget: 'NuGet', mcpb: 'bundle',
+    'streamable-http': 'remote (HTTP)', sse: 'remote (SSE)',
+  }[kind] ?? kind;
+}
+
+/** A catalog error, for people: what happened, not an HTTP code. */
+export function catalogErrorText(err) {
+  const message = err?.message ?? String(err);
+  switch (err?.kind) {
+    case 'unreachable':
+      return `The registry cannot be reached: check the connection, or the registry's address (Change…). ${message}`;
+    case 'not_found':
+      return `${message} It may have been removed.`;
+    case 'http':
+      return `The registry did not give what was asked. ${message}`;
+    default:
+      return message;
+  }
+}
+
+/** Unix seconds as a date and time. */
+export function whenText(secs) {
+  return new Date(secs * 1000).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** A note in an install's preview. */
+export function catalogNoteText(n) {
+  switch (n?.kind) {
+    case 'downloadsOnStart':
+      return `${n.launcher} downloads ${n.package} when the server first starts: it needs the network for that (tick "It may use the network"), unless the package is already on this computer.`;
+    case 'programMissing':
+      return `${n.program} is not installed (it is not on the PATH): the server cannot start until it is.`;
+    case 'deprecated':
+      return `The registry marks it deprecated${n.message ? `: ${n.message}` : '.'}`;
+    case 'container':
+      return 'It runs in a container: the sandbox holds the docker (or podman) command, and the container gets no network unless you allow it.';
+    case 'remote':
+      return `It is a server at ${n.host}: what it gets is what you send it.`;
+    default:
+      return '';
+  }
+}
+
+/** A bundle's signature. */
+export function signatureText(s) {
+  switch (s?.status) {
+    case 'signed': return `Signed by ${s.publisher} (certified by ${s.issuer}).`;
+    case 'untrusted': return `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
+    default: return 'Unsigned: nothing says who made it.';
+  }
+}
+
+/** Where a form field's value goes. */
+export function targetText(t) {
+  switch (t?.kind) {
+    case 'env': return `(environment variable ${t.name})`;
+    case 'header': return `(header ${t.name})`;
+    case 'argument': return `(argument ${t.name})`;
+    case 'url': return '(part of its address)';
+    default: return '';
+  }
+}

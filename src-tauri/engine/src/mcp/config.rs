@@ -81,6 +81,32 @@ pub struct ServerConfig {
     /// registration, as the authorization server allows. The tokens are never here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<OAuthClient>,
+    /// Where it was installed from (the catalog: a registry entry, or a bundle), for updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<InstallSource>,
+}
+
+/// A server installed from the catalog remembers where from: the registry and the entry's name
+/// and version (or the bundle's), which of its packages or remotes, and the values the user gave
+/// (never a secret: those stay in the secret store, kept by field on an update).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallSource {
+    /// The registry's address; none for a bundle opened from a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+    pub name: String,
+    pub version: String,
+    /// npm, pypi, oci, nuget, mcpb, streamable-http, sse.
+    pub kind: String,
+    /// The package's identifier, or the remote's URL template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Where its bundle is unpacked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, serde_json::Value>,
 }
 
 /// A client registered by hand with a server's authorization server.
@@ -240,6 +266,7 @@ impl ServerConfig {
             timeout: None,
             app_network: false,
             oauth: None,
+            source: None,
         }
     }
 

@@ -28,7 +28,7 @@ pub use transport::{Transport, TransportInfo, TRANSPORTS};
 
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{
-    validate_server, ConfigError, FieldError, McpConfig, OAuthClient, SandboxConfig,
+    validate_server, ConfigError, FieldError, InstallSource, McpConfig, OAuthClient, SandboxConfig,
     SandboxSetting, ServerConfig, LOG_LEVELS, TOOL_TIMEOUT_RANGE,
 };
 pub use host::{

@@ -187,8 +187,12 @@ pub enum LineChange {
 
 /// What changed from `before` to `after`, line by line (description, schema, annotations).
 pub fn diff(before: &Definition, after: &Definition) -> Vec<DiffLine> {
-    let (a, b) = (before.readable(), after.readable());
-    similar::TextDiff::from_lines(&a, &b)
+    diff_text(&before.readable(), &after.readable())
+}
+
+/// What changed from text `a` to text `b`, line by line.
+pub fn diff_text(a: &str, b: &str) -> Vec<DiffLine> {
+    similar::TextDiff::from_lines(a, b)
         .iter_all_changes()
         .map(|c| DiffLine {
             change: match c.tag() {

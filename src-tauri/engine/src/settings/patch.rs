@@ -69,6 +69,13 @@ pub struct SettingsPatch {
     /// Per host: `true` to open its links without asking, `false` to ask again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub trusted_link_hosts: BTreeMap<String, bool>,
+    /// The MCP Registry the catalog searches; `null` (or empty): the official one.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub catalog_registry: Option<Option<String>>,
 }
 
 /// A field that is present, even as `null` (`Some(None)`); one left out is `None` (by `default`).
@@ -135,6 +142,9 @@ impl SettingsPatch {
                 Some(p) => s.tool_policies.insert(tool.clone(), p.clone()),
                 None => s.tool_policies.remove(tool),
             };
+        }
+        if let Some(v) = &self.catalog_registry {
+            s.catalog_registry = text(v);
         }
         for (host, trusted) in &self.trusted_link_hosts {
             let host = host.trim().to_ascii_lowercase();
@@ -233,6 +243,22 @@ mod tests {
         patch(json!({"model": "  ", "llmUrl": " http://h:1 "})).apply_to(&mut s);
         assert_eq!(s.model, None);
         assert_eq!(s.llm_url.as_deref(), Some("http://h:1"));
+        // the catalog's registry: set (trimmed), kept when left out, empty or null is the official one
+        patch(json!({"catalogRegistry": " https://reg.example.com "})).apply_to(&mut s);
+        assert_eq!(
+            s.catalog_registry.as_deref(),
+            Some("https://reg.example.com")
+        );
+        patch(json!({"model": "m"})).apply_to(&mut s);
+        assert_eq!(
+            s.catalog_registry.as_deref(),
+            Some("https://reg.example.com")
+        );
+        patch(json!({"catalogRegistry": ""})).apply_to(&mut s);
+        assert_eq!(s.catalog_registry, None);
+        s.catalog_registry = Some("https://x.example".into());
+        patch(json!({"catalogRegistry": null})).apply_to(&mut s);
+        assert_eq!(s.catalog_registry, None);
     }
 
     #[test]

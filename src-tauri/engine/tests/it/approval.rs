@@ -251,6 +251,7 @@ async fn always_allow_survives_a_model_pick_a_restart_and_a_change_at_the_same_t
         settings: dir.path().join("settings.json"),
         mcp: dir.path().join("mcp.json"),
         database: dir.path().join("db.sqlite3"),
+        ..Places::in_dir(dir.path())
     };
     std::fs::write(
         &places.settings,

@@ -6,6 +6,7 @@
 mod support;
 
 mod approval;
+mod bundles;
 mod catalog;
 mod context;
 mod conversation;
@@ -19,6 +20,7 @@ mod llm_openai;
 mod pins;
 mod real_llm;
 mod recovery;
+mod registry;
 mod research;
 mod sandbox;
 mod secrets;

@@ -199,6 +199,7 @@ async fn in_a_keyring_session() {
         settings: config.join("settings.json"),
         mcp: config.join("mcp.json"),
         database: data.join("conversations.sqlite3"),
+        ..Places::in_dir(&data)
     };
 
     // the LLM and an HTTP server that wants HEADER_SECRET

@@ -85,9 +85,8 @@ async fn events(port: u16) -> Vec<String> {
 /// or "sse") in its `mcp.json`.
 pub(crate) fn notes_places(dir: &std::path::Path, url: &str, transport: &str) -> Places {
     let places = Places {
-        settings: dir.join("settings.json"),
-        mcp: dir.join("mcp.json"),
         database: dir.join("db.sqlite3"),
+        ..Places::in_dir(dir)
     };
     std::fs::write(
         &places.mcp,

@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 pub mod arxiv;
+pub mod bundles;
 pub mod examples;
 pub mod fake_ollama;
+pub mod registry;
 pub mod servers;
 
 pub use arxiv::*;

@@ -1,0 +1,295 @@
+//! `switchboard catalog search [TERM] [--registry URL] [--json]` and
+//! `switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]… [--dry-run]`:
+//! the catalog headless, through the same engine calls as the window.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::{anyhow, bail, Context};
+use serde_json::Value;
+use switchboard_engine::chat::Broker;
+use switchboard_engine::registry::install::{Choices, InstallPreview, Note, Prepared};
+use switchboard_engine::{CatalogError, CatalogPage, Runtime};
+
+use super::{open_runtime, USAGE};
+
+pub async fn catalog(rest: &[String]) -> anyhow::Result<i32> {
+    super::init_cli_logging();
+    match rest.first().map(String::as_str) {
+        Some("search") => search(&rest[1..]).await,
+        Some("install") => install(&rest[1..]).await,
+        _ => bail!("catalog takes search or install\n\n{USAGE}"),
+    }
+}
+
+/// The engine's refusal as it words it: its text already says the cause, so the chain of
+/// sources is not printed after it again (`switchboard: {e:#}` would repeat it).
+fn said(e: CatalogError) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+async fn search(rest: &[String]) -> anyhow::Result<i32> {
+    let mut term: Option<String> = None;
+    let mut registry = None;
+    let mut json = false;
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--registry" => registry = Some(super::value_of(&mut it, a)?),
+            "--json" => json = true,
+            s if s.starts_with("--") => bail!("unknown option {s}\n\n{USAGE}"),
+            s => {
+                if term.replace(s.to_string()).is_some() {
+                    bail!("give the search term as one argument (quote it)");
+                }
+            }
+        }
+    }
+    let rt = open_runtime(Broker::refusing_all()).await?;
+    let page = rt
+        .catalog_all(registry.as_deref(), term.as_deref().unwrap_or_default())
+        .await
+        .map_err(said)?;
+    say_offline_and_skipped(&page);
+    let mut out = std::io::stdout().lock();
+    for e in &page.entries {
+        if json {
+            serde_json::to_writer(&mut out, e)?;
+            writeln!(out)?;
+        } else {
+            let mut title = one_line(e.title.as_deref().unwrap_or(&e.description));
+            if e.deprecated {
+                title.push_str(" (deprecated)");
+            }
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}",
+                e.name,
+                e.version,
+                e.kinds.join(","),
+                title
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+/// Text from a registry on one line (a tab or a newline would break the columns).
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+fn say_offline_and_skipped(page: &CatalogPage) {
+    if let Some(o) = &page.offline {
+        eprintln!(
+            "switchboard: {}; this is the list as it was fetched before (at {} UTC, Unix time {}).",
+            o.reason.trim_end_matches('.'),
+            when(o.fetched_at),
+            o.fetched_at
+        );
+    }
+    for s in &page.skipped {
+        eprintln!(
+            "switchboard: skipped an entry{} that cannot be read: {}",
+            s.name
+                .as_deref()
+                .map(|n| format!(" ({})", one_line(n)))
+                .unwrap_or_default(),
+            one_line(&s.reason)
+        );
+    }
+}
+
+/// Unix seconds as `YYYY-MM-DD HH:MM`.
+fn when(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // civil from days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
+}
+
+async fn install(rest: &[String]) -> anyhow::Result<i32> {
+    let mut what: Option<String> = None;
+    let mut registry = None;
+    let mut dry_run = false;
+    let mut values = BTreeMap::new();
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--registry" => registry = Some(super::value_of(&mut it, a)?),
+            "--dry-run" => dry_run = true,
+            "--set" => {
+                let kv = super::value_of(&mut it, a)?;
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| anyhow!("--set takes KEY=VALUE, not \"{kv}\""))?;
+                values.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            s if s.starts_with("--") => bail!("unknown option {s}\n\n{USAGE}"),
+            s => {
+                if what.replace(s.to_string()).is_some() {
+                    bail!("give one server name or one .mcpb file");
+                }
+            }
+        }
+    }
+    let what =
+        what.ok_or_else(|| anyhow!("install what? a registry name or a .mcpb file\n\n{USAGE}"))?;
+    let rt = open_runtime(Broker::refusing_all()).await?;
+    let prepared = prepare(&rt, &what, registry.as_deref()).await?;
+    let choices = Choices {
+        name: prepared.default_name.clone(),
+        values,
+        defer_secrets: true,
+        ..Default::default()
+    };
+    let preview = rt
+        .catalog_preview(&prepared.token, &choices)
+        .map_err(said)?;
+    print_preview(&prepared, &preview)?;
+    if dry_run {
+        rt.catalog_cancel(&prepared.token);
+        println!("(dry run: nothing was added)");
+        return Ok(0);
+    }
+    let (name, _) = rt
+        .catalog_install(&prepared.token, &choices)
+        .await
+        .map_err(said)?;
+    if preview.missing.is_empty() {
+        rt.set_server_enabled(&name, true).await?;
+        println!("Added \"{name}\". It starts with the app; its tools are pinned the first time it connects.");
+    } else {
+        println!(
+            "Added \"{name}\", turned off until these are set: {}. Set them in its settings in the window, then turn it on.",
+            preview.missing.join(", ")
+        );
+    }
+    Ok(0)
+}
+
+async fn prepare(rt: &Runtime, what: &str, registry: Option<&str>) -> anyhow::Result<Prepared> {
+    let path = std::path::Path::new(what);
+    if what.ends_with(".mcpb") || path.is_file() {
+        let size = std::fs::metadata(path)
+            .with_context(|| format!("cannot read {what}"))?
+            .len();
+        if size > switchboard_engine::bundle::MAX_BUNDLE {
+            bail!(
+                "{what} is larger than {} MB: it is not installed",
+                switchboard_engine::bundle::MAX_BUNDLE / (1024 * 1024)
+            );
+        }
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {what}"))?;
+        return rt.bundle_prepare(bytes).await.map_err(said);
+    }
+    rt.catalog_prepare(registry, what, None).await.map_err(said)
+}
+
+fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "server:    {}", v.name)?;
+    writeln!(
+        out,
+        "from:      {} {} ({})",
+        one_line(&p.name),
+        p.version,
+        v.kind
+    )?;
+    if let Some(c) = &v.command {
+        writeln!(out, "command:   {c}")?;
+        // as JSON: the exact arguments, each as it is passed (no shell ever splits them)
+        writeln!(out, "args:      {}", serde_json::to_string(&v.args)?)?;
+    }
+    if let Some(cwd) = &v.cwd {
+        writeln!(out, "folder:    {cwd}")?;
+    }
+    if let Some(u) = &v.url {
+        writeln!(out, "url:       {u}")?;
+    }
+    for e in &v.env {
+        match &e.value {
+            Some(value) => writeln!(
+                out,
+                "env:       {}={}",
+                e.name,
+                serde_json::to_string(value)?
+            )?,
+            None => writeln!(
+                out,
+                "env:       {}=•••• (secret, kept in the secret store)",
+                e.name
+            )?,
+        }
+    }
+    for h in &v.headers {
+        writeln!(
+            out,
+            "header:    {}: •••• (secret, kept in the secret store)",
+            h.name
+        )?;
+    }
+    match &v.sandbox {
+        Some(s) => writeln!(
+            out,
+            "sandbox:   on; network: {}; read: {}; write: {}",
+            if s.network { "yes" } else { "no" },
+            serde_json::to_string(&s.read)?,
+            serde_json::to_string(&s.write)?
+        )?,
+        None => writeln!(
+            out,
+            "sandbox:   none (a server elsewhere: it gets what you send it)"
+        )?,
+    }
+    if let Some(sig) = &v.signature {
+        let text = match sig {
+            switchboard_engine::bundle::Signature::Unsigned => "unsigned".to_string(),
+            switchboard_engine::bundle::Signature::Signed {
+                publisher, issuer, ..
+            } => {
+                format!("signed by {publisher} (certified by {issuer})")
+            }
+            switchboard_engine::bundle::Signature::Untrusted { publisher, .. } => format!(
+                "signed by a certificate this system does not trust (it says \"{publisher}\")"
+            ),
+        };
+        writeln!(out, "signature: {text}")?;
+    }
+    for n in &v.notes {
+        writeln!(out, "note:      {}", note_text(n))?;
+    }
+    for m in &v.missing {
+        writeln!(
+            out,
+            "missing:   {m} (a secret: the server stays off until it is set)"
+        )?;
+    }
+    Ok(())
+}
+
+fn note_text(n: &Note) -> String {
+    match n {
+        Note::DownloadsOnStart { launcher, package } => format!(
+            "{launcher} downloads {package} when the server first starts: it needs the network then, unless the package is already on this computer"
+        ),
+        Note::ProgramMissing { program } => format!("{program} is not on the PATH: install it first"),
+        Note::Deprecated { message } => format!(
+            "the registry marks it deprecated{}",
+            message.as_deref().map(|m| format!(": {}", one_line(m))).unwrap_or_default()
+        ),
+        Note::Container => "it runs in a container: the sandbox holds the docker command, and the container has no network (--network=none) unless you allow it".into(),
+        Note::Remote { host } => format!("a server at {host}: what it gets is what you send it"),
+    }
+}

@@ -1,0 +1,318 @@
+//! The config each kind of package (and a remote) makes, exactly; and what is refused.
+
+use super::*;
+use crate::form::{read_values, Given};
+use crate::registry::server_json::ServerJson;
+use serde_json::{json, Value};
+
+fn server(packages: Value, remotes: Value) -> ServerJson {
+    serde_json::from_value(json!({
+        "name": "io.github.example/weather", "description": "d", "version": "1.2.0",
+        "packages": packages, "remotes": remotes,
+    }))
+    .unwrap()
+}
+
+fn given(layout: &Layout, values: Value) -> BTreeMap<String, Given> {
+    let values: BTreeMap<String, Value> = serde_json::from_value(values).unwrap();
+    read_values(&layout.fields, &values, &|_| false, None).unwrap()
+}
+
+fn with_docker(p: &str) -> bool {
+    p == "docker"
+}
+
+fn build(p: &Package, values: Value, network: bool, has: &dyn Fn(&str) -> bool) -> ServerConfig {
+    assert_eq!(refusal(p), None);
+    let l = Layout::of_package(p);
+    assert_eq!(l.refused, None);
+    package_config(
+        p,
+        &l,
+        &given(&l, values),
+        &Launch {
+            has_program: has,
+            network,
+        },
+    )
+}
+
+fn plain(c: &ServerConfig, k: &str) -> Option<String> {
+    match c.env.get(k)? {
+        SecretValue::Plain(v) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn new_secret(v: Option<&SecretValue>) -> Option<String> {
+    match v? {
+        SecretValue::New(v) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+#[test]
+fn npm_runs_the_pinned_version_through_npx_with_its_arguments_and_environment() {
+    let s = server(
+        json!([{
+            "registryType": "npm", "identifier": "@example/weather-mcp", "version": "1.2.0",
+            "transport": {"type": "stdio"},
+            "runtimeArguments": [{"type": "named", "name": "--node-options", "value": "--max-old-space-size=256"}],
+            "packageArguments": [
+                {"type": "positional", "valueHint": "city", "isRequired": true},
+                {"type": "named", "name": "--units", "choices": ["metric", "imperial"], "default": "metric"},
+                {"type": "named", "name": "--verbose", "format": "boolean"},
+                {"type": "named", "name": "--stdio"},
+                {"type": "named", "name": "-e", "value": "MODE={mode}",
+                 "variables": {"mode": {"choices": ["a", "b"], "isRequired": true}}}
+            ],
+            "environmentVariables": [
+                {"name": "WEATHER_API_KEY", "isRequired": true, "isSecret": true},
+                {"name": "LOG_LEVEL", "default": "info"}
+            ]
+        }]),
+        json!([]),
+    );
+    let c = build(
+        &s.packages[0],
+        json!({"city": "Paris", "WEATHER_API_KEY": "k-123", "verbose": true, "mode": "b"}),
+        false,
+        &with_docker,
+    );
+    assert_eq!(c.command, "npx");
+    assert_eq!(
+        c.args,
+        [
+            "-y",
+            "--node-options=--max-old-space-size=256",
+            "@example/weather-mcp@1.2.0",
+            "Paris",
+            "--units=metric",
+            "--verbose",
+            "--stdio",
+            "-e",
+            "MODE=b"
+        ]
+    );
+    assert_eq!(
+        new_secret(c.env.get("WEATHER_API_KEY")).as_deref(),
+        Some("k-123")
+    );
+    assert_eq!(plain(&c, "LOG_LEVEL").as_deref(), Some("info"));
+    // another npm registry is named on the command line
+    let mut p = s.packages[0].clone();
+    p.registry_base_url = Some("https://npm.example.com/".into());
+    let c = build(
+        &p,
+        json!({"city": "x", "WEATHER_API_KEY": "k", "mode": "a"}),
+        false,
+        &with_docker,
+    );
+    assert_eq!(c.args[1], "--registry=https://npm.example.com");
+}
+
+#[test]
+fn pypi_nuget_and_oci_run_through_their_launchers() {
+    let s = server(
+        json!([
+            {"registryType": "pypi", "identifier": "weather-mcp", "version": "0.5.0",
+             "packageArguments": [{"type": "named", "name": "--port", "format": "number", "default": "8080"}]},
+            {"registryType": "nuget", "identifier": "Knapcode.SampleMcpServer", "version": "0.4.0-beta",
+             "packageArguments": [{"type": "positional", "value": "mcp"}, {"type": "positional", "value": "start"}]},
+            {"registryType": "oci", "identifier": "ghcr.io/example/weather:1.2.0",
+             "runtimeArguments": [{"type": "named", "name": "--mount", "value": "type=bind,src={src},dst=/data",
+                "variables": {"src": {"format": "filepath", "isRequired": true}}}],
+             "environmentVariables": [{"name": "TOKEN", "isSecret": true, "isRequired": true}],
+             "packageArguments": [{"type": "positional", "value": "/data"}]},
+            {"registryType": "oci", "identifier": "docker.io/mcp/filesystem", "version": "1.0.2"}
+        ]),
+        json!([]),
+    );
+    let c = build(&s.packages[0], json!({}), false, &with_docker);
+    assert_eq!(
+        (c.command.as_str(), c.args.clone()),
+        (
+            "uvx",
+            vec!["weather-mcp@0.5.0".to_string(), "--port=8080".into()]
+        )
+    );
+    let c = build(&s.packages[1], json!({}), false, &with_docker);
+    assert_eq!(c.command, "dnx");
+    assert_eq!(
+        c.args,
+        [
+            "Knapcode.SampleMcpServer@0.4.0-beta",
+            "--yes",
+            "--",
+            "mcp",
+            "start"
+        ]
+    );
+    let c = build(
+        &s.packages[2],
+        json!({"src": "/", "TOKEN": "t"}),
+        false,
+        &with_docker,
+    );
+    assert_eq!(c.command, "docker");
+    assert_eq!(
+        c.args,
+        [
+            "run",
+            "--rm",
+            "-i",
+            "--network=none",
+            "--mount=type=bind,src=/,dst=/data",
+            "-e",
+            "TOKEN",
+            "ghcr.io/example/weather:1.2.0",
+            "/data"
+        ],
+        "the secret reaches the container by name, never on the command line"
+    );
+    assert_eq!(new_secret(c.env.get("TOKEN")).as_deref(), Some("t"));
+    let c = build(
+        &s.packages[2],
+        json!({"src": "/", "TOKEN": "t"}),
+        true,
+        &|p| p == "podman",
+    );
+    assert_eq!(c.command, "podman", "docker is not there, podman is");
+    assert!(
+        !c.args.contains(&"--network=none".to_string()),
+        "the user allowed the network"
+    );
+    let c = build(&s.packages[3], json!({}), false, &with_docker);
+    assert_eq!(
+        c.args.last().unwrap(),
+        "docker.io/mcp/filesystem:1.0.2",
+        "the version as the tag"
+    );
+}
+
+#[test]
+fn remotes_become_http_or_sse_servers_with_their_headers_as_secrets() {
+    let s = server(
+        json!([]),
+        json!([
+            {"type": "streamable-http", "url": "https://mcp.example.com/t/{tenant}/mcp",
+             "variables": {"tenant": {"isRequired": true}},
+             "headers": [{"name": "X-API-Key", "isRequired": true, "isSecret": true},
+                         {"name": "X-Region", "default": "eu-west-1"}]},
+            {"type": "sse", "url": "{base}/sse", "variables": {"base": {"isRequired": true}}}
+        ]),
+    );
+    let l = Layout::of_remote(&s.remotes[0]);
+    let c = remote_config(
+        &s.remotes[0],
+        &l,
+        &given(&l, json!({"tenant": "../admin?x=1", "X-API-Key": "sk"})),
+    )
+    .unwrap();
+    assert_eq!(c.transport(), crate::mcp::Transport::Http);
+    assert_eq!(
+        c.url.as_deref(),
+        Some("https://mcp.example.com/t/..%2Fadmin%3Fx%3D1/mcp"),
+        "a value cannot change the address's path or query"
+    );
+    assert_eq!(
+        new_secret(c.headers.get("X-API-Key")).as_deref(),
+        Some("sk")
+    );
+    assert_eq!(
+        new_secret(c.headers.get("X-Region")).as_deref(),
+        Some("eu-west-1"),
+        "headers are kept as secrets"
+    );
+    let l = Layout::of_remote(&s.remotes[1]);
+    let c = remote_config(
+        &s.remotes[1],
+        &l,
+        &given(&l, json!({"base": "https://mcp.example.com"})),
+    )
+    .unwrap();
+    assert_eq!(c.transport(), crate::mcp::Transport::Sse);
+    assert_eq!(c.url.as_deref(), Some("https://mcp.example.com/sse"));
+    assert!(remote_config(
+        &s.remotes[1],
+        &l,
+        &given(&l, json!({"base": "file:///etc"}))
+    )
+    .is_err());
+}
+
+#[test]
+fn shell_metacharacters_stay_one_argument_as_written() {
+    let nasty = "; rm -rf ~ $(id) `whoami` | cat > /tmp/x && echo '\"<b>'";
+    let s = server(
+        json!([{"registryType": "npm", "identifier": "x-mcp", "version": "1.0.0",
+                "packageArguments": [{"type": "positional", "valueHint": "q", "default": nasty},
+                                     {"type": "named", "name": "--q", "default": nasty}]}]),
+        json!([]),
+    );
+    let c = build(&s.packages[0], json!({}), false, &with_docker);
+    assert_eq!(
+        c.args,
+        ["-y", "x-mcp@1.0.0", nasty, &format!("--q={nasty}")]
+    );
+}
+
+#[test]
+fn what_cannot_run_safely_or_pinned_is_refused() {
+    let cases = [
+        (json!({"registryType": "npm", "identifier": "x"}), "pinned"),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "^1.0.0"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1.x"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "--require=/tmp/evil", "version": "1.0.0"}),
+            "name",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "-e", "version": "1.0.0"}),
+            "name",
+        ),
+        (
+            json!({"registryType": "oci", "identifier": "--privileged"}),
+            "image",
+        ),
+        (
+            json!({"registryType": "oci", "identifier": "example/img"}),
+            "image",
+        ),
+        (
+            json!({"registryType": "cargo", "identifier": "x", "version": "1.0.0"}),
+            "cargo",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1.0.0", "transport": {"type": "streamable-http", "url": "http://localhost:3000"}}),
+            "stdio",
+        ),
+        (
+            json!({"registryType": "mcpb", "identifier": "https://example.com/x.mcpb"}),
+            "fileSha256",
+        ),
+        (
+            json!({"registryType": "mcpb", "identifier": "http://example.com/x.mcpb", "fileSha256": "a".repeat(64)}),
+            "https",
+        ),
+    ];
+    for (p, says) in cases {
+        let p: Package = serde_json::from_value(p).unwrap();
+        let why = refusal(&p).unwrap_or_default();
+        assert!(why.contains(says), "{p:?}: {why}");
+    }
+    let secret_arg: Package = serde_json::from_value(json!({
+        "registryType": "npm", "identifier": "x", "version": "1.0.0",
+        "packageArguments": [{"type": "named", "name": "--token", "isSecret": true}]
+    }))
+    .unwrap();
+    assert!(Layout::of_package(&secret_arg)
+        .refused
+        .is_some_and(|r| r.contains("command line")));
+}

@@ -1,0 +1,124 @@
+//! What an install shows before it is saved: the exact command, arguments and environment
+//! (secrets masked), the proposed sandbox, the bundle's signature, notes, and for an update the
+//! config's line diff.
+
+use serde::Serialize;
+
+use crate::bundle::{Opened, Signature};
+use crate::mcp::import::{env_risk, EnvRisk};
+use crate::mcp::pins::DiffLine;
+use crate::mcp::{SandboxConfig, SandboxSetting, ServerConfig, Transport};
+
+/// One environment variable or header as the preview shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewVar {
+    pub name: String,
+    /// Its value; none for a secret (masked).
+    pub value: Option<String>,
+    pub secret: bool,
+    pub risk: Option<EnvRisk>,
+}
+
+/// Something the preview points out (worded by the window).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Note {
+    /// The launcher downloads the package when the server first starts: it needs the network
+    /// then, unless the package is already on this computer.
+    #[serde(rename_all = "camelCase")]
+    DownloadsOnStart { launcher: String, package: String },
+    /// The program it runs is not on the PATH.
+    #[serde(rename_all = "camelCase")]
+    ProgramMissing { program: String },
+    /// The registry marks the entry deprecated.
+    #[serde(rename_all = "camelCase")]
+    Deprecated { message: Option<String> },
+    /// A container: the sandbox holds the docker (podman) command; the container's network is
+    /// `--network=none` unless the user allows it.
+    Container,
+    /// A server elsewhere: what it gets is what the user sends it.
+    #[serde(rename_all = "camelCase")]
+    Remote { host: String },
+}
+
+/// The exact server an install would add.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallPreview {
+    pub name: String,
+    pub kind: String,
+    pub transport: Transport,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    pub env: Vec<PreviewVar>,
+    pub headers: Vec<PreviewVar>,
+    pub sandbox: Option<SandboxConfig>,
+    pub signature: Option<Signature>,
+    pub notes: Vec<Note>,
+    /// An update: what changes in its config, line by line (secrets masked).
+    pub diff: Option<Vec<DiffLine>>,
+    /// Added turned off: it starts after the user's second confirmation.
+    pub starts_off: bool,
+    /// Required secrets left unset (`defer_secrets`): it stays off until they are.
+    pub missing: Vec<String>,
+}
+
+/// The server as the preview shows it.
+pub(super) fn preview(
+    name: &str,
+    kind: String,
+    c: &ServerConfig,
+    bundle: Option<&Opened>,
+    notes: Vec<Note>,
+    diff: Option<Vec<DiffLine>>,
+) -> InstallPreview {
+    let var = |(k, v): (&String, &crate::secrets::SecretValue), always: bool| {
+        let plain = match v {
+            crate::secrets::SecretValue::Plain(p) if !always => Some(p.clone()),
+            _ => None,
+        };
+        PreviewVar {
+            name: k.clone(),
+            secret: plain.is_none(),
+            value: plain,
+            risk: env_risk(k),
+        }
+    };
+    let stdio = c.transport() == Transport::Stdio;
+    InstallPreview {
+        name: name.into(),
+        kind,
+        transport: c.transport(),
+        command: stdio.then(|| c.command.clone()),
+        args: c.args.clone(),
+        cwd: c.cwd.clone(),
+        url: c.url.clone(),
+        env: c.env.iter().map(|e| var(e, false)).collect(),
+        headers: c.headers.iter().map(|h| var(h, true)).collect(),
+        sandbox: match &c.sandbox {
+            Some(SandboxSetting::On(s)) => Some(s.clone()),
+            _ => None,
+        },
+        signature: bundle.map(|b| b.signature.clone()),
+        notes,
+        diff,
+        starts_off: c.disabled,
+        missing: vec![],
+    }
+}
+
+/// What changes from `before` to `after`, each as the window sees it (secrets masked).
+pub(super) fn config_diff(before: &ServerConfig, after: &ServerConfig) -> Vec<DiffLine> {
+    let text = |c: &ServerConfig| {
+        let mut c = c.redacted();
+        // what the user typed for the install is not the server's config
+        if let Some(s) = c.source.as_mut() {
+            s.inputs.clear();
+        }
+        serde_json::to_string_pretty(&c).unwrap_or_default()
+    };
+    crate::mcp::pins::diff_text(&text(before), &text(after))
+}
