@@ -2,6 +2,7 @@
 //! CLI. Changes to the MCP server config are in `mcp_config`.
 
 mod mcp_config;
+mod model_check;
 
 pub use mcp_config::McpConfigError;
 use mcp_config::McpState;

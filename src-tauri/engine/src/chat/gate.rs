@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use super::families::spans::{self, CALL_FENCES};
 use super::families::{self, FamilyId, StreamCx, Verdict};
 use super::lenient::Balance;
+use super::pylit::Depth;
 
 /// How much of the text let go is kept to judge what leads to a call.
 const LEAD: usize = 256;
@@ -77,6 +78,8 @@ pub struct StreamGate {
     /// The bracket scan of the value being held, kept between pushes so a long value is read
     /// once.
     balance: Option<(usize, Balance)>,
+    /// The same for a Python value.
+    depth: Option<(usize, Depth)>,
     /// When given: call-shaped text is a call only if it names a tool on offer; text that
     /// names none (a code sample) is let go as soon as it is whole.
     names: Option<Names>,
@@ -98,6 +101,7 @@ impl Default for StreamGate {
             locked: false,
             mode: Mode::Text,
             balance: None,
+            depth: None,
             names: None,
             family: None,
             lead: String::new(),
@@ -193,6 +197,7 @@ impl StreamGate {
     fn take(&mut self, n: usize, kind: As, out: &mut Vec<Piece>) {
         let piece: String = self.held.drain(..n).collect();
         self.balance = None;
+        self.depth = None;
         if kind == As::Text {
             self.lead.push_str(&piece);
             if self.lead.len() > LEAD {
@@ -305,6 +310,7 @@ impl StreamGate {
             offered: self.names.as_deref(),
             family: self.family,
             balance: &mut self.balance,
+            depth: &mut self.depth,
         };
         let (mut first, mut text) = (None, 0);
         for f in families::ordered(self.family) {

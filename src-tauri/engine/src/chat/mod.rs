@@ -16,6 +16,7 @@ pub mod approval;
 mod attachments;
 pub mod broker;
 pub mod budget;
+pub mod check;
 mod events;
 pub mod families;
 pub mod gate;

@@ -102,34 +102,68 @@ pub fn list_at(text: &str, at: usize) -> Option<(Vec<PyCall>, usize)> {
 
 /// Past the parenthesis, bracket or brace that closes the one at `at`, quotes skipped.
 pub fn skip_balanced(text: &str, at: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut depth = 0usize;
-    let mut i = at;
-    let mut quote: Option<u8> = None;
-    while i < b.len() {
-        let c = b[i];
-        i += 1;
-        if let Some(q) = quote {
-            if c == b'\\' {
-                i += 1;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            b'\'' | b'"' => quote = Some(c),
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
+    Depth::new(at).advance(text.as_bytes())
+}
+
+/// Finds where Python's brackets close, fed a growing text (the stream gate feeds it as pieces
+/// arrive, so a long list is scanned once): parentheses, brackets and braces, strings in either
+/// quote skipped.
+#[derive(Debug, Clone)]
+pub struct Depth {
+    pos: usize,
+    depth: usize,
+    quote: Option<u8>,
+    escaped: bool,
+    /// A closing bracket came with none open: the text is not a Python value.
+    broken: bool,
+}
+
+impl Depth {
+    /// Starts at the opening bracket at byte `start`.
+    pub fn new(start: usize) -> Self {
+        Depth {
+            pos: start,
+            depth: 0,
+            quote: None,
+            escaped: false,
+            broken: false,
         }
     }
-    None
+
+    /// Reads `text` from where the last call stopped; the byte just past the closing bracket
+    /// once it is there. `text` must be the same text, possibly longer, on every call.
+    pub fn advance(&mut self, text: &[u8]) -> Option<usize> {
+        while !self.broken && self.pos < text.len() {
+            let c = text[self.pos];
+            self.pos += 1;
+            if let Some(q) = self.quote {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == b'\\' {
+                    self.escaped = true;
+                } else if c == q {
+                    self.quote = None;
+                }
+                continue;
+            }
+            match c {
+                b'\'' | b'"' => self.quote = Some(c),
+                b'(' | b'[' | b'{' => self.depth += 1,
+                b')' | b']' | b'}' => {
+                    let Some(d) = self.depth.checked_sub(1) else {
+                        self.broken = true;
+                        return None;
+                    };
+                    self.depth = d;
+                    if d == 0 {
+                        return Some(self.pos);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 struct Parser<'a> {

@@ -118,6 +118,17 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a task in the 2025-11-25 form (mcp/host/legacy_tasks.rs), followed its own way
         M::up("ALTER TABLE tool_tasks ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;"),
+        // the last model check of each model (chat/check): the report as JSON, by the
+        // provider's URL and the model's name
+        M::up(
+            "CREATE TABLE model_checks (
+                provider TEXT NOT NULL,
+                model TEXT NOT NULL,
+                report TEXT NOT NULL,
+                checked_at INTEGER NOT NULL,
+                PRIMARY KEY (provider, model)
+            );",
+        ),
     ])
 }
 

@@ -2,7 +2,9 @@
 //! `/api/show` `template`, llama-server's `/props` `chat_template`) is the strongest sign, then
 //! the model's name, then the family the server reports (Ollama's `details.family`).
 
-use super::{FamilyId, ALL};
+use serde::Serialize;
+
+use super::{by_id, FamilyId, ALL};
 
 /// What is known of a model.
 #[derive(Debug, Clone, Copy, Default)]
@@ -12,11 +14,50 @@ pub struct ModelFacts<'a> {
     pub family: Option<&'a str>,
 }
 
+/// Which sign told a model's family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Sign {
+    /// Its chat template holds the family's markup.
+    Template,
+    /// Its name.
+    Name,
+    /// The family its server reports.
+    Family,
+}
+
+/// The tool-call format detected for a model, as the window shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolFormat {
+    /// The family's id (`hermes`, `qwen3_coder`…).
+    pub id: FamilyId,
+    /// As a person reads it (`Hermes / Qwen 2.5 (<tool_call>)`).
+    pub name: &'static str,
+    /// What told it.
+    pub from: Sign,
+}
+
+/// The family whose signs fit the model best, and what told it; `None` when none fits.
+pub fn tool_format(m: &ModelFacts) -> Option<ToolFormat> {
+    let (id, from) = best(m)?;
+    let f = by_id(id)?;
+    Some(ToolFormat {
+        id,
+        name: f.name(),
+        from,
+    })
+}
+
 /// The family whose signs fit the model best; `None` when none fits. Every text the template
 /// must hold counts most (so Qwen3-Coder's `<tool_call>` + `<function=` beats Hermes'
 /// `<tool_call>` alone), then the longest part of the name that fits (`qwen3-coder` beats
 /// `qwen3`), then the reported family; a tie goes to the family registered first.
 pub fn detect(m: &ModelFacts) -> Option<FamilyId> {
+    best(m).map(|(id, _)| id)
+}
+
+fn best(m: &ModelFacts) -> Option<(FamilyId, Sign)> {
     let name = m.name.to_ascii_lowercase();
     let family = m.family.map(str::to_ascii_lowercase);
     let mut best: Option<(usize, FamilyId)> = None;
@@ -25,7 +66,7 @@ pub fn detect(m: &ModelFacts) -> Option<FamilyId> {
         let mut score = 0;
         if let Some(t) = m.template {
             if !d.template.is_empty() && d.template.iter().all(|n| t.contains(n)) {
-                score += 10_000 * d.template.len();
+                score += TEMPLATE * d.template.len();
             }
         }
         score += 10
@@ -45,8 +86,20 @@ pub fn detect(m: &ModelFacts) -> Option<FamilyId> {
             best = Some((score, f.id()));
         }
     }
-    best.map(|(_, id)| id)
+    best.map(|(score, id)| {
+        let sign = if score >= TEMPLATE {
+            Sign::Template
+        } else if score >= 10 {
+            Sign::Name
+        } else {
+            Sign::Family
+        };
+        (id, sign)
+    })
 }
+
+/// What one text the template holds counts (more than any name).
+const TEMPLATE: usize = 10_000;
 
 #[cfg(test)]
 mod tests {
@@ -119,6 +172,23 @@ mod tests {
             family: None,
         };
         assert_eq!(detect(&m), Some("glm"));
+    }
+
+    #[test]
+    fn what_told_it_is_said() {
+        let m = ModelFacts {
+            name: "qwen2.5:7b",
+            template: Some("{{ '<tool_call>' }}"),
+            family: Some("qwen2"),
+        };
+        let f = tool_format(&m).unwrap();
+        assert_eq!((f.id, f.from), ("hermes", Sign::Template));
+        assert_eq!(f.name, "Hermes / Qwen 2.5 (<tool_call>)");
+        let m = ModelFacts {
+            name: "qwen2.5:7b",
+            ..Default::default()
+        };
+        assert_eq!(tool_format(&m).unwrap().from, Sign::Name);
     }
 
     #[test]

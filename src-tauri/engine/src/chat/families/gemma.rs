@@ -36,7 +36,10 @@ impl Family for Gemma {
                 add_calls(spans, open, end, calls, self.id(), cx);
             }
         }
-        pythonic::find(self.id(), text, cx, spans);
+        // its lists are the pythonic family's shape: read as Gemma's only from a Gemma model
+        if cx.family == Some(self.id()) {
+            pythonic::find(self.id(), text, cx, spans);
+        }
     }
     fn detect(&self) -> Detect {
         Detect {

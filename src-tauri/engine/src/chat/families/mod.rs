@@ -41,7 +41,7 @@ pub mod spans;
 mod xlam;
 mod xml;
 
-pub use detect::{detect, ModelFacts};
+pub use detect::{detect, tool_format, ModelFacts, Sign, ToolFormat};
 pub use json::{call_names, is_call_shaped};
 pub use spans::{Span, Spans};
 
@@ -172,6 +172,8 @@ pub struct StreamCx<'a> {
     /// The bracket scan of a value being held (its start in the held text, and the scanner),
     /// kept between pieces so a long value is read once.
     pub balance: &'a mut Option<(usize, Balance)>,
+    /// The same for a Python value (parentheses counted, either quote).
+    pub depth: &'a mut Option<(usize, super::pylit::Depth)>,
 }
 
 impl StreamCx<'_> {
@@ -250,6 +252,15 @@ pub static ALL: &[&dyn Family] = &[
 /// [`detect`]).
 pub fn of_model(name: &str, details: &crate::llm::ModelDetails) -> Option<FamilyId> {
     detect(&ModelFacts {
+        name,
+        template: details.template.as_deref(),
+        family: details.family.as_deref(),
+    })
+}
+
+/// The tool-call format detected for a model, from what its server says of it, for the window.
+pub fn format_of_model(name: &str, details: &crate::llm::ModelDetails) -> Option<ToolFormat> {
+    tool_format(&ModelFacts {
         name,
         template: details.template.as_deref(),
         family: details.family.as_deref(),

@@ -7,7 +7,7 @@ use super::json::skip_blanks;
 use super::shapes::{add_calls, blocks};
 use super::spans::Spans;
 use super::{Cx, Detect, Family, FamilyId, Found, StreamCx, Verdict};
-use crate::chat::pylit::{call_at, list_at, skip_balanced, PyCall};
+use crate::chat::pylit::{call_at, list_at, Depth, PyCall};
 
 pub struct Pythonic;
 
@@ -70,8 +70,12 @@ impl Family for Pythonic {
 
 /// While streaming, a list of calls: once it closes, a call when it reads and some name in it
 /// is on offer; held while it may still be one (at most `hold` bytes).
-fn whole_list(held: &str, sx: &StreamCx, hold: usize) -> Verdict {
-    match skip_balanced(held, 0) {
+fn whole_list(held: &str, sx: &mut StreamCx, hold: usize) -> Verdict {
+    if sx.depth.as_ref().is_none_or(|(start, _)| *start != 0) {
+        *sx.depth = Some((0, Depth::new(0)));
+    }
+    let (_, depth) = sx.depth.as_mut().expect("set above");
+    match depth.advance(held.as_bytes()) {
         None if held.len() < hold => Verdict::Wait,
         None => Verdict::NotMine,
         Some(end) => match list_at(held, 0) {

@@ -268,3 +268,139 @@ proptest! {
         prop_assert_eq!(streamed_problem(s, &pieces, which % 2 == 0), None, "{}/{}", s.file, s.title);
     }
 }
+
+/// Text made of every family's markers, thinking openers, end tokens and bracket starts, in a
+/// fixed pseudo-random order, none of them closed as it should be: `bytes` long.
+fn soup(bytes: usize) -> String {
+    let mut parts: Vec<String> = ALL
+        .iter()
+        .flat_map(|f| f.markers().iter().chain(f.line_markers()))
+        .chain(super::thinking_pairs().iter().map(|(o, _)| o))
+        .chain(super::strip_tokens())
+        .map(|m| m.to_string())
+        .collect();
+    for p in [
+        "{",
+        "[",
+        "(",
+        "\"",
+        "'",
+        "```",
+        "```json\n",
+        "```tool_code\n",
+        "[get_weather(",
+        "get_weather(city='",
+        "<function=get_weather>",
+        "<parameter=city>",
+        ">>>get_weather\n",
+        "\nAction: get_weather\n",
+        "Action Input: ",
+        "<|channel|>analysis<|message|>",
+        "{\"name\": \"get_weather\", \"arguments\": {",
+        "{\"action\": \"search\", ",
+        "\n",
+        " x ",
+        "<arg_key>",
+        "<invoke name=\"get_weather\">",
+        "`",
+        "> ",
+        "For example, ",
+    ] {
+        parts.push(p.to_string());
+    }
+    let mut out = String::with_capacity(bytes + 64);
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    while out.len() < bytes {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        out.push_str(&parts[(seed % parts.len() as u64) as usize]);
+    }
+    out
+}
+
+/// The shortest of three runs of `f`.
+fn fastest(f: impl Fn()) -> std::time::Duration {
+    (0..3)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .expect("three runs")
+}
+
+#[test]
+fn a_megabyte_of_unbalanced_markers_costs_linear_time() {
+    let schemas = schemas();
+    let offered = |n: &str| schemas.contains_key(n);
+    let read = |text: &str| {
+        let cx = Cx::names(&offered);
+        let _ = recover_with(text, &cx);
+        let cx = Cx {
+            family: Some("harmony"),
+            ..Cx::names(&offered)
+        };
+        let _ = recover_with(text, &cx);
+    };
+    let stream = |text: &str| {
+        let names: Vec<String> = schemas.keys().cloned().collect();
+        let mut gate = StreamGate::with_names(move |n| names.iter().any(|x| x == n));
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(64) {
+            gate.push(&piece.iter().collect::<String>());
+        }
+        let _ = gate.finish();
+    };
+    // the gate also gets text that never becomes a call: prefixes of markers, lists and objects
+    // that never close, names nobody offered (what holds text back the longest)
+    let unfinished = |bytes: usize| {
+        let parts = [
+            "<tool_ca",
+            "[TOOL_CA",
+            "```json\n{\"na",
+            "[nope(x='",
+            "{\"action\": \"nope\", ",
+            "<|channel|>commentary",
+            ">>",
+            "\nActio",
+            "func",
+            "`x",
+            "\n> ",
+            "<think",
+            " word ",
+        ];
+        let mut out = String::new();
+        let mut i = 0;
+        while out.len() < bytes {
+            out.push_str(parts[i % parts.len()]);
+            i = (i * 7 + 3) % 1009;
+        }
+        out
+    };
+    // linear: 8 times the work; the square of the length would be 64 times
+    for (what, run, small, big) in [
+        (
+            "read whole",
+            &read as &dyn Fn(&str),
+            soup(128 * 1024),
+            soup(1024 * 1024),
+        ),
+        ("streamed", &stream, soup(128 * 1024), soup(1024 * 1024)),
+        (
+            "streamed, never a call",
+            &stream,
+            unfinished(128 * 1024),
+            unfinished(1024 * 1024),
+        ),
+    ] {
+        let t_small = fastest(|| run(&small));
+        let t_big = fastest(|| run(&big));
+        eprintln!("{what}: {t_small:?} for 128 KB, {t_big:?} for 1 MB");
+        assert!(
+            t_big <= t_small * 24 + std::time::Duration::from_millis(50),
+            "{what}: {t_small:?} for 128 KB, {t_big:?} for 1 MB"
+        );
+    }
+}
