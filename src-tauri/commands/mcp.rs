@@ -55,6 +55,8 @@ pub struct McpConfigView {
     path: String,
     /// Where secrets are kept (the keyring, or the fallback file and why).
     secrets: SecretsStatus,
+    /// The transports the form offers, with what each needs (a URL or a program, a sign-in).
+    transports: &'static [switchboard_engine::mcp::TransportInfo],
 }
 
 #[tauri::command]
@@ -68,6 +70,7 @@ pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
             .path()
             .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default()),
         secrets: state.runtime.secrets.status(),
+        transports: switchboard_engine::mcp::TRANSPORTS,
     }
 }
 

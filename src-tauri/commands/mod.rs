@@ -22,7 +22,7 @@ macro_rules! handler {
             commands::app::app_info,
             commands::app::render_markdown,
             commands::settings::get_settings,
-            commands::settings::save_settings,
+            commands::settings::change_settings,
             commands::settings::list_models,
             commands::settings::model_capabilities,
             commands::settings::pull_model,
@@ -197,6 +197,13 @@ impl From<switchboard_engine::settings::SettingsError> for UiError {
             E::Secret(_) => ErrorKind::Secret,
         };
         UiError::new(kind, e)
+    }
+}
+
+impl From<switchboard_engine::store::InvalidSetting> for UiError {
+    fn from(e: switchboard_engine::store::InvalidSetting) -> Self {
+        let field = e.field.to_string();
+        UiError::invalid(e).on_field(field)
     }
 }
 

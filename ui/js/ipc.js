@@ -93,10 +93,19 @@ export const appInfo = () => call('app_info');
 
 /**
  * The settings, with `effectiveLlmUrl` and `secrets` (SecretsStatus). A provider's `apiKey` is a
- * KeptSecret or null; to save, send it back as is (keep), `{ newSecret: '…' }` (replace), or null.
+ * KeptSecret or null. The window keeps no copy: it asks when it needs them.
  */
 export const getSettings = () => call('get_settings');
-export const saveSettings = (settings) => call('save_settings', { settings });
+/**
+ * A change naming only what changes; the reply is the settings as they are now. Left out: stays;
+ * `null`: cleared. Maps change per key: `toolModes: { [model]: mode|null }`,
+ * `toolPolicies: { [tool]: policy|null }`, `trustedLinkHosts: { [host]: true|false }`.
+ * `providers` is the whole list; an `apiKey` sent back as is keeps it, `{ newSecret: '…' }`
+ * replaces it, null removes it.
+ * @typedef {Object<string, *>} SettingsPatch
+ * @param {SettingsPatch} patch
+ */
+export const changeSettings = (patch) => call('change_settings', { patch });
 export const listModels = () => call('list_models');
 export const listConversations = () => call('list_conversations');
 export const searchConversations = (query) => call('search_conversations', { query });
@@ -135,7 +144,10 @@ export function watchServers(onChange) {
   channel.onmessage = onChange;
   return call('watch_servers', { onChange: channel });
 }
-/** { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus } */
+/**
+ * { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus, transports:
+ *   [{ type, names, label, description, remote, signsIn, discovers }] (the engine's table, mcp/transport.rs) }
+ */
 export const mcpConfig = () => call('mcp_config');
 /**
  * Adds a server, or replaces `original`; `copyOf`: the server it duplicates (its secrets are copied).

@@ -18,7 +18,6 @@ use super::families::{Cx, FamilyId, Form};
 use super::gate::{Piece, StreamGate};
 use super::recover::recover_with;
 use super::resolve::{self, OfferedName};
-use super::turn::ToolsIn;
 use super::{Aids, ChatEngine, ChatError};
 use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role, ToolCall};
 use crate::markdown;
@@ -50,6 +49,17 @@ impl Shown {
             Shown::Answer(a) => a.finish(),
         }
     }
+}
+
+/// How the model gets its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ToolsIn {
+    /// The API's tools and tool calls.
+    Native,
+    /// Described in the system prompt; calls written as JSON text.
+    Text,
+    /// As `Text`, with the reply constrained to a call or an answer by a JSON schema.
+    Json,
 }
 
 /// How a reply's text is read: the tools it may call, how it got them, the family of markup

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::{ChatEvent, Emit};
 use super::families::FamilyId;
 use super::resolve::OfferedName;
-use super::stream::Streamed;
+use super::stream::{Streamed, ToolsIn};
 use super::{
     budget, rank, text_tools, title_from, ChatEngine, ChatError, Resume, TurnRequest, TurnSummary,
     WRAP_UP_PROMPT,
@@ -32,17 +32,6 @@ const MAX_TOKEN_RATIO: f64 = 4.0;
 /// Requests estimated smaller than this do not calibrate: a chat template's fixed tokens (its
 /// preamble, a date line) would make a short prompt's ratio say little about a long one's.
 const MIN_CALIBRATING_ESTIMATE: usize = 256;
-
-/// How the model gets its tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ToolsIn {
-    /// The API's tools and tool calls.
-    Native,
-    /// Described in the system prompt; calls written as JSON text.
-    Text,
-    /// As `Text`, with the reply constrained to a call or an answer by a JSON schema.
-    Json,
-}
 
 /// What every round of one turn shares.
 pub(super) struct Turn {

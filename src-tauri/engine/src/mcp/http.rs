@@ -7,8 +7,20 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-/// The most an HTTP server may send in one body or one event (as on stdio).
-pub const MAX_HTTP_MESSAGE: usize = super::host::MAX_STDIO_MESSAGE;
+/// The most an HTTP server may send in one body or one event (the same as one stdio message,
+/// `MAX_STDIO_MESSAGE`).
+pub const MAX_HTTP_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// A server refused a request for want of a sign-in (401, or a 403 that asks for more scopes):
+/// the source of our HTTP transports' refusals, so the host reads the challenge from this one
+/// type whatever the transport.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{status}: a sign-in is wanted")]
+pub struct SignInWanted {
+    pub status: u16,
+    /// Its `WWW-Authenticate` challenge, when it sent one.
+    pub challenge: Option<String>,
+}
 
 /// At most this many redirects, all on the origin of the first URL.
 const MAX_REDIRECTS: usize = 5;

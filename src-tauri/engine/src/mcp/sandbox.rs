@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::config::{SandboxConfig, SandboxSetting, ServerConfig, Transport};
+use super::config::{SandboxConfig, SandboxSetting, ServerConfig};
 
 /// The oldest Landlock ABI the sandbox runs on. ABI 1 already confines files; what later ABIs
 /// add is either covered by the seccomp filter (TCP from ABI 4: every non-Unix socket is refused

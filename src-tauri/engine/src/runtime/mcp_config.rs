@@ -294,8 +294,18 @@ fn forget_standing_approvals(
         chat::approval::PolicyEntry::Bound { server, .. } => !identities.contains(server),
         chat::approval::PolicyEntry::Plain(_) => ours(tool),
     };
-    if settings.read(|s| s.tool_policies.iter().any(|(k, e)| stale(k, e))) {
-        if let Err(e) = settings.update(|s| s.tool_policies.retain(|k, e| !stale(k, e))) {
+    let dropped = settings::SettingsPatch {
+        tool_policies: settings.read(|s| {
+            s.tool_policies
+                .iter()
+                .filter(|(k, e)| stale(k, e))
+                .map(|(k, _)| (k.clone(), None))
+                .collect()
+        }),
+        ..Default::default()
+    };
+    if !dropped.tool_policies.is_empty() {
+        if let Err(e) = settings.apply(&dropped) {
             tracing::warn!("could not drop the approvals of removed or changed servers: {e}");
         }
     }

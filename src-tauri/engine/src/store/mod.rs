@@ -28,8 +28,9 @@ pub use tasks::{CallOrigin, LateResult, OpenTask, StoredTask};
 pub use tool_calls::FinishedCall;
 
 pub use types::{
-    Approval, Conversation, ConversationSettings, ConversationSummary, MessageStatus, Notice,
-    StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
+    Approval, Conversation, ConversationSettings, ConversationSummary, InvalidSetting,
+    MessageStatus, Notice, StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
+    NUM_CTX_RANGE, TEMPERATURE_RANGE,
 };
 
 #[derive(Debug, thiserror::Error)]

@@ -12,6 +12,7 @@ mod conversation;
 mod eval_tools;
 mod families;
 mod host;
+mod layers;
 mod legacy_tasks;
 mod llm_faults;
 mod llm_ollama;

@@ -130,15 +130,13 @@ async fn a_tool_changed_while_running_suspends_always_allow_until_accepted() {
     engine.broker = script.broker();
     engine
         .settings
-        .update(|s| {
-            s.tool_policies.insert(
-                "rug__weather".into(),
-                PolicyEntry::Bound {
-                    policy: switchboard_engine::chat::approval::Policy::Allow,
-                    server: identity.clone(),
-                },
-            );
-        })
+        .apply(&switchboard_engine::settings::SettingsPatch::tool_policy(
+            "rug__weather",
+            Some(PolicyEntry::Bound {
+                policy: switchboard_engine::chat::approval::Policy::Allow,
+                server: identity.clone(),
+            }),
+        ))
         .unwrap();
     // the server changes its own tool and says so (tools/list_changed)
     r.fake.set_responder(call_then_answer(vec![(

@@ -14,6 +14,7 @@ use super::super::{ChatEngine, ChatError};
 use super::Approved;
 use crate::llm::ToolCall;
 use crate::mcp::RoutedTool;
+use crate::settings::SettingsPatch;
 
 impl ChatEngine {
     /// Applies the approval rules to one call; asks the user when they say so.
@@ -141,15 +142,13 @@ impl ChatEngine {
                         Approved::Run(final_args)
                     }
                     Action::AlwaysAllow => {
-                        let remembered = self.settings.update(|s| {
-                            s.tool_policies.insert(
-                                call.name.clone(),
-                                PolicyEntry::Bound {
-                                    policy: Policy::Allow,
-                                    server: routed.identity.clone(),
-                                },
-                            );
-                        });
+                        let remembered = self.settings.apply(&SettingsPatch::tool_policy(
+                            call.name.clone(),
+                            Some(PolicyEntry::Bound {
+                                policy: Policy::Allow,
+                                server: routed.identity.clone(),
+                            }),
+                        ));
                         if let Err(e) = remembered {
                             tracing::warn!(
                                 "could not remember \"always allow\" for {}: {e}",

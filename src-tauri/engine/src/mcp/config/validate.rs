@@ -80,18 +80,18 @@ pub fn validate_server<'a>(
         }
     }
     if let Some(t) = cfg.timeout {
-        if !crate::settings::TOOL_TIMEOUT_RANGE.contains(&t) {
+        if !super::TOOL_TIMEOUT_RANGE.contains(&t) {
             return field(
                 "timeout",
                 format!(
                     "The timeout is in seconds, from {} to {}.",
-                    crate::settings::TOOL_TIMEOUT_RANGE.start(),
-                    crate::settings::TOOL_TIMEOUT_RANGE.end()
+                    super::TOOL_TIMEOUT_RANGE.start(),
+                    super::TOOL_TIMEOUT_RANGE.end()
                 ),
             );
         }
     }
-    if cfg.transport() != Transport::Stdio {
+    if cfg.transport().is_remote() {
         let url = cfg.url.as_deref().unwrap_or_default().trim();
         if url.is_empty() {
             return field(

@@ -345,7 +345,7 @@ async fn remote(
     resolved: &mut Option<String>,
 ) -> Attempt {
     let transport = t.config.transport();
-    let discover = discover && transport == Transport::Http;
+    let discover = discover && transport.info().discovers;
     let url = t.config.url.clone().unwrap_or_default();
     *resolved = Some(url.clone());
     let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&values.headers) {

@@ -97,8 +97,7 @@ pub(super) async fn choice(
 impl Shared {
     /// Where `config`'s sign-in is kept (Streamable HTTP and HTTP+SSE servers only).
     pub(super) fn keep_for(&self, config: &ServerConfig) -> Option<Keep> {
-        use crate::mcp::config::Transport;
-        if !matches!(config.transport(), Transport::Http | Transport::Sse) {
+        if !config.transport().info().signs_in {
             return None;
         }
         let url = config.url.as_deref()?;
@@ -245,11 +244,9 @@ pub(super) fn challenge_of(e: &(dyn std::error::Error + 'static)) -> Option<Stri
                 return Some(found.to_string());
             }
         }
-        // the legacy HTTP+SSE transport's (a refusal without a challenge still wants a sign-in)
-        if let Some(crate::mcp::sse::SseError::Unauthorized { challenge, .. }) =
-            current.downcast_ref::<crate::mcp::sse::SseError>()
-        {
-            return Some(challenge.clone().unwrap_or_default());
+        // our own transports' (a refusal without a challenge still wants a sign-in)
+        if let Some(wanted) = current.downcast_ref::<crate::mcp::http::SignInWanted>() {
+            return Some(wanted.challenge.clone().unwrap_or_default());
         }
         // a request's transport error is no `source` of rmcp's ServiceError either
         if let Some(rmcp::ServiceError::TransportSend(d)) =

@@ -21,7 +21,7 @@ pub struct Wanted {
 /// for `research`) when
 /// it names none; `None` for servers that run unsandboxed (and every remote server).
 pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
-    if cfg.transport() != Transport::Stdio {
+    if cfg.transport().is_remote() {
         return None;
     }
     let own = cfg
@@ -36,7 +36,7 @@ pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
             own,
         }),
         None if BUILTINS_SANDBOXED && cfg.builtin().is_some() => Some(Wanted {
-            config: crate::servers::default_sandbox(cfg.builtin().unwrap_or_default()),
+            config: SandboxConfig::builtin_default(cfg.builtin().unwrap_or_default()),
             default: true,
             own,
         }),

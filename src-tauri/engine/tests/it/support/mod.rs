@@ -349,12 +349,12 @@ pub fn set_policy(
 ) {
     engine
         .settings
-        .update(|s| {
-            s.tool_policies.insert(
-                tool.to_string(),
-                switchboard_engine::chat::approval::PolicyEntry::Plain(policy),
-            );
-        })
+        .apply(&switchboard_engine::settings::SettingsPatch::tool_policy(
+            tool,
+            Some(switchboard_engine::chat::approval::PolicyEntry::Plain(
+                policy,
+            )),
+        ))
         .unwrap();
 }
 
