@@ -283,7 +283,7 @@ fn quotes(text: &str, spans: &mut Spans) {
 
 /// Words that, just before a call's markup in the same sentence, say it is not a call being
 /// made now: one made before, quoted, or shown as an example.
-const NOT_NOW: [&str; 34] = [
+const NOT_NOW: [&str; 47] = [
     "i called",
     "i've called",
     "i have called",
@@ -318,6 +318,21 @@ const NOT_NOW: [&str; 34] = [
     "you could call",
     "you would call",
     "would look like",
+    // prose about a tool, not a call of it (words a call made now also follows, such as
+    // "it looks like" or "this takes", are not here: a tool or function must be their subject)
+    "you can use",
+    "you could use",
+    "can be called with",
+    "is called with",
+    "tool takes",
+    "tool accepts",
+    "tool expects",
+    "function takes",
+    "function accepts",
+    "function expects",
+    "the format",
+    "the syntax",
+    "call looks like",
 ];
 
 /// Whether the sentence leading to some markup says it is not a call being made now (see
