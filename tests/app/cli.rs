@@ -316,8 +316,14 @@ fn check_model_prints_the_table_and_exits_by_whether_tool_use_works() {
     let out = cli(home.path(), &["check-model", "mute-model"]);
     let table = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(1), "{table}");
-    assert!(table.contains("Proposed tool mode: off (tool use does not work)"), "{table}");
-    assert!(table.contains("text"), "the text mode was tried too:\n{table}");
+    assert!(
+        table.contains("Proposed tool mode: off (tool use does not work)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("text"),
+        "the text mode was tried too:\n{table}"
+    );
 
     // an OpenAI-compatible server by URL; an unknown option is refused
     fake.set_openai_responder(|_: &Value| {
@@ -328,7 +334,10 @@ fn check_model_prints_the_table_and_exits_by_whether_tool_use_works() {
             .reply()
     });
     let url = format!("{}/v1", fake.url);
-    let out = cli(home.path(), &["check-model", "mute-model", "--provider", &url]);
+    let out = cli(
+        home.path(),
+        &["check-model", "mute-model", "--provider", &url],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("on {url}")));
     let out = cli(home.path(), &["check-model", "x", "--nope"]);

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::app::*;
 use crate::support;
-use crate::support::fake_ollama::{FakeOllama, Stream};
+use crate::support::fake_ollama::{End, FakeOllama, Stream};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
@@ -324,7 +324,12 @@ fn probe_answer(req: &Value) -> support::fake_ollama::Reply {
         "text-model" if !calls.is_empty() => {
             let text: String = calls
                 .iter()
-                .map(|(n, a)| format!("<tool_call>\n{}\n</tool_call>\n", json!({"name": n, "arguments": a})))
+                .map(|(n, a)| {
+                    format!(
+                        "<tool_call>\n{}\n</tool_call>\n",
+                        json!({"name": n, "arguments": a})
+                    )
+                })
                 .collect();
             Stream::new().text(&text).done().reply()
         }
@@ -386,7 +391,11 @@ async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() 
     let settings = json!({"llmUrl": fake.url, "model": "native-model"});
     std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
     let App { c, driver: _driver } = App::launch(home.path()).await;
-    wait_until(&c, "document.querySelectorAll('#model-select option').length === 3").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('#model-select option').length === 3",
+    )
+    .await;
 
     // a model that calls natively: five probes passed, native proposed; its format shown
     check_in_window(&c, "native-model").await;
@@ -395,7 +404,10 @@ async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() 
     assert!(rows.iter().all(|r| r.1 == "native" && r.3), "{rows:?}");
     assert!(rows[0].2.contains("native call"), "{rows:?}");
     assert!(rows[4].2.contains("no call"), "{rows:?}");
-    assert_eq!(text_content(&c, "#check-proposal-mode").await, "Tools: native");
+    assert_eq!(
+        text_content(&c, "#check-proposal-mode").await,
+        "Tools: native"
+    );
     assert!(text_content(&c, "#check-format")
         .await
         .contains("Hermes / Qwen 2.5 (<tool_call>) (from its chat template)"));
@@ -407,8 +419,14 @@ async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() 
     check_in_window(&c, "text-model").await;
     let rows = check_rows(&c).await;
     assert!(rows.iter().all(|r| r.1 == "text" && r.3), "{rows:?}");
-    assert!(rows[0].2.contains("recovered from text (hermes)"), "{rows:?}");
-    assert_eq!(text_content(&c, "#check-proposal-mode").await, "Tools: in text");
+    assert!(
+        rows[0].2.contains("recovered from text (hermes)"),
+        "{rows:?}"
+    );
+    assert_eq!(
+        text_content(&c, "#check-proposal-mode").await,
+        "Tools: in text"
+    );
     click(&c, "#check-apply").await;
     let settings_file = config_dir.join("settings.json");
     let t = Instant::now();
@@ -428,9 +446,14 @@ async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() 
     let rows = check_rows(&c).await;
     assert_eq!(rows.len(), 10, "{rows:?}");
     assert!(rows[0].2.contains("no call") && !rows[0].3, "{rows:?}");
-    assert!(text_content(&c, "#check-proposal-mode").await.starts_with("Off"));
+    assert!(text_content(&c, "#check-proposal-mode")
+        .await
+        .starts_with("Off"));
     assert!(c
-        .execute("return document.querySelector('#check-apply').hidden;", vec![])
+        .execute(
+            "return document.querySelector('#check-apply').hidden;",
+            vec![]
+        )
         .await
         .unwrap()
         .as_bool()
@@ -445,19 +468,34 @@ async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() 
     .await
     .unwrap();
     click(&c, "#models-button").await;
-    wait_until(&c, "document.querySelector('#check-status').textContent.startsWith('Last checked')").await;
+    wait_until(
+        &c,
+        "document.querySelector('#check-status').textContent.startsWith('Last checked')",
+    )
+    .await;
     assert_eq!(check_rows(&c).await.len(), 5);
 
-    // cancelled while it runs: the probes so far, "Stopped."
+    // cancelled while it runs: the first probe is answered, the second never is (the server
+    // stalls until the check lets go of it); Cancel ends it with the probe so far, "Stopped."
     fake.set_responder(|req: &Value| {
-        let mut r = probe_answer(req);
-        r.pause = Duration::from_millis(400);
-        r
+        let prompt = support::fake_ollama::last_message(req)["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if prompt.contains("17 + 25") {
+            probe_answer(req)
+        } else {
+            Stream::new().text("Let me").reply().ending(End::Stall)
+        }
     });
     click(&c, "#check-start").await;
-    wait_until(&c, "!document.querySelector('#check-cancel').hidden && document.querySelectorAll('#check-table tbody tr').length >= 1").await;
+    wait_until(&c, "!document.querySelector('#check-cancel').hidden && document.querySelectorAll('#check-table tbody tr').length === 1 && document.querySelector('#check-status').textContent.includes('2 of')").await;
     click(&c, "#check-cancel").await;
-    wait_until(&c, "document.querySelector('#check-status').textContent === 'Stopped.'").await;
-    assert!(check_rows(&c).await.len() < 5);
+    wait_until(
+        &c,
+        "document.querySelector('#check-status').textContent === 'Stopped.'",
+    )
+    .await;
+    assert_eq!(check_rows(&c).await.len(), 1);
     c.close().await.unwrap();
 }
