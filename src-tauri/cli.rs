@@ -29,6 +29,15 @@ Usage:
                                            Tool calls that need approval are declined unless
                                            --approve-all is given (read-only tools just run)
   switchboard conversations                list saved conversations (NDJSON, newest first)
+  switchboard check-model MODEL [--provider ID|URL]
+                                           check whether MODEL uses tools (one call, two calls,
+                                           nested arguments, a number in words, a question that
+                                           needs no tool; native, then in text) and print the
+                                           table; the provider is one from the settings (its id),
+                                           or a URL (ending in /v1: OpenAI-compatible, else
+                                           Ollama); default: the default Ollama. The result is
+                                           remembered for the window. Exits 1 when tool use does
+                                           not work
   switchboard mcp-server calculator|files|research [--root DIR] [--arxiv-url URL] [--cache DIR]
                                            serve a built-in MCP server on stdio
   switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation accept-defaults|decline] SERVER
@@ -66,6 +75,7 @@ pub fn run(args: &[String]) -> Option<i32> {
         "mcp-server" => mcp_server(rest),
         "chat" => runtime().and_then(|rt| rt.block_on(chat(rest))),
         "conversations" => runtime().and_then(|rt| rt.block_on(conversations())),
+        "check-model" => runtime().and_then(|rt| rt.block_on(check_model(rest))),
         "mcp-call" => runtime().and_then(|rt| rt.block_on(mcp_call(rest))),
         "catalog" => runtime().and_then(|rt| rt.block_on(catalog::catalog(rest))),
         "--help" | "-h" | "help" => {
@@ -130,6 +140,132 @@ fn mcp_server(rest: &[String]) -> anyhow::Result<i32> {
         .build()?;
     rt.block_on(servers::serve_stdio(server.as_ref()))?;
     Ok(0)
+}
+
+/// `switchboard check-model MODEL [--provider ID|URL]`: the model check, as a table.
+async fn check_model(rest: &[String]) -> anyhow::Result<i32> {
+    use switchboard_engine::chat::check::{CheckEvent, Outcome};
+    init_cli_logging();
+    let mut model = None;
+    let mut provider = None;
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--provider" => {
+                provider = Some(
+                    it.next()
+                        .ok_or_else(|| anyhow!("--provider needs an id or a URL"))?
+                        .clone(),
+                )
+            }
+            s if s.starts_with("--") => bail!("unknown option {s}\n\n{USAGE}"),
+            s => {
+                if model.replace(s.to_string()).is_some() {
+                    bail!("give one model");
+                }
+            }
+        }
+    }
+    let model = model.ok_or_else(|| anyhow!("which model? switchboard check-model MODEL"))?;
+    let rt = open_runtime(Broker::refusing_all()).await?;
+    let p = provider_of(&rt.settings.get(), provider.as_deref());
+    let format = match rt.tool_format(&p, &model).await {
+        Ok(f) => f,
+        Err(e) => bail!("{e}"),
+    };
+    println!(
+        "Checking {model} on {} (tool-call format: {})",
+        p.url,
+        format.as_ref().map_or("not known".into(), |f| format!(
+            "{}, from its {}",
+            f.name,
+            serde_json::to_value(f.from)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        ))
+    );
+    println!(
+        "{:<26} {:<7} {:<40} {:>8}",
+        "Probe", "Mode", "Result", "Time"
+    );
+    let cancel = CancellationToken::new();
+    {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+    }
+    let mut on_event = |e: CheckEvent| {
+        if let CheckEvent::Result { result: r } = e {
+            let what = match &r.outcome {
+                Outcome::Native => "native call".to_string(),
+                Outcome::Recovered { family } => format!("recovered from text ({family})"),
+                Outcome::WrongArguments { detail } => format!("wrong arguments: {detail}"),
+                Outcome::NoCall => "no call".to_string(),
+                Outcome::FalseCall { name } => format!("false call ({name})"),
+                Outcome::Failed { message } => format!("failed: {message}"),
+            };
+            let mode = serde_json::to_value(r.mode)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let mark = if r.passed { "ok" } else { "--" };
+            println!(
+                "{:<26} {:<7} {mark} {:<37} {:>5} ms",
+                r.title, mode, what, r.ms
+            );
+            let _ = std::io::stdout().flush();
+        }
+    };
+    let report = rt.check_model(&p, &model, &mut on_event, &cancel).await?;
+    let proposal = serde_json::to_value(report.proposal)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    if report.cancelled {
+        println!("Stopped.");
+        return Ok(1);
+    }
+    println!(
+        "Proposed tool mode: {proposal} ({})",
+        if report.works() {
+            "tool use works"
+        } else {
+            "tool use does not work"
+        }
+    );
+    Ok(if report.works() { 0 } else { 1 })
+}
+
+/// The provider `arg` names: the id of one in the settings, else a URL (ending in `/v1`: an
+/// OpenAI-compatible server, else Ollama); without one, the default Ollama.
+fn provider_of(
+    settings: &switchboard_engine::Settings,
+    arg: Option<&str>,
+) -> switchboard_engine::settings::ProviderConfig {
+    use switchboard_engine::settings::{ProviderConfig, ProviderKind};
+    let Some(arg) = arg else {
+        return settings.provider(None);
+    };
+    if let Some(p) = settings.all_providers().into_iter().find(|p| p.id == arg) {
+        return p;
+    }
+    let url = arg.trim_end_matches('/').to_string();
+    let kind = if url.ends_with("/v1") {
+        ProviderKind::Openai
+    } else {
+        ProviderKind::Ollama
+    };
+    ProviderConfig {
+        id: url.clone(),
+        name: url.clone(),
+        kind,
+        url,
+        api_key: None,
+    }
 }
 
 /// The runtime, with `broker` answering what the user would be asked.

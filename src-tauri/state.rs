@@ -1,6 +1,6 @@
 //! What the window's commands share: the engine's [`Runtime`] (settings, MCP config, servers,
 //! store, the questions waiting for the user), and what only the window has: the turns it is
-//! running (so Stop can end one) and the model downloads under way.
+//! running (so Stop can end one), the model downloads and model checks under way.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -15,6 +15,8 @@ pub struct AppState {
     pub turns: Mutex<HashMap<String, CancellationToken>>,
     /// Model downloads under way, by model name.
     pub pulls: Mutex<HashMap<String, CancellationToken>>,
+    /// Model checks under way, by provider and model.
+    pub checks: Mutex<HashMap<String, CancellationToken>>,
     /// Server sign-ins waiting for the browser, by server name (Cancel ends one).
     pub sign_ins: Mutex<HashMap<String, CancellationToken>>,
     /// What happens to tasks followed outside a turn (after a restart), for the window
@@ -35,6 +37,7 @@ impl AppState {
             runtime,
             turns: Mutex::new(HashMap::new()),
             pulls: Mutex::new(HashMap::new()),
+            checks: Mutex::new(HashMap::new()),
             sign_ins: Mutex::new(HashMap::new()),
             task_events: TaskEvents::default(),
             apps: Default::default(),

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod conversations;
 mod files;
 pub mod mcp;
+pub mod models;
 pub mod settings;
 
 use serde::Serialize;
@@ -29,6 +30,10 @@ macro_rules! handler {
             commands::settings::pull_model,
             commands::settings::cancel_pull,
             commands::settings::delete_model,
+            commands::models::model_tool_format,
+            commands::models::check_model,
+            commands::models::cancel_model_check,
+            commands::models::last_model_check,
             commands::conversations::list_conversations,
             commands::conversations::load_conversation,
             commands::conversations::search_conversations,

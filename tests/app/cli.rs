@@ -1,5 +1,5 @@
 //! The headless CLI, as a script would use it: `switchboard chat`, `switchboard conversations`,
-//! `switchboard mcp-server`.
+//! `switchboard mcp-server`, `switchboard check-model`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -247,4 +247,99 @@ fn mcp_server_speaks_json_rpc_on_stdio_for_any_host() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("calculator, files"));
+}
+
+/// The fake's answer to a model-check probe: the right native calls for `native-model`, prose
+/// for any other model (and for the question that needs no tool).
+fn probe_answer(req: &Value) -> fake_ollama::Reply {
+    let prompt = last_message(req)["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let calls: Vec<(&str, &str, Value)> = if prompt.contains("17 + 25") {
+        vec![("c", "calculator__add", json!({"a": 17, "b": 25}))]
+    } else if prompt.contains("6 times 7") {
+        vec![
+            ("c", "calculator__multiply", json!({"a": 6, "b": 7})),
+            ("d", "calculator__add", json!({"a": 100, "b": 23})),
+        ]
+    } else if prompt.contains("Team lunch") {
+        vec![(
+            "c",
+            "calendar__create_event",
+            json!({"title": "Team lunch", "when": {"date": "2025-03-14", "time": "12:30"},
+                   "attendees": ["Ada", "Grace"]}),
+        )]
+    } else if prompt.contains("twelve and thirty") {
+        vec![("c", "calculator__add", json!({"a": 12, "b": 30}))]
+    } else {
+        vec![]
+    };
+    if req["model"] == "native-model" && !calls.is_empty() {
+        Stream::new().tool_calls(&calls).done().reply()
+    } else {
+        Stream::new().text("Paris").done().reply()
+    }
+}
+
+#[test]
+fn check_model_prints_the_table_and_exits_by_whether_tool_use_works() {
+    let fake = FakeOllama::start_in_background();
+    fake.set_models(&["native-model", "mute-model"]);
+    fake.set_template("{{ '<tool_call>' }}");
+    fake.set_responder(probe_answer);
+    let home = tempfile::tempdir().unwrap();
+    write_settings(home.path(), json!({"llmUrl": fake.url}));
+
+    let out = cli(home.path(), &["check-model", "native-model"]);
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{table}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "Hermes / Qwen 2.5 (<tool_call>), from its template",
+        "One call",
+        "Two calls at once",
+        "Nested arguments",
+        "A number written in words",
+        "No tool needed",
+        "native call",
+        "Proposed tool mode: native (tool use works)",
+    ] {
+        assert!(table.contains(want), "{want:?} missing:\n{table}");
+    }
+    assert_eq!(table.matches(" ok ").count(), 5, "{table}");
+
+    // a model that never calls: both ways tried, proposed off, and the exit code says so
+    let out = cli(home.path(), &["check-model", "mute-model"]);
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{table}");
+    assert!(
+        table.contains("Proposed tool mode: off (tool use does not work)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("text"),
+        "the text mode was tried too:\n{table}"
+    );
+
+    // an OpenAI-compatible server by URL; an unknown option is refused
+    fake.set_openai_responder(|_: &Value| {
+        fake_ollama::Sse::new()
+            .text("Paris")
+            .finish("stop")
+            .done()
+            .reply()
+    });
+    let url = format!("{}/v1", fake.url);
+    let out = cli(
+        home.path(),
+        &["check-model", "mute-model", "--provider", &url],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("on {url}")));
+    let out = cli(home.path(), &["check-model", "x", "--nope"]);
+    assert_eq!(out.status.code(), Some(2));
 }

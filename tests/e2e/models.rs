@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::app::*;
 use crate::support;
-use crate::support::fake_ollama::{FakeOllama, Stream};
+use crate::support::fake_ollama::{End, FakeOllama, Stream};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
@@ -287,5 +287,215 @@ async fn a_typed_api_key_goes_to_the_keyring_and_the_form_only_says_where() {
         fake.authorizations().last().unwrap().as_deref(),
         Some(format!("Bearer {KEY}").as_str())
     );
+    c.close().await.unwrap();
+}
+
+/// The fake's answer to a model-check probe, by model: `native-model` calls natively,
+/// `text-model` (whose server says it has no tools) writes Hermes tags, `mute-model` never calls.
+fn probe_answer(req: &Value) -> support::fake_ollama::Reply {
+    let prompt = support::fake_ollama::last_message(req)["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let calls: Vec<(&str, Value)> = if prompt.contains("17 + 25") {
+        vec![("calculator__add", json!({"a": 17, "b": 25}))]
+    } else if prompt.contains("6 times 7") {
+        vec![
+            ("calculator__multiply", json!({"a": 6, "b": 7})),
+            ("calculator__add", json!({"a": 100, "b": 23})),
+        ]
+    } else if prompt.contains("Team lunch") {
+        vec![(
+            "calendar__create_event",
+            json!({"title": "Team lunch", "when": {"date": "2025-03-14", "time": "12:30"},
+                   "attendees": ["Ada", "Grace"]}),
+        )]
+    } else if prompt.contains("twelve and thirty") {
+        vec![("calculator__add", json!({"a": 12, "b": 30}))]
+    } else {
+        vec![]
+    };
+    match req["model"].as_str().unwrap_or_default() {
+        "native-model" if !calls.is_empty() => {
+            let c: Vec<(&str, &str, Value)> =
+                calls.iter().map(|(n, a)| ("c", *n, a.clone())).collect();
+            Stream::new().tool_calls(&c).done().reply()
+        }
+        "text-model" if !calls.is_empty() => {
+            let text: String = calls
+                .iter()
+                .map(|(n, a)| {
+                    format!(
+                        "<tool_call>\n{}\n</tool_call>\n",
+                        json!({"name": n, "arguments": a})
+                    )
+                })
+                .collect();
+            Stream::new().text(&text).done().reply()
+        }
+        _ => Stream::new().text("Paris").done().reply(),
+    }
+}
+
+/// Picks `model` in the model picker, opens the models dialog and runs the check; waits until
+/// it is done.
+async fn check_in_window(c: &fantoccini::Client, model: &str) {
+    c.execute(
+        "const s = document.querySelector('#model-select'); s.value = arguments[0]; s.dispatchEvent(new Event('change'));",
+        vec![json!(model)],
+    )
+    .await
+    .unwrap();
+    click(c, "#models-button").await;
+    wait_until(
+        c,
+        &format!("document.querySelector('#check-model-name').textContent === '{model}'"),
+    )
+    .await;
+    click(c, "#check-start").await;
+    wait_until(c, "!document.querySelector('#check-proposal').hidden && !document.querySelector('#check-start').disabled").await;
+}
+
+/// Every row of the check's table: (probe, mode, outcome, passed).
+async fn check_rows(c: &fantoccini::Client) -> Vec<(String, String, String, bool)> {
+    let v = c
+        .execute(
+            "return [...document.querySelectorAll('#check-table tbody tr')].map((r) => [r.dataset.probe, r.dataset.mode, r.querySelector('.check-outcome').textContent, r.classList.contains('passed')]);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+                r[2].as_str().unwrap().to_string(),
+                r[3].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() {
+    let fake = FakeOllama::start().await;
+    fake.set_models(&["native-model", "text-model", "mute-model"]);
+    fake.set_capabilities("text-model", &["completion"]);
+    fake.set_template("{{ '<tool_call>' }}");
+    fake.set_responder(probe_answer);
+    let (home, config_dir) = app_home();
+    let settings = json!({"llmUrl": fake.url, "model": "native-model"});
+    std::fs::write(config_dir.join("settings.json"), settings.to_string()).unwrap();
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('#model-select option').length === 3",
+    )
+    .await;
+
+    // a model that calls natively: five probes passed, native proposed; its format shown
+    check_in_window(&c, "native-model").await;
+    let rows = check_rows(&c).await;
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    assert!(rows.iter().all(|r| r.1 == "native" && r.3), "{rows:?}");
+    assert!(rows[0].2.contains("native call"), "{rows:?}");
+    assert!(rows[4].2.contains("no call"), "{rows:?}");
+    assert_eq!(
+        text_content(&c, "#check-proposal-mode").await,
+        "Tools: native"
+    );
+    assert!(text_content(&c, "#check-format")
+        .await
+        .contains("Hermes / Qwen 2.5 (<tool_call>) (from its chat template)"));
+    screenshot(&c, "model-check.png").await;
+    click(&c, "#models-close").await;
+
+    // a model without native tools that writes its calls in text: checked in text, the family
+    // named, and "Use it" sets its tool mode
+    check_in_window(&c, "text-model").await;
+    let rows = check_rows(&c).await;
+    assert!(rows.iter().all(|r| r.1 == "text" && r.3), "{rows:?}");
+    assert!(
+        rows[0].2.contains("recovered from text (hermes)"),
+        "{rows:?}"
+    );
+    assert_eq!(
+        text_content(&c, "#check-proposal-mode").await,
+        "Tools: in text"
+    );
+    click(&c, "#check-apply").await;
+    let settings_file = config_dir.join("settings.json");
+    let t = Instant::now();
+    loop {
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap();
+        if saved["toolModes"]["text-model"] == "text" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{saved}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    click(&c, "#models-close").await;
+
+    // a model that cannot call tools: both ways tried, proposed off, nothing to apply
+    check_in_window(&c, "mute-model").await;
+    let rows = check_rows(&c).await;
+    assert_eq!(rows.len(), 10, "{rows:?}");
+    assert!(rows[0].2.contains("no call") && !rows[0].3, "{rows:?}");
+    assert!(text_content(&c, "#check-proposal-mode")
+        .await
+        .starts_with("Off"));
+    assert!(c
+        .execute(
+            "return document.querySelector('#check-apply').hidden;",
+            vec![]
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap());
+    click(&c, "#models-close").await;
+
+    // remembered: the native model's check shows again when the dialog opens
+    c.execute(
+        "const s = document.querySelector('#model-select'); s.value = 'native-model'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    click(&c, "#models-button").await;
+    wait_until(
+        &c,
+        "document.querySelector('#check-status').textContent.startsWith('Last checked')",
+    )
+    .await;
+    assert_eq!(check_rows(&c).await.len(), 5);
+
+    // cancelled while it runs: the first probe is answered, the second never is (the server
+    // stalls until the check lets go of it); Cancel ends it with the probe so far, "Stopped."
+    fake.set_responder(|req: &Value| {
+        let prompt = support::fake_ollama::last_message(req)["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if prompt.contains("17 + 25") {
+            probe_answer(req)
+        } else {
+            Stream::new().text("Let me").reply().ending(End::Stall)
+        }
+    });
+    click(&c, "#check-start").await;
+    wait_until(&c, "!document.querySelector('#check-cancel').hidden && document.querySelectorAll('#check-table tbody tr').length === 1 && document.querySelector('#check-status').textContent.includes('2 of')").await;
+    click(&c, "#check-cancel").await;
+    wait_until(
+        &c,
+        "document.querySelector('#check-status').textContent === 'Stopped.'",
+    )
+    .await;
+    assert_eq!(check_rows(&c).await.len(), 1);
     c.close().await.unwrap();
 }

@@ -10,6 +10,7 @@ import { ImportExportView } from './views/import.js';
 import { ComposerView } from './views/composer.js';
 import { ToolsPicker } from './views/tools.js';
 import { ModelsView } from './views/models.js';
+import { ModelCheckView } from './views/model-check.js';
 import { renderDebug } from './views/debug.js';
 import { ChatSettingsDialog } from './views/chat-settings.js';
 import { ModelPicker } from './views/model-picker.js';
@@ -500,8 +501,20 @@ const modelsView = new ModelsView($('#models-dialog'), {
   changed: () => refreshModels(),
   toolModes: async () => (await currentSettings()).toolModes ?? {},
   setToolMode: (name, mode) => ipc.changeSettings({ toolModes: { [name]: mode } }),
+  format: (name) => ipc.modelToolFormat(null, name),
 });
-$('#models-button').addEventListener('click', () => modelsView.open());
+const modelCheck = new ModelCheckView($('#model-check'), {
+  current: () => models.current(),
+  format: (provider, model) => ipc.modelToolFormat(provider, model),
+  run: (provider, model, onEvent) => ipc.checkModel(provider, model, onEvent),
+  cancel: (provider, model) => ipc.cancelModelCheck(provider, model),
+  last: (provider, model) => ipc.lastModelCheck(provider, model),
+  apply: async (model, mode) => {
+    await ipc.changeSettings({ toolModes: { [model]: mode } });
+    await modelsView.refresh();
+  },
+});
+$('#models-button').addEventListener('click', () => { modelsView.open(); modelCheck.show(); });
 
 $('#debug-button').addEventListener('click', async () => {
   const list = $('#debug-list');

@@ -132,6 +132,20 @@ export function pullModel(name, onProgress) {
 }
 export const cancelPull = (name) => call('cancel_pull', { name });
 export const deleteModel = (name) => call('delete_model', { name });
+/** { id, name, from: 'template' | 'name' | 'family' } or null: the tool-call format detected for the model. */
+export const modelToolFormat = (provider, model) => call('model_tool_format', { provider, model });
+/**
+ * onEvent({event: 'probe', index, total, title, mode} | {event: 'result', result}); resolves with
+ * the report { results, proposal: 'native' | 'text' | 'off', format, cancelled, checkedAt }.
+ */
+export function checkModel(provider, model, onEvent) {
+  const channel = new core.Channel();
+  channel.onmessage = onEvent;
+  return call('check_model', { provider, model, onEvent: channel });
+}
+export const cancelModelCheck = (provider, model) => call('cancel_model_check', { provider, model });
+/** The model's last check, as remembered (null when it was never checked). */
+export const lastModelCheck = (provider, model) => call('last_model_check', { provider, model });
 /**
  * { summary, items, toolChoice, settings, earlier }: the last page of items (`all`: every one);
  * `earlier` items come before them and were not sent.

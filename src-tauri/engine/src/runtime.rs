@@ -3,6 +3,7 @@
 
 mod catalog;
 mod mcp_config;
+mod model_check;
 
 pub use catalog::{newer, CatalogError, CatalogPage, CatalogState, HostMachine, UpdateAvailable};
 pub use mcp_config::McpConfigError;

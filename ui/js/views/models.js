@@ -7,7 +7,8 @@ const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Ma
 export class ModelsView {
   /**
    * api: { list() → models, pull(name, onProgress) → bool, cancel(name), remove(name), changed(),
-   *        toolModes() → Promise<{ [name]: 'native' | 'text' | 'json' }>, setToolMode(name, mode | null) }
+   *        toolModes() → Promise<{ [name]: 'native' | 'text' | 'json' }>, setToolMode(name, mode | null),
+   *        format(name) → Promise<{ id, name, from } | null> (the tool-call format detected for it) }
    */
   constructor(dialog, api) {
     this.dialog = dialog;
@@ -37,9 +38,17 @@ export class ModelsView {
   }
 
   row(m, current) {
+    const facts = [m.parameter_size, m.size ? size(m.size) : null].filter(Boolean);
+    const info = el('span', { class: 'muted' }, facts.join(' · '));
     const li = el('li', { class: 'model-row', dataset: { name: m.name } },
-      el('span', { class: 'model-name' }, m.name),
-      el('span', { class: 'muted' }, [m.parameter_size, m.size ? size(m.size) : null].filter(Boolean).join(' · ')));
+      el('span', { class: 'model-name' }, m.name), info);
+    // which tool-call markup it writes, as its template (or name) says
+    this.api.format?.(m.name).then((f) => {
+      if (!f) return;
+      info.textContent = [...facts, f.name].join(' · ');
+      info.dataset.format = f.id;
+      info.title = `Tool-call format detected from its ${f.from === 'template' ? 'chat template' : f.from}`;
+    }).catch(() => {});
     // how the model gets its tools: by its capabilities, or forced
     const mode = el('select', { class: 'tool-mode', 'aria-label': `How ${m.name} gets its tools`,
       title: 'Native: function calling. In text: tools described in the system prompt, calls read from the reply as JSON (for models without tool calling).',

@@ -1,54 +1,115 @@
 //! The streaming hold-back: as a reply's text streams in, text that may be the start of a tool
-//! call written as text is held back until it is clearly not one, so the person never sees raw
-//! call JSON flash by. Prose flows through at once; only from a point where a call could start
-//! (`{`, `[{`, a fence, `<tool_call>`, `[TOOL_CALLS]`, `<|python_tag|>`) is text held, and it is
-//! let go as soon as what follows cannot be a call. Once a call's markup is certain, everything
-//! is held to the end; the caller then runs [`super::recover::recover`] on the whole reply and
-//! shows its cleaned text instead, or, when no offered call was there, what [`StreamGate::finish`]
-//! gives back.
+//! call's markup is held back until it is clearly not one, so the person never sees raw call
+//! markup flash by. What may start markup is the family registry's to say
+//! ([`super::families`]): the gate keeps no list of its own. Prose flows through at once; only
+//! from a point where some family's markup could start is text held, and it is let go as soon
+//! as no family claims it. Markers may arrive split into pieces of any size.
 //!
-//! Nothing is ever lost or reordered: all that [`StreamGate::push`] returned followed by what
-//! [`StreamGate::finish`] returns is exactly the text pushed.
+//! Once a call's markup is certain, everything is held to the end; the caller then runs
+//! [`super::recover::recover_with`] on the whole reply and shows its cleaned text instead.
+//! Markup that is no call (end tokens, a channel header) is dropped as it comes, and a thinking
+//! block streams as thinking. Code in a fence of another language flows through unread.
+//!
+//! Nothing is ever lost or reordered: the pieces [`StreamGate::push`] returned (text, thinking
+//! and dropped markup alike) followed by what [`StreamGate::finish`] returns are exactly the
+//! text pushed.
 
-use super::lenient::{self, Balance};
-use super::recover::call_names;
+use std::sync::OnceLock;
 
-/// Tags that start call markup for certain.
-const TAGS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
-/// Fence languages whose content may be a call.
-const JSON_FENCES: [&str; 6] = ["", "json", "json5", "jsonc", "tool_call", "tool_code"];
-/// Keys a call object may start with; an object starting with another key is not a call.
-const CALL_KEYS: [&str; 13] = [
-    "name",
-    "tool",
-    "tool_name",
-    "function",
-    "arguments",
-    "parameters",
-    "args",
-    "input",
-    "id",
-    "type",
-    "call_id",
-    "index",
-    "tool_calls",
-];
+use super::families::spans::{self, CALL_FENCES};
+use super::families::{self, FamilyId, StreamCx, Verdict};
+use super::lenient::Balance;
+use super::pylit::Depth;
+
+/// How much of the text let go is kept to judge what leads to a call.
+const LEAD: usize = 256;
 
 /// Which names name a tool on offer.
 type Names = Box<dyn Fn(&str) -> bool + Send + Sync>;
 
-#[derive(Default)]
+/// A piece of the reply as the gate lets it go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Text to show.
+    Text(String),
+    /// Thinking written in the text: shown as thinking.
+    Thinking(String),
+    /// Markup that is not a call, never shown.
+    Markup(String),
+}
+
+/// The text of some pieces (thinking and markup left out).
+pub fn text_of(pieces: &[Piece]) -> String {
+    pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The thinking of some pieces.
+pub fn thinking_of(pieces: &[Piece]) -> String {
+    pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Thinking(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Text,
+    /// Inside a thinking block that one of these ends.
+    Thinking(&'static [&'static str]),
+    /// Inside a fence of a language calls are not written in.
+    Code,
+}
+
 pub struct StreamGate {
-    /// Text not let go yet. It starts where a call could start (or is empty).
+    /// Text not let go yet. It starts where markup could start (or is empty).
     held: String,
     /// A call's markup is certain: hold everything to the end.
     locked: bool,
-    /// The scan of the object being held, kept between pushes so a long object is read once:
-    /// where it starts in `held`, and the scanner.
-    scan: Option<(usize, Balance)>,
-    /// When given: an object with a call's shape is a call only if it names a tool on offer;
-    /// one that names none (a code sample) is let go as soon as it closes.
+    mode: Mode,
+    /// The bracket scan of the value being held, kept between pushes so a long value is read
+    /// once.
+    balance: Option<(usize, Balance)>,
+    /// The same for a Python value.
+    depth: Option<(usize, Depth)>,
+    /// When given: call-shaped text is a call only if it names a tool on offer; text that
+    /// names none (a code sample) is let go as soon as it is whole.
     names: Option<Names>,
+    /// The model's family, when known (its reply-start forms are held).
+    family: Option<FamilyId>,
+    /// The text let go last (its last few hundred bytes): a call introduced as past or as an
+    /// example is not held.
+    lead: String,
+    /// What came before `held`: the start of a line, of a word, of the reply.
+    line_start: bool,
+    word_start: bool,
+    reply_start: bool,
+}
+
+impl Default for StreamGate {
+    fn default() -> Self {
+        StreamGate {
+            held: String::new(),
+            locked: false,
+            mode: Mode::Text,
+            balance: None,
+            depth: None,
+            names: None,
+            family: None,
+            lead: String::new(),
+            line_start: true,
+            word_start: true,
+            reply_start: true,
+        }
+    }
 }
 
 impl std::fmt::Debug for StreamGate {
@@ -56,16 +117,26 @@ impl std::fmt::Debug for StreamGate {
         f.debug_struct("StreamGate")
             .field("held", &self.held)
             .field("locked", &self.locked)
+            .field("mode", &self.mode)
             .finish()
     }
 }
 
-enum Verdict {
-    /// The first n bytes of `held` cannot be (the start of) a call.
+/// What a piece let go is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum As {
+    Text,
+    Thinking,
+    Markup,
+}
+
+/// What to do with the held text.
+enum Step {
     Release(usize),
-    /// Could still be a call: wait for more text.
+    Strip(usize),
+    Think(usize, &'static [&'static str]),
+    Code(usize),
     Wait,
-    /// A call for certain.
     Lock,
 }
 
@@ -74,7 +145,7 @@ impl StreamGate {
         Self::default()
     }
 
-    /// A gate that lets go of call-shaped objects naming no tool `is_offered` accepts.
+    /// A gate that lets go of call markup naming no tool `is_offered` accepts.
     pub fn with_names(is_offered: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
         StreamGate {
             names: Some(Box::new(is_offered)),
@@ -82,20 +153,25 @@ impl StreamGate {
         }
     }
 
-    /// Takes the next piece of the reply's text; returns the text that is safe to show now
-    /// (possibly empty, possibly text held back from earlier pieces).
-    pub fn push(&mut self, delta: &str) -> String {
+    /// The model's family, when known: its own forms are held from the start of the reply.
+    pub fn for_family(mut self, family: Option<FamilyId>) -> Self {
+        self.family = family;
+        self
+    }
+
+    /// Takes the next piece of the reply's text; returns what is safe to let go now (possibly
+    /// nothing, possibly text held back from earlier pieces).
+    pub fn push(&mut self, delta: &str) -> Vec<Piece> {
         self.held.push_str(delta);
-        let mut out = String::new();
+        let mut out = Vec::new();
         while !self.locked && !self.held.is_empty() {
-            match self.verdict() {
-                Verdict::Release(n) => {
-                    out.push_str(&self.held[..n]);
-                    self.held.drain(..n);
-                    self.scan = None;
-                }
-                Verdict::Wait => break,
-                Verdict::Lock => self.locked = true,
+            let more = match self.mode {
+                Mode::Thinking(close) => self.thinking(close, &mut out),
+                Mode::Code => self.code(&mut out),
+                Mode::Text => self.text(&mut out),
+            };
+            if !more {
+                break;
             }
         }
         out
@@ -116,151 +192,289 @@ impl StreamGate {
         self.held
     }
 
-    fn verdict(&mut self) -> Verdict {
-        let h = self.held.as_bytes();
-        let Some(p) = h
+    /// Lets go of the first `n` held bytes as `kind`; notes what they leave the next byte
+    /// standing after.
+    fn take(&mut self, n: usize, kind: As, out: &mut Vec<Piece>) {
+        let piece: String = self.held.drain(..n).collect();
+        self.balance = None;
+        self.depth = None;
+        if kind == As::Text {
+            self.lead.push_str(&piece);
+            if self.lead.len() > LEAD {
+                let mut cut = self.lead.len() - LEAD;
+                while !self.lead.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                self.lead.drain(..cut);
+            }
+        }
+        if let Some(last) = piece.chars().last() {
+            if kind == As::Text {
+                self.line_start = last == '\n';
+                self.word_start = !last.is_alphanumeric() && last != '_';
+                if !piece.trim().is_empty() {
+                    self.reply_start = false;
+                }
+            } else if last == '\n' {
+                self.line_start = true;
+                self.word_start = true;
+            }
+        }
+        if !piece.is_empty() {
+            out.push(match kind {
+                As::Text => Piece::Text(piece),
+                As::Thinking => Piece::Thinking(piece),
+                As::Markup => Piece::Markup(piece),
+            });
+        }
+    }
+
+    /// In a thinking block: its text goes as thinking up to its closing marker (dropped).
+    fn thinking(&mut self, close: &'static [&'static str], out: &mut Vec<Piece>) -> bool {
+        let found = close
             .iter()
-            .position(|c| matches!(c, b'{' | b'[' | b'<' | b'`'))
-        else {
-            return Verdict::Release(h.len());
+            .filter_map(|c| self.held.find(c).map(|p| (p, c.len())))
+            .min_by_key(|&(p, _)| p);
+        if let Some((p, len)) = found {
+            self.take(p, As::Thinking, out);
+            self.take(len, As::Markup, out);
+            self.mode = Mode::Text;
+            return true;
+        }
+        let keep = partial_suffix(&self.held, close);
+        self.take(self.held.len() - keep, As::Thinking, out);
+        false
+    }
+
+    /// In a code fence: all flows through up to and with the closing fence.
+    fn code(&mut self, out: &mut Vec<Piece>) -> bool {
+        if let Some(p) = self.held.find("```") {
+            self.take(p + 3, As::Text, out);
+            self.mode = Mode::Text;
+            return true;
+        }
+        let keep = self.held.len() - self.held.trim_end_matches('`').len();
+        self.take(self.held.len() - keep, As::Text, out);
+        false
+    }
+
+    /// In text: what the registry says of the held text.
+    fn text(&mut self, out: &mut Vec<Piece>) -> bool {
+        match self.step() {
+            Step::Release(n) => self.take(n, As::Text, out),
+            Step::Strip(n) => self.take(n, As::Markup, out),
+            Step::Think(n, close) => {
+                self.take(n, As::Markup, out);
+                self.mode = Mode::Thinking(close);
+            }
+            Step::Code(n) => {
+                self.take(n, As::Text, out);
+                self.mode = Mode::Code;
+            }
+            Step::Wait => return false,
+            Step::Lock => self.locked = true,
+        }
+        true
+    }
+
+    fn step(&mut self) -> Step {
+        let Some(p) = self.first_candidate() else {
+            return Step::Release(self.held.len());
         };
         if p > 0 {
-            return Verdict::Release(p);
+            return Step::Release(p);
         }
-        match h[0] {
-            b'{' => self.object(0),
-            b'`' => self.fence(),
-            b'[' => match tag(&self.held) {
-                Verdict::Release(_) => self.array(0),
-                v => v,
-            },
-            _ => tag(&self.held),
+        if let Some(step) = fence(&self.held) {
+            return step;
         }
-    }
-
-    /// `held` starts with `[`: an array whose first element may be a call object.
-    fn array(&mut self, at: usize) -> Verdict {
-        let i = skip_blanks(self.held.as_bytes(), at + 1);
-        match self.held.as_bytes().get(i).copied() {
-            None => Verdict::Wait,
-            Some(b'{') => self.object(i),
-            Some(_) => Verdict::Release(at + 1),
+        if let Some(step) = self.quoted() {
+            return step;
         }
-    }
-
-    /// `held` starts with backticks: a fence whose language is JSON (or none) and whose content
-    /// starts with `{` or `[` may hold a call.
-    fn fence(&mut self) -> Verdict {
-        let h = self.held.as_bytes();
-        let ticks = h.iter().take_while(|&&c| c == b'`').count();
-        if ticks < 3 {
-            return if ticks == h.len() {
-                Verdict::Wait
-            } else {
-                Verdict::Release(ticks)
-            };
-        }
-        let Some(nl) = h[ticks..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map(|n| ticks + n)
-        else {
-            let info = self.held[ticks..].trim().to_ascii_lowercase();
-            return if JSON_FENCES.iter().any(|f| f.starts_with(&info)) {
-                Verdict::Wait
-            } else {
-                Verdict::Release(ticks)
-            };
-        };
-        let info = self.held[ticks..nl].trim().to_ascii_lowercase();
-        if !JSON_FENCES.contains(&info.as_str()) {
-            return Verdict::Release(ticks);
-        }
-        let i = skip_blanks(h, nl + 1);
-        match h.get(i).copied() {
-            None => Verdict::Wait,
-            Some(b'{') => self.object(i),
-            Some(b'[') => self.array(i),
-            Some(_) => Verdict::Release(ticks),
-        }
-    }
-
-    /// An object starts at byte `at` of `held`: a call only if its first key is a call's key, and
-    /// then only if, once closed, it has a call's shape.
-    fn object(&mut self, at: usize) -> Verdict {
-        let h = self.held.as_bytes();
-        let i = skip_blanks(h, at + 1);
-        let Some(c) = h.get(i).copied() else {
-            return Verdict::Wait;
-        };
-        let (key, complete) = if c == b'"' || c == b'\'' {
-            match h[i + 1..].iter().position(|&x| x == c) {
-                Some(n) => (&self.held[i + 1..i + 1 + n], true),
-                None => (&self.held[i + 1..], false),
+        let mut wait = false;
+        for (open, close) in families::thinking_pairs() {
+            if self.held.starts_with(open) {
+                return Step::Think(open.len(), std::slice::from_ref(close));
             }
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            let n = h[i..]
-                .iter()
-                .take_while(|x| x.is_ascii_alphanumeric() || **x == b'_')
-                .count();
-            (&self.held[i..i + n], i + n < h.len())
-        } else {
-            return Verdict::Release(at + 1);
-        };
-        let fits = if complete {
-            CALL_KEYS.contains(&key)
-        } else {
-            CALL_KEYS.iter().any(|k| k.starts_with(key))
-        };
-        match (fits, complete) {
-            (false, _) => Verdict::Release(at + 1),
-            (true, false) => Verdict::Wait,
-            (true, true) => self.closed(at),
+            wait |= open.starts_with(self.held.as_str());
         }
-    }
-
-    /// The object at `at` starts like a call: wait for it to close, then judge its shape.
-    fn closed(&mut self, at: usize) -> Verdict {
-        if self.scan.as_ref().is_none_or(|(start, _)| *start != at) {
-            self.scan = Some((at, Balance::new(at)));
+        for t in families::strip_tokens() {
+            if self.held.starts_with(t) {
+                return Step::Strip(t.len());
+            }
+            wait |= t.starts_with(self.held.as_str());
         }
-        let (_, balance) = self.scan.as_mut().expect("set above");
-        match balance.advance(self.held.as_bytes()) {
-            None => Verdict::Wait,
-            Some(end) => match lenient::parse(&self.held[at..end])
-                .as_ref()
-                .and_then(call_names)
-            {
-                Some(names)
-                    if self
-                        .names
-                        .as_ref()
-                        .is_none_or(|offered| names.iter().any(|n| offered(n))) =>
-                {
-                    Verdict::Lock
+        let mut sx = StreamCx {
+            line_start: self.line_start,
+            word_start: self.word_start,
+            reply_start: self.reply_start,
+            offered: self.names.as_deref(),
+            family: self.family,
+            balance: &mut self.balance,
+            depth: &mut self.depth,
+        };
+        let (mut first, mut text) = (None, 0);
+        for f in families::ordered(self.family) {
+            match f.stream(&self.held, &mut sx) {
+                // past or an example: shown as the text it will stay
+                Verdict::Lock if spans::says_not_now(&self.lead) => {
+                    return Step::Release(first_char_len(&self.held))
                 }
-                _ => Verdict::Release(end),
-            },
+                Verdict::Lock => return Step::Lock,
+                Verdict::Wait => wait = true,
+                Verdict::Strip(n) if first.is_none() => first = Some(Step::Strip(n)),
+                Verdict::Think { open, close } if first.is_none() => {
+                    first = Some(Step::Think(open, close))
+                }
+                Verdict::Text(n) => text = text.max(n),
+                _ => {}
+            }
+        }
+        if wait {
+            Step::Wait
+        } else if let Some(s) = first {
+            s
+        } else {
+            Step::Release(text.max(first_char_len(&self.held)))
+        }
+    }
+
+    /// Text the recovery never reads as markup, let go whole: a quoted line (`> …`), inline code.
+    fn quoted(&self) -> Option<Step> {
+        let h = self.held.as_str();
+        if self.line_start && h.starts_with('>') {
+            return match h.as_bytes().get(1) {
+                None => Some(Step::Wait),
+                Some(b' ') => Some(Step::Release(h.find('\n').map_or(h.len(), |n| n + 1))),
+                _ => None,
+            };
+        }
+        let ticks = h.bytes().take_while(|&c| c == b'`').count();
+        if ticks == 0 || ticks >= 3 {
+            return None;
+        }
+        if ticks == h.len() {
+            return Some(Step::Wait);
+        }
+        let line = &h[ticks..h[ticks..].find('\n').map_or(h.len(), |n| ticks + n)];
+        match line.find(&"``"[..ticks]) {
+            Some(c) => Some(Step::Release(ticks + c + ticks)),
+            None if line.len() < h.len() - ticks || line.len() > 256 => Some(Step::Release(ticks)),
+            None => Some(Step::Wait),
+        }
+    }
+
+    /// The first byte of `held` where some family's markup may start.
+    fn first_candidate(&self) -> Option<usize> {
+        let t = triggers();
+        let h = self.held.as_bytes();
+        let blank = self.reply_start.then(|| {
+            h.iter()
+                .position(|c| !c.is_ascii_whitespace())
+                .unwrap_or(h.len())
+        });
+        let (mut line, mut word) = (self.line_start, self.word_start);
+        for (i, &c) in h.iter().enumerate() {
+            if t.anywhere[c as usize]
+                || (line && t.line[c as usize])
+                || (word && t.word[c as usize])
+                || blank == Some(i)
+            {
+                return Some(i);
+            }
+            line = c == b'\n';
+            word = !c.is_ascii_alphanumeric() && c != b'_' && c < 0x80;
+        }
+        None
+    }
+}
+
+/// A fence opening at the start of `held`: in a language calls are not written in, it is code
+/// (let go through its info line); in one they are, the families judge it.
+fn fence(held: &str) -> Option<Step> {
+    let ticks = held.bytes().take_while(|&c| c == b'`').count();
+    if ticks < 3 {
+        return None;
+    }
+    match held[ticks..].find('\n') {
+        None => {
+            let info = held[ticks..].trim().to_ascii_lowercase();
+            let maybe_call = CALL_FENCES.iter().any(|f| f.starts_with(info.as_str()));
+            // not a call language: let it go now, the rest of its line with it later
+            (!maybe_call).then_some(Step::Code(held.len()))
+        }
+        Some(n) => {
+            let info = held[ticks..ticks + n].trim().to_ascii_lowercase();
+            (!CALL_FENCES.contains(&info.as_str())).then_some(Step::Code(ticks + n + 1))
         }
     }
 }
 
-/// `held` starts with `<` or `[`: one of the call tags, the start of one, or neither.
-fn tag(held: &str) -> Verdict {
-    if TAGS.iter().any(|t| held.starts_with(t)) {
-        Verdict::Lock
-    } else if TAGS.iter().any(|t| t.starts_with(held)) {
-        Verdict::Wait
-    } else {
-        Verdict::Release(1)
-    }
+/// How long the first character of a non-empty text is.
+fn first_char_len(s: &str) -> usize {
+    s.chars().next().map_or(1, char::len_utf8)
 }
 
-fn skip_blanks(h: &[u8], mut i: usize) -> usize {
-    while i < h.len() && h[i].is_ascii_whitespace() {
-        i += 1;
+/// How many bytes at the end of `held` may be the start of one of `markers`.
+fn partial_suffix(held: &str, markers: &[&str]) -> usize {
+    let mut best = 0;
+    for m in markers {
+        for n in (1..m.len().min(held.len() + 1)).rev() {
+            if n > best
+                && held.is_char_boundary(held.len() - n)
+                && m.starts_with(&held[held.len() - n..])
+            {
+                best = n;
+                break;
+            }
+        }
     }
-    i
+    best
+}
+
+/// The bytes where markup may start: anywhere, at the start of a line, at the start of a word.
+struct Triggers {
+    anywhere: [bool; 256],
+    line: [bool; 256],
+    word: [bool; 256],
+}
+
+fn triggers() -> &'static Triggers {
+    static T: OnceLock<Triggers> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = Triggers {
+            anywhere: [false; 256],
+            line: [false; 256],
+            word: [false; 256],
+        };
+        let mut add = |m: &str, line: bool| {
+            let Some(&c) = m.as_bytes().first() else {
+                return;
+            };
+            if line {
+                t.line[c as usize] = true;
+            } else if c.is_ascii_alphanumeric() {
+                t.word[c as usize] = true;
+            } else {
+                t.anywhere[c as usize] = true;
+            }
+        };
+        for f in families::ALL {
+            f.markers().iter().for_each(|m| add(m, false));
+            f.line_markers().iter().for_each(|m| add(m, true));
+            for &c in f.triggers() {
+                add(std::str::from_utf8(&[c]).unwrap_or(""), false);
+            }
+        }
+        for (open, _) in families::thinking_pairs() {
+            add(open, false);
+        }
+        for tok in families::strip_tokens() {
+            add(tok, false);
+        }
+        // a fence may open code to let through
+        add("```", false);
+        t
+    })
 }
 
 #[cfg(test)]

@@ -19,10 +19,20 @@ const REPLIES: [&str; 14] = [
     "function f() { return [1, 2]; }\n{\n  \"name\": \"calculator__add\",\n  \"arguments\": {}\n}",
 ];
 
-/// Pushes the pieces; returns what was shown piece by piece, and what `finish` gave.
+/// Everything a push let go, in order (text, thinking and dropped markup alike).
+fn all(pieces: Vec<Piece>) -> String {
+    pieces
+        .into_iter()
+        .map(|p| match p {
+            Piece::Text(t) | Piece::Thinking(t) | Piece::Markup(t) => t,
+        })
+        .collect()
+}
+
+/// Pushes the pieces; returns what was let go piece by piece, and what `finish` gave.
 fn run(pieces: &[&str]) -> (Vec<String>, String) {
     let mut g = StreamGate::new();
-    let shown = pieces.iter().map(|p| g.push(p)).collect();
+    let shown = pieces.iter().map(|p| all(g.push(p))).collect();
     (shown, g.finish())
 }
 
@@ -87,33 +97,36 @@ fn every_call_shape_is_held_and_nothing_of_it_shows() {
 fn what_is_clearly_not_a_call_is_released_before_the_end() {
     for reply in [REPLIES[0], REPLIES[6], REPLIES[7], REPLIES[9]] {
         let mut g = StreamGate::new();
-        let shown: String = chars(reply).iter().map(|c| g.push(c)).collect();
+        let shown: String = chars(reply).iter().map(|c| all(g.push(c))).collect();
         let rest = g.finish();
         assert!(rest.len() <= 1, "{reply:?}: held {rest:?}");
         assert_eq!(format!("{shown}{rest}"), reply);
     }
     // a JSON object that is data is let go as soon as it closes
     let mut g = StreamGate::new();
-    assert_eq!(g.push("```\n{\"name\": \"Ada\", \"age\""), "");
-    assert_eq!(g.push(": 36}"), "```\n{\"name\": \"Ada\", \"age\": 36}");
+    assert_eq!(all(g.push("```\n{\"name\": \"Ada\", \"age\"")), "");
+    assert_eq!(
+        all(g.push(": 36}")),
+        "```\n{\"name\": \"Ada\", \"age\": 36}"
+    );
     // a fence in another language is let go at its first line
     let mut g = StreamGate::new();
-    assert_eq!(g.push("```py"), "```py");
+    assert_eq!(all(g.push("```py")), "```py");
     let mut g = StreamGate::new();
-    assert_eq!(g.push("``"), "");
-    assert_eq!(g.push("`rust\nfn"), "```rust\nfn");
+    assert_eq!(all(g.push("``")), "");
+    assert_eq!(all(g.push("`rust\nfn")), "```rust\nfn");
 }
 
 #[test]
 fn partial_tags_wait_then_go() {
     let mut g = StreamGate::new();
-    assert_eq!(g.push("a <tool"), "a ");
+    assert_eq!(all(g.push("a <tool")), "a ");
     assert!(g.is_holding());
-    assert_eq!(g.push("bar>"), "<toolbar>");
-    assert_eq!(g.push("[TOOL"), "");
-    assert_eq!(g.push("_CALLS]"), "");
+    assert_eq!(all(g.push("bar>")), "<toolbar>");
+    assert_eq!(all(g.push("[TOOL")), "");
+    assert_eq!(all(g.push("_CALLS]")), "");
     assert!(g.saw_call());
-    assert_eq!(g.push(" more"), "");
+    assert_eq!(all(g.push(" more")), "");
     assert_eq!(g.finish(), "[TOOL_CALLS] more");
 }
 
@@ -121,13 +134,13 @@ fn partial_tags_wait_then_go() {
 fn a_long_held_object_is_scanned_once() {
     let mut g = StreamGate::new();
     assert_eq!(
-        g.push("{\"name\": \"files__write_file\", \"arguments\": {\"content\": \""),
+        all(g.push("{\"name\": \"files__write_file\", \"arguments\": {\"content\": \"")),
         ""
     );
     for _ in 0..20_000 {
-        assert_eq!(g.push("lorem ipsum "), "");
+        assert_eq!(all(g.push("lorem ipsum ")), "");
     }
-    assert_eq!(g.push("\"}}"), "");
+    assert_eq!(all(g.push("\"}}")), "");
     assert!(g.saw_call());
 }
 
@@ -183,7 +196,7 @@ fn with_names_a_code_sample_naming_no_offered_tool_flows_once_it_closes() {
     let mut gate = StreamGate::with_names(offered);
     let mut shown = String::new();
     for c in sample.chars() {
-        shown.push_str(&gate.push(&c.to_string()));
+        shown.push_str(&all(gate.push(&c.to_string())));
     }
     assert_eq!(
         shown, sample,
@@ -192,7 +205,10 @@ fn with_names_a_code_sample_naming_no_offered_tool_flows_once_it_closes() {
     assert!(!gate.saw_call());
     let mut gate = StreamGate::with_names(offered);
     let call = "{\"name\": \"calculator__add\", \"arguments\": {\"a\": 1}} done";
-    let shown: String = call.chars().map(|c| gate.push(&c.to_string())).collect();
+    let shown: String = call
+        .chars()
+        .map(|c| all(gate.push(&c.to_string())))
+        .collect();
     assert_eq!(shown, "", "an offered call is held");
     assert!(gate.saw_call());
 }

@@ -1,8 +1,9 @@
 //! Lenient JSON, as small models write it: trailing commas, single-quoted Python dicts,
 //! `True`/`False`/`None`, unquoted keys, comments, a closing bracket or two missing at the end.
 //!
-//! Strict JSON is tried first, so whatever `serde_json` reads is read identically. Only when that
-//! fails does the `jsonrepair-rs` crate (a maintained port of the JavaScript `jsonrepair`, no
+//! Strict JSON is tried first, so whatever `serde_json` reads is read identically; then the text
+//! as a Python literal ([`super::pylit`]: tuples, `True`/`None`, single quotes). Only when both
+//! fail does the `jsonrepair-rs` crate (a maintained port of the JavaScript `jsonrepair`, no
 //! dependencies) rewrite the text into valid JSON. That crate repairs a whole string; finding
 //! where a value starts and ends inside prose is this module's part ([`Balance`], [`parse_at`]).
 
@@ -27,6 +28,12 @@ pub fn parse(text: &str) -> Option<Value> {
     }
     if t.len() > MAX_REPAIR || nesting(t) > MAX_DEPTH {
         return None;
+    }
+    // a Python literal (tuples, True/None, single quotes) is read as Python reads it
+    if t.starts_with(['{', '[', '(']) {
+        if let Some(v) = super::pylit::literal(t) {
+            return Some(v);
+        }
     }
     let fixed = jsonrepair_rs::jsonrepair(t).ok()?;
     serde_json::from_str(&fixed).ok()

@@ -4,11 +4,17 @@
 //!
 //! One file per concern: `turn.rs` (a turn: its setup and its rounds), `stream.rs` (one reply
 //! streamed into a stored message), `tool_call.rs` (one call: approval, the run, sampling and
-//! elicitation during it), `broker.rs` (the questions waiting for the user), `approval.rs` (the
-//! rules), `text_tools.rs` (tools for models without native tool calling; `answer.rs` streams a
-//! constrained reply's answer), `events.rs`,
-//! `tools.rs` (what the loop needs from a tool host), `view.rs` (what the window shows of a
-//! stored conversation), `attachments.rs`.
+//! elicitation during it), `app_calls.rs` (an MCP App's calls), `tasks.rs` (tasks that outlive
+//! their turn), `broker.rs` (the questions waiting for the user), `approval.rs` (the rules),
+//! `text_tools.rs` (tools for models without native tool calling; `answer.rs` streams a
+//! constrained reply's answer), `events.rs`, `tools.rs` (what the loop needs from a tool host),
+//! `view.rs` (what the window shows of a stored conversation), `attachments.rs`. For models that
+//! mangle tool calls: `families/` (the registry of every model family's tool-call markup),
+//! `recover.rs` (calls and markup read from a whole reply, over the registry), `gate.rs` (the
+//! streaming hold-back, over the same registry), `lenient.rs` and `pylit.rs` (JSON and Python
+//! literals as models write them), `resolve.rs` (names), `repair.rs` (arguments), `budget.rs`
+//! (tokens), `rank.rs` (which tools to offer). `check/` is the model check (does a model use
+//! tools, and how).
 
 pub mod answer;
 mod app_calls;
@@ -16,9 +22,12 @@ pub mod approval;
 mod attachments;
 pub mod broker;
 pub mod budget;
+pub mod check;
 mod events;
+pub mod families;
 pub mod gate;
 pub mod lenient;
+pub mod pylit;
 pub mod rank;
 pub mod recover;
 pub mod repair;

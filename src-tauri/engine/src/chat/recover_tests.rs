@@ -1,6 +1,32 @@
 use super::*;
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// How a call was written, as these tests name the shapes (the family and its form).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    BareJson,
+    Fenced,
+    JsonArray,
+    Hermes,
+    Mistral,
+    PythonTag,
+    OpenAiFunction,
+    Other,
+}
+
+fn shape(c: &RecoveredCall) -> Shape {
+    match (c.family, c.form) {
+        ("json", Form::Bare) => Shape::BareJson,
+        ("json", Form::Fenced) => Shape::Fenced,
+        ("json", Form::Array) => Shape::JsonArray,
+        ("json", Form::OpenAi) => Shape::OpenAiFunction,
+        ("hermes", _) => Shape::Hermes,
+        ("mistral", _) => Shape::Mistral,
+        ("llama3", _) => Shape::PythonTag,
+        _ => Shape::Other,
+    }
+}
 
 const OFFERED: [&str; 4] = [
     "calculator__add",
@@ -23,7 +49,10 @@ fn calls(text: &str) -> (Vec<(String, Value, Shape)>, String) {
     let calls = r
         .calls
         .into_iter()
-        .map(|c| (c.name, c.arguments, c.shape))
+        .map(|c| {
+            let s = shape(&c);
+            (c.name, c.arguments, s)
+        })
         .collect();
     (calls, r.text)
 }

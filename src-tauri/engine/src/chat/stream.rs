@@ -14,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::AnswerStream;
 use super::events::{ChatEvent, Emit};
-use super::gate::StreamGate;
-use super::recover::{recover, Shape};
+use super::families::{Cx, FamilyId, Form};
+use super::gate::{Piece, StreamGate};
+use super::recover::recover_with;
 use super::resolve::{self, OfferedName};
 use super::{Aids, ChatEngine, ChatError};
 use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role, ToolCall};
@@ -35,10 +36,10 @@ enum Shown {
 }
 
 impl Shown {
-    fn push(&mut self, delta: &str) -> String {
+    fn push(&mut self, delta: &str) -> Vec<Piece> {
         match self {
             Shown::Gate(g) => g.push(delta),
-            Shown::Answer(a) => a.push(delta),
+            Shown::Answer(a) => vec![Piece::Text(a.push(delta))],
         }
     }
 
@@ -61,6 +62,15 @@ pub(super) enum ToolsIn {
     Json,
 }
 
+/// How a reply's text is read: the tools it may call, how it got them, the family of markup
+/// its model writes (when known).
+#[derive(Clone, Copy)]
+pub(super) struct Reading<'a> {
+    pub names: &'a [OfferedName],
+    pub tools_in: ToolsIn,
+    pub family: Option<FamilyId>,
+}
+
 /// How one reply ended.
 pub(super) enum Streamed {
     /// Complete or stopped (`reply.stopped`), stored as message `message_id`.
@@ -70,18 +80,22 @@ pub(super) enum Streamed {
 }
 
 impl ChatEngine {
-    /// Streams one reply into a stored assistant message; `names` are the tools this
-    /// conversation may use (what a call's name is resolved against), `tools_in` how the model
-    /// gets them. Only the store failing is an error.
+    /// Streams one reply into a stored assistant message; `reading` says which tools this
+    /// conversation may use (what a call's name is resolved against), how the model gets them,
+    /// and the markup its family writes. Only the store failing is an error.
     pub(super) async fn stream_reply(
         &self,
         conversation_id: i64,
         request: &ChatRequest,
-        names: &[OfferedName],
-        tools_in: ToolsIn,
+        reading: Reading<'_>,
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Streamed, ChatError> {
+        let Reading {
+            names,
+            tools_in,
+            family,
+        } = reading;
         let mut partial = Message::new(Role::Assistant, "");
         let message_id = self
             .store
@@ -110,9 +124,10 @@ impl ChatEngine {
             let mut gate = if tools_in == ToolsIn::Json && request.options.format.is_some() {
                 Shown::Answer(AnswerStream::new())
             } else {
-                Shown::Gate(StreamGate::with_names(move |n| {
-                    resolve::names_a_tool(n, &offered)
-                }))
+                Shown::Gate(
+                    StreamGate::with_names(move |n| resolve::names_a_tool(n, &offered))
+                        .for_family(family),
+                )
             };
             let mut raw: Vec<Value> = Vec::new();
             let mut dropped = 0usize;
@@ -127,8 +142,23 @@ impl ChatEngine {
                         continue;
                     }
                     Delta::Text(t) => {
-                        // only what cannot be a call's markup is shown (and saved) as it comes
-                        let shown = gate.push(&t);
+                        // only what cannot be a call's markup is shown (and saved) as it comes;
+                        // thinking written in the text shows as thinking
+                        let mut shown = String::new();
+                        for piece in gate.push(&t) {
+                            match piece {
+                                Piece::Text(t) => shown.push_str(&t),
+                                Piece::Thinking(t) => {
+                                    thinking.push_str(&t);
+                                    partial.thinking = Some(thinking.clone());
+                                    emit(ChatEvent::ThinkingDelta {
+                                        message_id,
+                                        text: t,
+                                    });
+                                }
+                                Piece::Markup(_) => {}
+                            }
+                        }
                         if shown.is_empty() {
                             continue;
                         }
@@ -183,7 +213,7 @@ impl ChatEngine {
         };
         match result {
             Ok(mut reply) => {
-                calls_in_reply(&mut reply, names, tools_in, self.options.aids);
+                self.read_calls(&mut reply, request, reading);
                 let mut m = Message::new(Role::Assistant, reply.content.clone());
                 m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
                 m.tool_calls = reply.tool_calls.clone();
@@ -226,12 +256,63 @@ impl ChatEngine {
     }
 }
 
-/// The reply's tool calls, as they will run: calls written in the text (in any of the shapes
-/// small models use, when no native call came) become calls, their markup gone from the text;
-/// every name is resolved to the tool it means (`written` keeps the model's own when it differs).
-/// A name that fits no tool, or several, stays as written: running it explains. A constrained
-/// reply that is an answer (`{"answer": …}`, even cut off) becomes its text.
-fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName], tools_in: ToolsIn, aids: Aids) {
+impl ChatEngine {
+    /// The reply's calls and clean text, read with what is known of the tools on offer (their
+    /// schemas type XML parameters) and of the model (its family is tried first).
+    fn read_calls(&self, reply: &mut ChatReply, request: &ChatRequest, reading: Reading<'_>) {
+        let Reading {
+            names,
+            tools_in,
+            family,
+        } = reading;
+        let schema = |n: &str| {
+            let exposed = resolve::resolve(n, names).exposed()?.to_string();
+            self.tools.tool_schema(&exposed)
+        };
+        let quoted = last_user_text(request);
+        let offered = |n: &str| names_a_tool(n, names, self.options.aids);
+        let cx = Cx {
+            offered: &offered,
+            schema: &schema,
+            quoted: quoted.as_deref(),
+            family,
+        };
+        calls_in_reply(reply, &cx, names, tools_in, self.options.aids);
+    }
+}
+
+/// Whether the model's `name` names a tool: resolved (with the aid), or exactly.
+fn names_a_tool(name: &str, names: &[OfferedName], aids: Aids) -> bool {
+    if aids.resolve {
+        resolve::names_a_tool(name, names)
+    } else {
+        names.iter().any(|o| o.exposed == name)
+    }
+}
+
+/// The user's last message in the request (call markup copied from it is a quote).
+fn last_user_text(request: &ChatRequest) -> Option<String> {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+}
+
+/// The reply's tool calls, as they will run: calls written in the text (in any family's markup,
+/// when no native call came: native calls always win) become calls, their markup gone from the
+/// text, and markup that never shows and thinking written in the text are taken out of it; every
+/// name is resolved to the tool it means (`written` keeps the model's own when it differs). A
+/// name that fits no tool, or several, stays as written: running it explains. A constrained reply
+/// that is an answer (`{"answer": …}`, even cut off) becomes its text.
+fn calls_in_reply(
+    reply: &mut ChatReply,
+    cx: &Cx,
+    names: &[OfferedName],
+    tools_in: ToolsIn,
+    aids: Aids,
+) {
     if tools_in == ToolsIn::Json && reply.tool_calls.is_empty() {
         // leniently: a reply cut off by the token limit still gives the answer written so far
         if let Some(Value::Object(o)) = super::lenient::parse(&reply.content) {
@@ -241,42 +322,18 @@ fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName], tools_in: ToolsI
             }
         }
     }
-    let names_a_tool = |n: &str| {
-        if aids.resolve {
-            resolve::names_a_tool(n, names)
-        } else {
-            names.iter().any(|o| o.exposed == n)
-        }
-    };
     // without the recovery, only what the original text mode read: one JSON object, bare or
     // fenced, in text mode
     let recovering = aids.recover || tools_in != ToolsIn::Native;
-    if reply.tool_calls.is_empty() && recovering {
-        let found = recover(&reply.content, &names_a_tool).filter(|f| {
+    if recovering {
+        let found = recover_with(&reply.content, cx).filter(|f| {
             aids.recover
                 || (f.calls.len() == 1
-                    && matches!(f.calls[0].shape, Shape::BareJson | Shape::Fenced))
+                    && f.calls[0].family == "json"
+                    && matches!(f.calls[0].form, Form::Bare | Form::Fenced))
         });
         if let Some(found) = found {
-            reply.content = found.text;
-            let call = |name: String, arguments| ToolCall {
-                id: None,
-                name,
-                arguments,
-                written: None,
-            };
-            reply.tool_calls = found
-                .calls
-                .into_iter()
-                .map(|c| call(c.name, c.arguments))
-                // names in the same markup that name no tool: the model hears they did not run
-                .chain(
-                    found
-                        .skipped
-                        .into_iter()
-                        .map(|n| call(n, Value::Object(Default::default()))),
-                )
-                .collect();
+            apply(reply, found);
         }
     }
     if !aids.resolve {
@@ -291,6 +348,39 @@ fn calls_in_reply(reply: &mut ChatReply, names: &[OfferedName], tools_in: ToolsI
     }
 }
 
+/// What the recovery found, into the reply: its clean text, its thinking, and (unless native
+/// calls came, which always win: the text's are then not run) its calls.
+fn apply(reply: &mut ChatReply, found: super::recover::Recovered) {
+    reply.content = found.text;
+    if !found.thinking.is_empty() {
+        if !reply.thinking.is_empty() {
+            reply.thinking.push_str("\n\n");
+        }
+        reply.thinking.push_str(&found.thinking);
+    }
+    if !reply.tool_calls.is_empty() {
+        return;
+    }
+    let call = |name: String, arguments| ToolCall {
+        id: None,
+        name,
+        arguments,
+        written: None,
+    };
+    reply.tool_calls = found
+        .calls
+        .into_iter()
+        .map(|c| call(c.name, c.arguments))
+        // names in the same markup that name no tool: the model hears they did not run
+        .chain(
+            found
+                .skipped
+                .into_iter()
+                .map(|n| call(n, Value::Object(Default::default()))),
+        )
+        .collect();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,13 +393,21 @@ mod tests {
             .collect()
     }
 
+    /// The reply read as the loop reads it (native mode, every aid, no family known).
+    fn reading(reply: &mut ChatReply) {
+        let names = names();
+        let offered = |n: &str| names_a_tool(n, &names, Aids::default());
+        let cx = Cx::names(&offered);
+        calls_in_reply(reply, &cx, &names, ToolsIn::Native, Aids::default());
+    }
+
     #[test]
     fn calls_written_as_text_become_calls_and_names_are_resolved() {
         let mut reply = ChatReply {
             content: "Let me add.\n<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}</tool_call>".into(),
             ..Default::default()
         };
-        calls_in_reply(&mut reply, &names(), ToolsIn::Native, Aids::default());
+        reading(&mut reply);
         assert_eq!(reply.content, "Let me add.");
         assert_eq!(reply.tool_calls.len(), 1);
         let c = &reply.tool_calls[0];
@@ -332,14 +430,14 @@ mod tests {
             }],
             ..Default::default()
         };
-        calls_in_reply(&mut reply, &names(), ToolsIn::Native, Aids::default());
+        reading(&mut reply);
         assert_eq!(reply.content, "Use {\"name\": \"x\"} in your config.");
         assert_eq!(reply.tool_calls[0].name, "calculator__add");
         let mut prose = ChatReply {
             content: "The answer is {\"answer\": 42}.".into(),
             ..Default::default()
         };
-        calls_in_reply(&mut prose, &names(), ToolsIn::Native, Aids::default());
+        reading(&mut prose);
         assert!(prose.tool_calls.is_empty());
         assert_eq!(prose.content, "The answer is {\"answer\": 42}.");
     }

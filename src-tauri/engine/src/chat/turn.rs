@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
+use super::families::FamilyId;
 use super::resolve::OfferedName;
 use super::stream::{Streamed, ToolsIn};
 use super::{
@@ -50,6 +51,8 @@ pub(super) struct Turn {
     pub used_tools: HashSet<String>,
     /// The model's context, in tokens, when known.
     pub window: Option<usize>,
+    /// The family of tool-call markup the model writes, when known (its parser goes first).
+    pub family: Option<FamilyId>,
     /// The estimate (before calibration) of the last request, to calibrate by what the server
     /// says it was.
     pub last_estimate: usize,
@@ -235,6 +238,7 @@ impl ChatEngine {
             names: vec![],
             used_tools,
             window,
+            family: super::families::of_model(&req.model, &details),
             last_estimate: 0,
         })
     }
@@ -289,15 +293,13 @@ impl ChatEngine {
         let mut previous_round = Vec::new();
         for iteration in 1..=max {
             let request = self.request(turn, emit);
+            let reading = super::stream::Reading {
+                names: &turn.names,
+                tools_in: turn.tools_in,
+                family: turn.family,
+            };
             let (reply, message_id) = match self
-                .stream_reply(
-                    turn.conversation_id,
-                    &request,
-                    &turn.names,
-                    turn.tools_in,
-                    emit,
-                    cancel,
-                )
+                .stream_reply(turn.conversation_id, &request, reading, emit, cancel)
                 .await?
             {
                 Streamed::Reply { reply, message_id } => {

@@ -165,6 +165,13 @@ pub struct ModelDetails {
     /// The context the server gives the model when a request does not set one (Ollama: the
     /// model's `num_ctx` parameter; llama-server: its `n_ctx`), when known.
     pub default_context: Option<u32>,
+    /// The model's chat template (Ollama's `template`, llama-server's `chat_template`), when the
+    /// server says: what tells which tool-call markup the model writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// The model's family as the server reports it (Ollama's `details.family`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
 }
 
 /// The context Ollama gives a model whose Modelfile sets none, when the request sets none either

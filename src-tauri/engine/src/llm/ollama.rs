@@ -468,10 +468,17 @@ fn show_details(v: &Value) -> ModelDetails {
                 .flatten()
         });
     let default_context = num_ctx.or_else(|| context_length.map(|n| n.min(OLLAMA_DEFAULT_CONTEXT)));
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+    };
     ModelDetails {
         capabilities,
         context_length,
         default_context,
+        template: text(v.get("template")),
+        family: text(v.get("details").and_then(|d| d.get("family"))),
     }
 }
 

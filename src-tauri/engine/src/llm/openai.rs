@@ -461,7 +461,8 @@ impl LlmClient for OpenAiClient {
     /// The API does not say; the chat loop then offers tools natively (a per-model setting can
     /// switch a model to tools described in text).
     /// OpenAI-compatible servers do not say what a model can do. llama.cpp's llama-server says
-    /// its context (`/props`: `default_generation_settings.n_ctx`); others: unknown.
+    /// its context (`/props`: `default_generation_settings.n_ctx`) and its chat template
+    /// (`chat_template`); others: unknown.
     async fn model_details(&self, _model: &str) -> Result<ModelDetails, LlmError> {
         let props = self
             .authorized(self.http.get(format!("{}/props", self.base)))
@@ -469,19 +470,25 @@ impl LlmClient for OpenAiClient {
             .timeout(std::time::Duration::from_secs(5))
             .send()
             .await;
-        let n_ctx = match props {
-            Ok(r) if r.status().is_success() => r
-                .json::<Value>()
-                .await
-                .ok()
-                .and_then(|v| v["default_generation_settings"]["n_ctx"].as_u64())
-                .map(|n| n.min(u32::MAX as u64) as u32),
+        let props = match props {
+            Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
             _ => None,
         };
+        let n_ctx = props
+            .as_ref()
+            .and_then(|v| v["default_generation_settings"]["n_ctx"].as_u64())
+            .map(|n| n.min(u32::MAX as u64) as u32);
+        let template = props
+            .as_ref()
+            .and_then(|v| v["chat_template"].as_str())
+            .filter(|t| !t.is_empty())
+            .map(String::from);
         Ok(ModelDetails {
             capabilities: vec![],
             context_length: n_ctx,
             default_context: n_ctx,
+            template,
+            family: None,
         })
     }
 

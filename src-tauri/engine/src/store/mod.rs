@@ -13,6 +13,7 @@ mod conversations;
 pub mod debug;
 pub mod exchange;
 mod messages;
+mod model_checks;
 pub mod page;
 mod pins;
 mod schema;

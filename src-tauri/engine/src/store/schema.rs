@@ -121,6 +121,17 @@ pub(super) fn migrations() -> Migrations<'static> {
         // the identity of the server that runs it (`ServerConfig::identity`): a task is followed
         // again only on the same program or URL
         M::up("ALTER TABLE tool_tasks ADD COLUMN server_identity TEXT;"),
+        // the last model check of each model (chat/check): the report as JSON, by the
+        // provider's URL and the model's name
+        M::up(
+            "CREATE TABLE model_checks (
+                provider TEXT NOT NULL,
+                model TEXT NOT NULL,
+                report TEXT NOT NULL,
+                checked_at INTEGER NOT NULL,
+                PRIMARY KEY (provider, model)
+            );",
+        ),
     ])
 }
 

@@ -24,9 +24,9 @@ fn env_path(name: &str) -> PathBuf {
     p
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "slow, needs a real model: run via `make test-real-llm`"]
-async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compatible_server() {
+/// llama-server on the real model, started and ready: the process (ended when dropped), its URL
+/// and the model's name.
+async fn llama_server() -> (crate::support::Background, String, String) {
     let port = crate::support::free_port();
     let server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
@@ -61,7 +61,13 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
         "llama-server up in {:.1} s, model {model}",
         t.elapsed().as_secs_f64()
     );
+    (server, url, model)
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow, needs a real model: run via `make test-real-llm`"]
+async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compatible_server() {
+    let (server, url, model) = llama_server().await;
     let host = crate::support::calculator_host().await;
     let store = Store::open_in_memory().await.unwrap();
     let conversation = store
@@ -116,4 +122,29 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
     let last = conv.messages.last().unwrap();
     assert_eq!(last.role, Role::Assistant);
     assert!(last.tool_calls.is_empty() || summary.limit_reached);
+}
+
+/// The model check against the real model: every probe runs and is classified (the server
+/// answers each one), whatever the tiny model makes of them; the table is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow, needs a real model: run via `make test-real-llm`"]
+async fn the_model_check_runs_against_a_real_small_model() {
+    use switchboard_engine::chat::check::{self, Outcome};
+    let (server, url, model) = llama_server().await;
+    let client = OpenAiClient::new(&url, None);
+    let report = check::check_model(&client, &model, &mut |_| {}, &CancellationToken::new()).await;
+    drop(server);
+    for r in &report.results {
+        eprintln!("{:<26} {:?} {:?} {} ms", r.title, r.mode, r.outcome, r.ms);
+    }
+    eprintln!("format {:?}, proposed {:?}", report.format, report.proposal);
+    assert!(!report.cancelled);
+    assert!(report.results.len() >= 5, "{report:#?}");
+    assert!(
+        report
+            .results
+            .iter()
+            .all(|r| !matches!(r.outcome, Outcome::Failed { .. })),
+        "{report:#?}"
+    );
 }

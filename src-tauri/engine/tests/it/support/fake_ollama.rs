@@ -35,6 +35,8 @@ struct Shared {
     /// (`model_info["llama.context_length"]`) and llama-server's `/props`
     /// (`default_generation_settings.n_ctx`, which is 404 when this is not set).
     context: Option<u64>,
+    /// The chat template `/api/show` (`template`) and `/props` (`chat_template`) report.
+    template: Option<String>,
     /// `/api/pull`: progress lines for the one layer, and the pause between lines.
     pull_steps: u32,
     pull_pause: Duration,
@@ -143,6 +145,12 @@ impl FakeOllama {
             .unwrap()
             .capabilities
             .insert(model.into(), caps.iter().map(|c| c.to_string()).collect());
+    }
+
+    /// The chat template `/api/show` and `/props` report from now on (the model's tool-call
+    /// format is detected from it).
+    pub fn set_template(&self, template: &str) {
+        self.shared.lock().unwrap().template = Some(template.into());
     }
 
     /// The context length `/api/show` and `/props` report from now on.
@@ -282,18 +290,19 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                             info["llama.context_length"] = json!(n);
                         }
                         Reply { status: 200, content_type: "application/json; charset=utf-8", chunks: vec![serde_json::to_vec(&json!({
-                            "modelfile": "", "parameters": "", "template": "", "details": {"family": "llama"},
+                            "modelfile": "", "parameters": "", "template": s.template.clone().unwrap_or_default(), "details": {"family": "llama"},
                             "model_info": info, "capabilities": caps})).unwrap()], pause: Duration::ZERO, end: End::Complete }
                     } else {
                         model_not_found(model)
                     }
                 }
-                ("GET", "/props") if s.context.is_some() => Reply {
+                ("GET", "/props") if s.context.is_some() || s.template.is_some() => Reply {
                     status: 200,
                     content_type: "application/json; charset=utf-8",
                     chunks: vec![serde_json::to_vec(&json!({
                         "default_generation_settings": {"n_ctx": s.context, "params": {"temperature": 0.8}},
-                        "total_slots": 1, "model_path": "models/fake-llama.gguf", "build_info": "b6000-fake"
+                        "total_slots": 1, "model_path": "models/fake-llama.gguf", "build_info": "b6000-fake",
+                        "chat_template": s.template.clone().unwrap_or_default()
                     }))
                     .unwrap()],
                     pause: Duration::ZERO,
