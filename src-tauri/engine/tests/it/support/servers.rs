@@ -80,16 +80,18 @@ pub fn free_port() -> u16 {
 /// server-everything over HTTP on 127.0.0.1: `mode` is `streamableHttp` or `sse`. Returns once it listens.
 pub fn everything_over_http(mode: &str) -> (Background, u16) {
     let port = free_port();
+    (everything_over_http_at(mode, port), port)
+}
+
+/// [`everything_over_http`] on `port` (a server started again where it was).
+pub fn everything_over_http_at(mode: &str, port: u16) -> Background {
     let mut cmd = std::process::Command::new("node");
     cmd.arg("-r")
         .arg(fixture("bind-loopback.cjs"))
         .arg(everything_server())
         .arg(mode)
         .env("PORT", port.to_string());
-    (
-        listening(cmd, port, &format!("server-everything ({mode})")),
-        port,
-    )
+    listening(cmd, port, &format!("server-everything ({mode})"))
 }
 
 /// The REST-dialect fixture server on 127.0.0.1. Returns once it listens.
