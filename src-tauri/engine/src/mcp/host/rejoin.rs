@@ -13,8 +13,10 @@
 //! from then on rmcp sends the kept session id on every request. When the server no longer has
 //! the session (404, as the spec says; server-everything answers 400 "No valid session ID"),
 //! rmcp's own recovery starts a new session, and the host knows the kept one is gone.
-//! [`Rejoining`] also keeps the session open on the server while a task runs in it: rmcp ends a
-//! session (`DELETE`) when its connection closes, which would end its tasks with the app.
+//! [`Rejoining`] also keeps the session open on the server while a task runs in it (and a
+//! rejoined one until a task of it has been followed here: a run that does not follow tasks, the
+//! command line, leaves it to the next): rmcp ends a session (`DELETE`) when its connection
+//! closes, which would end its tasks with the app.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,6 +123,9 @@ struct State {
     skip_initialized: bool,
     /// The id in the secrets store of the session in use, once kept.
     kept: Option<String>,
+    /// A rejoined session is not ended until one of its tasks has ended here: a run that does
+    /// not follow the tasks (the command line) leaves it for the one that does.
+    hold: bool,
 }
 
 impl HttpSession {
@@ -180,15 +185,22 @@ impl HttpSession {
 
     /// A task of this session ended; `true` when it was the last one.
     pub fn task_ended(&self) -> bool {
-        self.tasks
+        let last = self
+            .tasks
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                 Some(n.saturating_sub(1))
             })
-            .is_ok_and(|before| before <= 1)
+            .is_ok_and(|before| before <= 1);
+        if last {
+            self.state.lock().unwrap().hold = false;
+        }
+        last
     }
 
-    fn tasks_running(&self) -> usize {
-        self.tasks.load(Ordering::SeqCst)
+    /// Whether the session must stay open on the server (rmcp ends it when its connection
+    /// closes): a task runs in it, or it was rejoined for tasks nobody here followed yet.
+    fn must_stay(&self) -> bool {
+        self.tasks.load(Ordering::SeqCst) > 0 || self.state.lock().unwrap().hold
     }
 
     /// The handshake's `initialize` (request `id`), answered from the session to rejoin, if
@@ -202,6 +214,7 @@ impl HttpSession {
                 s.rejoined = Some(kept.id());
                 s.kept = Some(kept.id());
                 s.skip_initialized = true;
+                s.hold = true;
                 Some((answer, kept.session_id))
             }
             Err(e) => {
@@ -222,6 +235,7 @@ impl HttpSession {
             s.current = Some(id);
             s.rejoined = None;
             s.kept = None;
+            s.hold = false;
         }
     }
 
@@ -234,6 +248,7 @@ impl HttpSession {
             }
             s.rejoined = None;
             s.kept = None;
+            s.hold = false;
         }
     }
 }
@@ -378,7 +393,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Rejoining<C> {
         auth: Option<String>,
         headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<C::Error>> {
-        if self.session.tasks_running() > 0 {
+        if self.session.must_stay() {
             tracing::info!(
                 "leaving the session with {} open: a task runs in it",
                 self.session.url
@@ -462,6 +477,13 @@ mod tests {
         assert_eq!(s.current().as_deref(), Some(sid.as_str()));
         assert!(s.is_rejoined(&kept().id()));
         assert!(s.take_skip_initialized() && !s.take_skip_initialized());
+        assert!(
+            s.must_stay(),
+            "rejoined for tasks: kept open until one ends here"
+        );
+        s.task_started();
+        assert!(s.task_ended());
+        assert!(!s.must_stay());
         // a second handshake (rmcp's recovery) goes to the server
         assert!(s.answer_from_kept(RequestId::Number(1)).is_none());
     }
@@ -472,8 +494,10 @@ mod tests {
         s.answer_from_kept(RequestId::Number(0)).unwrap();
         s.ended("another");
         assert!(s.is_rejoined(&kept().id()), "not the one in use");
+        assert!(s.must_stay());
         s.ended(&kept().session_id);
         assert!(!s.is_rejoined(&kept().id()));
+        assert!(!s.must_stay(), "nothing to hold for in a new session");
         s.began("new-one".into());
         assert_eq!(s.current().as_deref(), Some("new-one"));
         assert_eq!(s.kept(), None);
@@ -505,13 +529,14 @@ mod tests {
     #[test]
     fn tasks_are_counted_and_the_last_one_says_so() {
         let s = HttpSession::new("http://x/mcp", None);
+        assert!(!s.must_stay());
         s.task_started();
         s.task_started();
-        assert_eq!(s.tasks_running(), 2);
+        assert!(s.must_stay());
         assert!(!s.task_ended());
         assert!(s.task_ended());
         assert!(s.task_ended(), "never below zero");
-        assert_eq!(s.tasks_running(), 0);
+        assert!(!s.must_stay());
     }
 
     #[test]

@@ -51,6 +51,15 @@ pub(super) fn poll_interval(state: &TaskState) -> Duration {
 
 type Events = mpsc::UnboundedSender<CallEvent>;
 
+/// A task whose server asks something, and who answers.
+struct Asked<'a> {
+    server: &'a str,
+    id: &'a str,
+    session: &'a Session,
+    events: Option<&'a Events>,
+    cancel: &'a CancellationToken,
+}
+
 impl McpHost {
     /// Follows the task a server created for a call of `tool` in `session` until it ends.
     /// `events` hears every change of its state (first the task as created) and the server's
@@ -304,38 +313,69 @@ impl McpHost {
                     return error_outcome(server, tool, "The server cancelled the task.".into())
                 }
                 TaskPayload::InputRequired { input_requests } => {
-                    let mut responses = InputResponses::new();
-                    for (key, request) in input_requests {
-                        if answered.contains(&key) {
-                            continue; // asked again until the server has read the answer
-                        }
-                        let answer = self.answer(server, request, events, cancel).await;
-                        if self.is_closing() {
-                            // the app ends while the question waits: it is asked again next run
-                            std::future::pending::<()>().await;
-                        }
-                        if let Some(answer) = answer {
-                            responses.insert(key.clone(), answer);
-                            answered.insert(key);
-                        }
-                    }
-                    if !responses.is_empty() {
-                        let sent = tokio::time::timeout(
-                            timeout,
-                            session
-                                .peer
-                                .update_task(UpdateTaskParams::new(id.clone(), responses)),
-                        )
-                        .await;
-                        if !matches!(sent, Ok(Ok(()))) {
-                            tracing::warn!("could not answer a task of {server}: {sent:?}");
-                        }
+                    let asked = Asked {
+                        server,
+                        id: &id,
+                        session: &session,
+                        events,
+                        cancel,
+                    };
+                    if self
+                        .answer_input(asked, input_requests, &mut answered)
+                        .await
+                    {
                         wait = Duration::ZERO;
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// The server's questions of an `input_required` task (each key asked once, until the server
+    /// has read the answer), answered with `tasks/update`; whether any answer was sent.
+    async fn answer_input(
+        &self,
+        asked: Asked<'_>,
+        input_requests: impl IntoIterator<Item = (String, InputRequest)>,
+        answered: &mut HashSet<String>,
+    ) -> bool {
+        let Asked {
+            server,
+            id,
+            session,
+            events,
+            cancel,
+        } = asked;
+        let mut responses = InputResponses::new();
+        for (key, request) in input_requests {
+            if answered.contains(&key) {
+                continue; // asked again until the server has read the answer
+            }
+            let answer = self.answer(server, request, events, cancel).await;
+            if self.is_closing() {
+                // the app ends while the question waits: it is asked again next run
+                std::future::pending::<()>().await;
+            }
+            if let Some(answer) = answer {
+                responses.insert(key.clone(), answer);
+                answered.insert(key);
+            }
+        }
+        if responses.is_empty() {
+            return false;
+        }
+        let sent = tokio::time::timeout(
+            self.timeout_for(server),
+            session
+                .peer
+                .update_task(UpdateTaskParams::new(id.to_string(), responses)),
+        )
+        .await;
+        if !matches!(sent, Ok(Ok(()))) {
+            tracing::warn!("could not answer a task of {server}: {sent:?}");
+        }
+        true
     }
 
     /// One of the server's questions during a task (or in a call's `input_required`), asked like
