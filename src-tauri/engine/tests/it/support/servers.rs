@@ -192,6 +192,8 @@ pub fn tasks_server(port: u16) -> Background {
 }
 
 /// Starts `cmd` in its own process group and waits until it accepts connections on `port`.
+/// Fails at once when the process exits first; the time cap is only for a server that hangs
+/// (a Python server takes ~20 s to start on a loaded 2-core machine).
 fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Background {
     use std::os::unix::process::CommandExt;
     let child = cmd
@@ -200,11 +202,14 @@ fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Backgroun
         .process_group(0)
         .spawn()
         .unwrap_or_else(|e| panic!("starting {what}: {e}"));
-    let bg = Background(child);
+    let mut bg = Background(child);
     let t = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = bg.0.try_wait() {
+            panic!("{what} exited ({status}) before it listened on {port}");
+        }
         assert!(
-            t.elapsed() < std::time::Duration::from_secs(20),
+            t.elapsed() < std::time::Duration::from_secs(120),
             "{what} did not listen on {port}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
