@@ -22,7 +22,7 @@ macro_rules! handler {
             commands::app::app_info,
             commands::app::render_markdown,
             commands::settings::get_settings,
-            commands::settings::save_settings,
+            commands::settings::change_settings,
             commands::settings::list_models,
             commands::settings::model_capabilities,
             commands::settings::pull_model,
@@ -182,7 +182,9 @@ impl From<switchboard_engine::mcp::HostError> for UiError {
         use switchboard_engine::mcp::HostError as E;
         let kind = match &e {
             E::NotConfigured(_) => ErrorKind::NotFound,
-            E::NotRunning(_) | E::Timeout { .. } | E::Server(_) => ErrorKind::Mcp,
+            E::NotRunning(_) | E::Timeout { .. } | E::Server(_) | E::ChangedAgain { .. } => {
+                ErrorKind::Mcp
+            }
         };
         UiError::new(kind, e)
     }
@@ -197,6 +199,13 @@ impl From<switchboard_engine::settings::SettingsError> for UiError {
             E::Secret(_) => ErrorKind::Secret,
         };
         UiError::new(kind, e)
+    }
+}
+
+impl From<switchboard_engine::store::InvalidSetting> for UiError {
+    fn from(e: switchboard_engine::store::InvalidSetting) -> Self {
+        let field = e.field.to_string();
+        UiError::invalid(e).on_field(field)
     }
 }
 

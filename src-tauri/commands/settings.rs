@@ -2,7 +2,7 @@ use serde::Serialize;
 use switchboard_engine::llm::ollama::PullProgress;
 use switchboard_engine::llm::{ModelInfo, OllamaClient};
 use switchboard_engine::secrets::SecretsStatus;
-use switchboard_engine::settings::ProviderKind;
+use switchboard_engine::settings::{ProviderKind, SettingsPatch};
 use switchboard_engine::Settings;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -37,12 +37,14 @@ pub fn get_settings(state: State<'_, AppState>) -> SettingsView {
     view(&state, state.runtime.settings.get())
 }
 
+/// Changes what `patch` names (the window keeps no copy of the settings to send back); the reply
+/// is the settings as they are now.
 #[tauri::command]
-pub async fn save_settings(
+pub async fn change_settings(
     state: State<'_, AppState>,
-    settings: Settings,
+    patch: SettingsPatch,
 ) -> CmdResult<SettingsView> {
-    let settings = state.runtime.save_settings(settings).await?;
+    let settings = state.runtime.change_settings(patch).await?;
     Ok(view(&state, settings))
 }
 

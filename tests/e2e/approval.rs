@@ -162,8 +162,8 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
 }
 
 /// A server whose tool changes between runs (a "rug pull"): its row shows what changed, the model
-/// keeps seeing what the user accepted, the next call asks with the change on the card, and
-/// allowing it accepts the new definition.
+/// keeps seeing what the user accepted, the next call asks with the change on the card, allowing
+/// it runs that call only, and the row's button accepts the new definition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed() {
@@ -244,13 +244,105 @@ async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed()
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('Sunny in Lisbon')",
     )
     .await;
-    // accepted: the row no longer shows a change
+    // allowing the call accepted nothing: the row still shows the change, until its button
     click(&c, "#servers-button").await;
-    wait_css(&c, ".server.running[data-name='rug']").await;
+    wait_css(&c, ".server.running[data-name='rug'] .tool-changed").await;
+    click(&c, ".server[data-name='rug'] .tool-changed summary").await;
+    click(&c, ".server[data-name='rug'] [data-act='accept-tool']").await;
     wait_until(
         &c,
         "!document.querySelector(\".server[data-name='rug'] .tool-changed\")",
     )
     .await;
     c.close().await.unwrap();
+}
+
+/// "Always allow" on a card is the engine's, not the window's: picking another model in the header,
+/// saving the settings dialog (which changes only what its fields changed) and a restart all keep
+/// it, and the next call runs without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() {
+    let fake = FakeOllama::start().await;
+    fake.set_models(&["fake-llama:latest", "other:1b"]);
+    fake.set_responder(crate::support::fake_ollama::call_then_say(
+        "d1",
+        "dynamic__t1",
+        json!({}),
+        "Done: ",
+    ));
+    let dynamic = switchboard_engine::mcp::ServerConfig::new(
+        "python3",
+        &[crate::support::fixture("dynamic_server.py")
+            .to_str()
+            .unwrap()],
+    );
+    let home = home_with_servers(json!({"llmUrl": fake.url}), vec![("dynamic", dynamic)]);
+    let settings_file = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("settings.json");
+    let saved = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap()
+    };
+    let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
+
+    // the card: "Always allow"
+    send(&c, "run t1").await;
+    wait_css(&c, ".tool-card.awaiting .approval").await;
+    click(&c, ".approval [data-action='alwaysAllow']").await;
+    wait_css(&c, ".tool-card.ok").await;
+    wait_until(&c, "!document.querySelector('#send').hidden").await;
+    assert!(
+        saved()["toolPolicies"]["dynamic__t1"].is_object(),
+        "{}",
+        saved()
+    );
+
+    // the header's model picker
+    wait_until(&c, "[...document.querySelectorAll('#model-select option')].some((o) => o.value === 'other:1b')").await;
+    c.execute(
+        "const s = document.querySelector('#model-select'); s.value = 'other:1b'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let t = std::time::Instant::now();
+    while saved()["model"] != "other:1b" {
+        assert!(t.elapsed() < WAIT, "{}", saved());
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // the settings dialog: one field changed
+    click(&c, "#settings-button").await;
+    let max = wait_css(&c, "#settings-dialog[open] #set-max-iterations").await;
+    max.clear().await.unwrap();
+    max.send_keys("7").await.unwrap();
+    click(&c, "#settings-save").await;
+    wait_until(&c, "!document.querySelector('#settings-dialog').open").await;
+    let now = saved();
+    assert_eq!(now["maxIterations"], 7, "{now}");
+    assert_eq!(now["model"], "other:1b", "{now}");
+    assert_eq!(
+        now["toolPolicies"]["dynamic__t1"]["policy"], "allow",
+        "neither the model pick nor the dialog put back an older copy: {now}"
+    );
+    c.close().await.unwrap();
+    drop(driver);
+
+    // a restart: the next call runs without asking
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    send(&c, "run t1 again").await;
+    wait_css(&c, ".tool-card.ok").await;
+    assert!(
+        c.find(Locator::Css(".tool-card .approval")).await.is_err(),
+        "nobody was asked"
+    );
+    let store = app_store(home.path()).await;
+    let newest = store.list_conversations().await.unwrap()[0].id;
+    let conv = store.conversation(newest).await.unwrap();
+    assert_eq!(
+        conv.tool_calls[0].approval,
+        Some(switchboard_engine::store::Approval::AlwaysAllowed)
+    );
 }

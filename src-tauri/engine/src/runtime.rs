@@ -174,61 +174,75 @@ impl Runtime {
             .set_path(Some(mcp::merge_paths(login.as_deref(), &inherited)));
     }
 
-    /// Validates, saves and applies new settings (the roots servers see, the tool timeout).
-    /// API keys go to the secret store: a new one (typed, or a plain one in the file) is stored
-    /// and its reference saved; `{"secret": …}` keeps the provider's key (the window never names
-    /// one); a key no provider refers to any more is removed from the store.
-    pub async fn save_settings(
+    /// Changes the settings as `patch` says (the one path every front end's change takes), against
+    /// the settings as they are when it is applied, so nothing another writer changed meanwhile is
+    /// put back; then applies what running parts must hear (the roots servers see, the tool
+    /// timeout). API keys of the providers it names go to the secret store: a new one (typed, or
+    /// a plain one in the file) is stored and its reference saved; `{"secret": …}` keeps the
+    /// provider's key (the window never names one); a key no provider refers to any more is removed
+    /// from the store.
+    pub async fn change_settings(
         &self,
-        mut next: Settings,
+        mut patch: settings::SettingsPatch,
     ) -> Result<Settings, settings::SettingsError> {
         use settings::SettingsError;
         let _one = self.changing.lock().await;
-        next.validate()?;
-        let before = self.settings.get();
-        for p in &mut next.providers {
-            let old = before
-                .providers
-                .iter()
-                .find(|o| o.id == p.id)
-                .and_then(|o| o.api_key.clone());
-            if let Some(k) = &mut p.api_key {
-                let name = format!("API key of {}", p.name);
-                secrets::adopt(&self.secrets, [(name, k)], |_| old.clone(), false)
-                    .await
-                    .map_err(SettingsError::Secret)?;
-            }
-            if p.api_key
-                .as_ref()
-                .and_then(SecretValue::plain)
-                .is_some_and(|k| k.trim().is_empty())
-            {
-                p.api_key = None;
-            }
-        }
         let mut created = Vec::new();
-        for p in &mut next.providers {
-            if let Some(k) = &mut p.api_key {
-                let label = format!("Switchboard: API key of {}", p.name);
-                if let Err(e) = self.secrets.seal(k, true, &label, &mut created).await {
-                    self.secrets.forget(created).await;
-                    return Err(SettingsError::Secret(e));
+        if let Some(mut providers) = patch.providers.take() {
+            let before = self.settings.get();
+            for p in &mut providers {
+                let old = before
+                    .providers
+                    .iter()
+                    .find(|o| o.id == p.id)
+                    .and_then(|o| o.api_key.clone());
+                if let Some(k) = &mut p.api_key {
+                    let name = format!("API key of {}", p.name);
+                    secrets::adopt(&self.secrets, [(name, k)], |_| old.clone(), false)
+                        .await
+                        .map_err(SettingsError::Secret)?;
+                }
+                if p.api_key
+                    .as_ref()
+                    .and_then(SecretValue::plain)
+                    .is_some_and(|k| k.trim().is_empty())
+                {
+                    p.api_key = None;
                 }
             }
+            // checked before anything is stored: a refused change leaves no secret behind
+            let mut trial = before;
+            patch.apply_to(&mut trial);
+            trial.providers = providers.clone();
+            trial.validate()?;
+            for p in &mut providers {
+                if let Some(k) = &mut p.api_key {
+                    let label = format!("Switchboard: API key of {}", p.name);
+                    if let Err(e) = self.secrets.seal(k, true, &label, &mut created).await {
+                        self.secrets.forget(created).await;
+                        return Err(SettingsError::Secret(e));
+                    }
+                }
+            }
+            patch.providers = Some(providers);
         }
         let referenced = self.secret_references();
-        let saved = match self.settings.update(|s| *s = next) {
+        let saved = match self.settings.apply(&patch) {
             Ok(s) => s,
             Err(e) => {
                 self.secrets.forget(created).await;
                 return Err(e);
             }
         };
-        self.forget_unreferenced(referenced).await;
+        if patch.changes_providers() {
+            self.forget_unreferenced(referenced).await;
+        }
         self.host
             .set_call_timeout(Duration::from_secs(saved.tool_timeout_secs));
         // running servers hear about changed roots (roots/list_changed)
-        self.host.set_roots(roots(&saved)).await;
+        if patch.roots.is_some() {
+            self.host.set_roots(roots(&saved)).await;
+        }
         Ok(saved)
     }
 

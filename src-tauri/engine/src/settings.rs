@@ -1,11 +1,18 @@
 //! App settings: a flat JSON object in `settings.json`, read by the window and the CLI alike.
 //! [`LiveSettings`] is the one copy a running app holds: read by whoever needs a setting,
-//! changed (validated, then written to the file) in one place.
+//! changed in one place only, by a [`SettingsPatch`] naming what changes (validated against the
+//! settings as they are at that moment, then written to the file).
+
+mod patch;
+mod policy;
+
+pub use crate::mcp::TOOL_TIMEOUT_RANGE;
+pub use crate::store::{NUM_CTX_RANGE, TEMPERATURE_RANGE};
+pub use patch::SettingsPatch;
+pub use policy::{Policy, PolicyEntry};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-use crate::chat::approval::PolicyEntry;
 
 use serde::{Deserialize, Serialize};
 
@@ -108,9 +115,6 @@ impl Default for Settings {
 
 pub const MAX_ITERATIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100;
 pub const MAX_OFFERED_TOOLS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
-pub const TOOL_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
-pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=2.0;
-pub const NUM_CTX_RANGE: std::ops::RangeInclusive<u32> = 256..=1_048_576;
 
 impl Settings {
     /// Why these settings cannot be saved, if they cannot.
@@ -320,15 +324,15 @@ pub enum SettingsError {
     Secret(crate::secrets::SecretError),
 }
 
-impl SettingsError {
-    /// A value that is not allowed; `field` names it (for messages about one field).
-    pub fn invalid(_field: &'static str, message: impl Into<String>) -> Self {
-        SettingsError::Invalid(message.into())
+impl From<crate::store::InvalidSetting> for SettingsError {
+    fn from(e: crate::store::InvalidSetting) -> Self {
+        SettingsError::Invalid(e.message.into())
     }
 }
 
 /// The settings of a running app: one copy, read by everyone, changed only through
-/// [`LiveSettings::update`] (validated, then written to its file, other keys in it kept).
+/// [`LiveSettings::apply`]: a patch applied to the settings as they are (under the one lock),
+/// validated, then written to its file (other keys in it kept). Two changes at once both stay.
 pub struct LiveSettings {
     current: std::sync::RwLock<Settings>,
     file: Option<std::path::PathBuf>,
@@ -359,9 +363,13 @@ impl LiveSettings {
         f(&self.current.read().unwrap())
     }
 
-    /// Changes the settings with `change`; refused (nothing changes) when the result is not
-    /// valid or cannot be written. Returns the new settings.
-    pub fn update(&self, change: impl FnOnce(&mut Settings)) -> Result<Settings, SettingsError> {
+    /// Applies `patch` to the current settings; refused (nothing changes) when the result is not
+    /// valid or cannot be written. Returns the new settings. The one way settings change.
+    pub fn apply(&self, patch: &SettingsPatch) -> Result<Settings, SettingsError> {
+        self.update(|s| patch.apply_to(s))
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Settings)) -> Result<Settings, SettingsError> {
         let mut current = self.current.write().unwrap();
         let mut next = current.clone();
         change(&mut next);
@@ -402,10 +410,7 @@ mod tests {
         assert_eq!(s.max_iterations, 5);
         assert_eq!(s.tool_timeout_secs, 60);
         assert_eq!(s.tool_policies.len(), 2);
-        assert_eq!(
-            s.tool_policies["e__f"],
-            PolicyEntry::Plain(crate::chat::approval::Policy::Deny)
-        );
+        assert_eq!(s.tool_policies["e__f"], PolicyEntry::Plain(Policy::Deny));
         assert!(Settings {
             max_iterations: 0,
             ..Settings::default()

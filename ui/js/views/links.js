@@ -62,13 +62,13 @@ export class LinkConfirm {
 /**
  * `openLink(href, words)` → Promise<boolean> (opened): opens a link once the user has seen where
  * it goes in `confirm` (a LinkConfirm), or at once when its site is trusted; "always" trusts the
- * site. deps: { trusted() → [host], trust(host) → Promise, openUrl(url) → Promise, toast(text) }.
+ * site. deps: { trusted() → Promise<[host]>, trust(host) → Promise, openUrl(url) → Promise, toast(text) }.
  */
 export function linkOpener(confirm, { trusted, trust, openUrl, toast }) {
   return async (href, words) => {
     const target = linkTarget(href);
     if (!target) return false;
-    if (!(target.host && trusted().includes(target.host))) {
+    if (!(target.host && (await trusted().catch(() => [])).includes(target.host))) {
       const answer = await confirm.ask(target, words);
       if (!answer) return false;
       if (answer.always && target.host) {

@@ -7,7 +7,7 @@ const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Ma
 export class ModelsView {
   /**
    * api: { list() → models, pull(name, onProgress) → bool, cancel(name), remove(name), changed(),
-   *        toolMode(name) → 'native' | 'text' | 'json' | null, setToolMode(name, mode | null) }
+   *        toolModes() → Promise<{ [name]: 'native' | 'text' | 'json' }>, setToolMode(name, mode | null) }
    */
   constructor(dialog, api) {
     this.dialog = dialog;
@@ -28,15 +28,15 @@ export class ModelsView {
   async refresh() {
     const list = $('#models-list', this.dialog);
     try {
-      const models = await this.api.list();
-      list.replaceChildren(...(models.length ? models.map((m) => this.row(m))
+      const [models, modes] = await Promise.all([this.api.list(), this.api.toolModes()]);
+      list.replaceChildren(...(models.length ? models.map((m) => this.row(m, modes[m.name] ?? null))
         : [el('li', { class: 'hint' }, 'No models yet. Download one above, e.g. qwen3:0.6b or llama3.2.')]));
     } catch (err) {
       list.replaceChildren(el('li', { class: 'field-error' }, err?.message ?? String(err)));
     }
   }
 
-  row(m) {
+  row(m, current) {
     const li = el('li', { class: 'model-row', dataset: { name: m.name } },
       el('span', { class: 'model-name' }, m.name),
       el('span', { class: 'muted' }, [m.parameter_size, m.size ? size(m.size) : null].filter(Boolean).join(' · ')));
@@ -51,7 +51,6 @@ export class ModelsView {
     el('option', { value: 'text' }, 'Tools: in text'));
     // text mode constrained to JSON is not offered (it did not help on the model measured, see
     // the README); a model already set to it shows so, and can be set back
-    const current = this.api.toolMode(m.name);
     if (current === 'json') {
       mode.append(el('option', { value: 'json', title: 'In text, every reply constrained to JSON (a call or an answer) by the server' }, 'Tools: in text, constrained'));
     }

@@ -50,12 +50,31 @@ export class SettingsView {
       const providers = this.readProviders();
       if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave({ ...this.current, llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, roots, temperature, numCtx, systemPrompt, thinking, providers, trustedLinkHosts: this.linkHosts });
+        await this.onSave(this.patch({ llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, roots, temperature, numCtx, systemPrompt, thinking, providers }));
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
       }
     });
+  }
+
+  /**
+   * The dialog's fields as a change: only those that differ from what the dialog opened with, so
+   * a choice made elsewhere meanwhile (a model picked, a tool always allowed) is never put back.
+   */
+  patch(fields) {
+    const same = (a, b) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+    const opened = {
+      ...this.current,
+      providers: (this.current.providers ?? []).map(({ id, name, kind, url, apiKey }) => ({ id, name, kind, url, apiKey: apiKey ?? null })),
+    };
+    const patch = {};
+    for (const [key, value] of Object.entries(fields)) {
+      if (!same(value, opened[key])) patch[key] = value;
+    }
+    const forgotten = (this.current.trustedLinkHosts ?? []).filter((h) => !this.linkHosts.includes(h));
+    if (forgotten.length) patch.trustedLinkHosts = Object.fromEntries(forgotten.map((h) => [h, false]));
+    return patch;
   }
 
   open(settings, models, about) {

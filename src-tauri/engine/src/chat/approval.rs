@@ -11,41 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::mcp::RoutedTool;
+pub use crate::settings::{Policy, PolicyEntry};
 pub use crate::store::Approval;
-
-/// A tool's standing policy (settings: `toolPolicies`, keyed by exposed name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    Ask,
-    Allow,
-    Deny,
-}
-
-/// A tool's entry in `toolPolicies`: a policy written by hand (`"allow"`), or one the user gave
-/// from a card ("Always allow"), bound to the identity of the server it was given for
-/// (`{"policy": "allow", "server": "<identity>"}`): it holds only while that server is the same
-/// program or URL. A `deny` holds whatever the server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum PolicyEntry {
-    Plain(Policy),
-    Bound { policy: Policy, server: String },
-}
-
-impl PolicyEntry {
-    /// The policy, if it holds for a server with this identity.
-    pub fn for_server(&self, identity: &str) -> Option<Policy> {
-        match self {
-            PolicyEntry::Plain(p) => Some(*p),
-            PolicyEntry::Bound {
-                policy: Policy::Deny,
-                ..
-            } => Some(Policy::Deny),
-            PolicyEntry::Bound { policy, server } => (server == identity).then_some(*policy),
-        }
-    }
-}
 
 /// What the user chose for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,7 +54,7 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     pub destructive: bool,
     /// The tool's definition changed since the user accepted it: what changed. Allowing the call
-    /// accepts the new definition.
+    /// runs it once; it does not accept the new definition.
     pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
     /// The tool's `inputSchema`: edited arguments must fit it.
     #[serde(skip)]

@@ -17,7 +17,6 @@ use super::events::{ChatEvent, Emit};
 use super::gate::StreamGate;
 use super::recover::{recover, Shape};
 use super::resolve::{self, OfferedName};
-use super::turn::ToolsIn;
 use super::{Aids, ChatEngine, ChatError};
 use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role, ToolCall};
 use crate::markdown;
@@ -49,6 +48,17 @@ impl Shown {
             Shown::Answer(a) => a.finish(),
         }
     }
+}
+
+/// How the model gets its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ToolsIn {
+    /// The API's tools and tool calls.
+    Native,
+    /// Described in the system prompt; calls written as JSON text.
+    Text,
+    /// As `Text`, with the reply constrained to a call or an answer by a JSON schema.
+    Json,
 }
 
 /// How one reply ended.

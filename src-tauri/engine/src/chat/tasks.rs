@@ -3,8 +3,10 @@
 //! handle and the next run follows it again here. Its result then comes after the turn that
 //! started it has ended, so it is not given to the model by itself: it waits on the card until
 //! the user sends it with one click ([`TurnRequest::late_result`](super::TurnRequest)) — a
-//! result, or an error of the tool's own; a task that could not be followed (lost, stopped) has
-//! nothing for the model, and its card says why.
+//! result, or an error of the tool's own; a task that could not be followed (lost, stopped, or
+//! its server is now another program) has nothing for the model, and its card says why. It goes
+//! to the model as what it is, a tool's result (the call again, and its result), never as
+//! something the user said.
 
 use std::time::Instant;
 
@@ -13,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
 use super::{ChatEngine, ChatError};
+use crate::llm::{Message, Role, ToolCall};
 use crate::mcp::{TaskEnd, TaskState, ToolOutcome};
 use crate::store::{now_ms, OpenTask};
 
@@ -35,12 +38,22 @@ impl ChatEngine {
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let started = Instant::now();
-        let handle = open.handle();
-        let follow = self
-            .tools
-            .resume_task(&open.server, &open.tool, &handle, &cancel, Some(tx));
-        let during = self.answer_events(id, &open.server, &open.model, rx, emit, &cancel);
-        let (outcome, last) = tokio::join!(follow, during);
+        // a task is followed on the server that started it, not on another program or URL that
+        // now has its name (it would be asked about a handle it never gave)
+        let same = open
+            .server_identity
+            .as_ref()
+            .is_none_or(|i| self.tools.server_identity(&open.server).as_ref() == Some(i));
+        let (outcome, last) = if same {
+            let handle = open.handle();
+            let follow =
+                self.tools
+                    .resume_task(&open.server, &open.tool, &handle, &cancel, Some(tx));
+            let during = self.answer_events(id, &open.server, &open.model, rx, emit, &cancel);
+            tokio::join!(follow, during)
+        } else {
+            (self.not_the_same_server(&open, emit).await?, None)
+        };
         self.shared.running_calls.lock().unwrap().remove(&id);
         tracing::info!(
             "a task of {} followed after a restart ended after {:.1} s",
@@ -73,7 +86,9 @@ impl ChatEngine {
             reason: None,
         };
         let outcome = state.lost(reason, &open.server, &open.tool, None);
-        self.store.set_tool_task(id, &open.server, &state).await?;
+        self.store
+            .set_tool_task(id, &open.server, open.server_identity.as_deref(), &state)
+            .await?;
         emit(ChatEvent::ToolCallTask {
             id,
             status: state.status,
@@ -120,13 +135,53 @@ impl ChatEngine {
         Ok(())
     }
 
-    /// The user's message that gives the model the late result of call `id` (and marks it
-    /// given), for a turn in `conversation_id`.
-    pub(super) async fn late_result_message(
+    /// A task whose server is now another program or URL: reported lost, not followed.
+    async fn not_the_same_server(
+        &self,
+        open: &OpenTask,
+        emit: Emit<'_>,
+    ) -> Result<ToolOutcome, ChatError> {
+        let text = format!(
+            "The server \"{}\" is no longer the one that started this task (its command, \
+             folder, environment or URL changed), so the task was not followed.",
+            open.server
+        );
+        let lost = TaskState {
+            task_id: open.task_id.clone(),
+            status: "lost".into(),
+            message: Some(text.clone()),
+            poll_ms: None,
+            ttl_ms: None,
+            legacy: open.legacy,
+            session: open.session.clone(),
+            reason: None,
+        };
+        self.store
+            .set_tool_task(open.tool_call_id, &open.server, None, &lost)
+            .await?;
+        emit(ChatEvent::ToolCallTask {
+            id: open.tool_call_id,
+            status: lost.status,
+            message: lost.message,
+            reason: None,
+        });
+        Ok(ToolOutcome {
+            server: open.server.clone(),
+            tool: open.tool.clone(),
+            text,
+            is_error: true,
+            raw: None,
+        })
+    }
+
+    /// The messages that give the model the late result of call `id` (and mark it given), for a
+    /// turn in `conversation_id`: the call again (an assistant message, its id new) and its
+    /// result as the tool's message. The server's words stay in the tool's role.
+    pub(super) async fn late_result_messages(
         &self,
         conversation_id: Option<i64>,
         id: i64,
-    ) -> Result<String, ChatError> {
+    ) -> Result<Vec<Message>, ChatError> {
         let late = self.store.take_late_result(id).await?.ok_or_else(|| {
             ChatError::Invalid(
                 "There is no result waiting for that call: it was already sent.".into(),
@@ -137,21 +192,23 @@ impl ChatEngine {
                 "That result belongs to another conversation.".into(),
             ));
         }
-        let what = format!(
-            "The tool call {} (run by the server \"{}\" as a background task)",
-            late.name, late.server
-        );
-        Ok(if late.is_error {
-            format!(
-                "{what} ended with an error after the app was restarted. The tool's error:\n\n{}",
-                late.result
-            )
+        let call_id = format!("late-{id}");
+        let mut call = Message::new(Role::Assistant, "");
+        call.tool_calls = vec![ToolCall {
+            id: Some(call_id.clone()),
+            name: late.name.clone(),
+            arguments: late.arguments,
+            written: None,
+        }];
+        let text = if late.is_error && !late.result.starts_with("Error") {
+            format!("Error: {}", late.result)
         } else {
-            format!(
-                "{what} finished after the app was restarted. Its result:\n\n{}",
-                late.result
-            )
-        })
+            late.result
+        };
+        let mut result = Message::new(Role::Tool, text);
+        result.tool_name = Some(late.name);
+        result.tool_call_id = Some(call_id);
+        Ok(vec![call, result])
     }
 }
 

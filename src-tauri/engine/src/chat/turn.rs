@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
 use super::resolve::OfferedName;
-use super::stream::Streamed;
+use super::stream::{Streamed, ToolsIn};
 use super::{
     budget, rank, text_tools, title_from, ChatEngine, ChatError, Resume, TurnRequest, TurnSummary,
     WRAP_UP_PROMPT,
@@ -31,17 +31,6 @@ const MAX_TOKEN_RATIO: f64 = 4.0;
 /// Requests estimated smaller than this do not calibrate: a chat template's fixed tokens (its
 /// preamble, a date line) would make a short prompt's ratio say little about a long one's.
 const MIN_CALIBRATING_ESTIMATE: usize = 256;
-
-/// How the model gets its tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ToolsIn {
-    /// The API's tools and tool calls.
-    Native,
-    /// Described in the system prompt; calls written as JSON text.
-    Text,
-    /// As `Text`, with the reply constrained to a call or an answer by a JSON schema.
-    Json,
-}
 
 /// What every round of one turn shares.
 pub(super) struct Turn {
@@ -96,11 +85,12 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: CancellationToken,
     ) -> Result<TurnSummary, ChatError> {
-        let mut req = req;
-        if let Some(id) = req.late_result {
-            req.text = self.late_result_message(req.conversation_id, id).await?;
-        }
-        let mut turn = self.open_turn(&req, emit).await?;
+        // a task's late result goes in as the tool's result, not as the user's words
+        let late = match req.late_result {
+            Some(id) => Some(self.late_result_messages(req.conversation_id, id).await?),
+            None => None,
+        };
+        let mut turn = self.open_turn(&req, late, emit).await?;
         let summary = self.rounds(&mut turn, emit, &cancel).await?;
         emit(ChatEvent::Done {
             conversation_id: turn.conversation_id,
@@ -111,8 +101,14 @@ impl ChatEngine {
     }
 
     /// The conversation (new, or a branch of an old one), its settings and the messages the model
-    /// gets; the user's message stored and announced.
-    async fn open_turn(&self, req: &TurnRequest, emit: Emit<'_>) -> Result<Turn, ChatError> {
+    /// gets; the user's message (or `late`: a task's late result, as a call and its result)
+    /// stored and announced.
+    async fn open_turn(
+        &self,
+        req: &TurnRequest,
+        late: Option<Vec<Message>>,
+        emit: Emit<'_>,
+    ) -> Result<Turn, ChatError> {
         let adds_message = req.regenerate.is_none() && req.resume.is_none();
         if let Some(s) = &req.settings {
             s.validate()
@@ -169,15 +165,21 @@ impl ChatEngine {
             self.store.set_tool_choice(conversation_id, choice).await?;
             tool_choice = choice.clone();
         }
-        let user = adds_message.then(|| Message::new(Role::User, req.text.clone()));
-        let user_message_id = match &user {
-            Some(u) => Some(
-                self.store
-                    .append_message(conversation_id, u, MessageStatus::Complete)
-                    .await?,
-            ),
-            None => None,
+        let added = match late {
+            Some(late) => late,
+            None if adds_message => vec![Message::new(Role::User, req.text.clone())],
+            None => vec![],
         };
+        let mut user_message_id = None;
+        for m in &added {
+            let id = self
+                .store
+                .append_message(conversation_id, m, MessageStatus::Complete)
+                .await?;
+            if m.role == Role::User {
+                user_message_id = Some(id);
+            }
+        }
         emit(ChatEvent::TurnStarted {
             conversation_id,
             user_message_id,
@@ -216,7 +218,7 @@ impl ChatEngine {
             messages.push(Message::new(Role::System, system_prompt));
         }
         messages.extend(history);
-        messages.extend(user);
+        messages.extend(added);
         let wrap_up = req.resume == Some(Resume::WrapUp);
         if wrap_up {
             // not stored: an instruction for this one reply

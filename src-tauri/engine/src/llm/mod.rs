@@ -1,5 +1,6 @@
 //! LLM clients. The chat loop talks to [`LlmClient`]; the Ollama native API is the first provider.
 
+mod http;
 mod ndjson;
 pub mod ollama;
 pub mod openai;

@@ -206,7 +206,7 @@ pub async fn each_line(
             Some(Err(e)) => {
                 return Err(super::LlmError::BrokenOff {
                     what: what.to_string(),
-                    detail: super::ollama::root_cause(&e),
+                    detail: super::http::root_cause(&e),
                 })
             }
             None => break,

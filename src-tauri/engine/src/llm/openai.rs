@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::http::{check_response, http_client, send_error, send_streaming};
 use super::ndjson::{each_line, Ended};
-use super::ollama::{check_response, http_client, send_error, send_streaming};
 use super::NdjsonSplitter;
 use crate::secrets::{SecretValue, Secrets};
 

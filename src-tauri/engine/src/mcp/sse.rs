@@ -22,12 +22,11 @@ pub enum SseError {
         body: String,
     },
     /// 401 or 403: the server wants a sign-in (or more than the one it has).
-    #[error("{url} answered {status}: it wants a sign-in")]
+    #[error("{url} answered {}: it wants a sign-in", .wanted.status)]
     Unauthorized {
         url: String,
-        status: u16,
-        /// Its `WWW-Authenticate` challenge, when it sent one.
-        challenge: Option<String>,
+        #[source]
+        wanted: super::http::SignInWanted,
     },
     #[error("{0}")]
     Protocol(String),
@@ -154,8 +153,7 @@ async fn success(resp: reqwest::Response, url: &str) -> Result<reqwest::Response
     if status == 401 || (status == 403 && wants_scopes) {
         return Err(SseError::Unauthorized {
             url: url.into(),
-            status,
-            challenge,
+            wanted: super::http::SignInWanted { status, challenge },
         });
     }
     let body = super::http::read_capped(resp, 64 * 1024)
@@ -192,8 +190,10 @@ async fn authorized(
                 | AuthError::TokenExpired
                 | AuthError::TokenRefreshRejected(_) => SseError::Unauthorized {
                     url: url.into(),
-                    status: 401,
-                    challenge: None,
+                    wanted: super::http::SignInWanted {
+                        status: 401,
+                        challenge: None,
+                    },
                 },
                 // anything else (its token endpoint unreachable…) is no reason to sign in again
                 other => SseError::Protocol(format!("could not get an access token: {other}")),

@@ -140,14 +140,10 @@ pub fn by_name(name: &str, args: &[String]) -> Option<Box<dyn BuiltinServer>> {
     }
 }
 
-/// The sandbox a built-in runs in when its config names none, and on a fresh install: no
-/// network and no folders, but `research` reaches arXiv (its folder is its own, see
-/// [`own_folders`]).
-pub fn default_sandbox(name: &str) -> crate::mcp::SandboxConfig {
-    crate::mcp::SandboxConfig {
-        network: name == "research",
-        ..Default::default()
-    }
+/// Whether a built-in reaches the network (its default sandbox allows it then; otherwise none):
+/// only `research`, which asks arXiv. Its folder is its own, see [`own_folders`].
+pub fn reaches_network(name: &str) -> bool {
+    name == "research"
 }
 
 /// The folders a built-in writes in because they are its own, for its arguments.

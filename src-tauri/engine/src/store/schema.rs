@@ -118,6 +118,9 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a task in the 2025-11-25 form (mcp/host/legacy_tasks.rs), followed its own way
         M::up("ALTER TABLE tool_tasks ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;"),
+        // the identity of the server that runs it (`ServerConfig::identity`): a task is followed
+        // again only on the same program or URL
+        M::up("ALTER TABLE tool_tasks ADD COLUMN server_identity TEXT;"),
         // the HTTP session a task runs in: the id of the secret that keeps it (mcp/host/rejoin.rs;
         // the session id itself is only in the secrets store); why a task ended when that was
         // not its tool's doing (a `TaskEnd` code); whether a run after the one that started it

@@ -277,24 +277,36 @@ pub struct ConversationSettings {
     pub provider: Option<String>,
 }
 
+/// Allowed temperatures (the app's default and a conversation's own).
+pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=2.0;
+/// Allowed context lengths (Ollama `num_ctx`).
+pub const NUM_CTX_RANGE: std::ops::RangeInclusive<u32> = 256..=1_048_576;
+
+/// A generation setting out of its range: which one (`field`, as the window names it) and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct InvalidSetting {
+    pub field: &'static str,
+    pub message: &'static str,
+}
+
 impl ConversationSettings {
     /// Why these settings cannot be used, if they cannot.
-    pub fn validate(&self) -> Result<(), crate::settings::SettingsError> {
-        use crate::settings::{SettingsError, NUM_CTX_RANGE, TEMPERATURE_RANGE};
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
         if self
             .temperature
             .is_some_and(|t| !TEMPERATURE_RANGE.contains(&t))
         {
-            return Err(SettingsError::invalid(
-                "temperature",
-                "The temperature must be between 0 and 2",
-            ));
+            return Err(InvalidSetting {
+                field: "temperature",
+                message: "The temperature must be between 0 and 2",
+            });
         }
         if self.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
-            return Err(SettingsError::invalid(
-                "numCtx",
-                "The context length must be between 256 and 1048576 tokens",
-            ));
+            return Err(InvalidSetting {
+                field: "numCtx",
+                message: "The context length must be between 256 and 1048576 tokens",
+            });
         }
         Ok(())
     }

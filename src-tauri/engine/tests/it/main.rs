@@ -11,6 +11,7 @@ mod context;
 mod conversation;
 mod eval_tools;
 mod host;
+mod layers;
 mod legacy_tasks;
 mod llm_faults;
 mod llm_ollama;

@@ -273,17 +273,19 @@ async fn in_a_keyring_session() {
         json!({"secret": "config"})
     );
 
-    // the window saves the settings as it got them, plus a new provider with a new key
-    let mut next: switchboard_engine::Settings =
-        serde_json::from_value(settings_view.clone()).unwrap();
-    next.providers.push(ProviderConfig {
+    // the window sends the providers as it got them, plus a new one with a new key
+    let mut providers: Vec<ProviderConfig> =
+        serde_json::from_value(settings_view["providers"].clone()).unwrap();
+    providers.push(ProviderConfig {
         id: "local".into(),
         name: "Local".into(),
         kind: ProviderKind::Openai,
         url: format!("{}/v1", fake.url),
         api_key: Some(SecretValue::New(API_KEY.into())),
     });
-    rt.save_settings(next).await.unwrap();
+    rt.change_settings(providers_patch(providers))
+        .await
+        .unwrap();
     let saved = json_file(&places.settings);
     let typed_id = reference_id(&saved["providers"][0]["apiKey"], place);
     let key_id = reference_id(&saved["providers"][1]["apiKey"], place);
@@ -499,18 +501,22 @@ async fn in_a_keyring_session() {
         stored(place, &copy_id, &secrets_file).as_deref(),
         Some(ENV_SECRET)
     );
-    let mut next = rt.settings.get().redacted();
-    next.providers.retain(|p| p.id != "local");
-    rt.save_settings(next).await.unwrap();
+    let mut providers = rt.settings.get().redacted().providers;
+    providers.retain(|p| p.id != "local");
+    rt.change_settings(providers_patch(providers))
+        .await
+        .unwrap();
     assert_eq!(stored(place, &key_id, &secrets_file), None);
     assert_eq!(
         stored(place, &typed_id, &secrets_file).as_deref(),
         Some(TYPED_KEY)
     );
     // a key replaced: the old one is gone
-    let mut next = rt.settings.get().redacted();
-    next.providers[0].api_key = Some(SecretValue::New("sk-replaced".into()));
-    rt.save_settings(next).await.unwrap();
+    let mut providers = rt.settings.get().redacted().providers;
+    providers[0].api_key = Some(SecretValue::New("sk-replaced".into()));
+    rt.change_settings(providers_patch(providers))
+        .await
+        .unwrap();
     assert_eq!(stored(place, &typed_id, &secrets_file), None);
     // a header replaced from the form: the old value is gone, the new one stored
     let mut web_cfg = rt.mcp_config_view().servers["web"].clone();
@@ -579,4 +585,12 @@ async fn in_a_keyring_session() {
         "secrets case {case}: ok ({} bytes of log searched)",
         logged.len()
     );
+}
+
+/// The settings dialog's change when only its list of providers changed.
+fn providers_patch(providers: Vec<ProviderConfig>) -> switchboard_engine::settings::SettingsPatch {
+    switchboard_engine::settings::SettingsPatch {
+        providers: Some(providers),
+        ..Default::default()
+    }
 }

@@ -14,6 +14,7 @@ use super::super::{ChatEngine, ChatError};
 use super::Approved;
 use crate::llm::ToolCall;
 use crate::mcp::RoutedTool;
+use crate::settings::SettingsPatch;
 
 impl ChatEngine {
     /// Applies the approval rules to one call; asks the user when they say so.
@@ -124,12 +125,8 @@ impl ChatEngine {
                     edited,
                     arguments: Value::Object(final_args.clone()),
                 });
-                if routed.changed && action != Action::Deny {
-                    // the card showed what changed; allowing the call accepts it
-                    self.tools
-                        .accept_tool_definition(&routed.server, &routed.tool)
-                        .await;
-                }
+                // allowing a changed tool runs this call only: its new definition is accepted
+                // by its own button (`McpHost::accept_tool_definition`), never by an approval
                 Ok(match action {
                     Action::Deny => Approved::Refused("The user declined this tool call.".into()),
                     Action::AllowConversation => {
@@ -141,15 +138,13 @@ impl ChatEngine {
                         Approved::Run(final_args)
                     }
                     Action::AlwaysAllow => {
-                        let remembered = self.settings.update(|s| {
-                            s.tool_policies.insert(
-                                call.name.clone(),
-                                PolicyEntry::Bound {
-                                    policy: Policy::Allow,
-                                    server: routed.identity.clone(),
-                                },
-                            );
-                        });
+                        let remembered = self.settings.apply(&SettingsPatch::tool_policy(
+                            call.name.clone(),
+                            Some(PolicyEntry::Bound {
+                                policy: Policy::Allow,
+                                server: routed.identity.clone(),
+                            }),
+                        ));
                         if let Err(e) = remembered {
                             tracing::warn!(
                                 "could not remember \"always allow\" for {}: {e}",

@@ -1,0 +1,252 @@
+//! [`SettingsPatch`]: a change to the settings that names only what changes. Every writer (the
+//! window's dialog, a model pick, a model's tool mode, a trusted link host, "Always allow" on a
+//! card, dropping the approvals of a removed server) sends one; `LiveSettings::apply` applies it
+//! to the settings as they are at that moment, so a writer never puts back what another one
+//! changed meanwhile.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::{PolicyEntry, ProviderConfig, Settings, ToolMode};
+
+/// What changes. A field left out stays as it is; for an optional setting, `null` clears it.
+/// Maps change per key: `{"toolModes": {"gemma3": "text", "qwen3": null}}` sets one model's mode
+/// and clears another's, and leaves every other model's as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SettingsPatch {
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub llm_url: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub model: Option<Option<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_offered_tools: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_timeout_secs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Vec<String>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub system_prompt: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub temperature: Option<Option<f64>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub num_ctx: Option<Option<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<bool>,
+    /// The whole list (only the settings dialog edits it). API keys as in `Settings`: a
+    /// `{"secret": …}` marker keeps the provider's key, `{"newSecret": …}` stores a new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<Vec<ProviderConfig>>,
+    /// Per model: its tool mode, or `null` for "by its capabilities".
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_modes: BTreeMap<String, Option<ToolMode>>,
+    /// Per exposed tool name: its standing policy, or `null` to forget it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_policies: BTreeMap<String, Option<PolicyEntry>>,
+    /// Per host: `true` to open its links without asking, `false` to ask again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trusted_link_hosts: BTreeMap<String, bool>,
+}
+
+/// A field that is present, even as `null` (`Some(None)`); one left out is `None` (by `default`).
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// A text setting as stored: trimmed, and empty means none.
+fn text(v: &Option<String>) -> Option<String> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+impl SettingsPatch {
+    /// Changes `s` as this patch says, and nothing else.
+    pub fn apply_to(&self, s: &mut Settings) {
+        if let Some(v) = &self.llm_url {
+            s.llm_url = text(v);
+        }
+        if let Some(v) = &self.model {
+            s.model = text(v);
+        }
+        if let Some(v) = self.max_iterations {
+            s.max_iterations = v;
+        }
+        if let Some(v) = self.max_offered_tools {
+            s.max_offered_tools = v;
+        }
+        if let Some(v) = self.tool_timeout_secs {
+            s.tool_timeout_secs = v;
+        }
+        if let Some(v) = &self.roots {
+            s.roots = v.clone();
+        }
+        if let Some(v) = &self.system_prompt {
+            s.system_prompt = text(v);
+        }
+        if let Some(v) = self.temperature {
+            s.temperature = v;
+        }
+        if let Some(v) = self.num_ctx {
+            s.num_ctx = v;
+        }
+        if let Some(v) = self.thinking {
+            s.thinking = v;
+        }
+        if let Some(v) = &self.providers {
+            s.providers = v.clone();
+        }
+        for (model, mode) in &self.tool_modes {
+            match mode {
+                Some(m) => s.tool_modes.insert(model.clone(), *m),
+                None => s.tool_modes.remove(model),
+            };
+        }
+        for (tool, policy) in &self.tool_policies {
+            match policy {
+                Some(p) => s.tool_policies.insert(tool.clone(), p.clone()),
+                None => s.tool_policies.remove(tool),
+            };
+        }
+        for (host, trusted) in &self.trusted_link_hosts {
+            let host = host.trim().to_ascii_lowercase();
+            if *trusted {
+                s.trusted_link_hosts.insert(host);
+            } else {
+                s.trusted_link_hosts.remove(&host);
+            }
+        }
+    }
+
+    /// One tool's standing policy set (or forgotten, with `None`).
+    pub fn tool_policy(tool: impl Into<String>, policy: Option<PolicyEntry>) -> SettingsPatch {
+        SettingsPatch {
+            tool_policies: BTreeMap::from([(tool.into(), policy)]),
+            ..SettingsPatch::default()
+        }
+    }
+
+    /// Whether it changes the LLM providers (and so, perhaps, which secrets are referenced).
+    pub fn changes_providers(&self) -> bool {
+        self.providers.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Policy;
+    use super::*;
+    use serde_json::json;
+
+    fn patch(v: serde_json::Value) -> SettingsPatch {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn only_what_it_names_changes() {
+        let mut s = Settings {
+            model: Some("qwen3".into()),
+            system_prompt: Some("Be brief.".into()),
+            temperature: Some(0.3),
+            ..Settings::default()
+        };
+        s.tool_modes.insert("gemma3".into(), ToolMode::Text);
+        s.tool_modes.insert("phi4".into(), ToolMode::Native);
+        s.tool_policies
+            .insert("calculator__add".into(), PolicyEntry::Plain(Policy::Allow));
+        s.trusted_link_hosts.insert("docs.rs".into());
+        let before = s.clone();
+
+        patch(json!({"model": "llama3.2"})).apply_to(&mut s);
+        assert_eq!(s.model.as_deref(), Some("llama3.2"));
+        assert_eq!(
+            Settings {
+                model: before.model.clone(),
+                ..s.clone()
+            },
+            before,
+            "nothing else changed"
+        );
+
+        // null clears an optional setting; a field left out stays
+        patch(json!({"systemPrompt": null})).apply_to(&mut s);
+        assert_eq!(s.system_prompt, None);
+        assert_eq!(s.temperature, Some(0.3));
+        patch(json!({"temperature": null, "numCtx": 8192})).apply_to(&mut s);
+        assert_eq!((s.temperature, s.num_ctx), (None, Some(8192)));
+
+        // maps change per key
+        patch(json!({"toolModes": {"gemma3": null, "qwen3": "native"}})).apply_to(&mut s);
+        assert_eq!(
+            s.tool_modes,
+            BTreeMap::from([
+                ("phi4".to_string(), ToolMode::Native),
+                ("qwen3".to_string(), ToolMode::Native)
+            ])
+        );
+        patch(json!({"trustedLinkHosts": {"Example.org": true, "docs.rs": false}}))
+            .apply_to(&mut s);
+        assert_eq!(
+            s.trusted_link_hosts.iter().collect::<Vec<_>>(),
+            ["example.org"]
+        );
+        SettingsPatch::tool_policy(
+            "files__write",
+            Some(PolicyEntry::Bound {
+                policy: Policy::Allow,
+                server: "builtin:files".into(),
+            }),
+        )
+        .apply_to(&mut s);
+        assert_eq!(s.tool_policies.len(), 2, "the other policy stays");
+        SettingsPatch::tool_policy("calculator__add", None).apply_to(&mut s);
+        assert_eq!(s.tool_policies.keys().collect::<Vec<_>>(), ["files__write"]);
+        // texts are kept trimmed, and empty is none
+        patch(json!({"model": "  ", "llmUrl": " http://h:1 "})).apply_to(&mut s);
+        assert_eq!(s.model, None);
+        assert_eq!(s.llm_url.as_deref(), Some("http://h:1"));
+    }
+
+    #[test]
+    fn a_patch_names_known_settings_only() {
+        let err = serde_json::from_value::<SettingsPatch>(json!({"modle": "x"})).unwrap_err();
+        assert!(err.to_string().contains("unknown field `modle`"), "{err}");
+        assert!(serde_json::from_value::<SettingsPatch>(json!({"maxIterations": "5"})).is_err());
+        assert_eq!(patch(json!({})), SettingsPatch::default());
+        // what it serializes to reads back the same (null kept apart from left out)
+        let p = patch(json!({"model": null, "toolModes": {"a": null}, "thinking": false}));
+        let again: SettingsPatch =
+            serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
+        assert_eq!(again, p);
+        assert_eq!(again.model, Some(None));
+        assert_eq!(again.llm_url, None);
+    }
+}
