@@ -240,11 +240,11 @@ async fn a_task_of_a_session_bound_server_survives_the_app_being_killed() {
         .unwrap();
     let asked = fake.chat_requests();
     let last = asked.last().unwrap();
-    let said = last_message(last)["content"].as_str().unwrap().to_string();
-    assert!(
-        said.contains("background task") && said.contains("Research Report: rust"),
-        "{said}"
-    );
+    // as the tool's result (main's form of a late result), never as something the user said
+    let told = last_message(last);
+    let said = told["content"].as_str().unwrap().to_string();
+    assert_eq!(told["role"], "tool", "{told}");
+    assert!(said.contains("Research Report: rust"), "{said}");
     rt.host.shutdown().await;
 }
 
