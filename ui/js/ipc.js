@@ -57,12 +57,15 @@ const core = window.__TAURI__.core;
  * - approvalRequested { id, questionId, name, server, tool, arguments, destructive, changed: DiffLine[]|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - toolCallProgress { id, progress, total|null, message|null }
- * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null }
- *   — the call runs as a task on its server: where it is
+ * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null, reason? }
+ *   — the call runs as a task on its server: where it is; a lost one's `reason` (TaskEnd) says why
  * - taskFollowed { id, conversationId } — (watchTasks only) a task from before the app started is
- *   followed again
+ *   followed again (its card says "resumed after a restart")
  * - taskResultWaiting { id, conversationId } — a task ended after its turn (after a restart): its
- *   result waits for the user to send it to the model (sendMessage with lateResult)
+ *   result, or its tool's error, waits for the user to send it to the model (sendMessage with lateResult)
+ * A stored tool call's `task`: { status, message|null, reason?, awaitingDelivery, resumed, startedAt }.
+ * TaskEnd (why a task ended when that was not its tool's doing): 'forgotten'|'sessionEnded'|
+ *   'sessionNotKept'|'endedWithApp'|'serverNotRunning'|'noAnswer'.
  * - elicitationRequested { callId, questionId, elicitation: { server, message, schema|null, url|null } } → answerQuestion
  * - samplingRequested { callId, questionId, request: { server, systemPrompt|null, messages, maxTokens } } → answerQuestion
  * - samplingFinished { callId, questionId, outcome: 'answered'|'declined'|'failed', model, text|null, error|null }

@@ -152,7 +152,41 @@ impl Runtime {
     pub async fn start_servers(&self) {
         self.use_login_shell_path().await;
         self.host.set_roots(roots(&self.settings.get())).await;
+        self.rejoin_task_sessions().await;
         self.host.start_all(&self.mcp_config()).await;
+    }
+
+    /// Tells the host the HTTP sessions the tasks still open ran in when the app last ended
+    /// (read back from the secrets store), so each such server starts in its session again.
+    async fn rejoin_task_sessions(&self) {
+        let open = match self.store.open_tasks().await {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::warn!("could not read the tasks to follow: {e}");
+                return;
+            }
+        };
+        let mut seen = BTreeSet::new();
+        // oldest first: the last one given for a server is the session it starts in
+        for task in &open {
+            let Some(id) = task.session.as_deref() else {
+                continue;
+            };
+            if !seen.insert(id.to_string()) {
+                continue;
+            }
+            let kept = match mcp::KeptSession::read(&self.secrets, id).await {
+                Ok(kept) => kept,
+                Err(e) => {
+                    tracing::warn!(
+                        "could not read the session of a task of {}: {e}",
+                        task.server
+                    );
+                    None
+                }
+            };
+            self.host.rejoin(&task.server, id, kept);
+        }
     }
 
     /// Looks up the login shell's PATH once (at most 3 s) and runs MCP servers with it, so
@@ -275,6 +309,7 @@ impl Runtime {
                 return 0;
             }
         };
+        let config = self.mcp_config();
         for task in &open {
             // the conversation's provider answers the server's sampling requests, if any
             let provider = self
@@ -284,14 +319,30 @@ impl Runtime {
                 .ok()
                 .and_then(|s| s.provider);
             let engine = self.chat_engine(provider.as_deref());
+            // a server that ran inside the app, or whose session ended with it, took its tasks
+            // along: they end now, without asking anyone
+            let ended = config
+                .servers
+                .get(&task.server)
+                .and_then(|c| match c.transport() {
+                    mcp::Transport::Stdio => Some(mcp::TaskEnd::EndedWithApp),
+                    mcp::Transport::Sse => Some(mcp::TaskEnd::SessionEnded),
+                    _ => None,
+                });
             let (task, emit) = (task.clone(), emit.clone());
             tokio::spawn(async move {
                 let id = task.tool_call_id;
-                if let Err(e) = engine.resume_task(task, &*emit).await {
+                let done = match ended {
+                    Some(reason) => engine.end_task(task, reason, &*emit).await,
+                    None => engine.resume_task(task, &*emit).await,
+                };
+                if let Err(e) = done {
                     tracing::warn!("following the task of call {id} again failed: {e}");
                 }
             });
         }
+        let (store, secrets) = (self.store.clone(), self.secrets.clone());
+        tokio::spawn(forget_ended_task_sessions(store, secrets));
         open.len()
     }
 
@@ -308,5 +359,28 @@ impl Runtime {
             settings: self.settings.clone(),
             shared: self.shared.clone(),
         }
+    }
+}
+
+/// Forgets in the secrets store the HTTP sessions kept for tasks that are over (left by a run
+/// that ended before it could, or lost since).
+async fn forget_ended_task_sessions(store: store::Store, secrets: Secrets) {
+    let ids = match store.ended_task_sessions().await {
+        Ok(ids) if !ids.is_empty() => ids,
+        Ok(_) => return,
+        Err(e) => {
+            tracing::warn!("could not read the sessions of ended tasks: {e}");
+            return;
+        }
+    };
+    let mut forgotten = Vec::new();
+    for id in ids {
+        match mcp::KeptSession::forget(&secrets, &id).await {
+            Ok(()) => forgotten.push(id),
+            Err(e) => tracing::warn!("could not forget the session of an ended task: {e}"),
+        }
+    }
+    if let Err(e) = store.forget_task_sessions(forgotten).await {
+        tracing::warn!("could not note the sessions forgotten: {e}");
     }
 }

@@ -4,7 +4,7 @@
 import { el, formatDuration } from '../dom.js';
 import { elicitationForm } from './elicitation.js';
 import { diffView } from './diff.js';
-import { approvalText, isRefused } from './words.js';
+import { approvalText, isRefused, resumedText, taskText } from './words.js';
 
 export class ToolCards {
   /** `chat`: the ChatView the cards live in (its root, scrolling, link and Stop handlers). */
@@ -310,29 +310,46 @@ export class ToolCards {
   }
 
   /**
-   * The call runs as a task on its server: where it is, in the server's words. While it runs the
-   * card says so (Stop cancels the task on the server); its end comes with `finish`.
+   * The call runs as a task on its server: where it is, in the server's words (and why, when it
+   * ended without its tool's result). While it runs the card says so (Stop cancels the task on the
+   * server); its end comes with `finish`. A stored task says whether a later run followed it again.
    */
-  showTask(id, { status, message }) {
+  showTask(id, task) {
     const card = this.cards.get(id);
     if (!card) return;
-    card.dataset.task = status;
+    card.dataset.task = task.status;
+    if (task.reason) card.dataset.taskEnd = task.reason;
+    if (task.startedAt) card.dataset.startedAt = String(task.startedAt);
     let line = card.querySelector('.card-task');
     if (!line) {
       line = el('p', { class: 'card-task muted', role: 'status' });
       card.querySelector('.card-body').prepend(line);
     }
-    line.textContent = `${TASK_WORDS[status] ?? status}${message ? ` — ${message}` : ''}`;
+    line.textContent = taskText(task);
+    if (task.resumed) this.showResumed(id);
     if (card.classList.contains('running')) {
       card.querySelector('.card-state').textContent =
-        status === 'input_required' ? 'task · waiting for you' : 'task · running…';
+        task.status === 'input_required' ? 'task · waiting for you' : 'task · running…';
     }
   }
 
-  /** A task's result came after its turn ended: offer to send it to the model. */
+  /** The task is followed again after the app restarted: the card says so, with when it started. */
+  showResumed(id) {
+    const card = this.cards.get(id);
+    if (!card || card.querySelector('.card-resumed')) return;
+    const line = el('p', { class: 'card-resumed muted' }, resumedText(Number(card.dataset.startedAt) || null));
+    const task = card.querySelector('.card-task');
+    if (task) task.after(line); else card.querySelector('.card-body').prepend(line);
+  }
+
+  /**
+   * A task ended after its turn, with something for the model: its result, or its tool's error
+   * (the card already shows which). Offers to send it to the model, once.
+   */
   offerLateResult(id, send) {
     const card = this.cards.get(id);
     if (!card || card.querySelector('.late-result')) return;
+    const failed = card.classList.contains('error');
     const error = el('p', { class: 'field-error', role: 'alert' });
     const button = el('button', {
       type: 'button', class: 'btn primary', dataset: { action: 'send-late-result' },
@@ -347,10 +364,11 @@ export class ToolCards {
           button.disabled = false;
         }
       },
-    }, 'Send the result to the model');
-    const box = el('div', { class: 'late-result approval', role: 'group', 'aria-label': 'Late result' },
-      el('p', { class: 'approval-question' },
-        'This task finished after its turn had ended, so the model has not seen its result.'),
+    }, failed ? 'Tell the model' : 'Send the result to the model');
+    const box = el('div', { class: 'late-result approval', role: 'group', 'aria-label': failed ? 'Late error' : 'Late result' },
+      el('p', { class: 'approval-question' }, failed
+        ? 'This task ended with an error after its turn had ended, so the model has not been told.'
+        : 'This task finished after its turn had ended, so the model has not seen its result.'),
       el('div', { class: 'approval-buttons' }, button), error);
     card.open = true;
     card.querySelector('.card-body').prepend(box);
@@ -368,15 +386,6 @@ export class ToolCards {
       message ?? (total ? `${Math.round((progress / total) * 100)} %` : `${progress}`);
   }
 }
-
-const TASK_WORDS = {
-  working: 'Running as a task on the server',
-  input_required: 'The task waits for your answer',
-  completed: 'The task finished',
-  failed: 'The task failed',
-  cancelled: 'The task was cancelled',
-  lost: 'The server no longer knows this task',
-};
 
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 

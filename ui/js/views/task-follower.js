@@ -21,7 +21,7 @@ export class TaskFollower {
   onEvent(ev) {
     const cards = this.chat.cards;
     switch (ev.type) {
-      case 'taskFollowed': this.chats.set(ev.id, ev.conversationId); break;
+      case 'taskFollowed': this.chats.set(ev.id, ev.conversationId); cards.showResumed(ev.id); break;
       case 'toolCallTask': cards.showTask(ev.id, ev); break;
       case 'toolCallProgress': cards.showProgress(ev.id, ev); break;
       case 'toolCallFinished':

@@ -236,3 +236,37 @@ export function targetText(t) {
     default: return '';
   }
 }
+
+/** Where a task is (a tool call its server runs as a task), and why when it ended without its tool's result. */
+export function taskText({ status, message, reason }) {
+  const base = (reason && TASK_ENDS[reason]) ?? TASK_STATES[status] ?? String(status);
+  return message ? `${base} — ${message}` : base;
+}
+
+const TASK_STATES = {
+  working: 'Running as a task on the server',
+  input_required: 'The task waits for your answer',
+  completed: 'The task finished',
+  failed: 'The task failed',
+  cancelled: 'The task was cancelled',
+  lost: 'The server no longer knows this task',
+};
+
+const TASK_ENDS = {
+  forgotten: 'The server no longer knows this task (it restarted, or the task expired); it was not run again',
+  sessionEnded: 'The server ended the session this task ran in, so the task cannot be recovered; it was not run again',
+  sessionNotKept: 'The session this task ran in could not be read back from the keyring, so the task cannot be recovered',
+  endedWithApp: 'The server ran inside the app, so the restart ended it and this task; it was not run again',
+  serverNotRunning: 'The server is not running, so this task cannot be followed',
+  noAnswer: 'The server stopped answering about this task',
+};
+
+/** A task followed again after the app restarted: says so, with when it was started (ms since the epoch). */
+export function resumedText(startedAt) {
+  if (!startedAt) return 'Resumed after a restart';
+  const d = new Date(startedAt);
+  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  const today = d.toDateString() === new Date().toDateString();
+  const when = today ? `at ${time}` : `on ${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} at ${time}`;
+  return `Resumed after a restart — started ${when}`;
+}

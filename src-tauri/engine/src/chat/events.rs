@@ -114,12 +114,16 @@ pub enum ChatEvent {
         message: Option<String>,
     },
     /// Call `id` runs as a task on its server: where it is now (`working`, `input_required`,
-    /// `completed`, `failed`, `cancelled`, `lost`), in the server's words when it gave some.
+    /// `completed`, `failed`, `cancelled`, `lost`), in the server's words when it gave some, and
+    /// why a lost one is.
     #[serde(rename_all = "camelCase")]
     ToolCallTask {
         id: i64,
         status: String,
         message: Option<String>,
+        /// Why it ended, when that was not its tool's doing (status `lost`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<crate::mcp::TaskEnd>,
     },
     /// Call `id` of `conversation_id` runs as a task its server still runs from before the app
     /// started, and is followed again: what comes next about it arrives outside any turn.

@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::ToolSpec;
-use crate::mcp::{CallEvent, McpHost, RoutedTool, ToolOutcome};
+use crate::mcp::{CallEvent, McpHost, RoutedTool, TaskHandle, ToolOutcome};
 
 #[async_trait]
 pub trait ToolHost: Send + Sync {
@@ -62,8 +62,7 @@ pub trait ToolHost: Send + Sync {
         &self,
         server: &str,
         tool: &str,
-        _task_id: &str,
-        _legacy: bool,
+        _task: &TaskHandle,
         _cancel: &CancellationToken,
         _events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
@@ -127,11 +126,10 @@ impl ToolHost for McpHost {
         &self,
         server: &str,
         tool: &str,
-        task_id: &str,
-        legacy: bool,
+        task: &TaskHandle,
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
-        McpHost::resume_task(self, server, tool, task_id, legacy, cancel, events.as_ref()).await
+        McpHost::resume_task(self, server, tool, task, cancel, events.as_ref()).await
     }
 }

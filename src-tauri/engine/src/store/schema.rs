@@ -132,6 +132,15 @@ pub(super) fn migrations() -> Migrations<'static> {
                 PRIMARY KEY (provider, model)
             );",
         ),
+        // the HTTP session a task runs in: the id of the secret that keeps it (mcp/host/rejoin.rs;
+        // the session id itself is only in the secrets store); why a task ended when that was
+        // not its tool's doing (a `TaskEnd` code); whether a run after the one that started it
+        // followed it again
+        M::up(
+            "ALTER TABLE tool_tasks ADD COLUMN session TEXT;
+             ALTER TABLE tool_tasks ADD COLUMN reason TEXT;
+             ALTER TABLE tool_tasks ADD COLUMN resumed INTEGER NOT NULL DEFAULT 0;",
+        ),
     ])
 }
 

@@ -8,18 +8,26 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{now_ms, Store, StoreError, ToolCallStatus};
-use crate::mcp::TaskState;
+use crate::mcp::{TaskEnd, TaskState};
 
-/// A call's task as the card shows it. The server's handle for it stays in the store.
+/// A call's task as the card shows it. The server's handle for it (and its session's) stays in
+/// the store.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredTask {
     /// `working`, `input_required`, `completed`, `failed`, `cancelled` or `lost`.
     pub status: String,
     pub message: Option<String>,
+    /// Why it ended, when that was not its tool's doing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<TaskEnd>,
     /// Its result came after the turn that started it had ended, and has not been sent to the
     /// model yet.
     pub awaiting_delivery: bool,
+    /// A later run of the app than the one that started it followed it again.
+    pub resumed: bool,
+    /// When its call started (ms since the epoch).
+    pub started_at: i64,
 }
 
 /// A task that was still open when the app last ended, to follow again.
@@ -35,8 +43,21 @@ pub struct OpenTask {
     pub model: String,
     /// In the 2025-11-25 form.
     pub legacy: bool,
+    /// The id in the secrets store of the HTTP session it ran in, when that was kept.
+    pub session: Option<String>,
     /// The identity of the server that started it (`None`: kept by an older version).
     pub server_identity: Option<String>,
+}
+
+impl OpenTask {
+    /// What the host needs to follow it again.
+    pub fn handle(&self) -> crate::mcp::TaskHandle {
+        crate::mcp::TaskHandle {
+            task_id: self.task_id.clone(),
+            legacy: self.legacy,
+            session: self.session.clone(),
+        }
+    }
 }
 
 /// The result of a task that ended after its turn, as it is sent to the model.
@@ -83,13 +104,13 @@ impl Store {
         let identity = identity.map(String::from);
         self.call(move |c| {
             c.execute(
-                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at, legacy, server_identity)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at, legacy, session, reason, server_identity)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                  ON CONFLICT (tool_call_id) DO UPDATE SET status = ?4, message = ?5, poll_ms = ?6,
-                    ttl_ms = ?7, updated_at = ?8",
+                    ttl_ms = ?7, updated_at = ?8, session = COALESCE(?10, session), reason = ?11",
                 params![tool_call_id, server, state.task_id, state.status, state.message,
                     state.poll_ms.map(|v| v as i64), state.ttl_ms.map(|v| v as i64), now_ms(),
-                    state.legacy, identity],
+                    state.legacy, state.session, state.reason.map(TaskEnd::code), identity],
             )?;
             Ok(())
         })
@@ -100,7 +121,7 @@ impl Store {
     pub async fn open_tasks(&self) -> Result<Vec<OpenTask>, StoreError> {
         self.call(|c| {
             let mut st = c.prepare(&format!(
-                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model, k.legacy,
+                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model, k.legacy, k.session,
                     k.server_identity
                  FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
                     JOIN conversations c ON c.id = t.conversation_id
@@ -116,10 +137,55 @@ impl Store {
                     started_at: r.get(5)?,
                     model: r.get(6)?,
                     legacy: r.get(7)?,
-                    server_identity: r.get(8)?,
+                    session: r.get(8)?,
+                    server_identity: r.get(9)?,
                 })
             })?;
             Ok(rows.collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    /// A run after the one that started it follows call `tool_call_id`'s task again (its card
+    /// says so).
+    pub async fn mark_task_resumed(&self, tool_call_id: i64) -> Result<(), StoreError> {
+        self.call(move |c| {
+            c.execute(
+                "UPDATE tool_tasks SET resumed = 1 WHERE tool_call_id = ?1",
+                [tool_call_id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The HTTP sessions kept for tasks (ids in the secrets store) that no open task runs in any
+    /// more: to forget in the secrets store, then with [`Store::forget_task_sessions`].
+    pub async fn ended_task_sessions(&self) -> Result<Vec<String>, StoreError> {
+        self.call(|c| {
+            let mut st = c.prepare(&format!(
+                "SELECT DISTINCT session FROM tool_tasks WHERE session IS NOT NULL
+                 AND session NOT IN (SELECT session FROM tool_tasks
+                    WHERE tool_call_id IN ({OPEN_TASK_CALLS}) AND session IS NOT NULL)"
+            ))?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    /// The sessions `ids` were forgotten in the secrets store: no task refers to them any more.
+    pub async fn forget_task_sessions(&self, ids: Vec<String>) -> Result<(), StoreError> {
+        self.call(move |c| {
+            let tx = c.transaction()?;
+            for id in &ids {
+                tx.execute(
+                    "UPDATE tool_tasks SET session = NULL WHERE session = ?1",
+                    [id],
+                )?;
+            }
+            tx.commit()?;
+            Ok(())
         })
         .await
     }

@@ -19,7 +19,7 @@ pub(super) fn tool_calls_of(
     let mut st = c.prepare_cached(
         "SELECT t.id, t.message_id, t.result_message_id, t.call_id, t.name, t.server, t.tool, t.arguments,
                 t.result, t.result_raw, t.is_error, t.status, t.started_at, t.duration_ms, t.approval,
-                t.arguments_edited, t.written_name, k.status, k.message, k.delivered
+                t.arguments_edited, t.written_name, k.status, k.message, k.delivered, k.reason, k.resumed
          FROM tool_calls t LEFT JOIN tool_tasks k ON k.tool_call_id = t.id
          WHERE t.conversation_id = ?1 AND t.message_id >= ?2 ORDER BY t.id",
     )?;
@@ -49,6 +49,12 @@ pub(super) fn tool_calls_of(
                     status,
                     message: r.get(18)?,
                     awaiting_delivery: !r.get::<_, bool>(19)?,
+                    reason: r
+                        .get::<_, Option<String>>(20)?
+                        .as_deref()
+                        .and_then(crate::mcp::TaskEnd::from_code),
+                    resumed: r.get(21)?,
+                    started_at: r.get(12)?,
                 }),
                 None => None,
             },

@@ -1,16 +1,13 @@
 //! Tasks in the 2025-11-25 form (server-everything's `simulate-research-query`, a tool that needs
 //! one): asked for when a plain call is refused, followed to the end with the server's questions,
-//! stopped on the server, and followed again in that form after the app ends.
-
-use std::sync::Arc;
+//! and stopped on the server. Followed again after the app ends: `task_restarts.rs`.
 
 use serde_json::json;
-use switchboard_engine::mcp::{ElicitationAction, ElicitationAnswer, ServerConfig};
-use switchboard_engine::ChatEvent;
+use switchboard_engine::mcp::{ElicitationAction, ElicitationAnswer, TaskHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
-use crate::tasks::{app_ends_mid_task, call_collecting, stop_a_task};
+use crate::tasks::{call_collecting, stop_a_task};
 
 /// A 2025-11-25 server (server-everything, stdio) whose tool needs a task: the plain call is told
 /// so, the host calls again asking for one and follows it (`tasks/get` for the card, `tasks/result`
@@ -84,63 +81,21 @@ async fn a_2025_11_25_task_is_asked_for_when_the_tool_needs_one_and_followed_to_
     )
     .await;
     // the server agrees: asked about it afterwards, the task is cancelled (it has no result)
+    let handle = TaskHandle {
+        task_id: states[0].task_id.clone(),
+        legacy: true,
+        session: None,
+    };
     let after = host
         .resume_task(
             "everything",
             "simulate-research-query",
-            &states[0].task_id,
-            true,
+            &handle,
             &none,
             None,
         )
         .await;
     assert!(after.is_error, "{after:?}");
     assert!(!after.text.contains("Research Report"), "{after:?}");
-    host.shutdown().await;
-}
-
-/// A 2025-11-25 task when the app ends: its form is stored with the call, and the next start
-/// follows it in that form (`tasks/get` of that era). server-everything over Streamable HTTP
-/// keeps its tasks per session, so its new session no longer knows the task: the call is
-/// reported lost and nothing runs it again.
-#[tokio::test]
-async fn a_2025_11_25_task_is_followed_again_in_its_own_form_after_the_app_ends() {
-    let (_server, port) = everything_over_http("streamableHttp");
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let r = rig(vec![("everything", ServerConfig::http(url.clone()))]).await;
-    r.fake.set_responder(call_then_answer(vec![(
-        "r",
-        "everything__simulate-research-query",
-        json!({"topic": "rust"}),
-    )]));
-    let (call_id, store) = app_ends_mid_task(&r, "research rust").await;
-    let open = store.open_tasks().await.unwrap();
-    assert_eq!(open.len(), 1, "{open:?}");
-    assert!(open[0].legacy, "stored in the 2025-11-25 form");
-    assert_eq!(open[0].tool_call_id, call_id);
-    let host = host_of(vec![("everything", ServerConfig::http(url))]).await;
-    let engine = chat_engine(
-        Arc::new(switchboard_engine::llm::OllamaClient::new(&r.fake.url)),
-        host.clone(),
-        store.clone(),
-    );
-    engine
-        .resume_task(open[0].clone(), &|_: ChatEvent| {})
-        .await
-        .unwrap();
-    let conv = store.conversation(open[0].conversation_id).await.unwrap();
-    let call = &conv.tool_calls[0];
-    assert!(call.is_error, "{call:?}");
-    assert!(
-        call.result
-            .as_deref()
-            .is_some_and(|r| r.contains("no longer knows this task")),
-        "{call:?}"
-    );
-    assert_eq!(call.task.as_ref().unwrap().status, "lost");
-    assert!(
-        store.open_tasks().await.unwrap().is_empty(),
-        "not followed again"
-    );
     host.shutdown().await;
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_engine::mcp::{
-    CallEvent, ElicitationAction, ElicitationAnswer, McpHost, ServerConfig, TaskState,
+    CallEvent, ElicitationAction, ElicitationAnswer, McpHost, ServerConfig, TaskHandle, TaskState,
 };
 use switchboard_engine::store::Store;
 use switchboard_engine::{ChatEngine, ChatEvent, TurnRequest, TurnSummary};
@@ -102,7 +102,7 @@ pub(crate) async fn working_task(events: &Mutex<Vec<ChatEvent>>) -> i64 {
 }
 
 /// A turn of `engine` on `text`, running in its own task: its handle, and its events as they come.
-fn spawn_turn(
+pub(crate) fn spawn_turn(
     engine: &Arc<ChatEngine>,
     text: &'static str,
 ) -> (
@@ -211,7 +211,16 @@ async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_
     .await;
     // the server says so too, when asked about the same task afterwards
     let asked_again = host
-        .resume_task("tasks", "slow_sum", &states[0].task_id, false, &none, None)
+        .resume_task(
+            "tasks",
+            "slow_sum",
+            &TaskHandle {
+                task_id: states[0].task_id.clone(),
+                ..Default::default()
+            },
+            &none,
+            None,
+        )
         .await;
     assert_eq!(
         asked_again.text, "The server cancelled the task.",
@@ -419,12 +428,15 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
     let _server = tasks_server(port);
     let host = tasks_host(port).await;
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let handle = TaskHandle {
+        task_id: first.task_id.clone(),
+        ..Default::default()
+    };
     let outcome = host
         .resume_task(
             "tasks",
             "slow_sum",
-            &first.task_id,
-            false,
+            &handle,
             &CancellationToken::new(),
             Some(&tx),
         )

@@ -14,7 +14,7 @@ use crate::chat::ChatEngine;
 use crate::llm::{ChatRequest, GenOptions, Message, Role};
 use crate::mcp::{
     CallEvent, ElicitationAction, ElicitationAnswer, Reply, SamplingAnswer, SamplingRequest,
-    ToolOutcome,
+    TaskState, ToolOutcome,
 };
 
 impl ChatEngine {
@@ -33,12 +33,13 @@ impl ChatEngine {
         let server = self.tools.route(name).map(|r| r.server).unwrap_or_default();
         let call = self.tools.call_tool(name, args, cancel, Some(events_tx));
         let during = self.answer_events(id, &server, &turn.model, events_rx, emit, cancel);
-        let (outcome, ()) = tokio::join!(call, during);
+        let (outcome, _) = tokio::join!(call, during);
         outcome
     }
 
     /// What happens during call `id` of `server`: progress and task states go to the card (a
-    /// task's state to the store too), the server's questions to the user or to `model`.
+    /// task's state to the store too), the server's questions to the user or to `model`. The
+    /// task's last state, when the call ran as one.
     pub(crate) async fn answer_events(
         &self,
         id: i64,
@@ -47,7 +48,8 @@ impl ChatEngine {
         mut events: mpsc::UnboundedReceiver<CallEvent>,
         emit: Emit<'_>,
         cancel: &CancellationToken,
-    ) {
+    ) -> Option<TaskState> {
+        let mut last = None;
         while let Some(ev) = events.recv().await {
             match ev {
                 CallEvent::Progress(p) => emit(ChatEvent::ToolCallProgress {
@@ -72,12 +74,15 @@ impl ChatEngine {
                     }
                     emit(ChatEvent::ToolCallTask {
                         id,
-                        status: state.status,
-                        message: state.message,
+                        status: state.status.clone(),
+                        message: state.message.clone(),
+                        reason: state.reason,
                     });
+                    last = Some(state);
                 }
             }
         }
+        last
     }
 
     /// A server asks the user for input during call `call_id`: the question goes to the user

@@ -250,7 +250,7 @@ impl McpHost {
             }
             // the server runs the call as a task: follow it to its end
             Ok(ServerResult::CreateTaskResult(created)) => {
-                self.follow_task(&server, &tool, &created.task, cancel, events.as_ref())
+                self.follow_task(&server, &tool, &created.task, &session, cancel, events.as_ref())
                     .await
             }
             // the server needs answers first (2026-07-28): ask them like any of its questions,

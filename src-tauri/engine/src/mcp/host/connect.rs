@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{CallRoutes, Handler, Listing};
+use super::rejoin::{HttpSession, KeptSession, Rejoining};
 use super::shaping::MAX_STDIO_MESSAGE;
 use super::state::{CachedTool, Catalog, Report, Session, Step};
 use crate::mcp::catalog;
@@ -51,6 +52,9 @@ pub struct Target<'a> {
     pub secrets: &'a crate::secrets::Secrets,
     /// Where its sign-in is kept (HTTP servers).
     pub keep: Option<crate::mcp::oauth::Keep>,
+    /// The session to start in, without a handshake (a Streamable HTTP server whose tasks ran in
+    /// it when the app last ended).
+    pub rejoin: Option<KeptSession>,
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -170,6 +174,7 @@ fn session_of(
         exit,
         sandbox,
         auth: None,
+        http: None,
     }
 }
 
@@ -380,6 +385,7 @@ async fn remote(
     let step = Mutex::new(Step::Handshake);
     let refused: Refused = Mutex::new(None);
     let auth = Mutex::new(None);
+    let http = Mutex::new(None);
     let init = tokio::time::timeout(t.start_timeout, async {
         let handshake = |e: String| format!("the MCP handshake with {url} failed: {e}");
         let running = match transport {
@@ -439,20 +445,32 @@ async fn remote(
                         .map_err(|e| e.to_string())?,
                     None => None,
                 };
+                // a kept session is rejoined as it was: no discovery, no new handshake
+                let rejoin = t.rejoin.clone().filter(|k| k.url == url);
+                let lifecycle = match rejoin {
+                    Some(_) => lifecycle(false),
+                    None => lifecycle(discover),
+                };
+                let session = HttpSession::new(&url, rejoin);
+                *http.lock().unwrap() = Some(session.clone());
                 let started = match manager {
                     Some(m) => {
                         let client = AuthClient::new(bounded, m);
                         *auth.lock().unwrap() = Some(client.auth_manager.clone());
+                        let client = Rejoining {
+                            inner: client,
+                            session,
+                        };
                         let transport = StreamableHttpClientTransport::with_client(client, config);
-                        handler
-                            .serve_with_lifecycle(transport, lifecycle(discover))
-                            .await
+                        handler.serve_with_lifecycle(transport, lifecycle).await
                     }
                     None => {
-                        let transport = StreamableHttpClientTransport::with_client(bounded, config);
-                        handler
-                            .serve_with_lifecycle(transport, lifecycle(discover))
-                            .await
+                        let client = Rejoining {
+                            inner: bounded,
+                            session,
+                        };
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        handler.serve_with_lifecycle(transport, lifecycle).await
                     }
                 };
                 started.map_err(|e| {
@@ -480,6 +498,7 @@ async fn remote(
         Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
             session: Session {
                 auth: auth.into_inner().unwrap(),
+                http: http.into_inner().unwrap(),
                 ..session_of(&running, None, None, None)
             },
             running,

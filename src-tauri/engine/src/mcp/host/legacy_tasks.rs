@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::CallEvent;
 use super::state::Session;
-use super::tasks::TaskState;
+use super::task_state::{Counted, Home, TaskEnd, TaskState};
+use super::tasks::{cancelled, error_outcome, poll_interval};
 use super::{McpHost, ToolOutcome};
 
 /// How long a task is asked to be kept (the server may keep it less, and says so).
@@ -49,6 +50,8 @@ fn state_of(task: &Value) -> Option<TaskState> {
         poll_ms: task.get("pollInterval").and_then(Value::as_u64),
         ttl_ms: task.get("ttl").and_then(Value::as_u64),
         legacy: true,
+        session: None,
+        reason: None,
     })
 }
 
@@ -82,8 +85,11 @@ impl McpHost {
         match answer {
             Ok(ServerResult::CustomResult(CustomResult(v))) => {
                 match v.get("task").and_then(state_of) {
-                    Some(state) => {
-                        self.follow_legacy_task(server, tool, state, cancel, events)
+                    Some(mut state) => {
+                        // the session it lives in is kept before anything is said about it
+                        state.session = self.keep_session(session).await;
+                        let home = Home::In(session.http.as_ref().and_then(|h| h.current()));
+                        self.follow_legacy_task(server, tool, state, Some(home), cancel, events)
                             .await
                     }
                     None => outcome(format!("The server answered the task request with {v}")),
@@ -101,23 +107,22 @@ impl McpHost {
 
     /// Follows a 2025-11-25 task: `tasks/result` waits for its end (the server's questions come on
     /// its stream, and go to `events`), `tasks/get` tells the card where it is meanwhile; Stop
-    /// sends `tasks/cancel`.
+    /// sends `tasks/cancel`. `home`: the session it lives in (`None`: followed again after a
+    /// restart, found out from its kept session).
     pub(super) async fn follow_legacy_task(
         &self,
         server: &str,
         tool: &str,
-        mut state: TaskState,
+        state: TaskState,
+        home: Option<Home>,
         cancel: &CancellationToken,
         events: Option<&Events>,
     ) -> ToolOutcome {
-        let outcome = |text: String| error_outcome(server, tool, text);
         let tell = |s: &TaskState| {
             if let Some(tx) = events {
                 let _ = tx.send(CallEvent::Task(s.clone()));
             }
         };
-        tell(&state);
-        let id = state.task_id.clone();
         let Some((slot, session)) = self
             .session_for_task(server, cancel)
             .await
@@ -126,22 +131,49 @@ impl McpHost {
             if self.is_closing() {
                 std::future::pending::<()>().await;
             }
-            return outcome(format!(
-                "The server \"{server}\" is not running, so its task cannot be followed."
-            ));
+            let mut state = state;
+            let out = state.lost(TaskEnd::ServerNotRunning, server, tool, None);
+            tell(&state);
+            return out;
         };
+        let home = home.unwrap_or_else(|| self.home_of(&session, state.session.as_deref()));
+        // counted in its session before anything is said: the session is not ended under it
+        let counted = Counted(session.http.clone());
+        if let Some(http) = &counted.0 {
+            http.task_started();
+        }
+        tell(&state);
         // the server's questions during the task come while no call is under way: they go here
-        let _asks = events.map(|tx| slot.routes.open(format!("task:{id}"), tx.clone()));
+        let _asks = events.map(|tx| {
+            slot.routes
+                .open(format!("task:{}", state.task_id), tx.clone())
+        });
+        let out = self
+            .wait_for_legacy_result(server, tool, state, &home, &session, cancel, &tell)
+            .await;
+        self.task_done(counted).await;
+        out
+    }
+
+    /// `tasks/result` until it answers, `tasks/get` meanwhile, `tasks/cancel` on Stop.
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_for_legacy_result(
+        &self,
+        server: &str,
+        tool: &str,
+        mut state: TaskState,
+        home: &Home,
+        session: &Session,
+        cancel: &CancellationToken,
+        tell: &(dyn Fn(&TaskState) + Sync),
+    ) -> ToolOutcome {
+        let id = state.task_id.clone();
         let ttl = state.ttl_ms.unwrap_or(REQUESTED_TTL_MS);
-        let result_request = ClientRequest::CustomRequest(CustomRequest::new(
-            "tasks/result",
-            Some(json!({"taskId": id})),
-        ));
         let result = async {
             let handle = session
                 .peer
                 .send_request_with_option(
-                    result_request,
+                    task_request("tasks/result", &id),
                     PeerRequestOptions::with_timeout(Duration::from_millis(
                         ttl.saturating_add(60_000),
                     )),
@@ -158,41 +190,41 @@ impl McpHost {
                         Ok(ServerResult::CallToolResult(r)) => {
                             state.status = if r.is_error == Some(true) { "failed" } else { "completed" }.into();
                             tell(&state);
-                            self.tool_result(server, tool, &session, r)
+                            self.tool_result(server, tool, session, r)
                         }
                         Ok(other) => match serde_json::to_value(&other).ok().and_then(|v| serde_json::from_value::<CallToolResult>(v).ok()) {
-                            Some(r) => self.tool_result(server, tool, &session, r),
-                            None => outcome("The task ended without a tool result.".into()),
+                            Some(r) => self.tool_result(server, tool, session, r),
+                            None => error_outcome(server, tool, "The task ended without a tool result.".into()),
                         },
                         Err(ServiceError::McpError(e)) if e.code.0 == -32602 => {
-                            state.status = "lost".into();
-                            state.message = Some(e.message.to_string());
+                            let why = home.why_unknown(session.http.as_deref());
+                            let out = state.lost(why, server, tool, Some(&e.message));
                             tell(&state);
-                            outcome(format!(
-                                "The server \"{server}\" no longer knows this task (it restarted, or the \
-                                 task expired): {}. It was not run again.",
-                                e.message
-                            ))
+                            out
                         }
                         Err(ServiceError::McpError(e)) => {
                             state.status = "failed".into();
                             tell(&state);
-                            outcome(format!("The task failed: {}", e.message))
+                            error_outcome(server, tool, format!("The task failed: {}", e.message))
                         }
-                        Err(e) => outcome(format!("Waiting for the task's result failed: {e}")),
+                        Err(e) => {
+                            if self.is_closing() {
+                                // the connection ends with the app: the task goes on on its server
+                                std::future::pending::<()>().await;
+                            }
+                            let out = state.lost(TaskEnd::NoAnswer, server, tool, Some(&e.to_string()));
+                            tell(&state);
+                            out
+                        }
                     };
                 }
                 _ = cancel.cancelled() => {
                     if self.is_closing() {
                         std::future::pending::<()>().await;
                     }
-                    let request = ClientRequest::CustomRequest(CustomRequest::new(
-                        "tasks/cancel",
-                        Some(json!({"taskId": id})),
-                    ));
                     if let Ok(handle) = session
                         .peer
-                        .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+                        .send_request_with_option(task_request("tasks/cancel", &id), PeerRequestOptions::with_timeout(timeout))
                         .await
                     {
                         // an already finished task answers -32602: nothing to cancel then
@@ -201,16 +233,12 @@ impl McpHost {
                     state.status = "cancelled".into();
                     state.message = Some("Cancelled by the user.".into());
                     tell(&state);
-                    return outcome("The call was cancelled by the user.".into());
+                    return cancelled(server, tool);
                 }
-                _ = tokio::time::sleep(state_poll(&state)) => {
-                    let request = ClientRequest::CustomRequest(CustomRequest::new(
-                        "tasks/get",
-                        Some(json!({"taskId": id})),
-                    ));
+                _ = tokio::time::sleep(poll_interval(&state)) => {
                     let got = match session
                         .peer
-                        .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+                        .send_request_with_option(task_request("tasks/get", &id), PeerRequestOptions::with_timeout(timeout))
                         .await
                     {
                         Ok(handle) => handle.await_response().await,
@@ -218,11 +246,7 @@ impl McpHost {
                     };
                     if let Some(now) = got.ok().and_then(|r| serde_json::to_value(&r).ok()).and_then(|v| state_of(&v)) {
                         // a lossy parse may drop the interval and ttl: keep the ones known
-                        let now = TaskState {
-                            poll_ms: now.poll_ms.or(state.poll_ms),
-                            ttl_ms: now.ttl_ms.or(state.ttl_ms),
-                            ..now
-                        };
+                        let now = state.updated(now);
                         if now != state {
                             state = now;
                             tell(&state);
@@ -234,20 +258,7 @@ impl McpHost {
     }
 }
 
-fn state_poll(state: &TaskState) -> Duration {
-    state
-        .poll_ms
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(1))
-        .clamp(Duration::from_millis(200), Duration::from_secs(30))
-}
-
-fn error_outcome(server: &str, tool: &str, text: String) -> ToolOutcome {
-    ToolOutcome {
-        server: server.to_string(),
-        tool: tool.to_string(),
-        text,
-        is_error: true,
-        raw: None,
-    }
+/// A request about task `id` (`tasks/result`, `tasks/get`, `tasks/cancel`), in that era's form.
+fn task_request(method: &'static str, id: &str) -> ClientRequest {
+    ClientRequest::CustomRequest(CustomRequest::new(method, Some(json!({"taskId": id}))))
 }

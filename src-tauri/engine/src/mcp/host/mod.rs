@@ -8,10 +8,12 @@ mod calls;
 mod connect;
 mod handler;
 mod legacy_tasks;
+mod rejoin;
 mod shaping;
 mod sign_in;
 mod state;
 mod supervisor;
+mod task_state;
 mod tasks;
 mod views;
 
@@ -35,9 +37,10 @@ pub use handler::{
     CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, Progress, Reply, SamplingAnswer,
     SamplingRequest, SamplingText,
 };
+pub use rejoin::KeptSession;
 pub use shaping::{file_uri, result_text, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE};
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
-pub use tasks::{is_open as task_is_open, TaskState};
+pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};
 
 use state::{Phase, Snapshot};
 
@@ -85,7 +88,8 @@ pub struct HostOptions {
     /// When a server asks for a sign-in, do the browser step at once with this (the command
     /// line). `None` (the window): the server waits for its Sign in button.
     pub sign_in_by_itself: Option<crate::mcp::oauth::BrowserStep>,
-    /// Keep sign-ins in memory only, not in the secrets store (`mcp-call` on a bare URL).
+    /// Keep sign-ins in memory only, not in the secrets store, nor the HTTP sessions tasks run
+    /// in (`mcp-call` on a bare URL).
     pub oauth_in_memory: bool,
 }
 
@@ -142,6 +146,10 @@ pub struct Shared {
     /// identity, hash of the new definition).
     accepted: Mutex<std::collections::HashSet<(String, String)>>,
     sign_ins: sign_in::SignIns,
+    /// Sessions the tasks of the app's last run ran in (`rejoin.rs`): per server, the one its
+    /// first start rejoins; and the ids of those that could not be read back.
+    rejoins: Mutex<std::collections::HashMap<String, rejoin::KeptSession>>,
+    unreadable: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Shared {
@@ -152,6 +160,16 @@ impl Shared {
     fn changed(&self) {
         self.version.fetch_add(1, Ordering::SeqCst);
         let _ = self.changed.send(());
+    }
+
+    /// The session `server`'s next start rejoins, if any (once).
+    fn take_rejoin(&self, server: &str) -> Option<rejoin::KeptSession> {
+        self.rejoins.lock().unwrap().remove(server)
+    }
+
+    /// Whether the session kept under `id` could not be read back.
+    fn unreadable_session(&self, id: &str) -> bool {
+        self.unreadable.lock().unwrap().contains(id)
     }
 }
 
@@ -230,6 +248,8 @@ impl McpHost {
                 changed: broadcast::channel(256).0,
                 accepted: Default::default(),
                 sign_ins: Default::default(),
+                rejoins: Default::default(),
+                unreadable: Default::default(),
             }),
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),
@@ -369,6 +389,29 @@ impl McpHost {
             let _ = rx.wait_for(|s| s.starts > starts && s.is_settled()).await;
         }
         true
+    }
+
+    /// Before the servers start: `server`'s tasks of the app's last run ran in the HTTP session
+    /// kept under `id` (`kept`: as read back from the secrets store; `None`: it could not be).
+    /// Its next start rejoins that session (the last one given per server), without a new
+    /// handshake, when the server's address is still the session's.
+    pub fn rejoin(&self, server: &str, id: &str, kept: Option<KeptSession>) {
+        match kept {
+            Some(kept) => {
+                self.shared
+                    .rejoins
+                    .lock()
+                    .unwrap()
+                    .insert(server.to_string(), kept);
+            }
+            None => {
+                self.shared
+                    .unreadable
+                    .lock()
+                    .unwrap()
+                    .insert(id.to_string());
+            }
+        }
     }
 
     /// The app is about to end: from now on, a call that runs as a task on its server is not

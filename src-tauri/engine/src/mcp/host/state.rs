@@ -38,6 +38,8 @@ pub struct Session {
     pub sandbox: Option<Arc<Detector>>,
     /// Where a signed-in HTTP session's tokens come from (a new sign-in swaps it).
     pub auth: Option<super::sign_in::SessionAuth>,
+    /// A Streamable HTTP server's session (its id, kept while tasks run in it).
+    pub http: Option<Arc<super::rejoin::HttpSession>>,
 }
 
 /// Why a server is not running, for the person reading the servers list.

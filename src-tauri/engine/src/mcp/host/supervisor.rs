@@ -163,6 +163,8 @@ impl Supervisor {
     /// handshake when the probe broke. A command that arrives meanwhile cancels the attempt.
     async fn start(&self, commands: &mut mpsc::UnboundedReceiver<Command>) -> Started {
         let mut discover = self.shared.opts.discover;
+        // a session the last run's tasks ran in: this start rejoins it (only this start)
+        let rejoin = self.shared.take_rejoin(&self.name);
         loop {
             let path = self.shared.path();
             let target = Target {
@@ -181,6 +183,7 @@ impl Supervisor {
                 max_http_event: self.shared.opts.max_http_event,
                 secrets: &self.shared.opts.secrets,
                 keep: self.shared.keep_for(&self.config),
+                rejoin: rejoin.clone(),
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;

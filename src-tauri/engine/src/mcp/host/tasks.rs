@@ -6,8 +6,10 @@
 //!
 //! Each poll takes the server's current session, so a task outlives a reconnect (and, through
 //! [`McpHost::resume_task`] and the store, a restart of the app) for as long as the server
-//! keeps it. A server that no longer knows the task (`-32602`) has lost it: the call says so,
-//! and nothing runs again by itself.
+//! keeps it; an HTTP session a task starts in is kept too, and rejoined after a restart
+//! (`rejoin.rs`). A task the host cannot follow any more (the server no longer knows it:
+//! `-32602`; its session ended; the server is gone) ends with a [`TaskEnd`] that says why, and
+//! nothing runs it again by itself.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -17,7 +19,6 @@ use rmcp::model::{
     TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::ServiceError;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -26,7 +27,10 @@ use super::handler::{
     elicit_result, elicitation_of, roots_result, sampling_request_of, sampling_result, CallEvent,
     Reply, SamplingAnswer,
 };
+use super::rejoin::KeptSession;
 use super::state::Session;
+pub use super::task_state::{is_open, TaskEnd, TaskHandle, TaskState};
+use super::task_state::{Counted, Home};
 use super::{McpHost, ToolOutcome};
 
 /// The poll interval when the server names none, and the bounds put on the one it names.
@@ -36,123 +40,172 @@ const MAX_POLL: Duration = Duration::from_secs(30);
 /// Polls in a row that may fail (no answer, no connection) before the host gives up.
 const MAX_FAILED_POLLS: u32 = 5;
 
-/// Where a task is, as the card and the store keep it. The id is the server's handle for the
-/// task (it may work as a bearer token): it stays in the host and the store, never in what the
-/// window or the model get.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskState {
-    #[serde(skip_serializing)]
-    pub task_id: String,
-    /// `working`, `input_required`, `completed`, `failed`, `cancelled`, or `lost` (the server no
-    /// longer knows it).
-    pub status: String,
-    /// The server's words on where it is.
-    pub message: Option<String>,
-    pub poll_ms: Option<u64>,
-    pub ttl_ms: Option<u64>,
-    /// The 2025-11-25 form (`mcp/host/legacy_tasks.rs`), not the extension.
-    #[serde(default, skip_serializing)]
-    pub legacy: bool,
-}
-
-impl TaskState {
-    fn of(task: &Task) -> TaskState {
-        TaskState {
-            task_id: task.task_id.clone(),
-            status: serde_json::to_value(task.status)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_else(|| "working".into()),
-            message: task.status_message.clone(),
-            poll_ms: task.poll_interval_ms,
-            ttl_ms: task.ttl_ms,
-            legacy: false,
-        }
-    }
-
-    /// Still running on the server (working, or waiting for an answer).
-    pub fn is_open(&self) -> bool {
-        is_open(&self.status)
-    }
-
-    fn poll(&self) -> Duration {
-        self.poll_ms
-            .map(Duration::from_millis)
-            .unwrap_or(DEFAULT_POLL)
-            .clamp(MIN_POLL, MAX_POLL)
-    }
-}
-
-/// A task status that is not over yet.
-pub fn is_open(status: &str) -> bool {
-    matches!(status, "working" | "input_required")
+/// How long to wait before asking about a task again: the server's interval, within bounds.
+pub(super) fn poll_interval(state: &TaskState) -> Duration {
+    state
+        .poll_ms
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_POLL)
+        .clamp(MIN_POLL, MAX_POLL)
 }
 
 type Events = mpsc::UnboundedSender<CallEvent>;
 
+/// A task whose server asks something, and who answers.
+struct Asked<'a> {
+    server: &'a str,
+    id: &'a str,
+    session: &'a Session,
+    events: Option<&'a Events>,
+    cancel: &'a CancellationToken,
+}
+
 impl McpHost {
-    /// Follows the task a server created for a call of `tool` until it ends. `events` hears
-    /// every change of its state (first the task as created) and the server's questions.
+    /// Follows the task a server created for a call of `tool` in `session` until it ends.
+    /// `events` hears every change of its state (first the task as created) and the server's
+    /// questions.
     pub(super) async fn follow_task(
         &self,
         server: &str,
         tool: &str,
         created: &Task,
+        session: &Session,
         cancel: &CancellationToken,
         events: Option<&Events>,
     ) -> ToolOutcome {
-        let state = TaskState::of(created);
-        let first_wait = state.poll();
-        self.poll_task(server, tool, state, first_wait, cancel, events)
-            .await
+        let mut state = TaskState::of(created);
+        // the session it lives in is kept before anything is said about it
+        state.session = self.keep_session(session).await;
+        let first_wait = poll_interval(&state);
+        let home = Home::In(session.http.as_ref().and_then(|h| h.current()));
+        // counted in its session from now on: the session is not ended under it
+        let mut counted = Counted(session.http.clone());
+        if let Some(http) = &counted.0 {
+            http.task_started();
+        }
+        let out = self
+            .poll_task(
+                server,
+                tool,
+                state,
+                Some(home),
+                first_wait,
+                cancel,
+                events,
+                &mut counted,
+            )
+            .await;
+        self.task_done(counted).await;
+        out
     }
 
-    /// Follows a task an earlier run of the app started (its id from the store; `legacy`: in
-    /// the 2025-11-25 form): polls it at once when its server is running, waiting for the server
-    /// to start (or restart) first.
+    /// Follows a task an earlier run of the app started (its handle from the store): polls it
+    /// at once when its server is running, waiting for the server to start (or restart) first.
+    /// An HTTP server whose session was kept for the task was started in that session.
     pub async fn resume_task(
         &self,
         server: &str,
         tool: &str,
-        task_id: &str,
-        legacy: bool,
+        handle: &TaskHandle,
         cancel: &CancellationToken,
         events: Option<&Events>,
     ) -> ToolOutcome {
         let state = TaskState {
-            task_id: task_id.to_string(),
+            task_id: handle.task_id.clone(),
             status: "working".into(),
             message: None,
             poll_ms: None,
             ttl_ms: None,
-            legacy,
+            legacy: handle.legacy,
+            session: handle.session.clone(),
+            reason: None,
         };
-        if legacy {
+        if handle.legacy {
             return self
-                .follow_legacy_task(server, tool, state, cancel, events)
+                .follow_legacy_task(server, tool, state, None, cancel, events)
                 .await;
         }
-        self.poll_task(server, tool, state, Duration::ZERO, cancel, events)
-            .await
+        let mut counted = Counted(None);
+        let out = self
+            .poll_task(
+                server,
+                tool,
+                state,
+                None,
+                Duration::ZERO,
+                cancel,
+                events,
+                &mut counted,
+            )
+            .await;
+        self.task_done(counted).await;
+        out
     }
 
+    /// Keeps the HTTP session `session` in the secrets store for a task that starts in it (once
+    /// per session), so the next run can rejoin it; its id there. `None`: a server without
+    /// sessions, or it could not be kept.
+    pub(super) async fn keep_session(&self, session: &Session) -> Option<String> {
+        let http = session.http.as_ref()?;
+        if let Some(id) = http.kept() {
+            return Some(id);
+        }
+        if self.shared.opts.oauth_in_memory {
+            return None;
+        }
+        let initialize = serde_json::to_value(&*session.peer.peer_info()?).ok()?;
+        let kept = http.to_keep(initialize)?;
+        match kept.keep(&self.shared.opts.secrets).await {
+            Ok(id) => {
+                http.set_kept(&kept, id.clone());
+                Some(id)
+            }
+            Err(e) => {
+                tracing::warn!("could not keep the session a task runs in: {e}");
+                None
+            }
+        }
+    }
+
+    /// Where a task followed again after a restart lives: the session in use if it was rejoined
+    /// for it (or the server has none), else why it cannot be there.
+    pub(super) fn home_of(&self, session: &Session, kept: Option<&str>) -> Home {
+        let current = session.http.as_ref().and_then(|h| h.current());
+        match kept {
+            None => Home::In(current),
+            Some(id) if session.http.as_ref().is_some_and(|h| h.is_rejoined(id)) => {
+                Home::In(current)
+            }
+            Some(id) if self.shared.unreadable_session(id) => Home::Away(TaskEnd::SessionNotKept),
+            Some(_) => Home::Away(TaskEnd::SessionEnded),
+        }
+    }
+
+    /// A followed task's end (not the app's): the last task of its HTTP session lets the session
+    /// go (it is forgotten in the secrets store, and may be ended on the server).
+    pub(super) async fn task_done(&self, counted: Counted) {
+        let Some(http) = counted.0 else { return };
+        if http.task_ended() {
+            if let Some(id) = http.take_kept() {
+                if let Err(e) = KeptSession::forget(&self.shared.opts.secrets, &id).await {
+                    tracing::warn!("could not forget a task's session: {e}");
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn poll_task(
         &self,
         server: &str,
         tool: &str,
         mut state: TaskState,
+        mut home: Option<Home>,
         mut wait: Duration,
         cancel: &CancellationToken,
         events: Option<&Events>,
+        counted: &mut Counted,
     ) -> ToolOutcome {
-        let outcome = |text: String, is_error: bool| ToolOutcome {
-            server: server.to_string(),
-            tool: tool.to_string(),
-            text,
-            is_error,
-            raw: None,
-        };
         let tell = |s: &TaskState| {
             if let Some(tx) = events {
                 let _ = tx.send(CallEvent::Task(s.clone()));
@@ -174,10 +227,10 @@ impl McpHost {
                     state.status = "cancelled".into();
                     state.message = Some("Cancelled by the user.".into());
                     tell(&state);
-                    return outcome("The call was cancelled by the user.".into(), true);
+                    return cancelled(server, tool);
                 }
             }
-            wait = state.poll();
+            wait = poll_interval(&state);
             let Some(session) = self.session_for_task(server, cancel).await else {
                 if self.is_closing() {
                     std::future::pending::<()>().await;
@@ -185,13 +238,17 @@ impl McpHost {
                 if cancel.is_cancelled() {
                     continue; // said at the top of the loop
                 }
-                return outcome(
-                    format!(
-                        "The server \"{server}\" is not running, so its task cannot be followed."
-                    ),
-                    true,
-                );
+                let out = state.lost(TaskEnd::ServerNotRunning, server, tool, None);
+                tell(&state);
+                return out;
             };
+            if counted.0.is_none() {
+                if let Some(http) = &session.http {
+                    http.task_started();
+                    counted.0 = Some(http.clone());
+                }
+            }
+            let home = home.get_or_insert_with(|| self.home_of(&session, state.session.as_deref()));
             let timeout = self.timeout_for(server);
             let got = tokio::select! {
                 r = tokio::time::timeout(timeout, session.peer.get_task(GetTaskParams::new(id.clone()))) => r,
@@ -200,21 +257,17 @@ impl McpHost {
             let task = match got {
                 Ok(Ok(got)) => got.task,
                 Ok(Err(ServiceError::McpError(e))) if e.code == ErrorCode::INVALID_PARAMS => {
-                    state.status = "lost".into();
-                    state.message = Some(e.message.to_string());
+                    let why = home.why_unknown(session.http.as_deref());
+                    let out = state.lost(why, server, tool, Some(&e.message));
                     tell(&state);
-                    return outcome(
-                        format!(
-                            "The server \"{server}\" no longer knows this task (it restarted, or the \
-                             task expired): {}. It was not run again.",
-                            e.message
-                        ),
-                        true,
-                    );
+                    return out;
                 }
                 Ok(Err(ServiceError::McpError(e))) => {
-                    return outcome(format!("Following the task failed: {}", e.message), true)
+                    let out = state.lost(TaskEnd::NoAnswer, server, tool, Some(&e.message));
+                    tell(&state);
+                    return out;
                 }
+                _ if self.is_closing() => std::future::pending().await,
                 other => {
                     failed_polls += 1;
                     let why = match other {
@@ -224,30 +277,28 @@ impl McpHost {
                     };
                     tracing::warn!("polling a task of {server}: {why}");
                     if failed_polls >= MAX_FAILED_POLLS {
-                        return outcome(
-                            format!(
-                                "The server \"{server}\" stopped answering about its task ({why})."
-                            ),
-                            true,
-                        );
+                        let out = state.lost(TaskEnd::NoAnswer, server, tool, Some(&why));
+                        tell(&state);
+                        return out;
                     }
                     continue;
                 }
             };
             failed_polls = 0;
-            let now = TaskState::of(&task.task);
+            let now = state.updated(TaskState::of(&task.task));
             if now != state {
                 state = now;
                 tell(&state);
             }
-            wait = state.poll();
+            wait = poll_interval(&state);
             match task.payload {
                 TaskPayload::Completed { result } => {
                     return match serde_json::from_value::<CallToolResult>(Value::Object(result)) {
                         Ok(r) => self.tool_result(server, tool, &session, r),
-                        Err(e) => outcome(
+                        Err(e) => error_outcome(
+                            server,
+                            tool,
                             format!("The task ended with a result that is not a tool result: {e}"),
-                            true,
                         ),
                     }
                 }
@@ -256,44 +307,75 @@ impl McpHost {
                         .get("message")
                         .and_then(Value::as_str)
                         .unwrap_or("no reason given");
-                    return outcome(format!("The task failed: {message}"), true);
+                    return error_outcome(server, tool, format!("The task failed: {message}"));
                 }
                 TaskPayload::Cancelled => {
-                    return outcome("The server cancelled the task.".into(), true)
+                    return error_outcome(server, tool, "The server cancelled the task.".into())
                 }
                 TaskPayload::InputRequired { input_requests } => {
-                    let mut responses = InputResponses::new();
-                    for (key, request) in input_requests {
-                        if answered.contains(&key) {
-                            continue; // asked again until the server has read the answer
-                        }
-                        let answer = self.answer(server, request, events, cancel).await;
-                        if self.is_closing() {
-                            // the app ends while the question waits: it is asked again next run
-                            std::future::pending::<()>().await;
-                        }
-                        if let Some(answer) = answer {
-                            responses.insert(key.clone(), answer);
-                            answered.insert(key);
-                        }
-                    }
-                    if !responses.is_empty() {
-                        let sent = tokio::time::timeout(
-                            timeout,
-                            session
-                                .peer
-                                .update_task(UpdateTaskParams::new(id.clone(), responses)),
-                        )
-                        .await;
-                        if !matches!(sent, Ok(Ok(()))) {
-                            tracing::warn!("could not answer a task of {server}: {sent:?}");
-                        }
+                    let asked = Asked {
+                        server,
+                        id: &id,
+                        session: &session,
+                        events,
+                        cancel,
+                    };
+                    if self
+                        .answer_input(asked, input_requests, &mut answered)
+                        .await
+                    {
                         wait = Duration::ZERO;
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// The server's questions of an `input_required` task (each key asked once, until the server
+    /// has read the answer), answered with `tasks/update`; whether any answer was sent.
+    async fn answer_input(
+        &self,
+        asked: Asked<'_>,
+        input_requests: impl IntoIterator<Item = (String, InputRequest)>,
+        answered: &mut HashSet<String>,
+    ) -> bool {
+        let Asked {
+            server,
+            id,
+            session,
+            events,
+            cancel,
+        } = asked;
+        let mut responses = InputResponses::new();
+        for (key, request) in input_requests {
+            if answered.contains(&key) {
+                continue; // asked again until the server has read the answer
+            }
+            let answer = self.answer(server, request, events, cancel).await;
+            if self.is_closing() {
+                // the app ends while the question waits: it is asked again next run
+                std::future::pending::<()>().await;
+            }
+            if let Some(answer) = answer {
+                responses.insert(key.clone(), answer);
+                answered.insert(key);
+            }
+        }
+        if responses.is_empty() {
+            return false;
+        }
+        let sent = tokio::time::timeout(
+            self.timeout_for(server),
+            session
+                .peer
+                .update_task(UpdateTaskParams::new(id.to_string(), responses)),
+        )
+        .await;
+        if !matches!(sent, Ok(Ok(()))) {
+            tracing::warn!("could not answer a task of {server}: {sent:?}");
+        }
+        true
     }
 
     /// One of the server's questions during a task (or in a call's `input_required`), asked like
@@ -381,6 +463,22 @@ impl McpHost {
             }
         }
     }
+}
+
+/// A call's end in words, as an error.
+pub(super) fn error_outcome(server: &str, tool: &str, text: String) -> ToolOutcome {
+    ToolOutcome {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        text,
+        is_error: true,
+        raw: None,
+    }
+}
+
+/// A task the user stopped.
+pub(super) fn cancelled(server: &str, tool: &str) -> ToolOutcome {
+    error_outcome(server, tool, "The call was cancelled by the user.".into())
 }
 
 /// Sends a question to whoever runs the call and waits for the answer (none when they are gone

@@ -80,16 +80,18 @@ pub fn free_port() -> u16 {
 /// server-everything over HTTP on 127.0.0.1: `mode` is `streamableHttp` or `sse`. Returns once it listens.
 pub fn everything_over_http(mode: &str) -> (Background, u16) {
     let port = free_port();
+    (everything_over_http_at(mode, port), port)
+}
+
+/// [`everything_over_http`] on `port` (a server started again where it was).
+pub fn everything_over_http_at(mode: &str, port: u16) -> Background {
     let mut cmd = std::process::Command::new("node");
     cmd.arg("-r")
         .arg(fixture("bind-loopback.cjs"))
         .arg(everything_server())
         .arg(mode)
         .env("PORT", port.to_string());
-    (
-        listening(cmd, port, &format!("server-everything ({mode})")),
-        port,
-    )
+    listening(cmd, port, &format!("server-everything ({mode})"))
 }
 
 /// A Streamable HTTP server whose tools answer `mb` MB (`fixtures/huge_http_server.py`): as one
@@ -204,6 +206,8 @@ pub fn tasks_server(port: u16) -> Background {
 }
 
 /// Starts `cmd` in its own process group and waits until it accepts connections on `port`.
+/// Fails at once when the process exits first; the time cap is only for a server that hangs
+/// (a Python server takes ~20 s to start on a loaded 2-core machine).
 fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Background {
     use std::os::unix::process::CommandExt;
     let child = cmd
@@ -212,9 +216,12 @@ fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Backgroun
         .process_group(0)
         .spawn()
         .unwrap_or_else(|e| panic!("starting {what}: {e}"));
-    let bg = Background(child);
+    let mut bg = Background(child);
     let t = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = bg.0.try_wait() {
+            panic!("{what} exited ({status}) before it listened on {port}");
+        }
         // a bound against a hang only: on a busy machine a Python or node server takes a while
         assert!(
             t.elapsed() < std::time::Duration::from_secs(120),
