@@ -32,9 +32,8 @@ use crate::tasks::{spawn_turn, working_task};
 /// server.
 fn places(dir: &Path, fake: &FakeOllama, servers: Value) -> Places {
     let places = Places {
-        settings: dir.join("settings.json"),
-        mcp: dir.join("mcp.json"),
         database: dir.join("db.sqlite3"),
+        ..Places::in_dir(dir)
     };
     std::fs::write(&places.mcp, json!({ "mcpServers": servers }).to_string()).unwrap();
     std::fs::write(
