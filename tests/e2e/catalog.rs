@@ -34,6 +34,9 @@ async fn shown(c: &Client, panel: &str) {
 /// Clicks Preview, then the preview's button (add, or update).
 async fn preview_and_go(c: &Client) -> String {
     click(c, "#catalog-install-next").await;
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let dbg: serde_json::Value = c.execute("return [...document.querySelectorAll('#catalog-install-error, #catalog-install-form .field-error, #catalog-preview-error')].map(e => e.id + ':' + (e.dataset.for||'') + ':' + e.textContent)", vec![]).await.unwrap();
+    eprintln!("DEBUG {dbg}");
     shown(c, "#catalog-preview").await;
     let preview = text_content(c, "#catalog-preview-body").await;
     click(c, "#catalog-preview-go").await;

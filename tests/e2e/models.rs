@@ -477,12 +477,9 @@ async fn checking_tool_use_shows_each_probe_proposes_a_mode_and_is_remembered() 
 
     // cancelled while it runs: the first probe is answered, the second never is (the server
     // stalls until the check lets go of it); Cancel ends it with the probe so far, "Stopped."
-    fake.set_responder(|req: &Value| {
-        let prompt = support::fake_ollama::last_message(req)["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if prompt.contains("17 + 25") {
+    let answered = std::sync::atomic::AtomicBool::new(false);
+    fake.set_responder(move |req: &Value| {
+        if !answered.swap(true, std::sync::atomic::Ordering::SeqCst) {
             probe_answer(req)
         } else {
             Stream::new().text("Let me").reply().ending(End::Stall)

@@ -188,6 +188,14 @@ async fn run_pass(
             mode,
         });
         let result = run_probe(llm, model, mode, family, probe, cancel).await;
+        // a probe cut short by the cancel says nothing about the model
+        if cancel.is_cancelled() {
+            return Pass {
+                results,
+                works: false,
+                cancelled: true,
+            };
+        }
         on_event(CheckEvent::Result {
             result: result.clone(),
         });
