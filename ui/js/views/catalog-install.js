@@ -200,9 +200,12 @@ function previewRows(v, short = false) {
     row('Headers', ...v.headers.map((h) => el('div', {}, el('code', {}, h.name), ': ', el('span', { class: 'secret-dots' }, '•••• (kept in the keyring)'))));
   }
   if (v.sandbox) {
+    // the config leaves out empty lists
+    const read = v.sandbox.read ?? [];
+    const write = v.sandbox.write ?? [];
     row('Sandbox', el('div', {}, `On. Network: ${v.sandbox.network ? 'allowed' : 'none'}.`),
-      v.sandbox.read.length ? el('div', {}, 'May read: ', ...v.sandbox.read.map((p) => el('code', {}, p))) : null,
-      v.sandbox.write.length ? el('div', {}, 'May read and write: ', ...v.sandbox.write.map((p) => el('code', {}, p))) : el('div', { class: 'muted' }, 'No folders of yours.'));
+      read.length ? el('div', {}, 'May read: ', ...read.map((p) => el('code', {}, p))) : null,
+      write.length ? el('div', {}, 'May read and write: ', ...write.map((p) => el('code', {}, p))) : el('div', { class: 'muted' }, 'No folders of yours.'));
   } else if (!v.command) {
     row('Sandbox', el('div', { class: 'muted' }, 'None: it runs elsewhere and gets what you send it.'));
   }
