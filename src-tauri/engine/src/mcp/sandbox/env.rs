@@ -10,6 +10,10 @@ use super::*;
 /// The host's variables every sandboxed server gets (`LC_*` too).
 pub const ENV_ALLOWED: &[&str] = &["PATH", "HOME", "LANG", "LANGUAGE", "TZ"];
 
+/// What a built-in server also gets: where the app's data is, so that its own folder (the `files`
+/// server's, the `research` cache), which it finds from there, is the one the host granted.
+pub const BUILTIN_ALLOWED: &[&str] = &["XDG_DATA_HOME"];
+
 /// Launchers' cache settings pointed at the server's private folder (`<private>/cache/…`), so
 /// npx, uvx, pip, pnpm, yarn or bun never write a cache another server runs code from.
 /// `XDG_CACHE_HOME` covers uv, pip, pnpm's cache and deno.
@@ -25,7 +29,7 @@ const CACHES: &[(&str, &str)] = &[
 
 /// The environment of a sandboxed server: of the host's variables (`inherited`), those in
 /// [`ENV_ALLOWED`], `LC_*`, the names in `granted` (its config's `sandbox.env`), and for a
-/// built-in server the app's own `SWITCHBOARD_*`; then its `TMPDIR` and caches in `private`.
+/// built-in server the app's own `SWITCHBOARD_*` and [`BUILTIN_ALLOWED`]; then its `TMPDIR` and caches in `private`.
 /// Its configured environment goes over this (the caller adds it).
 pub fn environment(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
@@ -40,7 +44,8 @@ pub fn environment(
             ENV_ALLOWED.contains(&k.as_ref())
                 || k.starts_with("LC_")
                 || granted.iter().any(|g| *g == k)
-                || (builtin && k.starts_with("SWITCHBOARD_"))
+                || (builtin
+                    && (k.starts_with("SWITCHBOARD_") || BUILTIN_ALLOWED.contains(&k.as_ref())))
         })
         .collect();
     out.push(("TMPDIR".into(), private.join("tmp").into()));
@@ -74,6 +79,7 @@ mod tests {
             ("GNOME_KEYRING_CONTROL", "/run/user/1000/keyring"),
             ("GPG_AGENT_INFO", "x"),
             ("SWITCHBOARD_ARXIV_URL", "http://x"),
+            ("XDG_DATA_HOME", "/home/u/data"),
             ("TMPDIR", "/tmp"),
             ("npm_config_cache", "/home/u/.npm"),
         ]
@@ -106,6 +112,7 @@ mod tests {
             "GNOME_KEYRING_CONTROL",
             "GPG_AGENT_INFO",
             "SWITCHBOARD_ARXIV_URL",
+            "XDG_DATA_HOME",
         ] {
             assert!(!names.contains(&n), "{n} in {names:?}");
         }
@@ -118,5 +125,7 @@ mod tests {
         assert_eq!(granted["SSH_AUTH_SOCK"], "/run/user/1000/ssh");
         assert!(!granted.contains_key("DISPLAY"));
         assert_eq!(env(&[], true)["SWITCHBOARD_ARXIV_URL"], "http://x");
+        // and where the app's data is, so their own folder is the one the host granted
+        assert_eq!(env(&[], true)["XDG_DATA_HOME"], "/home/u/data");
     }
 }
