@@ -209,12 +209,6 @@ async fn a_server_uses_the_model_only_after_the_user_says_yes() {
 /// over HTTP): its card says so while it runs; the user quits the app mid-task and starts it
 /// again; the card shows the task still running, then its result, which the model has not seen:
 /// one click sends it, and the model answers from it.
-// OUT OF THE SUITE FOR NOW — a regression found by the fresh clone's run after the sandbox and
-// tasks branches were merged (issue 27 stays open): everything up to the click passes, the model
-// gets the result, but the card offers "Send the result to the model" again afterwards (the
-// conversation reopened from the store shows the task still awaiting delivery; likely the task's
-// end is recorded twice after a restart, the second time after the send). Fix, then remove this.
-#[cfg(any())]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_click() {
@@ -284,6 +278,18 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
     assert!(
         c.find(Locator::Css(".late-result")).await.is_err(),
         "offered once"
+    );
+    // and the store knows it was sent: the conversation opened again does not offer it
+    click(&c, "#conversation-list .conv").await;
+    wait_css(&c, ".tool-card.ok").await;
+    wait_until(
+        &c,
+        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('at last'))",
+    )
+    .await;
+    assert!(
+        c.find(Locator::Css(".late-result")).await.is_err(),
+        "not offered again from the store"
     );
     c.close().await.unwrap();
 }

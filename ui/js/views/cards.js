@@ -354,14 +354,18 @@ export class ToolCards {
     const button = el('button', {
       type: 'button', class: 'btn primary', dataset: { action: 'send-late-result' },
       onclick: async () => {
+        // gone at once: the turn that sends it takes it from the store first, and the model's
+        // answer follows below; back, with why, only if it could not be sent
+        const body = box.parentElement;
         button.disabled = true;
         error.textContent = '';
+        box.remove();
         try {
           await send();
-          box.remove();
         } catch (e) {
           error.textContent = e?.message ?? String(e);
           button.disabled = false;
+          if (body?.isConnected) body.prepend(box);
         }
       },
     }, failed ? 'Tell the model' : 'Send the result to the model');
