@@ -507,6 +507,11 @@ pub fn assert_all_gone(pids: &[u32], how: &str) {
 }
 
 pub async fn wait_until(c: &Client, js_condition: &str) {
+    wait_until_for(c, js_condition, WAIT).await;
+}
+
+/// [`wait_until`] for up to `limit` (work that goes to the network, such as fetching a package).
+pub async fn wait_until_for(c: &Client, js_condition: &str, limit: Duration) {
     let t = Instant::now();
     loop {
         let v = c
@@ -516,7 +521,7 @@ pub async fn wait_until(c: &Client, js_condition: &str) {
         if v == json!(true) {
             return;
         }
-        assert!(t.elapsed() < WAIT, "timed out waiting for: {js_condition}");
+        assert!(t.elapsed() < limit, "timed out waiting for: {js_condition}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -16,7 +16,7 @@ const core = window.__TAURI__.core;
  *   error: string|null, failedStep: FailedStep|null, restarts: number, exit: string|null,
  *   stderrTail: string[], pid: number|null, path: string|null, trusted: boolean,
  *   sandbox: SandboxView|null }} ServerView
- * @typedef {'findingCommand'|'sandbox'|'startingProcess'|'connecting'|'openingStream'|'handshake'|'listingTools'|'running'} FailedStep
+ * @typedef {'findingCommand'|'readingSecrets'|'sandbox'|'fetchingPackage'|'startingProcess'|'connecting'|'openingStream'|'handshake'|'listingTools'|'running'} FailedStep
  * A server's kernel sandbox (null in ServerView: it runs without one). `state`: on (in force),
  * unsupported (this kernel cannot: not started until the user allows running it without),
  * waived (this kernel cannot and the user allowed it: runs without). `read`/`write`: its config's

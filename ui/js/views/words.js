@@ -71,6 +71,7 @@ export function stepText(step) {
     findingCommand: 'finding the command',
     readingSecrets: 'reading its secrets (the keyring)',
     sandbox: 'setting up its sandbox',
+    fetchingPackage: 'fetching its package (npm)',
     startingProcess: 'starting the process',
     connecting: 'connecting',
     openingStream: 'opening the event stream (GET)',

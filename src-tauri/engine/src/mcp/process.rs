@@ -211,6 +211,7 @@ pub fn spawn(
             std::env::vars_os(),
             &granted,
             cfg.builtin().is_some(),
+            sb.policy.network,
             private,
         ));
     }

@@ -118,12 +118,14 @@ pub fn kernel_abi() -> i32 {
 mod detect;
 mod enforced;
 mod env;
+mod fetch;
 mod policy;
 mod protect;
 
 pub use detect::*;
 pub use enforced::*;
 pub use env::*;
+pub use fetch::*;
 pub use policy::*;
 pub use protect::*;
 #[cfg(test)]

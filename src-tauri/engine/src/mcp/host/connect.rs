@@ -235,6 +235,29 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
     }
 }
 
+/// The npm package an npx server runs, fetched into its private cache first when its sandbox has
+/// no network (`sandbox::fetch_npm`); once per package, said in its log.
+async fn fetch_for_sandbox(
+    t: &Target<'_>,
+    program: &Path,
+    sb: &Sandboxed,
+) -> Result<(), String> {
+    let Some(packages) = sandbox::npx_packages(&t.config.command, &t.config.args) else {
+        return Ok(());
+    };
+    let private = sb.policy.tmp.parent().unwrap_or(&sb.policy.tmp);
+    if sandbox::npm_fetched(private, &packages) {
+        return Ok(());
+    }
+    t.log.push(format!(
+        "[switchboard] fetching {} for its sandbox, which has no network (npm, scripts off)",
+        packages.join(" ")
+    ));
+    sandbox::fetch_npm(program, t.path.as_deref(), &packages, private).await?;
+    t.log.push("[switchboard] fetched; npx runs it offline in the sandbox".into());
+    Ok(())
+}
+
 async fn stdio(
     t: &Target<'_>,
     values: &Values,
@@ -252,6 +275,11 @@ async fn stdio(
         Ok(s) => s,
         Err(attempt) => return attempt,
     };
+    if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
+        if let Err(e) = fetch_for_sandbox(t, &program, sb).await {
+            return failed(Step::FetchingPackage, e);
+        }
+    }
     let spawned = match process::spawn(
         t.config,
         &values.env,

@@ -65,6 +65,8 @@ pub enum Step {
     ReadingSecrets,
     /// Setting up its sandbox (or finding that the kernel has none).
     Sandbox,
+    /// Fetching its npm package for a sandbox without network (`sandbox::fetch_npm`).
+    FetchingPackage,
     StartingProcess,
     /// Reaching a remote server (HTTP, SSE, REST).
     Connecting,

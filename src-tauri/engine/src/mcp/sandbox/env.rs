@@ -27,14 +27,21 @@ const CACHES: &[(&str, &str)] = &[
     ("BUN_INSTALL_CACHE_DIR", "bun"),
 ];
 
+/// Launchers told to work from their cache alone, for a server without network: npx then runs
+/// the package the host fetched for it ([`super::fetch_npm`]), and any launcher says plainly that
+/// it is offline rather than failing on a name lookup.
+const OFFLINE: &[(&str, &str)] = &[("npm_config_offline", "true"), ("UV_OFFLINE", "1")];
+
 /// The environment of a sandboxed server: of the host's variables (`inherited`), those in
 /// [`ENV_ALLOWED`], `LC_*`, the names in `granted` (its config's `sandbox.env`), and for a
-/// built-in server the app's own `SWITCHBOARD_*` and [`BUILTIN_ALLOWED`]; then its `TMPDIR` and caches in `private`.
-/// Its configured environment goes over this (the caller adds it).
+/// built-in server the app's own `SWITCHBOARD_*` and [`BUILTIN_ALLOWED`]; then its `TMPDIR` and caches in `private`,
+/// and without `network` the launchers' offline settings. Its configured environment goes over
+/// this (the caller adds it).
 pub fn environment(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
     granted: &[String],
     builtin: bool,
+    network: bool,
     private: &Path,
 ) -> Vec<(OsString, OsString)> {
     let mut out: Vec<(OsString, OsString)> = inherited
@@ -57,6 +64,9 @@ pub fn environment(
             cache.join(sub)
         };
         out.push(((*name).into(), dir.into()));
+    }
+    if !network {
+        out.extend(OFFLINE.iter().map(|(k, v)| ((*k).into(), (*v).into())));
     }
     out
 }
@@ -88,7 +98,7 @@ mod tests {
         .collect();
         let private = Path::new("/c/srv");
         let env = |granted: &[String], builtin| {
-            environment(host.clone(), granted, builtin, private)
+            environment(host.clone(), granted, builtin, false, private)
                 .into_iter()
                 .map(|(k, v)| {
                     (
@@ -120,6 +130,14 @@ mod tests {
         assert_eq!(plain["TMPDIR"], "/c/srv/tmp");
         assert_eq!(plain["npm_config_cache"], "/c/srv/cache/npm");
         assert_eq!(plain["XDG_CACHE_HOME"], "/c/srv/cache");
+        // no network: the launchers work from their caches
+        assert_eq!(plain["npm_config_offline"], "true");
+        assert_eq!(plain["UV_OFFLINE"], "1");
+        let online: Vec<OsString> = environment(host.clone(), &[], false, true, private)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert!(!online.contains(&"npm_config_offline".into()) && !online.contains(&"UV_OFFLINE".into()));
         // granted by name; the built-ins get the app's own settings
         let granted = env(&["SSH_AUTH_SOCK".into()], false);
         assert_eq!(granted["SSH_AUTH_SOCK"], "/run/user/1000/ssh");

@@ -1,7 +1,8 @@
 //! Stdio servers in the kernel sandbox (Landlock and seccomp), with real servers: the npm
 //! filesystem server refused by the kernel outside what its sandbox allows, a Python server
 //! refused TCP and UDP with the network off (and allowed them with it on), the probe server
-//! trying every way out (`probe.rs`), the built-ins sandboxed by default, and what
+//! trying every way out (`probe.rs`), an npx server without network (its package fetched by the
+//! host), the built-ins sandboxed by default, and what
 //! happens on a kernel without Landlock. Tests that need Landlock say so and pass on a kernel
 //! without it; the last one needs none.
 
@@ -267,6 +268,46 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
     )
     .await;
     assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    host.shutdown().await;
+}
+
+/// An npm server from the registry in a sandbox without network, as the catalog installs one:
+/// the host fetches its pinned package (npm, scripts off) into the server's own cache, and npx
+/// runs it offline inside; the next start does not fetch again. Needs the npm registry, as the
+/// test servers' own install does.
+#[tokio::test]
+async fn an_npx_server_without_network_is_fetched_for_its_sandbox_and_runs_offline() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    const PACKAGE: &str = "@modelcontextprotocol/server-memory@2026.1.26";
+    let memory = sandboxed(
+        ServerConfig::new("npx", &["-y", PACKAGE]),
+        SandboxConfig::default(),
+    );
+    let host = host(dir.path(), vec![("memory", memory.clone())], None).await;
+    let v = view(&host, "memory");
+    assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+    assert!(!v.sandbox.as_ref().unwrap().network);
+    // no way out: the package came from the host's fetch, not from the server
+    assert_eq!(proc_status(v.pid.unwrap(), "Seccomp"), "2");
+    let log = v.stderr_tail.join("\n");
+    assert!(log.contains(&format!("fetching {PACKAGE} for its sandbox")), "{log}");
+    assert!(dir
+        .path()
+        .join("private/memory/cache/npm/_cacache")
+        .is_dir());
+    let r = call(&host, "memory__read_graph", json!({})).await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.text.contains("entities"), "{}", r.text);
+    host.shutdown().await;
+
+    // started again: from its cache, nothing fetched
+    let host = self::host(dir.path(), vec![("memory", memory)], None).await;
+    let v = view(&host, "memory");
+    assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+    assert!(!v.stderr_tail.join("\n").contains("fetching"), "{v:?}");
     host.shutdown().await;
 }
 
