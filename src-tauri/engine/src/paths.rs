@@ -121,35 +121,72 @@ pub fn private_file(path: &std::path::Path) -> std::io::Result<()> {
 }
 
 /// Writes a file only its owner can read, atomically: `0600` in a `0700` folder whatever the
-/// umask.
+/// umask. Writes of the same file at once each go through a temporary file of their own (the
+/// last rename wins; none fails for another's).
 pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     #[cfg(unix)]
     use std::os::unix::fs::OpenOptionsExt;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     if let Some(dir) = path.parent() {
         if !dir.exists() {
             private_dir(dir)?;
         }
     }
     let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        "{}.{}-{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
     ));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    opts.mode(0o600);
-    let mut f = opts.open(&tmp)?;
-    private_file(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+    let written = (|| {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        opts.mode(0o600);
+        let mut f = opts.open(&tmp)?;
+        private_file(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_of_one_file_at_once_all_succeed_and_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cache/entry.json");
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let p = p.clone();
+                std::thread::spawn(move || {
+                    (0..20)
+                        .map(|_| write_private(&p, format!("{i}").as_bytes()))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap().unwrap();
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.parse::<u32>().is_ok_and(|n| n < 8), "{text}");
+        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("entry.json")]);
+    }
 
     #[test]
     fn merged_writes_keep_other_keys_and_are_private() {

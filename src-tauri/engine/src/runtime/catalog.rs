@@ -454,8 +454,18 @@ impl Runtime {
         match saved {
             Ok(config) => {
                 self.catalog_cancel(token);
-                // the folder of the version it replaced, when nothing uses it any more
                 if let Some((_, old)) = &p.update_of {
+                    // what the user accepted of the old version is what the new one is checked
+                    // against (before the config is applied and it starts)
+                    if let Some(new) = config.servers.get(&built.name) {
+                        let (from, to) = (old.identity(), new.identity());
+                        if from != to {
+                            if let Err(e) = self.store.carry_pins(&from, &to).await {
+                                tracing::warn!("could not carry the pins over to the update: {e}");
+                            }
+                        }
+                    }
+                    // the folder of the version it replaced, when nothing uses it any more
                     self.remove_unused_bundle(old, &config);
                 }
                 Ok((built.name, config))

@@ -81,6 +81,25 @@ impl ToolPins for Store {
     }
 }
 
+impl Store {
+    /// A server updated from its registry is another program (another identity), but what the
+    /// user accepted of it still holds as the pins it is checked against: each pin of `from` is
+    /// also `to`'s (where `to` has none), so a tool the new version changed is reported as
+    /// changed, not taken as first seen.
+    pub async fn carry_pins(&self, from: &str, to: &str) -> Result<(), super::StoreError> {
+        let (from, to) = (from.to_string(), to.to_string());
+        self.call(move |c| {
+            c.execute(
+                "INSERT OR IGNORE INTO tool_pins (server, tool, hash, definition, accepted_at)
+                 SELECT ?2, tool, hash, definition, accepted_at FROM tool_pins WHERE server = ?1",
+                params![from, to],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
