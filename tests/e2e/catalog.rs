@@ -248,16 +248,8 @@ async fn a_newer_version_is_noticed_its_diff_shown_and_its_changed_tool_asks_aga
     let url2 = reg.add_file("tiny-2.0.0.mcpb", v2.clone(), "application/octet-stream");
     reg.set_entries(vec![mcpb_entry("2.0.0", &url2, &v2)]);
     click(&c, "#servers-button").await;
-    wait_css(
-        &c,
-        "#servers-list .server[data-name='tiny'] .server-update",
-    )
-    .await;
-    let notice = text_content(
-        &c,
-        "#servers-list .server[data-name='tiny'] .server-update",
-    )
-    .await;
+    wait_css(&c, "#servers-list .server[data-name='tiny'] .server-update").await;
+    let notice = text_content(&c, "#servers-list .server[data-name='tiny'] .server-update").await;
     assert!(
         notice.contains("2.0.0") && notice.contains("1.0.0"),
         "{notice}"

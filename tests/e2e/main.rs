@@ -26,5 +26,5 @@ mod long_conversation;
 mod models;
 mod research;
 mod servers;
-mod tasks;
 mod sign_in;
+mod tasks;

@@ -80,13 +80,13 @@ fn calls(body: &str) -> Vec<Found> {
     let mut rest = body;
     while let Some((at, open)) = CALL_OPENS
         .iter()
-        .filter_map(|o| rest.find(o).map(|p| (p, *o)))
+        .filter_map(|o| super::spans::find(rest, o).map(|p| (p, *o)))
         .min_by_key(|&(p, _)| p)
     {
         let inner = &rest[at + open.len()..];
         let (content, after) = match CALL_CLOSES
             .iter()
-            .filter_map(|c| inner.find(c).map(|p| (p, c.len())))
+            .filter_map(|c| super::spans::find(inner, c).map(|p| (p, c.len())))
             .min_by_key(|&(p, _)| p)
         {
             Some((c, len)) => (&inner[..c], &inner[c + len..]),

@@ -187,7 +187,7 @@ impl<'a> Finder<'a> {
                     let at = self
                         .text
                         .get(from..)
-                        .and_then(|t| t.find(needle))
+                        .and_then(|t| super::spans::find(t, needle))
                         .map_or(usize::MAX, |p| from + p);
                     self.next[k] = Some(at);
                     at

@@ -121,13 +121,19 @@ impl Spans {
 /// it starts.
 pub fn find_free(text: &str, needle: &str, mut from: usize, spans: &Spans) -> Option<usize> {
     while from <= text.len() {
-        let at = from + text.get(from..)?.find(needle)?;
+        let at = from + find(text.get(from..)?, needle)?;
         match spans.at(at) {
             Some(s) => from = s.end.max(at + 1),
             None => return Some(at),
         }
     }
     None
+}
+
+/// Where `needle` first occurs in `text` (as `str::find`, with memchr's SIMD search: a reply is
+/// searched for every family's markers).
+pub fn find(text: &str, needle: &str) -> Option<usize> {
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes())
 }
 
 /// What is left: the text without the markup (prose around it kept, a paragraph break where
@@ -230,7 +236,7 @@ fn inline_code(text: &str, spans: &mut Spans) {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let Some(p) = b[i..].iter().position(|&c| c == b'`') else {
+        let Some(p) = memchr::memchr(b'`', &b[i..]) else {
             break;
         };
         i += p;
@@ -244,13 +250,7 @@ fn inline_code(text: &str, spans: &mut Spans) {
             i += run;
             continue;
         }
-        let line_end = b[i + run..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |n| i + run + n);
-        let close = text[i + run..line_end]
-            .find(&"``"[..run])
-            .map(|n| i + run + n);
+        let close = closing_ticks(b, i + run, run);
         match close {
             Some(c) if spans.free(i, c + run) => {
                 spans.add(Span {
@@ -263,6 +263,22 @@ fn inline_code(text: &str, spans: &mut Spans) {
             _ => i += run,
         }
     }
+}
+
+/// Where the first run of `run` backticks at or after `from` and before the line's end starts
+/// (a longer run counts too, as `str::find` of the run would find it).
+fn closing_ticks(b: &[u8], mut from: usize, run: usize) -> Option<usize> {
+    while let Some(p) = memchr::memchr2(b'`', b'\n', &b[from..]) {
+        let at = from + p;
+        if b[at] == b'\n' {
+            return None;
+        }
+        if b[at..].starts_with(&b"``"[..run]) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Lines quoted in Markdown (`> …`).

@@ -237,11 +237,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
 
 /// The npm package an npx server runs, fetched into its private cache first when its sandbox has
 /// no network (`sandbox::fetch_npm`); once per package, said in its log.
-async fn fetch_for_sandbox(
-    t: &Target<'_>,
-    program: &Path,
-    sb: &Sandboxed,
-) -> Result<(), String> {
+async fn fetch_for_sandbox(t: &Target<'_>, program: &Path, sb: &Sandboxed) -> Result<(), String> {
     let Some(packages) = sandbox::npx_packages(&t.config.command, &t.config.args) else {
         return Ok(());
     };
@@ -254,7 +250,8 @@ async fn fetch_for_sandbox(
         packages.join(" ")
     ));
     sandbox::fetch_npm(program, t.path.as_deref(), &packages, private).await?;
-    t.log.push("[switchboard] fetched; npx runs it offline in the sandbox".into());
+    t.log
+        .push("[switchboard] fetched; npx runs it offline in the sandbox".into());
     Ok(())
 }
 

@@ -137,7 +137,10 @@ mod tests {
             .into_iter()
             .map(|(k, _)| k)
             .collect();
-        assert!(!online.contains(&"npm_config_offline".into()) && !online.contains(&"UV_OFFLINE".into()));
+        assert!(
+            !online.contains(&"npm_config_offline".into())
+                && !online.contains(&"UV_OFFLINE".into())
+        );
         // granted by name; the built-ins get the app's own settings
         let granted = env(&["SSH_AUTH_SOCK".into()], false);
         assert_eq!(granted["SSH_AUTH_SOCK"], "/run/user/1000/ssh");

@@ -75,7 +75,10 @@ fn from_registry(spec: &str) -> bool {
 
 /// The record of what was fetched into a cache: the specs, one a line.
 fn marker(private: &Path) -> PathBuf {
-    private.join("cache").join("npm").join(".switchboard-fetched")
+    private
+        .join("cache")
+        .join("npm")
+        .join(".switchboard-fetched")
 }
 
 /// Whether `packages` are already in `private`'s npm cache (fetched by [`fetch_npm`]).
@@ -172,7 +175,12 @@ fn npm_beside(npx: &Path, path_var: Option<&str>) -> Option<PathBuf> {
         return Some(beside);
     }
     let cwd = std::env::current_dir().ok()?;
-    which::which_in("npm", path_var.or(std::env::var("PATH").ok().as_deref()), cwd).ok()
+    which::which_in(
+        "npm",
+        path_var.or(std::env::var("PATH").ok().as_deref()),
+        cwd,
+    )
+    .ok()
 }
 
 #[cfg(test)]
@@ -188,7 +196,10 @@ mod tests {
         let p = |cmd: &str, args: &str| npx_packages(cmd, &words(args));
         let one = |s: &str| Some(vec![s.to_string()]);
         assert_eq!(
-            p("npx", "-y @modelcontextprotocol/server-everything@2026.8.31 stdio"),
+            p(
+                "npx",
+                "-y @modelcontextprotocol/server-everything@2026.8.31 stdio"
+            ),
             one("@modelcontextprotocol/server-everything@2026.8.31")
         );
         assert_eq!(p("/usr/bin/npx", "--yes left-pad"), one("left-pad"));

@@ -293,7 +293,10 @@ async fn an_npx_server_without_network_is_fetched_for_its_sandbox_and_runs_offli
     // no way out: the package came from the host's fetch, not from the server
     assert_eq!(proc_status(v.pid.unwrap(), "Seccomp"), "2");
     let log = v.stderr_tail.join("\n");
-    assert!(log.contains(&format!("fetching {PACKAGE} for its sandbox")), "{log}");
+    assert!(
+        log.contains(&format!("fetching {PACKAGE} for its sandbox")),
+        "{log}"
+    );
     assert!(dir
         .path()
         .join("private/memory/cache/npm/_cacache")
