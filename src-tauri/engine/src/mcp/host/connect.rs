@@ -239,7 +239,7 @@ async fn fetch_for_sandbox(t: &Target<'_>, program: &Path, sb: &Sandboxed) -> Re
     let Some(packages) = sandbox::npx_packages(&t.config.command, &t.config.args) else {
         return Ok(());
     };
-    let private = sb.policy.tmp.parent().unwrap_or(&sb.policy.tmp);
+    let private = &sb.private;
     if sandbox::npm_fetched(private, &packages) {
         return Ok(());
     }
