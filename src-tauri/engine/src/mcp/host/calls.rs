@@ -311,13 +311,18 @@ impl McpHost {
             state: asked.request_state,
             round: round + 1,
         };
+        self.call_again(call, Some(retry)).await
+    }
+
+    /// The same call made again: its next round (`retry`), or from its first.
+    async fn call_again(&self, call: Call<'_>, retry: Option<Retry>) -> ToolOutcome {
         Box::pin(self.call_round(
             call.server,
             call.tool,
             call.arguments,
             call.cancel,
             call.events,
-            Some(retry),
+            retry,
         ))
         .await
     }
@@ -334,17 +339,7 @@ impl McpHost {
             .sign_in_again(call.server, session.auth.as_ref(), challenge)
             .await
         {
-            Ok(()) => {
-                Box::pin(self.call_round(
-                    call.server,
-                    call.tool,
-                    call.arguments,
-                    call.cancel,
-                    call.events,
-                    None,
-                ))
-                .await
-            }
+            Ok(()) => self.call_again(call, None).await,
             Err(why) => call.failed(why.to_string()),
         }
     }
