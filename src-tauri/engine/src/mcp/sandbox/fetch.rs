@@ -86,6 +86,11 @@ pub fn npm_fetched(private: &Path, packages: &[String]) -> bool {
     std::fs::read_to_string(marker(private)).is_ok_and(|m| m == packages.join("\n"))
 }
 
+/// Records that `packages` are in `private`'s npm cache.
+fn record_fetched(private: &Path, packages: &[String]) -> std::io::Result<()> {
+    std::fs::write(marker(private), packages.join("\n"))
+}
+
 /// Fetches `packages` and their dependencies into `private`'s npm cache with the npm beside
 /// `npx` (else the one on `path_var`), outside the sandbox and with the user's own npm settings
 /// (registry, proxy), install scripts off; then records them. The error says what npm said.
@@ -145,8 +150,7 @@ pub async fn fetch_npm(
     };
     let _ = std::fs::remove_dir_all(&staging);
     result?;
-    std::fs::write(marker(private), packages.join("\n"))
-        .map_err(|e| format!("cannot record the fetched package: {e}"))
+    record_fetched(private, packages).map_err(|e| format!("cannot record the fetched package: {e}"))
 }
 
 /// Runs npm; its error is the last lines it wrote.
@@ -233,8 +237,13 @@ mod tests {
         let pkgs = vec!["a@1".to_string()];
         assert!(!npm_fetched(dir.path(), &pkgs));
         std::fs::create_dir_all(dir.path().join("cache/npm")).unwrap();
-        std::fs::write(marker(dir.path()), "a@1").unwrap();
+        record_fetched(dir.path(), &pkgs).unwrap();
         assert!(npm_fetched(dir.path(), &pkgs));
+        // another version, or another set, is fetched again
         assert!(!npm_fetched(dir.path(), &["a@2".to_string()]));
+        assert!(!npm_fetched(
+            dir.path(),
+            &["a@1".to_string(), "b@1".to_string()]
+        ));
     }
 }
