@@ -83,7 +83,7 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
     // a folder the user lets it read, shown in the preview; the package itself the app fetches
     // for the sandbox (no network inside) from the npm registry, as for any user
     let folder = tempfile::tempdir().unwrap();
-    let servers = folder.path().canonicalize().unwrap();
+    let granted = folder.path().canonicalize().unwrap();
     let App { c, driver: _driver } = App::launch(home.path()).await;
 
     click(&c, "#catalog-button").await;
@@ -128,7 +128,7 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
         "tok-e2e-42",
     )
     .await;
-    type_into(&c, "#catalog-folders", servers.to_str().unwrap()).await;
+    type_into(&c, "#catalog-folders", granted.to_str().unwrap()).await;
     let preview = preview_and_go(&c).await;
     for part in [
         "npx",
@@ -138,7 +138,7 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
         "EVERYTHING_TOKEN",
         "••••",
         "Network: none",
-        servers.to_str().unwrap(),
+        granted.to_str().unwrap(),
     ] {
         assert!(preview.contains(part), "{part} in {preview}");
     }
