@@ -233,23 +233,35 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
     }
 }
 
-/// The npm package an npx server runs, fetched into its private cache first when its sandbox has
-/// no network (`sandbox::fetch_npm`); once per package, said in its log.
-async fn fetch_for_sandbox(t: &Target<'_>, program: &Path, sb: &Sandboxed) -> Result<(), String> {
-    let Some(packages) = sandbox::npx_packages(&t.config.command, &t.config.args) else {
+/// The package an npx or uvx server runs, fetched into its private cache first when its sandbox
+/// has no network (`sandbox::fetch`); once per package, said in its log. The PATH it is fetched
+/// with is the server's own, so that uv finds the interpreter uvx will.
+async fn fetch_for_sandbox(
+    t: &Target<'_>,
+    program: &Path,
+    sb: &Sandboxed,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    let Some(what) = sandbox::to_fetch(&t.config.command, &t.config.args) else {
         return Ok(());
     };
     let private = &sb.private;
-    if sandbox::npm_fetched(private, &packages) {
+    if sandbox::fetched(private, &what) {
         return Ok(());
     }
+    let by = what.fetcher;
     t.log.push(format!(
-        "[switchboard] fetching {} for its sandbox, which has no network (npm, scripts off)",
-        packages.join(" ")
+        "[switchboard] fetching {} for its sandbox, which has no network ({}, {})",
+        what.packages.join(" "),
+        by.name(),
+        by.how()
     ));
-    sandbox::fetch_npm(program, t.path.as_deref(), &packages, private).await?;
-    t.log
-        .push("[switchboard] fetched; npx runs it offline in the sandbox".into());
+    let path = env.get("PATH").map(String::as_str).or(t.path.as_deref());
+    sandbox::fetch(program, path, &what, private).await?;
+    t.log.push(format!(
+        "[switchboard] fetched; {} runs it offline in the sandbox",
+        t.config.command
+    ));
     Ok(())
 }
 
@@ -271,7 +283,7 @@ async fn stdio(
         Err(attempt) => return attempt,
     };
     if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
-        if let Err(e) = fetch_for_sandbox(t, &program, sb).await {
+        if let Err(e) = fetch_for_sandbox(t, &program, sb, &values.env).await {
             return failed(Step::FetchingPackage, e);
         }
     }
