@@ -148,12 +148,16 @@ impl Runtime {
     }
 
     /// Starts the configured servers, on the login shell's PATH, with the roots from the
-    /// settings; waits until each is running or has failed.
+    /// settings; waits until each is running or has failed. They are listed (as starting) at
+    /// once: the stdio ones wait for the PATH while the login shell is asked for it.
     pub async fn start_servers(&self) {
-        self.use_login_shell_path().await;
-        self.host.set_roots(roots(&self.settings.get())).await;
-        self.rejoin_task_sessions().await;
-        self.host.start_all(&self.mcp_config()).await;
+        self.host.path_pending();
+        let start = async {
+            self.host.set_roots(roots(&self.settings.get())).await;
+            self.rejoin_task_sessions().await;
+            self.host.start_all(&self.mcp_config()).await;
+        };
+        tokio::join!(self.use_login_shell_path(), start);
     }
 
     /// Tells the host the HTTP sessions the tasks still open ran in when the app last ended

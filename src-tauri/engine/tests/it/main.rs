@@ -28,6 +28,7 @@ mod sandbox;
 mod secrets;
 mod server_requests;
 mod sign_in;
+mod startup;
 mod task_restarts;
 mod tasks;
 mod transports;

@@ -130,11 +130,17 @@ impl HostOptions {
     }
 }
 
+/// The longest a stdio server waits for the PATH to be known ([`McpHost::path_pending`]).
+pub const PATH_WAIT: Duration = Duration::from_secs(10);
+
 /// What the supervisors share with the host (and nothing that points back at them).
 pub struct Shared {
     opts: HostOptions,
     /// PATH for finding and running commands (the login shell's, once known).
     path: RwLock<Option<String>>,
+    /// Whether that PATH is known: a stdio server waits for it before it starts (see
+    /// [`McpHost::path_pending`]); it is shown as starting meanwhile.
+    path_known: tokio::sync::watch::Sender<bool>,
     /// Folders servers may work in (`roots/list`).
     roots: Arc<RwLock<Vec<PathBuf>>>,
     /// The kernel's Landlock ABI (0: none), asked once.
@@ -155,6 +161,12 @@ pub struct Shared {
 impl Shared {
     fn path(&self) -> Option<String> {
         self.path.read().unwrap().clone()
+    }
+
+    /// Waits until the PATH is known (at most [`PATH_WAIT`]).
+    async fn path_known(&self) {
+        let mut known = self.path_known.subscribe();
+        let _ = tokio::time::timeout(PATH_WAIT, known.wait_for(|k| *k)).await;
     }
 
     fn changed(&self) {
@@ -241,6 +253,7 @@ impl McpHost {
             closing: Default::default(),
             shared: Arc::new(Shared {
                 path: RwLock::new(opts.path_var.clone()),
+                path_known: tokio::sync::watch::channel(true).0,
                 landlock_abi: opts.landlock_abi.unwrap_or_else(sandbox::kernel_abi),
                 opts,
                 roots: Default::default(),
@@ -256,9 +269,18 @@ impl McpHost {
         })
     }
 
-    /// Sets the PATH used to find and run server commands (for servers started from now on).
+    /// Sets the PATH used to find and run server commands (for servers started from now on);
+    /// the stdio servers waiting for it start.
     pub fn set_path(&self, path: Option<String>) {
         *self.shared.path.write().unwrap() = path;
+        self.shared.path_known.send_replace(true);
+    }
+
+    /// The PATH is being looked up: stdio servers started from now on wait for
+    /// [`Self::set_path`] (at most [`PATH_WAIT`]) before they look for their command, and are
+    /// listed as starting meanwhile, so that the window shows them at once.
+    pub fn path_pending(&self) {
+        self.shared.path_known.send_replace(false);
     }
 
     /// The PATH server commands are looked up on and run with.

@@ -165,6 +165,9 @@ impl Supervisor {
         let mut discover = self.shared.opts.discover;
         // a session the last run's tasks ran in: this start rejoins it (only this start)
         let rejoin = self.shared.take_rejoin(&self.name);
+        if self.config.transport() == crate::mcp::Transport::Stdio {
+            self.shared.path_known().await;
+        }
         loop {
             let path = self.shared.path();
             let target = Target {
