@@ -218,7 +218,12 @@ pub fn spawn(
         // the server's own children (npx → node) are found on the same PATH; its env may override
         cmd.env("PATH", p);
     }
-    cmd.args(&cfg.args)
+    // a built-in is told its own folder, the one its sandbox grants
+    let args = match cfg.builtin() {
+        Some(name) => crate::servers::with_own_folder(name, &cfg.args),
+        None => cfg.args.clone(),
+    };
+    cmd.args(&args)
         .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -155,6 +155,22 @@ pub fn own_folders(name: &str, args: &[String]) -> Vec<std::path::PathBuf> {
     }
 }
 
+/// A built-in's arguments with its own folder named (`--root` for `files`, `--cache` for
+/// `research`), as the host starts it: the folder the host grants it is the one it is told,
+/// rather than one each side derives from its environment.
+pub fn with_own_folder(name: &str, args: &[String]) -> Vec<String> {
+    let mut out = args.to_vec();
+    let (flag, folder) = match name {
+        "files" => ("--root", files_root(args)),
+        "research" => ("--cache", research::cache_dir(args)),
+        _ => return out,
+    };
+    if !args.iter().any(|a| a == flag) {
+        out.extend([flag.to_string(), folder.display().to_string()]);
+    }
+    out
+}
+
 /// The `files` server's folder when it is given no `--root`.
 pub fn default_files_root() -> std::path::PathBuf {
     crate::paths::data_dir().join("files")
@@ -201,5 +217,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r["error"]["code"], -32602);
+    }
+
+    #[test]
+    fn a_builtin_is_told_its_own_folder_unless_it_was() {
+        let w = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let files = with_own_folder("files", &w("mcp-server files"));
+        assert_eq!(files[..3], w("mcp-server files --root")[..]);
+        assert_eq!(std::path::PathBuf::from(&files[3]), default_files_root());
+        assert_eq!(
+            with_own_folder("files", &w("mcp-server files --root /r")),
+            w("mcp-server files --root /r")
+        );
+        let research = with_own_folder("research", &w("mcp-server research"));
+        assert_eq!(research[2], "--cache");
+        assert_eq!(
+            std::path::PathBuf::from(&research[3]),
+            research::cache_dir(&[])
+        );
+        // the folder it is told is the one its sandbox grants
+        assert_eq!(
+            own_folders("research", &research),
+            own_folders("research", &w("mcp-server research"))
+        );
+        assert_eq!(
+            with_own_folder("calculator", &w("mcp-server calculator")),
+            w("mcp-server calculator")
+        );
     }
 }

@@ -10,9 +10,9 @@ use super::*;
 /// The host's variables every sandboxed server gets (`LC_*` too).
 pub const ENV_ALLOWED: &[&str] = &["PATH", "HOME", "LANG", "LANGUAGE", "TZ"];
 
-/// What a built-in server also gets: where the app's data is, so that its own folder (the `files`
-/// server's, the `research` cache), which it finds from there, is the one the host granted.
-pub const BUILTIN_ALLOWED: &[&str] = &["XDG_DATA_HOME"];
+/// What a built-in server also gets of the host's variables (its own folder is an argument the
+/// host gives it, `servers::with_own_folder`, so nothing of where the app keeps its data).
+pub const BUILTIN_ALLOWED: &[&str] = &[];
 
 /// Launchers' cache settings pointed at the server's private folder (`<private>/cache/…`), so
 /// npx, uvx, pip, pnpm, yarn or bun never write a cache another server runs code from.
@@ -148,7 +148,7 @@ mod tests {
         assert_eq!(granted["SSH_AUTH_SOCK"], "/run/user/1000/ssh");
         assert!(!granted.contains_key("DISPLAY"));
         assert_eq!(env(&[], true)["SWITCHBOARD_ARXIV_URL"], "http://x");
-        // and where the app's data is, so their own folder is the one the host granted
-        assert_eq!(env(&[], true)["XDG_DATA_HOME"], "/home/u/data");
+        // but not where the app keeps its data: their own folder is an argument
+        assert!(!env(&[], true).contains_key("XDG_DATA_HOME"));
     }
 }
