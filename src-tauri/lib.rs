@@ -4,9 +4,14 @@
 mod apps;
 pub mod cli;
 mod commands;
+mod notify;
 mod state;
+mod window_state;
+
+use std::sync::Arc;
 
 use tauri::{Manager, RunEvent};
+use window_state::{WindowState, WindowStateExt};
 
 pub use state::AppState;
 
@@ -61,6 +66,10 @@ pub fn run() {
             }
         }))
         .plugin(tauri_plugin_opener::init())
+        // the window's own state (window_state.rs) and its notifications (notify.rs)
+        .plugin(tauri_plugin_store::Builder::default().build())
+        .plugin(tauri_plugin_notification::init())
+        .manage(notify::Notifier::default())
         // used from Rust only (the import file picker): the window gets no dialog permission
         .plugin(tauri_plugin_dialog::init())
         // MCP App pages, each at its own address, never the app's origin (apps.rs)
@@ -74,6 +83,12 @@ pub fn run() {
             }
         })
         .setup(|app| {
+            let window_state = Arc::new(WindowState::open(app.handle()));
+            if let Some(w) = app.get_webview_window("main") {
+                window_state.restore(&w);
+            }
+            app.manage(window_state);
+            notify::Notifier::listen(app.handle());
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);
             let handle = app.handle().clone();
@@ -92,6 +107,13 @@ pub fn run() {
         // closing the window while apps are shown: they are told first (apps.rs::hold_close),
         // for at most a little longer than the window waits for them
         .on_window_event(|window, event| {
+            if let (tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_), Some(w)) =
+                (event, window.get_webview_window(window.label()))
+            {
+                if let Some(s) = window.app_handle().window_state() {
+                    s.window_changed(&w);
+                }
+            }
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {
                 let held = window.label() == "main"
                     && window
@@ -112,6 +134,11 @@ pub fn run() {
         .expect("error while building the Switchboard window");
     app.run(|handle, event| {
         if let RunEvent::Exit = event {
+            if let Some(s) = handle.window_state() {
+                if let Err(e) = s.save() {
+                    tracing::warn!("window state: {e}");
+                }
+            }
             // every MCP server process (and its children) ends with the app
             let state = handle.state::<AppState>();
             tauri::async_runtime::block_on(state.shutdown());

@@ -7,6 +7,7 @@ pub mod conversations;
 mod files;
 pub mod mcp;
 pub mod settings;
+pub mod window;
 
 use serde::Serialize;
 use switchboard_engine::llm::{LlmError, LlmErrorKind};
@@ -71,6 +72,10 @@ macro_rules! handler {
             commands::mcp::mcp_prompts,
             commands::mcp::get_mcp_prompt,
             commands::mcp::mcp_resources,
+            commands::window::window_state,
+            commands::window::change_window_state,
+            commands::window::notify,
+            commands::window::watch_notification_clicks,
             // commands-end
         ]
     };

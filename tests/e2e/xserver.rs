@@ -153,3 +153,46 @@ pub fn x_close_window() {
         (xl.XCloseDisplay)(display);
     }
 }
+
+/// The app's window on the X server: its place and size (`xdotool getwindowgeometry`).
+pub fn x_window_geometry() -> (i32, i32, u32, u32) {
+    let w = app_window().to_string();
+    let out = xdotool(&["getwindowgeometry", "--shell", &w]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let field = |name: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {text}"))
+    };
+    (
+        field("X") as i32,
+        field("Y") as i32,
+        field("WIDTH") as u32,
+        field("HEIGHT") as u32,
+    )
+}
+
+/// Moves and resizes the app's window as a window manager would (there is none under Xvfb).
+pub fn x_move_resize(x: i32, y: i32, width: u32, height: u32) {
+    let w = app_window().to_string();
+    xdotool(&["windowsize", &w, &width.to_string(), &height.to_string()]);
+    xdotool(&["windowmove", &w, &x.to_string(), &y.to_string()]);
+}
+
+/// Gives the keyboard focus to the app's window (`true`), or takes it away to no window at all,
+/// as when the user works in another program.
+pub fn x_focus_app(on: bool) {
+    use x11_dl::xlib;
+    let window = if on { app_window() } else { 0 };
+    let xl = xlib::Xlib::open().expect("libX11");
+    // SAFETY: plain Xlib calls on a display opened and closed here.
+    unsafe {
+        let display = (xl.XOpenDisplay)(std::ptr::null());
+        assert!(!display.is_null(), "no X display (DISPLAY)");
+        // window 0 is X's None: the keyboard goes nowhere, every window loses the focus
+        (xl.XSetInputFocus)(display, window, xlib::RevertToNone, xlib::CurrentTime);
+        (xl.XFlush)(display);
+        (xl.XCloseDisplay)(display);
+    }
+}
