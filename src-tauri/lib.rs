@@ -4,7 +4,6 @@
 mod apps;
 pub mod cli;
 mod commands;
-mod notify;
 mod state;
 mod window_state;
 
@@ -66,10 +65,8 @@ pub fn run() {
             }
         }))
         .plugin(tauri_plugin_opener::init())
-        // the window's own state (window_state.rs) and its notifications (notify.rs)
+        // the window's own state (window_state/)
         .plugin(tauri_plugin_store::Builder::default().build())
-        .plugin(tauri_plugin_notification::init())
-        .manage(notify::Notifier::default())
         // used from Rust only (the import file picker): the window gets no dialog permission
         .plugin(tauri_plugin_dialog::init())
         // MCP App pages, each at its own address, never the app's origin (apps.rs)
@@ -88,7 +85,6 @@ pub fn run() {
                 window_state.restore(&w);
             }
             app.manage(window_state);
-            notify::Notifier::listen(app.handle());
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);
             let handle = app.handle().clone();

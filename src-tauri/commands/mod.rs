@@ -74,8 +74,6 @@ macro_rules! handler {
             commands::mcp::mcp_resources,
             commands::window::window_state,
             commands::window::change_window_state,
-            commands::window::notify,
-            commands::window::watch_notification_clicks,
             // commands-end
         ]
     };

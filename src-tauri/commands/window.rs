@@ -1,13 +1,11 @@
-//! The window's own state (`window_state/`) and its desktop notifications (`notify.rs`).
+//! The window's own state (`window_state/`).
 
 use std::sync::Arc;
 
 use serde::Serialize;
-use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::State;
 
 use super::{CmdResult, ErrorKind, UiError};
-use crate::notify::{Notifier, NotifyKind};
 use crate::window_state::{PagePatch, PageState, WindowState};
 
 #[derive(Serialize)]
@@ -31,24 +29,4 @@ pub fn change_window_state(state: State<'_, Arc<WindowState>>, patch: PagePatch)
     state
         .change(patch)
         .map_err(|e| UiError::new(ErrorKind::File, format!("saving the window's state: {e}")))
-}
-
-/// Shows a desktop notification unless the window is focused or that kind is turned off;
-/// resolves true when it was shown.
-#[tauri::command]
-pub fn notify(
-    app: AppHandle,
-    notifier: State<'_, Notifier>,
-    kind: NotifyKind,
-    title: String,
-    body: String,
-    conversation_id: Option<i64>,
-) -> bool {
-    notifier.notify(&app, kind, &title, &body, conversation_id)
-}
-
-/// `on_click` hears a click on a notification: the conversation to open, or null.
-#[tauri::command]
-pub fn watch_notification_clicks(notifier: State<'_, Notifier>, on_click: Channel<Option<i64>>) {
-    notifier.watch(on_click);
 }

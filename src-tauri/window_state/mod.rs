@@ -1,7 +1,7 @@
 //! The window's own state, kept through tauri-plugin-store in `window-state.json` in the app's
 //! config folder: the window's size, position and maximized state, and what the page asks to
 //! keep (theme, sidebar width, the open conversation and its scroll, dismissed hints, the first
-//! run, which notifications to show, the drafts). The engine's settings are not here: they stay
+//! run, the drafts). The engine's settings are not here: they stay
 //! in `settings.json`, through the engine.
 //!
 //! The plugin loads the file and holds the values; the file is written here, atomically
@@ -26,7 +26,7 @@ use tauri::{Manager, Runtime, Wry};
 use tauri_plugin_store::{Store, StoreBuilder};
 
 use page::{page_from, Draft, PAGE_KEYS};
-pub use page::{NotifyPrefs, PagePatch, PageState};
+pub use page::{PagePatch, PageState};
 
 pub const FILE: &str = "window-state.json";
 
@@ -116,9 +116,6 @@ impl WindowState {
         if let Some(f) = patch.first_run_done {
             s.set("firstRunDone", f);
         }
-        if let Some(n) = patch.notifications {
-            s.set("notifications", json(&n));
-        }
         if let Some(changes) = patch.drafts {
             self.change_drafts(changes);
         }
@@ -153,14 +150,6 @@ impl WindowState {
             drafts.shift_remove(&oldest);
         }
         self.store.set("drafts", Value::Object(drafts));
-    }
-
-    /// Which notifications the user wants.
-    pub fn notify_prefs(&self) -> NotifyPrefs {
-        self.store
-            .get("notifications")
-            .and_then(|v| serde_json::from_value(v).ok())
-            .unwrap_or_default()
     }
 
     /// Writes the store's values to the file, atomically and private (0600).

@@ -1,5 +1,5 @@
 //! What the page keeps in the window's state (theme, sidebar width, the open conversation and
-//! its scroll, hints, the first run, which notifications to show, the drafts), and the changes it
+//! its scroll, hints, the first run, the drafts), and the changes it
 //! sends: the types, and reading them back from the stored keys.
 
 use std::collections::BTreeMap;
@@ -28,27 +28,6 @@ pub struct OpenChat {
     pub at_end: bool,
 }
 
-/// Which desktop notifications to show while the window is not focused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct NotifyPrefs {
-    pub turn_finished: bool,
-    pub question: bool,
-    pub server_crashed: bool,
-    pub task_completed: bool,
-}
-
-impl Default for NotifyPrefs {
-    fn default() -> Self {
-        NotifyPrefs {
-            turn_finished: true,
-            question: true,
-            server_crashed: true,
-            task_completed: true,
-        }
-    }
-}
-
 /// A message being written: its text and the resources attached to it, as the composer has them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,7 +46,6 @@ pub struct PageState {
     pub open: Option<OpenChat>,
     pub hints: Vec<String>,
     pub first_run_done: bool,
-    pub notifications: NotifyPrefs,
     pub drafts: BTreeMap<String, Draft>,
 }
 
@@ -82,7 +60,6 @@ pub struct PagePatch {
     pub open: Option<Option<OpenChat>>,
     pub hints: Option<Vec<String>>,
     pub first_run_done: Option<bool>,
-    pub notifications: Option<NotifyPrefs>,
     pub drafts: Option<BTreeMap<String, Option<Draft>>>,
 }
 
@@ -101,7 +78,6 @@ pub(super) const PAGE_KEYS: &[&str] = &[
     "open",
     "hints",
     "firstRunDone",
-    "notifications",
     "drafts",
 ];
 
@@ -128,9 +104,6 @@ pub(super) fn page_from(doc: Map<String, Value>) -> PageState {
                 if let Some(f) = p.first_run_done {
                     page.first_run_done = f;
                 }
-                if let Some(n) = p.notifications {
-                    page.notifications = n;
-                }
                 if let Some(d) = p.drafts {
                     page.drafts = d.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
                 }
@@ -151,14 +124,11 @@ mod tests {
             "theme": "purple",
             "sidebarWidth": 300,
             "drafts": {"7": {"text": "half a thought", "attachments": []}},
-            "notifications": {"turnFinished": false},
         });
         let page = page_from(doc.as_object().unwrap().clone());
         assert_eq!(page.theme, Theme::System);
         assert_eq!(page.sidebar_width, Some(300));
         assert_eq!(page.drafts["7"].text, "half a thought");
-        assert!(!page.notifications.turn_finished);
-        assert!(page.notifications.question, "unnamed kinds stay on");
     }
 
     #[test]

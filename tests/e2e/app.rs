@@ -28,31 +28,24 @@ impl App {
 
     /// [`App::launch`] with these environment variables set for the app.
     pub async fn launch_with_env(home: &Path, env: &[(&str, &str)]) -> App {
-        App::launch_on(home, env, Bus::None).await
+        App::launch_on(home, env, false).await
     }
 
     /// [`App::launch`] on a session bus of its own with gnome-keyring on it, unlocked, its
     /// keyrings in `home/data/keyrings` (never the desktop's keyring). The bus's address is
     /// written to [`KEYRING_BUS_FILE`] in `home`, for [`keyring_lookup`].
     pub async fn launch_with_keyring(home: &Path) -> App {
-        App::launch_on(home, &[], Bus::Keyring).await
-    }
-
-    /// [`App::launch`] on a session bus of its own with a desktop notification server on it
-    /// (dunst, on the test's X display); every call to the notification interface is written to
-    /// [`NOTIFY_LOG`] in `home` by `dbus-monitor`, and the bus's address to [`NOTIFY_BUS_FILE`].
-    pub async fn launch_with_notifications(home: &Path) -> App {
-        App::launch_on(home, &[], Bus::Notifications).await
+        App::launch_on(home, &[], true).await
     }
 
     /// Starts tauri-driver and opens a session on the app. WebKitWebDriver now and then closes the
     /// connection while the session is being created (seen in CI: `IncompleteMessage`, the app
     /// never shown); that says nothing about the app, so the driver is started afresh, on new
     /// ports, up to three times. Anything after the session exists is the test's to judge.
-    async fn launch_on(home: &Path, env: &[(&str, &str)], bus: Bus) -> App {
+    async fn launch_on(home: &Path, env: &[(&str, &str)], keyring: bool) -> App {
         let mut attempt = 1;
         loop {
-            let driver = Driver::start(home, env, bus);
+            let driver = Driver::start(home, env, keyring);
             match driver.session().await {
                 Ok(c) => {
                     wait_css(&c, "body[data-ready='true']").await;
@@ -89,18 +82,6 @@ pub async fn wait_servers(c: &Client, n: usize) {
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
-/// The session bus the app gets: none, one with gnome-keyring, one with a notification server.
-#[derive(Clone, Copy, PartialEq)]
-enum Bus {
-    None,
-    Keyring,
-    Notifications,
-}
-
-/// Where [`App::launch_with_notifications`] writes what dbus-monitor saw, and the bus address.
-pub const NOTIFY_LOG: &str = "notifications.log";
-pub const NOTIFY_BUS_FILE: &str = "notify-bus";
-
 /// One tauri-driver (and so one app process) per session.
 pub struct Driver {
     child: Child,
@@ -111,7 +92,7 @@ impl Driver {
     /// `keyring`: in a `dbus-run-session` with gnome-keyring (see [`App::launch_with_keyring`]);
     /// else with no session bus, so that secrets go to the fallback file (and a test run on a
     /// desktop never reaches its keyring).
-    fn start(home: &Path, env: &[(&str, &str)], bus: Bus) -> Driver {
+    fn start(home: &Path, env: &[(&str, &str)], keyring: bool) -> Driver {
         use std::os::unix::fs::PermissionsExt;
         let port = support::free_port();
         let native = support::free_port();
@@ -120,25 +101,7 @@ impl Driver {
         std::fs::create_dir_all(&run).unwrap();
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
         let bin = which_tauri_driver();
-        let mut cmd = if bus == Bus::Notifications {
-            let mut cmd = Command::new("dbus-run-session");
-            cmd.args([
-                "--",
-                "sh",
-                "-c",
-                r#"printf %s "$DBUS_SESSION_BUS_ADDRESS" > "$0" && log="$1" && shift &&
-                   dbus-monitor --session "interface='org.freedesktop.Notifications'" > "$log" 2>&1 &
-                   dunst -config /dev/null >/dev/null 2>&1 &
-                   until [ -s "$log" ] && dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-                     org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Notifications 2>/dev/null | grep -q true; do
-                     sleep 0.05; done &&
-                   exec "$@""#,
-            ])
-            .arg(home.join(NOTIFY_BUS_FILE))
-            .arg(home.join(NOTIFY_LOG))
-            .arg(bin);
-            cmd
-        } else if bus == Bus::Keyring {
+        let mut cmd = if keyring {
             let mut cmd = Command::new("dbus-run-session");
             cmd.args([
                 "--",
@@ -249,9 +212,7 @@ impl Driver {
                         | "dbus-run-session"
                         | "dbus-daemon"
                         | "sh"
-                        | "gnome-keyring-daemon"
-                        | "dunst"
-                        | "dbus-monitor",
+                        | "gnome-keyring-daemon",
                         _,
                     ) => return None,
                     (_, Some(server)) => format!("server: {server}"),

@@ -25,7 +25,6 @@ mod library;
 mod links;
 mod long_conversation;
 mod models;
-mod notifications;
 mod research;
 mod servers;
 mod sign_in;

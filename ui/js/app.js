@@ -20,7 +20,6 @@ import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
 import { WindowKeeper, reopenLast } from './views/window-state.js';
 import { Drafts } from './views/drafts.js';
-import { Notifications, wireWindowSettings } from './views/notifications.js';
 import { installShortcuts, ShortcutSheet, stepIn } from './views/shortcuts.js';
 import { announce } from './views/announce.js';
 
@@ -105,12 +104,6 @@ const sidebar = new Sidebar($('#conversation-list'), $('#search'), {
 // hints; drafts per conversation (views/drafts.js, made once the state is read).
 const keeper = new WindowKeeper({ load: ipc.windowState, change: ipc.changeWindowState });
 let drafts = null;
-const conversationTitle = (id) => sidebar.items.find((c) => c.id === id)?.title
-  ?? (id === state.conversationId ? $('#chat-title').textContent : 'a chat');
-const notifications = new Notifications(
-  { notify: ipc.notify, watchClicks: ipc.watchNotificationClicks },
-  { title: conversationTitle, openConversation: (id) => openConversation(id) },
-);
 
 /** Runs a change to the library, then shows the list again; problems go to the banner. */
 async function library(change) {
@@ -426,20 +419,17 @@ const turnEvents = {
   toolCallProgress: (ev) => chat.cards.showProgress(ev.id, ev),
   toolCallTask: (ev) => chat.cards.showTask(ev.id, ev),
   elicitationRequested: (ev) => {
-    notifications.serverQuestion(state.conversationId, ev.elicitation.server);
     announce(`${ev.elicitation.server} asks you something, on its card.`);
     chat.cards.askUser(ev.callId, ev.elicitation,
       (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
   },
   samplingRequested: (ev) => {
-    notifications.serverQuestion(state.conversationId, ev.request.server);
     announce(`${ev.request.server} asks to use the model, on its card.`);
     chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
       (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
   },
   samplingFinished: (ev) => chat.cards.finishSampling(ev.callId, ev),
   approvalRequested: (ev) => {
-    notifications.approval(state.conversationId, ev.server, ev.tool);
     announce(`Approval needed: ${ev.server} › ${ev.tool}.`);
     chat.cards.requestApproval(ev,
       (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
@@ -453,10 +443,7 @@ const turnEvents = {
     chat.addError(ev.message);
     announce(`Error: ${ev.message}`);
   },
-  done: (ev, turn) => {
-    turn.limit = ev.limitReached;
-    notifications.turnFinished(ev.conversationId, ev.stopped, turn.failed);
-  },
+  done: (ev, turn) => { turn.limit = ev.limitReached; },
 };
 const unknownEvent = (ev) => console.warn('unknown chat event', ev);
 
@@ -504,7 +491,6 @@ function showServers(servers) {
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
   serversView.update(servers, state.info?.mcpConfigError);
-  notifications.servers(servers);
   if (chat.isEmpty() && !state.conversationId) showEmptyChat();
   signInNotes.update(servers);
 }
@@ -645,11 +631,6 @@ installShortcuts({
   help: () => shortcutSheet.toggle(),
 });
 
-/** Tasks followed outside a turn: to their cards, and a notification when one's result waits. */
-function onTaskEvent(ev) {
-  taskFollower.onEvent(ev);
-  if (ev.type === 'taskResultWaiting') notifications.taskCompleted(ev.conversationId, false);
-}
 
 async function start() {
   const saved = await keeper.load();
@@ -657,14 +638,14 @@ async function start() {
     (key, draft) => keeper.api.change({ drafts: { [key]: draft } }).catch((err) => console.warn('draft', err)),
     autosize);
   drafts.show(null);
-  wireWindowSettings(keeper);
+  keeper.wireTheme($('#set-theme'));
   keeper.sidebarResizer($('#sidebar-resizer'), $('#sidebar'));
   $('#messages').addEventListener('scroll', () => keeper.rememberOpen(state.conversationId, $('#messages')), { passive: true });
   state.info = await ipc.appInfo();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   if (saved.note) showBanner('The window\'s saved state was set aside.', saved.note);
   showEmptyChat();
-  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent)]);
+  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev))]);
   await reopenLast(saved.open, { load: ipc.loadConversation, show: showConversation, scroller: $('#messages'),
     gone: () => keeper.change({ open: null }) });
   $('#input').focus();

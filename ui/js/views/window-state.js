@@ -17,14 +17,14 @@ export class WindowKeeper {
     } catch (err) {
       console.warn('window state', err);
       this.state = { theme: 'system', sidebarWidth: null, open: null, hints: [], firstRunDone: true, drafts: {},
-        notifications: { turnFinished: true, question: true, serverCrashed: true, taskCompleted: true }, note: null };
+        note: null };
     }
     this.applyTheme(this.state.theme);
     if (this.state.sidebarWidth) setSidebarWidth(this.state.sidebarWidth);
     return this.state;
   }
 
-  /** A change now (theme, hints, first run, notifications). */
+  /** A change now (theme, hints, first run). */
   change(patch) {
     Object.assign(this.state, patch);
     return this.api.change(patch).catch((err) => console.warn('window state', err));
@@ -41,6 +41,12 @@ export class WindowKeeper {
   setTheme(theme) {
     this.applyTheme(theme);
     this.change({ theme });
+  }
+
+  /** The theme's choice in Settings → This window: applied and kept at once. */
+  wireTheme(select) {
+    select.value = this.state.theme ?? 'system';
+    select.addEventListener('change', () => this.setTheme(select.value));
   }
 
   applyTheme(theme) {
