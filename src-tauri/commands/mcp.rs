@@ -189,17 +189,19 @@ impl switchboard_engine::mcp::oauth::Browser for SystemBrowser {
     }
 }
 
-/// The user accepts the changed definition of a server's tool (shown with what changed).
+/// The user accepts the changed definition of a server's tool: the one they were shown (its
+/// hash), not whatever the server presents by now.
 #[tauri::command]
 pub async fn accept_tool_definition(
     state: State<'_, AppState>,
     server: String,
     tool: String,
+    hash: String,
 ) -> CmdResult<()> {
     Ok(state
         .runtime
         .host
-        .accept_tool_definition(&server, &tool)
+        .accept_tool_definition(&server, &tool, &hash)
         .await?)
 }
 

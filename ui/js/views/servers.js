@@ -2,7 +2,7 @@
 // or edit one. Secret values (headers, environment values marked secret) are write-only: the form
 // shows "•••• stored in the keyring" with Replace and ✕, and sends back the engine's marker to keep one.
 import { el, $ } from '../dom.js';
-import { stepText, sandboxText, sandboxDetail, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
+import { stepText, sandboxText, sandboxDetail, sandboxMissing, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
 import { diffView } from './diff.js';
 import { showAppOrigins, hideAppOrigins } from './app-origins.js';
@@ -130,6 +130,9 @@ export class ServersView {
           }, 'Run without the sandbox'),
           el('span', { class: 'muted' }, 'It will have your full access to files and the network. Saved in its settings.'))
         : null,
+      sandboxMissing(s.sandbox)
+        ? el('div', { class: 'server-blocked', dataset: { sandboxMissing: '' } }, `This kernel cannot enforce: ${sandboxMissing(s.sandbox)}`)
+        : null,
       s.sandbox?.blocked
         ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
         : null,
@@ -153,12 +156,12 @@ export class ServersView {
         el('summary', {}, `⚠ “${t.name}” changed since you accepted it: it asks before every call, and the model sees the old definition`),
         diffView(t.changed),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
-          onclick: () => this.actions.acceptTool(s.name, t.name) }, 'Accept the new definition'))));
+          onclick: () => this.actions.acceptTool(s.name, t.name, t.hash) }, 'Accept the new definition'))));
   }
 
   /** A remote server's sign-in (OAuth): Sign in when it wants one, who signed it in, Sign out. */
   signInRow(s) {
-    const { needed, signedIn, issuer, account } = s.signIn;
+    const { needed, signedIn, issuer, account, opening } = s.signIn;
     const signIn = el('button', { type: 'button', class: `btn small${needed ? ' primary' : ''}`, dataset: { act: 'sign-in' } },
       signedIn ? 'Sign in again' : 'Sign in');
     // waiting for the browser (kept across re-renders of the list)
@@ -166,7 +169,8 @@ export class ServersView {
     signIn.disabled = busy;
     const waiting = busy
       ? el('span', { class: 'sign-in-waiting' },
-        el('span', { class: 'muted' }, 'Finish signing in in your browser…'),
+        // the page's host, told before the browser opens it (https, or http on this computer)
+        el('span', { class: 'muted' }, opening ? `Finish signing in at ${opening} in your browser…` : 'Finish signing in in your browser…'),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'cancel-sign-in' },
           onclick: () => this.actions.cancelSignIn(s.name) }, 'Cancel'))
       : null;
@@ -422,11 +426,14 @@ export class ServersView {
       const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
       // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
       const builtin = command === 'switchboard' && args[0] === 'mcp-server';
+      // the environment names granted in mcp.json (not in the form) are kept
+      const before = this.config.mcpServers[this.editing]?.sandbox;
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
           network: $('#srv-sandbox-network', this.form).checked,
           read: lines('#srv-sandbox-read'),
           write: lines('#srv-sandbox-write'),
+          ...(before?.env?.length ? { env: before.env } : {}),
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;

@@ -133,8 +133,9 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "allowUnsandboxed": false}`. Paths are absolute (or start with `~/`);
-/// folders include everything under them.
+/// "write": [paths], "env": [names], "allowUnsandboxed": false}`. Paths are absolute (or start
+/// with `~/`); folders include everything under them (but credentials and the app's own folders,
+/// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxConfig {
@@ -147,6 +148,10 @@ pub struct SandboxConfig {
     /// Folders and files it may read, write, create and delete in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<String>,
+    /// Variables of the app's environment it gets besides the few every sandboxed server gets
+    /// (`PATH`, `HOME`, `LANG`, `LC_*`, `TZ`): e.g. `SSH_AUTH_SOCK`, `DISPLAY`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
     /// The user agreed to run it without a sandbox where the kernel cannot sandbox (no
     /// Landlock). Ignored where it can: there the sandbox always applies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -249,19 +254,42 @@ impl ServerConfig {
         crate::servers::names().contains(&name).then_some(name)
     }
 
-    /// What makes it the same server: its transport and command line, or its URL (hashed).
-    /// Standing approvals ("always allow") hold for this identity only.
+    /// What makes it the same server (hashed): its transport and command line, its working
+    /// folder, its environment's names and a hash of each value (a secret's by its reference),
+    /// or its URL. Standing approvals ("always allow", allowed in this chat), pinned tool
+    /// definitions and tasks followed across starts hold for this identity only: another program,
+    /// folder or environment under the same name is asked about again. (A server with neither a
+    /// folder nor an environment hashes as before these were part of it.)
     pub fn identity(&self) -> String {
         use sha2::{Digest, Sha256};
+        let hex = |bytes: &[u8]| -> String {
+            Sha256::digest(bytes)
+                .iter()
+                .take(16)
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
         let what = match self.transport() {
-            t if !t.is_remote() => serde_json::json!(["stdio", self.command, self.args]),
+            t if !t.is_remote() && self.cwd.is_none() && self.env.is_empty() => {
+                serde_json::json!(["stdio", self.command, self.args])
+            }
+            t if !t.is_remote() => {
+                let env: BTreeMap<&String, String> = self
+                    .env
+                    .iter()
+                    .map(|(k, v)| {
+                        let value = match v {
+                            SecretValue::Plain(p) | SecretValue::New(p) => format!("plain:{p}"),
+                            SecretValue::Stored(r) => format!("stored:{r}"),
+                        };
+                        (k, hex(value.as_bytes()))
+                    })
+                    .collect();
+                serde_json::json!(["stdio", self.command, self.args, self.cwd, env])
+            }
             t => serde_json::json!([format!("{t:?}"), self.url]),
         };
-        Sha256::digest(what.to_string().as_bytes())
-            .iter()
-            .take(16)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex(what.to_string().as_bytes())
     }
 
     /// Whether its tools' annotations are believed: the built-in servers always; else the user's
