@@ -114,8 +114,26 @@ async fn the_window_comes_back_as_it_was_after_a_quit_and_after_a_kill() {
         json!("dark")
     );
     // the sidebar, one step wider by keyboard on its edge
-    let resizer = wait_css(&c, "#sidebar-resizer").await;
-    resizer.send_keys("\u{E014}\u{E014}").await.unwrap(); // → →
+    // (focused as Tab would: WebKitWebDriver will not send keys to a separator itself)
+    wait_css(&c, "#sidebar-resizer").await;
+    c.execute(
+        "document.querySelector('#sidebar-resizer').focus();",
+        vec![],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        c.execute("return document.activeElement.id;", vec![])
+            .await
+            .unwrap(),
+        json!("sidebar-resizer")
+    );
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E014}\u{E014}") // → →
+        .await
+        .unwrap();
     let width = wait_stored(home.path(), "the sidebar's width", |v| {
         v["sidebarWidth"].as_u64().is_some()
     })
@@ -269,7 +287,14 @@ async fn the_window_comes_back_as_it_was_after_a_quit_and_after_a_kill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn an_unreadable_window_state_is_set_aside_with_a_note() {
+    // a model that answers, so that the banner is the note's, not an unreachable server's
+    let fake = FakeOllama::start().await;
     let (home, config_dir) = app_home();
+    std::fs::write(
+        config_dir.join("settings.json"),
+        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL}).to_string(),
+    )
+    .unwrap();
     let cut_short = br#"{"theme": "dark", "drafts": {"new": {"te"#;
     std::fs::write(config_dir.join("window-state.json"), cut_short).unwrap();
     let App { c, driver: _driver } = App::launch(home.path()).await;

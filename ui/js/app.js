@@ -385,7 +385,10 @@ const turnEvents = {
   turnStarted: (ev, turn) => {
     turn.started = true;
     if (!state.conversationId && state.pendingChatSettings) state.conversationSettings = state.pendingChatSettings;
-    if (!state.conversationId) drafts?.became(ev.conversationId);
+    if (!state.conversationId) {
+      drafts?.became(ev.conversationId);
+      keeper.rememberOpen(ev.conversationId, $('#messages')); // the new chat is now the one open
+    }
     state.conversationId = ev.conversationId;
     state.pendingToolChoice = null;
     state.pendingChatSettings = null;
@@ -643,9 +646,10 @@ async function start() {
   $('#messages').addEventListener('scroll', () => keeper.rememberOpen(state.conversationId, $('#messages')), { passive: true });
   state.info = await ipc.appInfo();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
-  if (saved.note) showBanner('The window\'s saved state was set aside.', saved.note);
   showEmptyChat();
   await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev))]);
+  // after the models: a server that answers hides the banner, and this note must stay
+  if (saved.note) showBanner('The window\'s saved state was set aside.', saved.note);
   await reopenLast(saved.open, { load: ipc.loadConversation, show: showConversation, scroller: $('#messages'),
     gone: () => keeper.change({ open: null }) });
   $('#input').focus();
