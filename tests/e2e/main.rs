@@ -11,7 +11,6 @@ mod support;
 mod app;
 mod xserver;
 
-mod a11y;
 mod approval;
 mod apps;
 mod bench;
@@ -20,7 +19,6 @@ mod chat;
 mod composer;
 mod hostile;
 mod import;
-mod keyboard;
 mod library;
 mod links;
 mod long_conversation;
