@@ -6,8 +6,12 @@ mod bundles;
 pub mod cli;
 mod commands;
 mod state;
+mod window_state;
+
+use std::sync::Arc;
 
 use tauri::{Manager, RunEvent};
+use window_state::{WindowState, WindowStateExt};
 
 pub use state::AppState;
 
@@ -68,6 +72,8 @@ pub fn run() {
             bundles::open_all(app, bundles::bundle_args(&args, std::path::Path::new(&cwd)));
         }))
         .plugin(tauri_plugin_opener::init())
+        // the window's own state (window_state/)
+        .plugin(tauri_plugin_store::Builder::default().build())
         // used from Rust only (the import file picker): the window gets no dialog permission
         .plugin(tauri_plugin_dialog::init())
         // MCP App pages, each at its own address, never the app's origin (apps.rs)
@@ -81,6 +87,11 @@ pub fn run() {
             }
         })
         .setup(|app| {
+            let window_state = Arc::new(WindowState::open(app.handle()));
+            if let Some(w) = app.get_webview_window("main") {
+                window_state.restore(&w);
+            }
+            app.manage(window_state);
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);
             // bundles this launch was given (`switchboard FILE.mcpb`)
@@ -107,6 +118,13 @@ pub fn run() {
             if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
                 bundles::open_all(window.app_handle(), paths.clone());
             }
+            if let (tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_), Some(w)) =
+                (event, window.get_webview_window(window.label()))
+            {
+                if let Some(s) = window.app_handle().window_state() {
+                    s.window_changed(&w);
+                }
+            }
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {
                 let held = window.label() == "main"
                     && window
@@ -127,6 +145,11 @@ pub fn run() {
         .expect("error while building the Switchboard window");
     app.run(|handle, event| {
         if let RunEvent::Exit = event {
+            if let Some(s) = handle.window_state() {
+                if let Err(e) = s.save() {
+                    tracing::warn!("window state: {e}");
+                }
+            }
             // every MCP server process (and its children) ends with the app
             let state = handle.state::<AppState>();
             tauri::async_runtime::block_on(state.shutdown());

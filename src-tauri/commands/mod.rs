@@ -9,6 +9,7 @@ mod files;
 pub mod mcp;
 pub mod models;
 pub mod settings;
+pub mod window;
 
 use serde::Serialize;
 use switchboard_engine::llm::{LlmError, LlmErrorKind};
@@ -89,6 +90,8 @@ macro_rules! handler {
             commands::catalog::pick_bundle,
             commands::catalog::pick_setting_path,
             commands::catalog::watch_bundles,
+            commands::window::window_state,
+            commands::window::change_window_state,
             // commands-end
         ]
     };

@@ -28,3 +28,4 @@ mod research;
 mod servers;
 mod sign_in;
 mod tasks;
+mod window_state;

@@ -153,3 +153,29 @@ pub fn x_close_window() {
         (xl.XCloseDisplay)(display);
     }
 }
+
+/// The app's window on the X server: its place and size (`xdotool getwindowgeometry`).
+pub fn x_window_geometry() -> (i32, i32, u32, u32) {
+    let w = app_window().to_string();
+    let out = xdotool(&["getwindowgeometry", "--shell", &w]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let field = |name: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {text}"))
+    };
+    (
+        field("X") as i32,
+        field("Y") as i32,
+        field("WIDTH") as u32,
+        field("HEIGHT") as u32,
+    )
+}
+
+/// Moves and resizes the app's window as a window manager would (there is none under Xvfb).
+pub fn x_move_resize(x: i32, y: i32, width: u32, height: u32) {
+    let w = app_window().to_string();
+    xdotool(&["windowsize", &w, &width.to_string(), &height.to_string()]);
+    xdotool(&["windowmove", &w, &x.to_string(), &y.to_string()]);
+}

@@ -20,6 +20,10 @@ import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
 import { wireCatalog } from './views/catalog-wiring.js';
+import { WindowKeeper, reopenLast } from './views/window-state.js';
+import { Drafts } from './views/drafts.js';
+import { installShortcuts, ShortcutSheet, stepIn } from './views/shortcuts.js';
+import { announce } from './views/announce.js';
 
 /**
  * Everything the window itself keeps (the engine owns the rest: settings, conversations,
@@ -52,7 +56,7 @@ const explainLlmError = async (err) => banner.llmError(err, (await currentSettin
 const models = new ModelPicker($('#model-select'), $('#model-badges'), { capabilities: ipc.modelCapabilities });
 const chat = new ChatView($('#messages'), {
   onLink: (href, words) => openLink(href, words),
-  onExample: (text) => { $('#input').value = text; autosize(); $('#input').focus(); },
+  onExample: (text) => { $('#input').value = text; autosize(); drafts?.changed(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
   onLateResult: (id) => sendLateResult(id),
   hasApp: (server, tool) => Boolean(state.servers?.find((s) => s.name === server)?.tools
@@ -97,6 +101,11 @@ const sidebar = new Sidebar($('#conversation-list'), $('#search'), {
   },
   onUndo: (id) => library(() => ipc.restoreConversation(id)),
 });
+
+// The window's own state (views/window-state.js): theme, sidebar width, the open conversation,
+// hints; drafts per conversation (views/drafts.js, made once the state is read).
+const keeper = new WindowKeeper({ load: ipc.windowState, change: ipc.changeWindowState });
+let drafts = null;
 
 /** Runs a change to the library, then shows the list again; problems go to the banner. */
 async function library(change) {
@@ -216,6 +225,8 @@ function showConversation(view) {
   state.pendingToolChoice = null;
   sidebar.setActive(view.summary.id);
   models.pick(view.settings?.provider ?? null, view.summary.model);
+  if (drafts && drafts.key !== String(view.summary.id)) drafts.show(view.summary.id);
+  keeper.rememberOpen(view.summary.id, $('#messages'));
 }
 
 function newChat() {
@@ -228,8 +239,20 @@ function newChat() {
   toolsPicker.setChoice(null);
   $('#chat-title').textContent = 'New chat';
   sidebar.setActive(null);
-  chat.showEmpty(runningServers());
+  showEmptyChat();
+  drafts?.show(null);
+  keeper.rememberOpen(null, $('#messages'));
   $('#input').focus();
+}
+
+/** The empty chat, with the first run's hint until it is dismissed. */
+function showEmptyChat() {
+  const hint = keeper.state && !keeper.state.firstRunDone
+    ? keeper.hint('first-run', el('span', {}, 'New here? Pick a model at the top, then ask away. ',
+      el('kbd', {}, '?'), ' lists the keyboard shortcuts.'))
+    : null;
+  hint?.querySelector('.hint-close')?.addEventListener('click', () => keeper.change({ firstRunDone: true }));
+  chat.showEmpty(runningServers(), hint);
 }
 
 function runningServers() {
@@ -255,8 +278,11 @@ async function send() {
   const attachments = composer.attachments();
   input.value = '';
   autosize();
+  drafts?.sent();
+  if (keeper.state && !keeper.state.firstRunDone) keeper.change({ firstRunDone: true });
   const ok = await runTurn({ text, attachments }, { text, attachments });
-  if (!ok) { input.value = text; autosize(); } // nothing was saved: give the text back (attachments stay)
+  // nothing was saved: give the text back (attachments stay), and keep it as the draft again
+  if (!ok) { input.value = text; autosize(); drafts?.changed(); }
 }
 
 /** Edit: your message `id` becomes `text`, as a new branch; the rest is answered again. */
@@ -362,6 +388,10 @@ const turnEvents = {
   turnStarted: (ev, turn) => {
     turn.started = true;
     if (!state.conversationId && state.pendingChatSettings) state.conversationSettings = state.pendingChatSettings;
+    if (!state.conversationId) {
+      drafts?.became(ev.conversationId);
+      keeper.rememberOpen(ev.conversationId, $('#messages')); // the new chat is now the one open
+    }
     state.conversationId = ev.conversationId;
     state.pendingToolChoice = null;
     state.pendingChatSettings = null;
@@ -377,26 +407,39 @@ const turnEvents = {
   assistantStarted: (ev) => chat.addMessage(ev.messageId, 'assistant', 'streaming'),
   textDelta: (ev) => chat.appendText(ev.messageId, ev.text, ev.html),
   thinkingDelta: (ev) => chat.setThinking(ev.messageId, ev.text, true),
-  assistantDone: (ev) => chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content),
+  assistantDone: (ev) => {
+    chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content);
+    announce(ev.status === 'complete' ? 'Reply finished.' : ev.status === 'stopped' ? 'Reply stopped.' : 'The reply failed.');
+  },
   context: (ev) => {
     showContextMeter($('#context-meter'), ev.used, ev.limit);
     toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
   },
-  toolCallStarted: (ev) => chat.cards.add(ev),
+  toolCallStarted: (ev) => { chat.cards.add(ev); announce(`Calling ${ev.server} › ${ev.tool}.`); },
   toolCallArguments: (ev) => chat.cards.setArguments(ev.id, ev.arguments, ev.repairs),
   toolCallFinished: (ev) => {
     chat.cards.finish(ev.id, ev);
+    announce(`${cardTool(ev.id).join(' › ')} ${ev.isError ? 'failed' : 'finished'}.`);
     if (!ev.isError && chat.hasApp(...cardTool(ev.id))) chat.cards.offerApp(ev.id, true);
   },
   toolCallProgress: (ev) => chat.cards.showProgress(ev.id, ev),
   toolCallTask: (ev) => chat.cards.showTask(ev.id, ev),
-  elicitationRequested: (ev) => chat.cards.askUser(ev.callId, ev.elicitation,
-    (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer })),
-  samplingRequested: (ev) => chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
-    (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve })),
+  elicitationRequested: (ev) => {
+    announce(`${ev.elicitation.server} asks you something, on its card.`);
+    chat.cards.askUser(ev.callId, ev.elicitation,
+      (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
+  },
+  samplingRequested: (ev) => {
+    announce(`${ev.request.server} asks to use the model, on its card.`);
+    chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
+      (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
+  },
   samplingFinished: (ev) => chat.cards.finishSampling(ev.callId, ev),
-  approvalRequested: (ev) => chat.cards.requestApproval(ev,
-    (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision })),
+  approvalRequested: (ev) => {
+    announce(`Approval needed: ${ev.server} › ${ev.tool}.`);
+    chat.cards.requestApproval(ev,
+      (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
+  },
   approvalResolved: (ev) => chat.cards.resolveApproval(ev),
   signInNeeded: (ev) => signInNotes.remind(ev.server, state.servers ?? []),
   notice: (ev) => chat.addNotice(ev.notice, ev.notice.kind === 'roundLimit'),
@@ -404,6 +447,7 @@ const turnEvents = {
     turn.failed = true;
     if (ev.kind === 'unreachable') explainLlmError(ev);
     chat.addError(ev.message);
+    announce(`Error: ${ev.message}`);
   },
   done: (ev, turn) => { turn.limit = ev.limitReached; },
 };
@@ -453,7 +497,7 @@ function showServers(servers) {
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
   serversView.update(servers, state.info?.mcpConfigError);
-  if (chat.isEmpty() && !state.conversationId) chat.showEmpty(runningServers());
+  if (chat.isEmpty() && !state.conversationId) showEmptyChat();
   signInNotes.update(servers);
 }
 
@@ -588,16 +632,45 @@ $('#model-select').addEventListener('change', async () => {
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && state.turnId) { e.preventDefault(); stop(); }
   if (e.key === 'Escape' && document.body.classList.contains('library') && !document.querySelector('dialog[open]')) showLibrary(false);
-  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'n') { e.preventDefault(); newChat(); }
-  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); sidebar.focusSearch(); }
 });
 
+// ---------- shortcuts (views/shortcuts.js: the one table the help sheet lists) ----------
+const shortcutSheet = new ShortcutSheet($('#shortcuts-dialog'));
+$('#shortcuts-button').addEventListener('click', () => shortcutSheet.toggle());
+const step = (n) => {
+  const id = stepIn(sidebar.items.map((c) => c.id), state.conversationId, n);
+  if (id !== null) openConversation(id);
+};
+installShortcuts({
+  newChat,
+  search: () => sidebar.focusSearch(),
+  settings: openSettings,
+  focusComposer: () => $('#input').focus(),
+  focusModel: () => $('#model-select').focus(),
+  nextConversation: () => step(1),
+  previousConversation: () => step(-1),
+  help: () => shortcutSheet.toggle(),
+});
+
+
 async function start() {
+  const saved = await keeper.load();
+  drafts = new Drafts({ input: $('#input'), composer, chips: $('#attachments') }, saved.drafts,
+    (key, draft) => keeper.api.change({ drafts: { [key]: draft } }).catch((err) => console.warn('draft', err)),
+    autosize);
+  drafts.show(null);
+  keeper.wireTheme($('#set-theme'));
+  keeper.sidebarResizer($('#sidebar-resizer'), $('#sidebar'));
+  $('#messages').addEventListener('scroll', () => keeper.rememberOpen(state.conversationId, $('#messages')), { passive: true });
   state.info = await ipc.appInfo();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
-  chat.showEmpty([]);
+  showEmptyChat();
   await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev)),
     catalog.watch()]);
+  // after the models: a server that answers hides the banner, and this note must stay
+  if (saved.note) showBanner('The window\'s saved state was set aside.', saved.note);
+  await reopenLast(saved.open, { load: ipc.loadConversation, show: showConversation, scroller: $('#messages'),
+    gone: () => keeper.change({ open: null }) });
   $('#input').focus();
   document.body.dataset.ready = 'true';
 }

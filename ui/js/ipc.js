@@ -310,3 +310,13 @@ export function sendMessage(request, onEvent) {
   channel.onmessage = onEvent;
   return call('send_message', { request, onEvent: channel });
 }
+
+/**
+ * The window's own state (kept by the app in window-state.json, never the engine's settings):
+ * { theme: 'system'|'light'|'dark', sidebarWidth: number|null, open: { conversationId, scrollTop,
+ *   atEnd }|null, hints: string[], firstRunDone: boolean, drafts: { [conversationId|'new']: { text, attachments } },
+ *   note: string|null (why a saved state was set aside at start) }
+ */
+export const windowState = () => call('window_state');
+/** Changes what `patch` names (same keys; `drafts` per key, null removes one; `open: null`). */
+export const changeWindowState = (patch) => call('change_window_state', { patch });

@@ -55,7 +55,8 @@ export class AppHost {
         ipc.closeApp(viewId, reason, teardown).catch(() => {});
       },
       ended: (note) => onEnded?.(note),
-      theme: () => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+      // the window's theme (Settings → This window), else the desktop's
+      theme: () => document.documentElement.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
     });
   }
 

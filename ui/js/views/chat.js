@@ -53,16 +53,22 @@ export class ChatView {
   }
 
   /** `servers`: the running servers, each with its tools. */
-  showEmpty(servers) {
+  /**
+   * The empty chat: what the model can use, and examples that work with the servers running now
+   * (each needs its tool; none is offered for a server that is not there). `extra`: a node below
+   * (a hint), or null.
+   */
+  showEmpty(servers, extra = null) {
     this.clear();
-    const examples = ['What is 2+40?', 'What is the square root of 1764?', 'List the files in my sandbox'];
+    const examples = emptyExamples(servers);
     this.root.append(
       el('div', { class: 'empty-state' },
         el('img', { src: 'img/logo.png', alt: '', width: 56, height: 56 }),
         el('h2', {}, 'Chat with your local model'),
         el('p', {}, describeTools(servers)),
-        el('div', { class: 'examples' },
-          examples.map((x) => el('button', { class: 'btn example', type: 'button', onclick: () => this.onExample(x) }, x)))));
+        el('div', { class: 'examples', role: 'group', 'aria-label': 'Examples to try' },
+          examples.map((x) => el('button', { class: 'btn example', type: 'button', onclick: () => this.onExample(x) }, x))),
+        extra));
   }
 
   removeEmpty() {
@@ -318,6 +324,18 @@ export class ChatView {
     this.root.append(el('div', { class: 'notice error', role: 'alert' }, text));
     this.scrollToEnd(true);
   }
+}
+
+/** Examples for the tools running now: a built-in server's only when a running server has its tool. */
+function emptyExamples(servers) {
+  const has = (tool) => servers.some((s) => s.tools.some((t) => t.name === tool));
+  const out = [];
+  if (has('add')) out.push('What is 2+40?');
+  if (has('square_root')) out.push('What is the square root of 1764?');
+  if (has('list_files')) out.push('List the files in my sandbox');
+  if (has('search_papers')) out.push('Find recent papers on tool use by small language models');
+  if (!out.length) out.push('Explain what an MCP server is in two sentences', 'Write a haiku about switchboards');
+  return out;
 }
 
 function describeTools(servers) {

@@ -30,6 +30,12 @@ export class ComposerView {
     return this.attached.map(({ server, uri, name }) => ({ server, uri, name }));
   }
 
+  /** Puts back the attachments kept with a draft (drafts.js). */
+  restoreAttachments(list) {
+    this.attached = [...list];
+    this.renderChips();
+  }
+
   clearAttachments() {
     this.attached = [];
     this.renderChips();

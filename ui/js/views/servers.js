@@ -399,9 +399,12 @@ export class ServersView {
     this.renderRows('env');
     this.renderRows('headers');
     $('#srv-oauth-client-secret', this.form).value = '';
+    const hadFocus = this.form.contains(document.activeElement);
     this.form.hidden = true;
     this.list.hidden = false;
     for (const b of ['#server-add', '#server-import', '#server-export']) $(b, this.dialog).hidden = false;
+    // the focus was in the form that went: it goes back to "+ Add server", not to nowhere
+    if (hadFocus) $('#server-add', this.dialog).focus();
   }
 
   clearErrors() {

@@ -97,22 +97,26 @@ export class Sidebar {
   row(c) {
     const menu = el('button', { type: 'button', class: 'conv-menu-button', title: 'More', 'aria-label': `More for ${c.title}`,
       onclick: (e) => { e.stopPropagation(); this.openMenu(c, menu); } }, '⋯');
-    return el('div', { class: `conv${c.id === this.activeId ? ' active' : ''}${c.pinned ? ' pinned' : ''}`, role: 'button', tabindex: 0,
-      title: c.title, dataset: { id: c.id },
-      onclick: () => this.actions.onOpen(c.id),
-      onkeydown: (e) => { if (e.key === 'Enter' && e.target === e.currentTarget) this.actions.onOpen(c.id); } },
-    el('span', { class: 'conv-title' }, c.pinned ? el('span', { class: 'pin', title: 'Pinned', 'aria-label': 'Pinned' }, '★ ') : null,
-      c.imported ? el('span', { class: 'imported-mark', title: 'Imported from a file, not continued yet' }, 'imported') : null,
-      el('span', { class: 'conv-name' }, c.title)),
-    el('span', { class: 'conv-snippet' }, (c.snippet || '').replace(/[*_`#>~|]+/g, '') || ' '),
-    el('span', { class: 'conv-meta' }, `${c.model} · ${formatDate(c.updatedAt)}`),
+    // the row opens the conversation through a button of its own (its menu button beside it,
+    // not inside: a button holds no other control)
+    return el('div', { class: `conv${c.id === this.activeId ? ' active' : ''}${c.pinned ? ' pinned' : ''}`,
+      title: c.title, dataset: { id: c.id }, onclick: () => this.actions.onOpen(c.id) },
+    el('button', { type: 'button', class: 'conv-open', 'aria-current': c.id === this.activeId ? 'true' : null },
+      el('span', { class: 'conv-title' }, c.pinned ? el('span', { class: 'pin', title: 'Pinned', 'aria-label': 'Pinned' }, '★ ') : null,
+        c.imported ? el('span', { class: 'imported-mark', title: 'Imported from a file, not continued yet' }, 'imported') : null,
+        el('span', { class: 'conv-name' }, c.title)),
+      el('span', { class: 'conv-snippet' }, (c.snippet || '').replace(/[*_`#>~|]+/g, '') || ' '),
+      el('span', { class: 'conv-meta' }, `${c.model} · ${formatDate(c.updatedAt)}`)),
     menu);
   }
 
   setActive(id) {
     this.activeId = id;
     for (const b of this.root.querySelectorAll('.conv')) {
-      b.classList.toggle('active', Number(b.dataset.id) === id);
+      const on = Number(b.dataset.id) === id;
+      b.classList.toggle('active', on);
+      if (on) b.querySelector('.conv-open')?.setAttribute('aria-current', 'true');
+      else b.querySelector('.conv-open')?.removeAttribute('aria-current');
     }
   }
 
@@ -180,12 +184,15 @@ export class Sidebar {
   rename(c) {
     const row = this.root.querySelector(`.conv[data-id="${c.id}"]`);
     if (!row) return;
-    const title = row.querySelector('.conv-title');
+    // the row's button gives way to the title field while it is edited (no field inside a button)
+    const open = row.querySelector('.conv-open');
     const input = el('input', { class: 'rename-input', value: c.title, 'aria-label': 'New title', maxlength: 200 });
+    const box = el('div', { class: 'conv-open renaming' }, input);
     const done = async (save) => {
       if (!input.isConnected) return;
       const t = input.value.trim();
-      input.replaceWith(title);
+      box.replaceWith(open);
+      if (!save) open.focus();
       if (save && t && t !== c.title) await this.actions.onRename(c.id, t);
     };
     input.addEventListener('keydown', (e) => {
@@ -195,7 +202,7 @@ export class Sidebar {
     });
     input.addEventListener('click', (e) => e.stopPropagation());
     input.addEventListener('blur', () => done(true));
-    title.replaceWith(input);
+    open.replaceWith(box);
     input.focus();
     input.select();
   }
