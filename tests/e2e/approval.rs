@@ -330,7 +330,7 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
     c.close().await.unwrap();
     drop(driver);
 
-    // a restart: the next call runs without asking
+    // a restart (the conversation comes back open): the next call runs without asking
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     send(&c, "run t1 again").await;
     wait_css(&c, ".tool-card.ok").await;
@@ -342,7 +342,7 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
     let newest = store.list_conversations().await.unwrap()[0].id;
     let conv = store.conversation(newest).await.unwrap();
     assert_eq!(
-        conv.tool_calls[0].approval,
+        conv.tool_calls.last().unwrap().approval,
         Some(switchboard_engine::store::Approval::AlwaysAllowed)
     );
 }

@@ -78,6 +78,8 @@ async fn the_window_comes_back_as_it_was_after_a_quit_and_after_a_kill() {
     let App { c, driver } = App::launch(home.path()).await;
     send(&c, "remember this chat").await;
     wait_css(&c, ".msg.assistant.complete").await;
+    // the sidebar lists it (and marks it) once the turn's title is in
+    wait_css(&c, ".conv.active").await;
     let conversation = c
         .execute(
             "return document.querySelector('.conv.active')?.dataset.id ?? null;",
