@@ -196,18 +196,34 @@ fn beside(launcher: &Path, name: &str, path_var: Option<&str>) -> Option<PathBuf
     .ok()
 }
 
+/// What the parsers' tests build.
+#[cfg(test)]
+mod testing {
+    use super::{Fetch, Fetcher};
+
+    pub fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    pub fn fetch_of(fetcher: Fetcher, packages: &[&str], options: &[&str]) -> Fetch {
+        let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+        Fetch {
+            fetcher,
+            packages: owned(packages),
+            options: owned(options),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use testing::{fetch_of, words};
 
     #[test]
     fn what_was_fetched_is_recorded_by_its_specs() {
         let dir = tempfile::tempdir().unwrap();
-        let npm = |p: &[&str]| Fetch {
-            fetcher: Fetcher::Npm,
-            packages: p.iter().map(|s| s.to_string()).collect(),
-            options: Vec::new(),
-        };
+        let npm = |p: &[&str]| fetch_of(Fetcher::Npm, p, &[]);
         let a1 = npm(&["a@1"]);
         assert!(!fetched(dir.path(), &a1));
         std::fs::create_dir_all(dir.path().join("cache/npm")).unwrap();
@@ -217,11 +233,7 @@ mod tests {
         assert!(!fetched(dir.path(), &npm(&["a@2"])));
         assert!(!fetched(dir.path(), &npm(&["a@1", "b@1"])));
         // each package manager has its own record, and the interpreter counts
-        let uv = Fetch {
-            fetcher: Fetcher::Uv,
-            packages: vec!["a==1".into()],
-            options: Vec::new(),
-        };
+        let uv = fetch_of(Fetcher::Uv, &["a==1"], &[]);
         assert!(!fetched(dir.path(), &uv));
         std::fs::create_dir_all(dir.path().join("cache/uv")).unwrap();
         record_fetched(dir.path(), &uv).unwrap();
@@ -235,7 +247,7 @@ mod tests {
 
     #[test]
     fn only_npx_and_uvx_fetch() {
-        let w = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let w = words;
         assert_eq!(
             to_fetch("npx", &w("-y a@1")).map(|f| f.fetcher),
             Some(Fetcher::Npm)

@@ -118,20 +118,12 @@ pub(super) async fn fetch(
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
+    use crate::mcp::sandbox::fetch::testing::{fetch_of, words};
 
     #[test]
     fn the_packages_npx_runs() {
         let p = |cmd: &str, args: &str| npx_packages(cmd, &words(args));
-        let fetch = |pkgs: &[&str], options: &[&str]| {
-            Some(Fetch {
-                fetcher: Fetcher::Npm,
-                packages: pkgs.iter().map(|s| s.to_string()).collect(),
-                options: options.iter().map(|s| s.to_string()).collect(),
-            })
-        };
+        let fetch = |pkgs: &[&str], options: &[&str]| Some(fetch_of(Fetcher::Npm, pkgs, options));
         let one = |s: &str| fetch(&[s], &[]);
         assert_eq!(
             p(

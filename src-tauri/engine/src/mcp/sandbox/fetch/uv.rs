@@ -139,20 +139,12 @@ pub(super) async fn fetch(
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
+    use crate::mcp::sandbox::fetch::testing::{fetch_of, words};
 
     #[test]
     fn the_packages_uvx_runs() {
         let p = |cmd: &str, args: &str| uvx_packages(cmd, &words(args));
-        let fetch = |pkgs: &[&str], options: &[&str]| {
-            Some(Fetch {
-                fetcher: Fetcher::Uv,
-                packages: pkgs.iter().map(|s| s.to_string()).collect(),
-                options: options.iter().map(|s| s.to_string()).collect(),
-            })
-        };
+        let fetch = |pkgs: &[&str], options: &[&str]| Some(fetch_of(Fetcher::Uv, pkgs, options));
         assert_eq!(
             p("uvx", "mcp-server-time==2026.10.19 --local-timezone UTC"),
             fetch(&["mcp-server-time==2026.10.19"], &[])
