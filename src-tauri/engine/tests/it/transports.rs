@@ -467,15 +467,31 @@ async fn a_streamable_http_answer_over_the_cap_is_refused_with_a_clear_error() {
 /// first is not the server listening (what made this file's tests flaky under load).
 #[test]
 fn a_listener_is_told_from_anothers_on_the_same_port() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let ours = unsafe { libc::getpgrp() } as u32;
     assert!(crate::support::listens_in_group(ours, port));
-    let mut other = std::process::Command::new("sleep")
-        .arg("30")
+    // another process group, listening on a port of its own
+    let mut other = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import socket, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n\
+             print(s.getsockname()[1], flush=True); time.sleep(30)",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(other.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let theirs: u16 = line.trim().parse().unwrap();
+    assert!(crate::support::listens_in_group(other.id(), theirs));
     assert!(!crate::support::listens_in_group(other.id(), port));
+    assert!(!crate::support::listens_in_group(ours, theirs));
     other.kill().unwrap();
     let _ = other.wait();
     drop(l);
