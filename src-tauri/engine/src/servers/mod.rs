@@ -148,10 +148,15 @@ pub fn reaches_network(name: &str) -> bool {
 
 /// The folders a built-in writes in because they are its own, for its arguments.
 pub fn own_folders(name: &str, args: &[String]) -> Vec<std::path::PathBuf> {
+    own_folder(name, args).map(|(_, f)| f).into_iter().collect()
+}
+
+/// A built-in's own folder for its arguments, and the option that names it.
+fn own_folder(name: &str, args: &[String]) -> Option<(&'static str, std::path::PathBuf)> {
     match name {
-        "files" => vec![files_root(args)],
-        "research" => vec![research::cache_dir(args)],
-        _ => vec![],
+        "files" => Some(("--root", files_root(args))),
+        "research" => Some(("--cache", research::cache_dir(args))),
+        _ => None,
     }
 }
 
@@ -160,13 +165,10 @@ pub fn own_folders(name: &str, args: &[String]) -> Vec<std::path::PathBuf> {
 /// rather than one each side derives from its environment.
 pub fn with_own_folder(name: &str, args: &[String]) -> Vec<String> {
     let mut out = args.to_vec();
-    let (flag, folder) = match name {
-        "files" => ("--root", files_root(args)),
-        "research" => ("--cache", research::cache_dir(args)),
-        _ => return out,
-    };
-    if !args.iter().any(|a| a == flag) {
-        out.extend([flag.to_string(), folder.display().to_string()]);
+    if let Some((flag, folder)) = own_folder(name, args) {
+        if !args.iter().any(|a| a == flag) {
+            out.extend([flag.to_string(), folder.display().to_string()]);
+        }
     }
     out
 }
