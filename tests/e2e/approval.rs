@@ -333,19 +333,28 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
     // a restart (the conversation comes back open): the next call runs without asking
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     send(&c, "run t1 again").await;
-    wait_css(&c, ".tool-card.ok").await;
+    // its call is the second in the store (the first one's card may be on screen already: the
+    // conversation comes back open), in whichever conversation the message went to
+    let store = app_store(home.path()).await;
+    let t = std::time::Instant::now();
+    let newest = loop {
+        let mut calls = Vec::new();
+        for conv in store.list_conversations().await.unwrap() {
+            calls.extend(store.conversation(conv.id).await.unwrap().tool_calls);
+        }
+        if calls.len() >= 2 && calls.iter().all(|t| t.result.is_some()) {
+            break calls.into_iter().max_by_key(|t| t.id).unwrap();
+        }
+        assert!(
+            t.elapsed() < WAIT,
+            "the second call did not finish: {calls:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     assert!(
         c.find(Locator::Css(".tool-card .approval")).await.is_err(),
         "nobody was asked"
     );
-    let store = app_store(home.path()).await;
-    // the newest call, in whichever conversation the message went to (the one reopened at
-    // start, or a new one when it was sent before that was shown)
-    let mut calls = Vec::new();
-    for conv in store.list_conversations().await.unwrap() {
-        calls.extend(store.conversation(conv.id).await.unwrap().tool_calls);
-    }
-    let newest = calls.iter().max_by_key(|t| t.id).unwrap();
     assert_eq!(
         newest.approval,
         Some(switchboard_engine::store::Approval::AlwaysAllowed)
