@@ -5,6 +5,7 @@ pub mod chat;
 pub mod llm;
 pub mod markdown;
 pub mod mcp;
+pub mod media;
 pub mod paths;
 mod runtime;
 pub mod secrets;

@@ -51,6 +51,9 @@ pub struct Settings {
     /// Hosts whose links (in replies and tool results) open without asking first: the user
     /// ticked "always" when opening one. Lower case, no port.
     pub trusted_link_hosts: BTreeSet<String>,
+    /// The longest side, in pixels, of an image as kept and sent to a model (attached ones and
+    /// tools'): bigger ones are downscaled.
+    pub image_max_side: u32,
 }
 
 /// An LLM server the app can talk to.
@@ -109,6 +112,7 @@ impl Default for Settings {
             tool_modes: BTreeMap::new(),
             providers: Vec::new(),
             trusted_link_hosts: BTreeSet::new(),
+            image_max_side: crate::media::DEFAULT_MAX_SIDE,
         }
     }
 }
@@ -145,6 +149,13 @@ impl Settings {
         }
         if let Some(h) = self.trusted_link_hosts.iter().find(|h| !is_host(h)) {
             return Err(format!("\"{h}\" is not a host name"));
+        }
+        if !crate::media::MAX_SIDE_RANGE.contains(&self.image_max_side) {
+            return Err(format!(
+                "The image size must be between {} and {} pixels",
+                crate::media::MAX_SIDE_RANGE.start(),
+                crate::media::MAX_SIDE_RANGE.end()
+            ));
         }
         for r in &self.roots {
             if !Path::new(r).is_absolute() || !Path::new(r).is_dir() {
@@ -296,6 +307,9 @@ impl Settings {
             s.num_ctx = None;
         }
         s.trusted_link_hosts.retain(|h| is_host(h));
+        if !crate::media::MAX_SIDE_RANGE.contains(&s.image_max_side) {
+            s.image_max_side = d.image_max_side;
+        }
         s
     }
 }

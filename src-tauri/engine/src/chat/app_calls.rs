@@ -98,6 +98,7 @@ impl ChatEngine {
                     text: why,
                     is_error: true,
                     raw: None,
+                    images: vec![],
                 },
             })
         }

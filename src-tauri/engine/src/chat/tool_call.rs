@@ -240,6 +240,14 @@ impl ChatEngine {
             let mut msg = Message::new(Role::Tool, content);
             msg.tool_name = Some(card.call.name.clone());
             msg.tool_call_id = card.call.id.clone();
+            // its images are kept with the result; the model gets them if it sees images
+            let (images, notes) = self
+                .server_images(&card.call.name, &outcome.images, true)
+                .await;
+            for note in notes {
+                msg.content.push_str(&format!("\n{note}"));
+            }
+            msg.images = images;
             finished.push(FinishedCall {
                 id: card.id,
                 tool_message: msg.clone(),
@@ -248,6 +256,7 @@ impl ChatEngine {
                 is_error: outcome.is_error,
                 duration_ms,
             });
+            super::vision::fit(std::slice::from_mut(&mut msg), turn.vision);
             messages.push(msg);
         }
         self.store
@@ -469,6 +478,7 @@ impl ChatEngine {
                 text,
                 is_error: true,
                 raw: None,
+                images: vec![],
             },
             duration_ms,
         }

@@ -53,6 +53,7 @@ pub trait ToolHost: Send + Sync {
             text: "This host cannot run apps' calls.".into(),
             is_error: true,
             raw: None,
+            images: vec![],
         }
     }
     /// Follows a task an earlier run started on `server` (its handle from the store) to its end.
@@ -71,6 +72,7 @@ pub trait ToolHost: Send + Sync {
             text: "This host cannot follow tasks.".into(),
             is_error: true,
             raw: None,
+            images: vec![],
         }
     }
 }

@@ -10,7 +10,7 @@ use super::events::{ChatEvent, Emit};
 use super::resolve::OfferedName;
 use super::stream::{Streamed, ToolsIn};
 use super::{
-    budget, rank, text_tools, title_from, ChatEngine, ChatError, Resume, TurnRequest, TurnSummary,
+    budget, rank, text_tools, title_of, ChatEngine, ChatError, Resume, TurnRequest, TurnSummary,
     WRAP_UP_PROMPT,
 };
 use crate::llm::{ChatRequest, GenOptions, LlmError, Message, ModelDetails, Role, ToolSpec};
@@ -53,6 +53,8 @@ pub(super) struct Turn {
     /// The estimate (before calibration) of the last request, to calibrate by what the server
     /// says it was.
     pub last_estimate: usize,
+    /// Whether the model sees images (`None`: its server does not say).
+    pub vision: Option<bool>,
 }
 
 impl Turn {
@@ -103,6 +105,13 @@ impl ChatEngine {
     /// gets; the user's message stored and announced.
     async fn open_turn(&self, req: &TurnRequest, emit: Emit<'_>) -> Result<Turn, ChatError> {
         let adds_message = req.regenerate.is_none() && req.resume.is_none();
+        // checked before anything is stored: a model that does not see images gets none
+        let images = if adds_message {
+            self.user_images(req).await?
+        } else {
+            vec![]
+        };
+        let vision = self.sees_images(&req.model).await;
         if let Some(s) = &req.settings {
             s.validate()
                 .map_err(|e| ChatError::Invalid(e.to_string()))?;
@@ -111,7 +120,7 @@ impl ChatEngine {
             Some(id) => id,
             None if adds_message => {
                 self.store
-                    .create_conversation(&title_from(&req.text), &req.model)
+                    .create_conversation(&title_of(req), &req.model)
                     .await?
             }
             None => {
@@ -144,21 +153,21 @@ impl ChatEngine {
         if req.model != conv.summary.model {
             self.store.set_model(conversation_id, &req.model).await?;
         }
-        let history = conv
-            .messages
-            .iter()
-            .filter(|m| {
-                m.status != MessageStatus::Notice
-                    && !(m.status == MessageStatus::Error && m.content.is_empty())
-            })
-            .map(|m| m.to_llm());
+        let history = conv.messages.iter().filter(|m| {
+            m.status != MessageStatus::Notice
+                && !(m.status == MessageStatus::Error && m.content.is_empty())
+        });
+        let history = self.history_with_images(history, vision).await;
         let used_tools: HashSet<String> = conv.tool_calls.iter().map(|t| t.name.clone()).collect();
         let mut tool_choice = conv.tool_choice;
         if let Some(choice) = &req.tool_choice {
             self.store.set_tool_choice(conversation_id, choice).await?;
             tool_choice = choice.clone();
         }
-        let user = adds_message.then(|| Message::new(Role::User, req.text.clone()));
+        let user = adds_message.then(|| Message {
+            images,
+            ..Message::new(Role::User, req.text.clone())
+        });
         let user_message_id = match &user {
             Some(u) => Some(
                 self.store
@@ -223,6 +232,7 @@ impl ChatEngine {
             used_tools,
             window,
             last_estimate: 0,
+            vision,
         })
     }
 
@@ -499,7 +509,7 @@ impl ChatEngine {
 
     /// What the server says about a model (capabilities, context), asked once per model; nothing
     /// when it does not say.
-    async fn model_details(&self, model: &str) -> ModelDetails {
+    pub(super) async fn model_details(&self, model: &str) -> ModelDetails {
         if let Some(d) = self.shared.models.lock().unwrap().get(model) {
             return d.clone();
         }

@@ -188,9 +188,13 @@ impl OllamaClient {
     }
 }
 
-/// The wire form of one message.
+/// The wire form of one message (its images as a list of base64 strings, on any role: a
+/// tool's images go on its tool message).
 pub fn message_to_wire(m: &Message) -> Value {
     let mut o = json!({ "role": m.role.as_str(), "content": m.content });
+    if !m.images.is_empty() {
+        o["images"] = Value::Array(m.images.iter().map(|i| json!(&*i.base64)).collect());
+    }
     if let Some(t) = m.thinking.as_ref().filter(|t| !t.is_empty()) {
         o["thinking"] = json!(t);
     }
@@ -438,7 +442,7 @@ impl LlmClient for OllamaClient {
 /// Capabilities and context from an `/api/show` answer: `model_info` has the trained context as
 /// `<architecture>.context_length`; `parameters` (Modelfile lines) may set `num_ctx`.
 fn show_details(v: &Value) -> ModelDetails {
-    let capabilities = v
+    let capabilities: Vec<String> = v
         .get("capabilities")
         .and_then(Value::as_array)
         .map(|a| {
@@ -468,10 +472,13 @@ fn show_details(v: &Value) -> ModelDetails {
                 .flatten()
         });
     let default_context = num_ctx.or_else(|| context_length.map(|n| n.min(OLLAMA_DEFAULT_CONTEXT)));
+    // a server that lists capabilities says whether `vision` is among them
+    let vision = (!capabilities.is_empty()).then(|| capabilities.iter().any(|c| c == "vision"));
     ModelDetails {
         capabilities,
         context_length,
         default_context,
+        vision,
     }
 }
 

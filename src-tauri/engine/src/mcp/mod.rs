@@ -24,8 +24,8 @@ pub use config::{
 };
 pub use host::{
     file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,
-    ElicitationAnswer, HostError, HostOptions, McpHost, PinBook, Progress, Reply, RoutedTool,
-    SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView,
-    SignInView, Step, TaskState, ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT,
-    MAX_STDIO_MESSAGE,
+    ElicitationAnswer, HostError, HostOptions, McpHost, PinBook, Progress, Reply, ResultImage,
+    RoutedTool, SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus,
+    ServerView, SignInView, Step, TaskState, ToolOutcome, ToolView, MAX_RAW_RESULT,
+    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };

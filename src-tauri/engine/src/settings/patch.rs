@@ -69,6 +69,8 @@ pub struct SettingsPatch {
     /// Per host: `true` to open its links without asking, `false` to ask again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub trusted_link_hosts: BTreeMap<String, bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_max_side: Option<u32>,
 }
 
 /// A field that is present, even as `null` (`Some(None)`); one left out is `None` (by `default`).
@@ -120,6 +122,9 @@ impl SettingsPatch {
         }
         if let Some(v) = self.thinking {
             s.thinking = v;
+        }
+        if let Some(v) = self.image_max_side {
+            s.image_max_side = v;
         }
         if let Some(v) = &self.providers {
             s.providers = v.clone();

@@ -118,6 +118,9 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a task in the 2025-11-25 form (mcp/host/legacy_tasks.rs), followed its own way
         M::up("ALTER TABLE tool_tasks ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;"),
+        // images on messages (store/attachments.rs): one row per file kept, the messages that
+        // carry them; a message's search text is its text and its images' names
+        M::up(search::MIGRATION_ATTACHMENTS),
     ])
 }
 
@@ -148,3 +151,11 @@ fn typed_states(tx: &Transaction) -> HookResult {
     }
     Ok(())
 }
+
+/// The shown branch of conversation `:conversation`: the ids from its leaf up, at most `:limit`
+/// of them (all: -1).
+pub(super) const SHOWN_PATH: &str = "WITH RECURSIVE path(id) AS (
+    SELECT leaf_id FROM conversations WHERE id = :conversation AND leaf_id IS NOT NULL
+    UNION ALL
+    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL
+    LIMIT :limit)";

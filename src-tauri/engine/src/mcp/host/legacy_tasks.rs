@@ -249,5 +249,6 @@ fn error_outcome(server: &str, tool: &str, text: String) -> ToolOutcome {
         text,
         is_error: true,
         raw: None,
+        images: vec![],
     }
 }

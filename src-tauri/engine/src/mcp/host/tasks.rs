@@ -152,6 +152,7 @@ impl McpHost {
             text,
             is_error,
             raw: None,
+            images: vec![],
         };
         let tell = |s: &TaskState| {
             if let Some(tx) = events {

@@ -35,6 +35,9 @@ struct Shared {
     /// (`model_info["llama.context_length"]`) and llama-server's `/props`
     /// (`default_generation_settings.n_ctx`, which is 404 when this is not set).
     context: Option<u64>,
+    /// What llama-server's `/props` says of its model's vision (`modalities.vision`); not said
+    /// when `None`.
+    vision: Option<bool>,
     /// `/api/pull`: progress lines for the one layer, and the pause between lines.
     pull_steps: u32,
     pull_pause: Duration,
@@ -143,6 +146,11 @@ impl FakeOllama {
             .unwrap()
             .capabilities
             .insert(model.into(), caps.iter().map(|c| c.to_string()).collect());
+    }
+
+    /// Whether `/props` says its model sees images (llama-server's `modalities.vision`).
+    pub fn set_vision(&self, sees: bool) {
+        self.shared.lock().unwrap().vision = Some(sees);
     }
 
     /// The context length `/api/show` and `/props` report from now on.
@@ -288,17 +296,22 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                         model_not_found(model)
                     }
                 }
-                ("GET", "/props") if s.context.is_some() => Reply {
-                    status: 200,
-                    content_type: "application/json; charset=utf-8",
-                    chunks: vec![serde_json::to_vec(&json!({
+                ("GET", "/props") if s.context.is_some() || s.vision.is_some() => {
+                    let mut props = json!({
                         "default_generation_settings": {"n_ctx": s.context, "params": {"temperature": 0.8}},
                         "total_slots": 1, "model_path": "models/fake-llama.gguf", "build_info": "b6000-fake"
-                    }))
-                    .unwrap()],
-                    pause: Duration::ZERO,
-                    end: End::Complete,
-                },
+                    });
+                    if let Some(v) = s.vision {
+                        props["modalities"] = json!({"vision": v, "audio": false});
+                    }
+                    Reply {
+                        status: 200,
+                        content_type: "application/json; charset=utf-8",
+                        chunks: vec![serde_json::to_vec(&props).unwrap()],
+                        pause: Duration::ZERO,
+                        end: End::Complete,
+                    }
+                }
                 ("POST", "/api/pull") => {
                     let model = model_of(&req);
                     if model.starts_with("missing") {

@@ -5,6 +5,7 @@
 pub mod arxiv;
 pub mod examples;
 pub mod fake_ollama;
+pub mod samples;
 pub mod servers;
 
 pub use arxiv::*;
