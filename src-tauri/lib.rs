@@ -14,8 +14,12 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
         .unwrap_or_else(|_| "info,rmcp=warn".into());
+    // the app's folders, and the logs in them, are the user's alone whatever the umask
+    if let Err(e) = switchboard_engine::paths::private_app_dirs() {
+        eprintln!("could not make the app's folders private: {e}");
+    }
     let dir = switchboard_engine::paths::data_dir().join("logs");
-    let file = std::fs::create_dir_all(&dir).ok().map(|_| {
+    let file = switchboard_engine::paths::private_dir(&dir).ok().map(|_| {
         tracing_appender::non_blocking(tracing_appender::rolling::daily(&dir, "switchboard.log"))
     });
     let (file_layer, guard) = match file {

@@ -55,6 +55,8 @@ pub struct McpConfigView {
     path: String,
     /// Where secrets are kept (the keyring, or the fallback file and why).
     secrets: SecretsStatus,
+    /// The transports the form offers, with what each needs (a URL or a program, a sign-in).
+    transports: &'static [switchboard_engine::mcp::TransportInfo],
 }
 
 #[tauri::command]
@@ -68,6 +70,7 @@ pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
             .path()
             .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default()),
         secrets: state.runtime.secrets.status(),
+        transports: switchboard_engine::mcp::TRANSPORTS,
     }
 }
 
@@ -186,17 +189,19 @@ impl switchboard_engine::mcp::oauth::Browser for SystemBrowser {
     }
 }
 
-/// The user accepts the changed definition of a server's tool (shown with what changed).
+/// The user accepts the changed definition of a server's tool: the one they were shown (its
+/// hash), not whatever the server presents by now.
 #[tauri::command]
 pub async fn accept_tool_definition(
     state: State<'_, AppState>,
     server: String,
     tool: String,
+    hash: String,
 ) -> CmdResult<()> {
     Ok(state
         .runtime
         .host
-        .accept_tool_definition(&server, &tool)
+        .accept_tool_definition(&server, &tool, &hash)
         .await?)
 }
 

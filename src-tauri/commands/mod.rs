@@ -187,7 +187,9 @@ impl From<switchboard_engine::mcp::HostError> for UiError {
         use switchboard_engine::mcp::HostError as E;
         let kind = match &e {
             E::NotConfigured(_) => ErrorKind::NotFound,
-            E::NotRunning(_) | E::Timeout { .. } | E::Server(_) => ErrorKind::Mcp,
+            E::NotRunning(_) | E::Timeout { .. } | E::Server(_) | E::ChangedAgain { .. } => {
+                ErrorKind::Mcp
+            }
         };
         UiError::new(kind, e)
     }

@@ -162,8 +162,8 @@ async fn a_destructive_tool_waits_for_approval_deny_allow_and_edit() {
 }
 
 /// A server whose tool changes between runs (a "rug pull"): its row shows what changed, the model
-/// keeps seeing what the user accepted, the next call asks with the change on the card, and
-/// allowing it accepts the new definition.
+/// keeps seeing what the user accepted, the next call asks with the change on the card, allowing
+/// it runs that call only, and the row's button accepts the new definition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed() {
@@ -244,9 +244,11 @@ async fn a_tool_that_changed_since_it_was_accepted_asks_and_shows_what_changed()
         "document.querySelector('.msg.assistant.complete')?.textContent.includes('Sunny in Lisbon')",
     )
     .await;
-    // accepted: the row no longer shows a change
+    // allowing the call accepted nothing: the row still shows the change, until its button
     click(&c, "#servers-button").await;
-    wait_css(&c, ".server.running[data-name='rug']").await;
+    wait_css(&c, ".server.running[data-name='rug'] .tool-changed").await;
+    click(&c, ".server[data-name='rug'] .tool-changed summary").await;
+    click(&c, ".server[data-name='rug'] [data-act='accept-tool']").await;
     wait_until(
         &c,
         "!document.querySelector(\".server[data-name='rug'] .tool-changed\")",

@@ -208,9 +208,14 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
     wait_css(&c, &format!("{ROW} [data-act='sign-in']")).await;
     click(&c, &format!("{ROW} [data-act='sign-in']")).await;
     wait_css(&c, &format!("{ROW} [data-act='cancel-sign-in']")).await;
-    assert!(text_content(&c, &format!("{ROW} .server-sign-in"))
-        .await
-        .contains("Finish signing in in your browser"));
+    // the page's host is named before the browser opens it
+    wait_until(
+        &c,
+        &format!(
+            "document.querySelector(\"{ROW} .server-sign-in\")?.textContent.includes('Finish signing in at localhost in your browser')"
+        ),
+    )
+    .await;
     screenshot(&c, "server-sign-in-waiting.png").await;
     click(&c, &format!("{ROW} [data-act='cancel-sign-in']")).await;
     wait_until(

@@ -19,15 +19,26 @@ import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
 
+/**
+ * Everything the window itself keeps (the engine owns the rest: settings, conversations,
+ * servers' configs; the window asks for them). One place, so nothing hides a second copy.
+ */
 const state = {
+  /** The open conversation; null for a new chat not yet sent. */
   conversationId: null,
+  /** The turn running in this window (so Stop can name it), or null. */
   turnId: null,
+  /** The models of every provider, as last listed (for the settings dialog's choice). */
   models: [],
+  /** The servers as the engine last pushed them (watch_servers). */
   servers: [],
+  /** appInfo(): version, data folder, config file, a config error. */
   info: null,
   /** This chat's own settings; for a new chat, those saved with its first message. */
   conversationSettings: null,
   pendingChatSettings: null,
+  /** A new chat's choice of tools, until its first message creates the conversation. */
+  pendingToolChoice: null,
 };
 
 const banner = new Banner($('#banner'));
@@ -57,10 +68,8 @@ const composer = new ComposerView(
   { resources: ipc.mcpResources, prompts: ipc.mcpPrompts, getPrompt: ipc.getMcpPrompt },
   () => autosize(),
 );
-// a new chat's choice waits here until its first message creates the conversation
-let pendingToolChoice = null;
 const toolsPicker = new ToolsPicker($('#tools-button'), $('#tools-panel'), async (choice) => {
-  if (!state.conversationId) { pendingToolChoice = choice; return; }
+  if (!state.conversationId) { state.pendingToolChoice = choice; return; }
   try {
     await ipc.setConversationTools(state.conversationId, choice);
   } catch (err) {
@@ -142,7 +151,7 @@ const settingsView = new SettingsView($('#settings-dialog'), { onSave: changeSet
 const serversView = new ServersView($('#servers-dialog'), {
   save: async (original, copyOf, name, server) => { await ipc.saveMcpServer(original, copyOf, name, server); await reloadServerConfig(); },
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
-  acceptTool: (server, tool) => ipc.acceptToolDefinition(server, tool).catch(reportServerError),
+  acceptTool: (server, tool, hash) => ipc.acceptToolDefinition(server, tool, hash).catch(reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
   signIn: (name) => signInServer(name),
@@ -201,7 +210,7 @@ function showConversation(view) {
   chat.renderConversation(view);
   taskFollower.askWaiting();
   toolsPicker.setChoice(view.toolChoice);
-  pendingToolChoice = null;
+  state.pendingToolChoice = null;
   sidebar.setActive(view.summary.id);
   models.pick(view.settings?.provider ?? null, view.summary.model);
 }
@@ -212,7 +221,7 @@ function newChat() {
   state.conversationId = null;
   state.conversationSettings = null;
   state.pendingChatSettings = null;
-  pendingToolChoice = null;
+  state.pendingToolChoice = null;
   toolsPicker.setChoice(null);
   $('#chat-title').textContent = 'New chat';
   sidebar.setActive(null);
@@ -317,69 +326,10 @@ async function runTurn(request, shown) {
   state.turnId = turnId;
   setBusy(true);
   chat.clearResume();
-  let failed = false;
-  let started = false;
-  let limit = false;
-  const onEvent = (ev) => {
-    switch (ev.type) {
-      case 'turnStarted': {
-        started = true;
-        if (!state.conversationId && state.pendingChatSettings) state.conversationSettings = state.pendingChatSettings;
-        state.conversationId = ev.conversationId;
-        pendingToolChoice = null;
-        state.pendingChatSettings = null;
-        $('#chat-title').textContent = ev.title;
-        if (ev.userMessageId !== null && ev.userMessageId !== undefined && shown) {
-          const b = chat.addMessage(ev.userMessageId, 'user');
-          chat.setUserText(b, shown.text, shown.attachments);
-          b.text = shown.text;
-          composer.clearAttachments();
-        }
-        refreshConversations();
-        break;
-      }
-      case 'assistantStarted': chat.addMessage(ev.messageId, 'assistant', 'streaming'); break;
-      case 'textDelta': chat.appendText(ev.messageId, ev.text, ev.html); break;
-      case 'thinkingDelta': chat.setThinking(ev.messageId, ev.text, true); break;
-      case 'assistantDone': chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content); break;
-      case 'context':
-        showContextMeter($('#context-meter'), ev.used, ev.limit);
-        toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
-        break;
-      case 'toolCallStarted': chat.cards.add(ev); break;
-      case 'toolCallArguments': chat.cards.setArguments(ev.id, ev.arguments, ev.repairs); break;
-      case 'toolCallFinished':
-        chat.cards.finish(ev.id, ev);
-        if (!ev.isError && chat.hasApp(...cardTool(ev.id))) chat.cards.offerApp(ev.id, true);
-        break;
-      case 'toolCallProgress': chat.cards.showProgress(ev.id, ev); break;
-      case 'toolCallTask': chat.cards.showTask(ev.id, ev); break;
-      case 'elicitationRequested':
-        chat.cards.askUser(ev.callId, ev.elicitation,
-          (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
-        break;
-      case 'samplingRequested':
-        chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
-          (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
-        break;
-      case 'samplingFinished': chat.cards.finishSampling(ev.callId, ev); break;
-      case 'approvalRequested':
-        chat.cards.requestApproval(ev, (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
-        break;
-      case 'approvalResolved': chat.cards.resolveApproval(ev); break;
-      case 'signInNeeded': signInNotes.remind(ev.server, state.servers ?? []); break;
-      case 'notice': chat.addNotice(ev.notice, ev.notice.kind === 'roundLimit'); break;
-      case 'error':
-        failed = true;
-        if (ev.kind === 'unreachable') explainLlmError(ev);
-        chat.addError(ev.message);
-        break;
-      case 'done': limit = ev.limitReached; break;
-      default: console.warn('unknown chat event', ev);
-    }
-  };
+  const turn = { started: false, failed: false, limit: false, shown };
+  const onEvent = (ev) => (turnEvents[ev.type] ?? unknownEvent)(ev, turn);
   try {
-    const toolChoice = state.conversationId ? null : pendingToolChoice;
+    const toolChoice = state.conversationId ? null : state.pendingToolChoice;
     const chatSettings = state.conversationId ? null : (state.pendingChatSettings ?? null);
     await ipc.sendMessage({
       turnId, conversationId: state.conversationId, model, provider, toolChoice, chatSettings,
@@ -387,7 +337,7 @@ async function runTurn(request, shown) {
       editOf: request.editOf ?? null, regenerate: request.regenerate ?? null, resume: request.resume ?? null,
       lateResult: request.lateResult ?? null,
     }, onEvent);
-    if (!failed) hideBanner();
+    if (!turn.failed) hideBanner();
   } catch (err) {
     chat.addError(err?.message ?? String(err));
   } finally {
@@ -396,9 +346,65 @@ async function runTurn(request, shown) {
     refreshConversations();
     $('#input').focus();
   }
-  if (!limit) chat.clearResume();
-  return started;
+  if (!turn.limit) chat.clearResume();
+  return turn.started;
 }
+
+/**
+ * What each event of a turn does in the window (the engine's ChatEvent, chat/events.rs).
+ * `turn`: what one turn keeps — whether it started, failed or reached the round limit, and
+ * `shown`, the user message to show once the engine has stored it.
+ */
+const turnEvents = {
+  turnStarted: (ev, turn) => {
+    turn.started = true;
+    if (!state.conversationId && state.pendingChatSettings) state.conversationSettings = state.pendingChatSettings;
+    state.conversationId = ev.conversationId;
+    state.pendingToolChoice = null;
+    state.pendingChatSettings = null;
+    $('#chat-title').textContent = ev.title;
+    if (ev.userMessageId !== null && ev.userMessageId !== undefined && turn.shown) {
+      const b = chat.addMessage(ev.userMessageId, 'user');
+      chat.setUserText(b, turn.shown.text, turn.shown.attachments);
+      b.text = turn.shown.text;
+      composer.clearAttachments();
+    }
+    refreshConversations();
+  },
+  assistantStarted: (ev) => chat.addMessage(ev.messageId, 'assistant', 'streaming'),
+  textDelta: (ev) => chat.appendText(ev.messageId, ev.text, ev.html),
+  thinkingDelta: (ev) => chat.setThinking(ev.messageId, ev.text, true),
+  assistantDone: (ev) => chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content),
+  context: (ev) => {
+    showContextMeter($('#context-meter'), ev.used, ev.limit);
+    toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
+  },
+  toolCallStarted: (ev) => chat.cards.add(ev),
+  toolCallArguments: (ev) => chat.cards.setArguments(ev.id, ev.arguments, ev.repairs),
+  toolCallFinished: (ev) => {
+    chat.cards.finish(ev.id, ev);
+    if (!ev.isError && chat.hasApp(...cardTool(ev.id))) chat.cards.offerApp(ev.id, true);
+  },
+  toolCallProgress: (ev) => chat.cards.showProgress(ev.id, ev),
+  toolCallTask: (ev) => chat.cards.showTask(ev.id, ev),
+  elicitationRequested: (ev) => chat.cards.askUser(ev.callId, ev.elicitation,
+    (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer })),
+  samplingRequested: (ev) => chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
+    (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve })),
+  samplingFinished: (ev) => chat.cards.finishSampling(ev.callId, ev),
+  approvalRequested: (ev) => chat.cards.requestApproval(ev,
+    (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision })),
+  approvalResolved: (ev) => chat.cards.resolveApproval(ev),
+  signInNeeded: (ev) => signInNotes.remind(ev.server, state.servers ?? []),
+  notice: (ev) => chat.addNotice(ev.notice, ev.notice.kind === 'roundLimit'),
+  error: (ev, turn) => {
+    turn.failed = true;
+    if (ev.kind === 'unreachable') explainLlmError(ev);
+    chat.addError(ev.message);
+  },
+  done: (ev, turn) => { turn.limit = ev.limitReached; },
+};
+const unknownEvent = (ev) => console.warn('unknown chat event', ev);
 
 /** The server and tool on call `id`'s card. */
 function cardTool(id) {

@@ -24,11 +24,12 @@ const core = window.__TAURI__.core;
  * built-in sandboxed by default; `blocked`: the last refusal its log tells of.
  * @typedef {{ state: 'on'|'unsupported'|'waived', network: boolean, read: string[], write: string[],
  *   own: string[], default: boolean, allowUnsandboxed: boolean, kernelAbi: number,
- *   blocked: string|null }} SandboxView
+ *   protections: {what: string, enforced: boolean, how: string}[], blocked: string|null }} SandboxView
  * A tool; `changed`: its definition differs from the one the user accepted (what changed, line by
  * line; the model is offered the accepted one and every call asks until the change is accepted).
  * @typedef {{ name: string, exposed: string, description: string, inputSchema: object,
- *   readOnly: boolean, destructive: boolean, openWorld: boolean, changed: DiffLine[]|null }} ToolView
+ *   readOnly: boolean, destructive: boolean, openWorld: boolean, changed: DiffLine[]|null,
+ *   hash: string }} ToolView
  * @typedef {{ change: 'same'|'removed'|'added', text: string }} DiffLine
  */
 
@@ -144,7 +145,10 @@ export function watchServers(onChange) {
   channel.onmessage = onChange;
   return call('watch_servers', { onChange: channel });
 }
-/** { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus } */
+/**
+ * { config: { mcpServers } (secrets as KeptSecret), path, secrets: SecretsStatus, transports:
+ *   [{ type, names, label, description, remote, signsIn, discovers }] (the engine's table, mcp/transport.rs) }
+ */
 export const mcpConfig = () => call('mcp_config');
 /**
  * Adds a server, or replaces `original`; `copyOf`: the server it duplicates (its secrets are copied).
@@ -165,8 +169,9 @@ export const previewMcpImport = (text) => call('preview_mcp_import', { text });
 export const pickMcpImportFile = () => call('pick_mcp_import_file');
 export const importMcpServers = (servers) => call('import_mcp_servers', { servers });
 export const exportMcpConfig = () => call('export_mcp_config');
-/** Accepts the changed definition of `server`'s `tool` (the servers list and the card show what changed). */
-export const acceptToolDefinition = (server, tool) => call('accept_tool_definition', { server, tool });
+/** Accepts the changed definition of `server`'s `tool` that the user was shown (`hash`: its view's);
+ * fails when the server presents another one by now. */
+export const acceptToolDefinition = (server, tool, hash) => call('accept_tool_definition', { server, tool, hash });
 export const mcpPrompts = () => call('mcp_prompts');
 export const getMcpPrompt = (server, name, args) => call('get_mcp_prompt', { server, name, arguments: args });
 export const mcpResources = () => call('mcp_resources');

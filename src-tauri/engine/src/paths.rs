@@ -78,18 +78,57 @@ pub fn write_json_merged(
     write_private(path, text.as_bytes())
 }
 
-/// Writes a file only its owner can read, atomically.
+/// Makes `dir` (and the folders above it that are missing) and leaves it `0700`, whatever the
+/// umask and whatever it was (the app's config, data and cache folders, a server's private one).
+pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        b.mode(0o700);
+        b.create(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    b.create(dir)
+}
+
+/// Makes the app's config, data and cache folders, `0700` whatever the umask (and tightens ones
+/// an older version or another umask left open): what is inside is the user's alone.
+pub fn private_app_dirs() -> std::io::Result<()> {
+    for dir in [config_dir(), data_dir(), cache_dir()] {
+        private_dir(&dir)?;
+    }
+    Ok(())
+}
+
+/// Leaves the file at `path` (when there is one) readable and writable by its owner only.
+pub fn private_file(path: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
+}
+
+/// Writes a file only its owner can read, atomically: `0600` in a `0700` folder whatever the
+/// umask.
 pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     #[cfg(unix)]
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = path.parent() {
         if !dir.exists() {
-            let mut b = std::fs::DirBuilder::new();
-            b.recursive(true);
-            #[cfg(unix)]
-            b.mode(0o700);
-            b.create(dir)?;
+            private_dir(dir)?;
         }
     }
     let tmp = path.with_extension(format!(
@@ -101,6 +140,7 @@ pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
     #[cfg(unix)]
     opts.mode(0o600);
     let mut f = opts.open(&tmp)?;
+    private_file(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
     drop(f);
@@ -128,6 +168,60 @@ mod tests {
                 |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode(&p), 0o600);
             assert_eq!(mode(p.parent().unwrap()), 0o700);
+        }
+    }
+
+    /// Files and folders stay private whatever the umask (here none at all), in a child process
+    /// (the umask is the whole process's).
+    #[cfg(unix)]
+    #[test]
+    fn data_files_are_0600_and_folders_0700_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        if std::env::var_os("SWITCHBOARD_UMASK_CHILD").is_some() {
+            let dir =
+                std::path::PathBuf::from(std::env::var_os("SWITCHBOARD_UMASK_CHILD").unwrap());
+            unsafe { libc::umask(0) };
+            write_private(&dir.join("a/b/settings.json"), b"{}").unwrap();
+            private_dir(&dir.join("data")).unwrap();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(crate::store::Store::open(&dir.join("data/db.sqlite3")))
+                .unwrap();
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // an existing folder that was too open is closed
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("data"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "paths::tests::data_files_are_0600_and_folders_0700_whatever_the_umask",
+                "--test-threads=1",
+            ])
+            .env("SWITCHBOARD_UMASK_CHILD", dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mode = |p: &str| {
+            std::fs::metadata(dir.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("a"), 0o700);
+        assert_eq!(mode("a/b"), 0o700);
+        assert_eq!(mode("a/b/settings.json"), 0o600);
+        assert_eq!(mode("data"), 0o700);
+        assert_eq!(mode("data/db.sqlite3"), 0o600);
+        for side in ["data/db.sqlite3-wal", "data/db.sqlite3-shm"] {
+            if dir.path().join(side).exists() {
+                assert_eq!(mode(side), 0o600, "{side}");
+            }
         }
     }
 }

@@ -208,7 +208,7 @@ export class ToolCards {
     const bar = el('div', { class: `approval${ev.destructive ? ' destructive' : ''}`, role: 'group', 'aria-label': 'Approve this tool call' },
       ev.changed ? el('div', { class: 'tool-changed' },
         el('p', {}, el('strong', {}, '⚠ This tool is not what it was when you accepted it.'),
-          ' The server changed its definition; the model still sees the one you accepted. Allowing this call accepts the new one.'),
+          ' The server changed its definition; the model still sees the one you accepted. Allowing runs this call only: accept the new definition in the servers list.'),
         diffView(ev.changed)) : null,
       el('p', { class: 'approval-question' },
         ev.destructive ? '⚠ This tool can change or delete data. ' : '',

@@ -2,7 +2,7 @@
 // or edit one. Secret values (headers, environment values marked secret) are write-only: the form
 // shows "•••• stored in the keyring" with Replace and ✕, and sends back the engine's marker to keep one.
 import { el, $ } from '../dom.js';
-import { stepText, sandboxText, sandboxDetail, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
+import { stepText, sandboxText, sandboxDetail, sandboxMissing, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
 import { diffView } from './diff.js';
 import { showAppOrigins, hideAppOrigins } from './app-origins.js';
@@ -46,10 +46,25 @@ export class ServersView {
     this.headers = [];
   }
 
-  /** view: { config: {mcpServers}, path, secrets } */
+  /** view: { config: {mcpServers}, path, secrets, transports: [{ type, names, label, description, remote, signsIn }] } */
   setConfig(view) {
     this.config = { ...view.config, path: view.path };
     this.secrets = view.secrets;
+    this.transports = view.transports;
+    const choice = $('#srv-transport', this.form);
+    if (!choice.options.length) choice.replaceChildren(...view.transports.map((t) => el('option', { value: t.type }, t.description)));
+  }
+
+  /** The engine's row for a transport (mcp/transport.rs). */
+  transport(type) {
+    return this.transports?.find((t) => t.type === type) ?? { type, label: type, remote: type !== 'stdio', signsIn: false };
+  }
+
+  /** The transport of a config entry, as the engine reads its `type` (none: a URL without a command is HTTP). */
+  transportOf(cfg) {
+    if (!cfg) return 'stdio';
+    if (cfg.type) return this.transports?.find((t) => t.names.includes(cfg.type))?.type ?? 'stdio';
+    return cfg.url && !cfg.command ? 'http' : 'stdio';
   }
 
   /**
@@ -90,8 +105,8 @@ export class ServersView {
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, signingIn ? 'sign in needed' : s.status),
-        el('span', { class: 'muted' }, { http: 'HTTP', sse: 'HTTP+SSE', rest: 'REST' }[s.transport] ?? 'stdio'),
-        s.transport === 'stdio'
+        el('span', { class: 'muted' }, this.transport(s.transport).label),
+        !this.transport(s.transport).remote
           ? el('span', { class: `muted server-sandbox ${s.sandbox?.state ?? 'off'}`, title: sandboxDetail(s.sandbox) }, sandboxText(s.sandbox))
           : null,
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
@@ -115,12 +130,15 @@ export class ServersView {
           }, 'Run without the sandbox'),
           el('span', { class: 'muted' }, 'It will have your full access to files and the network. Saved in its settings.'))
         : null,
+      sandboxMissing(s.sandbox)
+        ? el('div', { class: 'server-blocked', dataset: { sandboxMissing: '' } }, `This kernel cannot enforce: ${sandboxMissing(s.sandbox)}`)
+        : null,
       s.sandbox?.blocked
         ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
         : null,
       s.status === 'failed' && s.failedStep && !signingIn ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
-      s.status === 'failed' && s.transport === 'stdio' ? el('details', { class: 'server-log' },
+      s.status === 'failed' && !this.transport(s.transport).remote ? el('details', { class: 'server-log' },
         el('summary', {}, 'PATH used to find and run it'),
         el('pre', { class: 'code' }, (s.path ?? this.config.path ?? '').split(':').join('\n'))) : null,
       s.stderrTail.length
@@ -138,12 +156,12 @@ export class ServersView {
         el('summary', {}, `⚠ “${t.name}” changed since you accepted it: it asks before every call, and the model sees the old definition`),
         diffView(t.changed),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
-          onclick: () => this.actions.acceptTool(s.name, t.name) }, 'Accept the new definition'))));
+          onclick: () => this.actions.acceptTool(s.name, t.name, t.hash) }, 'Accept the new definition'))));
   }
 
   /** A remote server's sign-in (OAuth): Sign in when it wants one, who signed it in, Sign out. */
   signInRow(s) {
-    const { needed, signedIn, issuer, account } = s.signIn;
+    const { needed, signedIn, issuer, account, opening } = s.signIn;
     const signIn = el('button', { type: 'button', class: `btn small${needed ? ' primary' : ''}`, dataset: { act: 'sign-in' } },
       signedIn ? 'Sign in again' : 'Sign in');
     // waiting for the browser (kept across re-renders of the list)
@@ -151,7 +169,8 @@ export class ServersView {
     signIn.disabled = busy;
     const waiting = busy
       ? el('span', { class: 'sign-in-waiting' },
-        el('span', { class: 'muted' }, 'Finish signing in in your browser…'),
+        // the page's host, told before the browser opens it (https, or http on this computer)
+        el('span', { class: 'muted' }, opening ? `Finish signing in at ${opening} in your browser…` : 'Finish signing in in your browser…'),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'cancel-sign-in' },
           onclick: () => this.actions.cancelSignIn(s.name) }, 'Cancel'))
       : null;
@@ -209,7 +228,7 @@ export class ServersView {
     this.env = Object.entries(cfg?.env ?? {}).map(([k, v]) => rowOf(k, v));
     this.renderRows('env');
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
-    $('#srv-transport', this.form).value = !cfg ? 'stdio' : ['sse', 'rest'].includes(cfg.type) ? cfg.type : isHttp(cfg) ? 'http' : 'stdio';
+    $('#srv-transport', this.form).value = this.transportOf(cfg);
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
     $('#srv-timeout', this.form).value = cfg?.timeout ?? '';
@@ -228,7 +247,7 @@ export class ServersView {
     $('#srv-secrets-note', this.form).textContent = secretsNoteText(this.secrets).text;
     // unset: the default for the transport, which follows the transport until the box is touched
     this.trustedTouched = cfg?.trusted != null;
-    $('#srv-trusted', this.form).checked = cfg?.trusted ?? !isHttp(cfg ?? {});
+    $('#srv-trusted', this.form).checked = cfg?.trusted ?? !this.transport(this.transportOf(cfg)).remote;
     const sb = name ? this.sandboxOf(name, cfg) : null;
     $('#srv-sandbox', this.form).checked = Boolean(sb);
     $('#srv-sandbox-network', this.form).checked = Boolean(sb?.network);
@@ -256,10 +275,11 @@ export class ServersView {
   }
 
   showTransport() {
-    const http = $('#srv-transport', this.form).value !== 'stdio';
-    if (!this.trustedTouched) $('#srv-trusted', this.form).checked = !http;
-    for (const g of this.form.querySelectorAll('.http-only')) g.hidden = !http;
-    for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = http;
+    const t = this.transport($('#srv-transport', this.form).value);
+    if (!this.trustedTouched) $('#srv-trusted', this.form).checked = !t.remote;
+    for (const g of this.form.querySelectorAll('.http-only')) g.hidden = !t.remote;
+    for (const g of this.form.querySelectorAll('.stdio-only')) g.hidden = t.remote;
+    $('#srv-oauth', this.form).hidden = !t.signsIn;
   }
 
   /**
@@ -392,7 +412,7 @@ export class ServersView {
     const trusted = this.trustedTouched ? $('#srv-trusted', this.form).checked : null;
     let server;
     const transport = $('#srv-transport', this.form).value;
-    if (transport !== 'stdio') {
+    if (this.transport(transport).remote) {
       const headers = this.readRows('headers');
       if (typeof headers === 'string') { this.showError('headers', headers); return; }
       server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, appNetwork, disabled, trusted, oauth: this.readOAuth() };
@@ -403,11 +423,14 @@ export class ServersView {
       const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
       // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
       const builtin = command === 'switchboard' && args[0] === 'mcp-server';
+      // the environment names granted in mcp.json (not in the form) are kept
+      const before = this.config.mcpServers[this.editing]?.sandbox;
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
           network: $('#srv-sandbox-network', this.form).checked,
           read: lines('#srv-sandbox-read'),
           write: lines('#srv-sandbox-write'),
+          ...(before?.env?.length ? { env: before.env } : {}),
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;
@@ -431,10 +454,6 @@ function rowOf(name, v, alwaysSecret = false) {
 
 function newRow() {
   return { name: '', value: '', secret: false, kept: null, replacing: false, secretTouched: false };
-}
-
-export function isHttp(cfg) {
-  return ['http', 'sse', 'rest'].includes(cfg.type) || (!cfg.type && cfg.url && !cfg.command);
 }
 
 function dotLevel(status) {

@@ -106,7 +106,14 @@ export function sandboxDetail(sandbox) {
   lines.push(`Writes: ${write.length ? write.join(', ') : 'only its own temporary folder'}.`);
   if (sandbox.default) lines.push('A built-in server: sandboxed by default.');
   lines.push(sandbox.kernelAbi ? `Kernel sandbox: Landlock ABI ${sandbox.kernelAbi}.` : 'This kernel has no Landlock.');
+  for (const p of sandbox.protections ?? []) lines.push(`${p.enforced ? '✓' : '✗'} ${p.what}: ${p.how}`);
   return lines.join('\n');
+}
+
+/** The protections this kernel cannot give a sandboxed server, in a line ('' when none). */
+export function sandboxMissing(sandbox) {
+  if (!sandbox || sandbox.state !== 'on') return '';
+  return (sandbox.protections ?? []).filter((p) => !p.enforced).map((p) => `${p.what} (${p.how})`).join('; ');
 }
 
 /** The line under a reply that did not finish normally. */

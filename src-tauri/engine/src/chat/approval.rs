@@ -54,7 +54,7 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     pub destructive: bool,
     /// The tool's definition changed since the user accepted it: what changed. Allowing the call
-    /// accepts the new definition.
+    /// runs it once; it does not accept the new definition.
     pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
     /// The tool's `inputSchema`: edited arguments must fit it.
     #[serde(skip)]

@@ -2,7 +2,9 @@
 //! like any call (mcp/host/tasks.rs); when the app ends first, the store keeps the task's
 //! handle and the next run follows it again here. Its result then comes after the turn that
 //! started it has ended, so it is not given to the model by itself: it waits on the card until
-//! the user sends it with one click ([`TurnRequest::late_result`](super::TurnRequest)).
+//! the user sends it with one click ([`TurnRequest::late_result`](super::TurnRequest)). It goes
+//! to the model as what it is, a tool's result (the call again, and its result), never as
+//! something the user said.
 
 use std::time::Instant;
 
@@ -11,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{ChatEvent, Emit};
 use super::{ChatEngine, ChatError};
+use crate::llm::{Message, Role, ToolCall};
 use crate::store::{now_ms, OpenTask};
 
 impl ChatEngine {
@@ -31,16 +34,26 @@ impl ChatEngine {
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let started = Instant::now();
-        let follow = self.tools.resume_task(
-            &open.server,
-            &open.tool,
-            &open.task_id,
-            open.legacy,
-            &cancel,
-            Some(tx),
-        );
-        let during = self.answer_events(id, &open.server, &open.model, rx, emit, &cancel);
-        let (outcome, ()) = tokio::join!(follow, during);
+        // a task is followed on the server that started it, not on another program or URL that
+        // now has its name (it would be asked about a handle it never gave)
+        let same = open
+            .server_identity
+            .as_ref()
+            .is_none_or(|i| self.tools.server_identity(&open.server).as_ref() == Some(i));
+        let outcome = if same {
+            let follow = self.tools.resume_task(
+                &open.server,
+                &open.tool,
+                &open.task_id,
+                open.legacy,
+                &cancel,
+                Some(tx),
+            );
+            let during = self.answer_events(id, &open.server, &open.model, rx, emit, &cancel);
+            tokio::join!(follow, during).0
+        } else {
+            self.not_the_same_server(&open, emit).await?
+        };
         self.shared.running_calls.lock().unwrap().remove(&id);
         tracing::info!(
             "a task of {} followed after a restart ended after {:.1} s",
@@ -49,7 +62,7 @@ impl ChatEngine {
         );
         let duration_ms = (now_ms() - open.started_at).max(0);
         // a task the user stopped has nothing to send
-        let offer = !cancel.is_cancelled();
+        let offer = same && !cancel.is_cancelled();
         self.store
             .finish_late_task(
                 id,
@@ -76,13 +89,51 @@ impl ChatEngine {
         Ok(())
     }
 
-    /// The user's message that gives the model the late result of call `id` (and marks it
-    /// given), for a turn in `conversation_id`.
-    pub(super) async fn late_result_message(
+    /// A task whose server is now another program or URL: reported lost, not followed.
+    async fn not_the_same_server(
+        &self,
+        open: &OpenTask,
+        emit: Emit<'_>,
+    ) -> Result<crate::mcp::ToolOutcome, ChatError> {
+        let text = format!(
+            "The server \"{}\" is no longer the one that started this task (its command, \
+             folder, environment or URL changed), so the task was not followed.",
+            open.server
+        );
+        let lost = crate::mcp::TaskState {
+            task_id: open.task_id.clone(),
+            status: "lost".into(),
+            message: Some(text.clone()),
+            poll_ms: None,
+            ttl_ms: None,
+            legacy: open.legacy,
+        };
+        self.store
+            .set_tool_task(open.tool_call_id, &open.server, None, &lost)
+            .await?;
+        emit(ChatEvent::ToolCallTask {
+            id: open.tool_call_id,
+            status: lost.status,
+            message: lost.message,
+        });
+        Ok(crate::mcp::ToolOutcome {
+            server: open.server.clone(),
+            tool: open.tool.clone(),
+            text,
+            is_error: true,
+            raw: None,
+            images: vec![],
+        })
+    }
+
+    /// The messages that give the model the late result of call `id` (and mark it given), for a
+    /// turn in `conversation_id`: the call again (an assistant message, its id new) and its
+    /// result as the tool's message. The server's words stay in the tool's role.
+    pub(super) async fn late_result_messages(
         &self,
         conversation_id: Option<i64>,
         id: i64,
-    ) -> Result<String, ChatError> {
+    ) -> Result<Vec<Message>, ChatError> {
         let late = self.store.take_late_result(id).await?.ok_or_else(|| {
             ChatError::Invalid(
                 "There is no result waiting for that call: it was already sent.".into(),
@@ -93,15 +144,22 @@ impl ChatEngine {
                 "That result belongs to another conversation.".into(),
             ));
         }
-        let how = if late.is_error {
-            "ended with an error"
+        let call_id = format!("late-{id}");
+        let mut call = Message::new(Role::Assistant, "");
+        call.tool_calls = vec![ToolCall {
+            id: Some(call_id.clone()),
+            name: late.name.clone(),
+            arguments: late.arguments,
+            written: None,
+        }];
+        let text = if late.is_error && !late.result.starts_with("Error") {
+            format!("Error: {}", late.result)
         } else {
-            "finished"
+            late.result
         };
-        Ok(format!(
-            "The tool call {} (run by the server \"{}\" as a background task) {how} after the app \
-             was restarted. Its result:\n\n{}",
-            late.name, late.server, late.result
-        ))
+        let mut result = Message::new(Role::Tool, text);
+        result.tool_name = Some(late.name);
+        result.tool_call_id = Some(call_id);
+        Ok(vec![call, result])
     }
 }

@@ -20,8 +20,6 @@ pub trait ToolHost: Send + Sync {
     fn tool_change(&self, _server: &str, _tool: &str) -> Option<Vec<crate::mcp::pins::DiffLine>> {
         None
     }
-    /// The user accepts a tool's changed definition.
-    async fn accept_tool_definition(&self, _server: &str, _tool: &str) {}
     /// Runs a call; what happens meanwhile (progress, the server's questions) goes to `events`.
     async fn call_tool(
         &self,
@@ -55,6 +53,10 @@ pub trait ToolHost: Send + Sync {
             raw: None,
             images: vec![],
         }
+    }
+    /// What makes `server` the server it is (`ServerConfig::identity`), when it is configured.
+    fn server_identity(&self, _server: &str) -> Option<String> {
+        None
     }
     /// Follows a task an earlier run started on `server` (its handle from the store) to its end.
     async fn resume_task(
@@ -91,11 +93,6 @@ impl ToolHost for McpHost {
     fn tool_change(&self, server: &str, tool: &str) -> Option<Vec<crate::mcp::pins::DiffLine>> {
         McpHost::tool_change(self, server, tool)
     }
-    async fn accept_tool_definition(&self, server: &str, tool: &str) {
-        if let Err(e) = McpHost::accept_tool_definition(self, server, tool).await {
-            tracing::warn!("could not accept the new definition of {server} › {tool}: {e}");
-        }
-    }
     async fn call_tool(
         &self,
         name: &str,
@@ -124,6 +121,9 @@ impl ToolHost for McpHost {
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
         McpHost::call_server_tool(self, server, tool, arguments, cancel, events).await
+    }
+    fn server_identity(&self, server: &str) -> Option<String> {
+        McpHost::server_identity(self, server)
     }
     async fn resume_task(
         &self,

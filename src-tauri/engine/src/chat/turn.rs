@@ -87,11 +87,12 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: CancellationToken,
     ) -> Result<TurnSummary, ChatError> {
-        let mut req = req;
-        if let Some(id) = req.late_result {
-            req.text = self.late_result_message(req.conversation_id, id).await?;
-        }
-        let mut turn = self.open_turn(&req, emit).await?;
+        // a task's late result goes in as the tool's result, not as the user's words
+        let late = match req.late_result {
+            Some(id) => Some(self.late_result_messages(req.conversation_id, id).await?),
+            None => None,
+        };
+        let mut turn = self.open_turn(&req, late, emit).await?;
         let summary = self.rounds(&mut turn, emit, &cancel).await?;
         emit(ChatEvent::Done {
             conversation_id: turn.conversation_id,
@@ -102,8 +103,14 @@ impl ChatEngine {
     }
 
     /// The conversation (new, or a branch of an old one), its settings and the messages the model
-    /// gets; the user's message stored and announced.
-    async fn open_turn(&self, req: &TurnRequest, emit: Emit<'_>) -> Result<Turn, ChatError> {
+    /// gets; the user's message (or `late`: a task's late result, as a call and its result)
+    /// stored and announced.
+    async fn open_turn(
+        &self,
+        req: &TurnRequest,
+        late: Option<Vec<Message>>,
+        emit: Emit<'_>,
+    ) -> Result<Turn, ChatError> {
         let adds_message = req.regenerate.is_none() && req.resume.is_none();
         // checked before anything is stored: a model that does not see images gets none
         let images = if adds_message {
@@ -164,18 +171,24 @@ impl ChatEngine {
             self.store.set_tool_choice(conversation_id, choice).await?;
             tool_choice = choice.clone();
         }
-        let user = adds_message.then(|| Message {
-            images,
-            ..Message::new(Role::User, req.text.clone())
-        });
-        let user_message_id = match &user {
-            Some(u) => Some(
-                self.store
-                    .append_message(conversation_id, u, MessageStatus::Complete)
-                    .await?,
-            ),
-            None => None,
+        let added = match late {
+            Some(late) => late,
+            None if adds_message => vec![Message {
+                images,
+                ..Message::new(Role::User, req.text.clone())
+            }],
+            None => vec![],
         };
+        let mut user_message_id = None;
+        for m in &added {
+            let id = self
+                .store
+                .append_message(conversation_id, m, MessageStatus::Complete)
+                .await?;
+            if m.role == Role::User {
+                user_message_id = Some(id);
+            }
+        }
         emit(ChatEvent::TurnStarted {
             conversation_id,
             user_message_id,
@@ -214,7 +227,7 @@ impl ChatEngine {
             messages.push(Message::new(Role::System, system_prompt));
         }
         messages.extend(history);
-        messages.extend(user);
+        messages.extend(added);
         let wrap_up = req.resume == Some(Resume::WrapUp);
         if wrap_up {
             // not stored: an instruction for this one reply

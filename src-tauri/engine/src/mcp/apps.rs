@@ -5,7 +5,7 @@
 //! declares domains *and* the user allowed that server (`appNetwork` in its config). The frame,
 //! its origin and the bridge to it live in the app (src-tauri/apps.rs, ui/js/views/app-frame.js).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
@@ -15,8 +15,8 @@ pub const APP_MIME: &str = "text/html;profile=mcp-app";
 pub const MAX_APP_HTML: usize = 8 * 1024 * 1024;
 
 /// What a tool's `_meta.ui` says about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ToolUi {
     /// Its app (`ui://…`), shown with its result.
     pub resource_uri: Option<String>,

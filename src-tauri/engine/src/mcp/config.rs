@@ -12,6 +12,7 @@ pub use validate::{validate_server, FieldError, LOG_LEVELS};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::transport::Transport;
 use crate::secrets::SecretValue;
 
 /// The command that means "this very binary" (the built-in servers are `switchboard mcp-server …`).
@@ -132,8 +133,9 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "allowUnsandboxed": false}`. Paths are absolute (or start with `~/`);
-/// folders include everything under them.
+/// "write": [paths], "env": [names], "allowUnsandboxed": false}`. Paths are absolute (or start
+/// with `~/`); folders include everything under them (but credentials and the app's own folders,
+/// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxConfig {
@@ -146,6 +148,10 @@ pub struct SandboxConfig {
     /// Folders and files it may read, write, create and delete in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<String>,
+    /// Variables of the app's environment it gets besides the few every sandboxed server gets
+    /// (`PATH`, `HOME`, `LANG`, `LC_*`, `TZ`): e.g. `SSH_AUTH_SOCK`, `DISPLAY`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
     /// The user agreed to run it without a sandbox where the kernel cannot sandbox (no
     /// Landlock). Ignored where it can: there the sandbox always applies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -217,18 +223,6 @@ pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<http::Hea
     Ok(map)
 }
 
-/// How Switchboard talks to a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Transport {
-    Stdio,
-    Http,
-    /// The legacy HTTP+SSE transport (2024-11-05).
-    Sse,
-    /// The REST dialect of early MCP chatbot servers (`/mcp/v1/tools/list|call`, `/health`).
-    Rest,
-}
-
 impl ServerConfig {
     pub fn new(command: impl Into<String>, args: &[&str]) -> Self {
         ServerConfig {
@@ -260,25 +254,48 @@ impl ServerConfig {
         crate::servers::names().contains(&name).then_some(name)
     }
 
-    /// What makes it the same server: its transport and command line, or its URL (hashed).
-    /// Standing approvals ("always allow") hold for this identity only.
+    /// What makes it the same server (hashed): its transport and command line, its working
+    /// folder, its environment's names and a hash of each value (a secret's by its reference),
+    /// or its URL. Standing approvals ("always allow", allowed in this chat), pinned tool
+    /// definitions and tasks followed across starts hold for this identity only: another program,
+    /// folder or environment under the same name is asked about again. (A server with neither a
+    /// folder nor an environment hashes as before these were part of it.)
     pub fn identity(&self) -> String {
         use sha2::{Digest, Sha256};
+        let hex = |bytes: &[u8]| -> String {
+            Sha256::digest(bytes)
+                .iter()
+                .take(16)
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
         let what = match self.transport() {
-            Transport::Stdio => serde_json::json!(["stdio", self.command, self.args]),
+            t if !t.is_remote() && self.cwd.is_none() && self.env.is_empty() => {
+                serde_json::json!(["stdio", self.command, self.args])
+            }
+            t if !t.is_remote() => {
+                let env: BTreeMap<&String, String> = self
+                    .env
+                    .iter()
+                    .map(|(k, v)| {
+                        let value = match v {
+                            SecretValue::Plain(p) | SecretValue::New(p) => format!("plain:{p}"),
+                            SecretValue::Stored(r) => format!("stored:{r}"),
+                        };
+                        (k, hex(value.as_bytes()))
+                    })
+                    .collect();
+                serde_json::json!(["stdio", self.command, self.args, self.cwd, env])
+            }
             t => serde_json::json!([format!("{t:?}"), self.url]),
         };
-        Sha256::digest(what.to_string().as_bytes())
-            .iter()
-            .take(16)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex(what.to_string().as_bytes())
     }
 
     /// Whether its tools' annotations are believed: the built-in servers always; else the user's
     /// choice; else local programs yes, remote servers no.
     pub fn trusts_hints(&self) -> bool {
-        self.builtin().is_some() || self.trusted.unwrap_or(self.transport() == Transport::Stdio)
+        self.builtin().is_some() || self.trusted.unwrap_or(!self.transport().is_remote())
     }
 
     /// A Streamable HTTP server.
@@ -345,12 +362,11 @@ impl ServerConfig {
         c
     }
 
+    /// Its transport: the one its `"type"` names ([`super::transport::TRANSPORTS`]); without one,
+    /// Streamable HTTP for a URL and no command, else stdio.
     pub fn transport(&self) -> Transport {
         match self.transport.as_deref() {
-            Some("http") | Some("streamable-http") | Some("streamableHttp") => Transport::Http,
-            Some("sse") => Transport::Sse,
-            Some("rest") => Transport::Rest,
-            Some(_) => Transport::Stdio,
+            Some(name) => Transport::named(name).unwrap_or(Transport::Stdio),
             None if self.url.is_some() && self.command.is_empty() => Transport::Http,
             None => Transport::Stdio,
         }
@@ -414,7 +430,7 @@ impl McpConfig {
                     detail: "a server has an empty name".into(),
                 });
             }
-            if s.transport() == Transport::Stdio && s.command.trim().is_empty() {
+            if !s.transport().is_remote() && s.command.trim().is_empty() {
                 return Err(ConfigError::Invalid {
                     path: path_for_errors.into(),
                     detail: format!("server \"{name}\" has no command"),

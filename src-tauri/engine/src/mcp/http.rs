@@ -1,11 +1,22 @@
 //! What every HTTP transport (Streamable HTTP, legacy HTTP+SSE, the REST dialect) shares: a
 //! client that follows redirects only within the server's own origin (a redirect elsewhere would
 //! carry the configured headers, often credentials, to another host, and would bypass the SSE
-//! endpoint's same-origin check), and bodies read with a cap, like stdio's.
+//! endpoint's same-origin check), and bodies read with a cap, like stdio's. For Streamable
+//! HTTP, [`BoundedClient`]: rmcp's client with the SSE event cap the host is configured with,
+//! and an answer over a cap (a JSON body over rmcp's 16 MB, an SSE event over ours) turned into
+//! that request's error, which says so, instead of a closed transport.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use futures::StreamExt;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
 
 /// The most an HTTP server may send in one body or one event (the same as one stdio message,
 /// `MAX_STDIO_MESSAGE`).
@@ -21,6 +32,10 @@ pub struct SignInWanted {
     /// Its `WWW-Authenticate` challenge, when it sent one.
     pub challenge: Option<String>,
 }
+
+/// The most a Streamable HTTP server may send in one SSE event, unless the host says otherwise
+/// (`HostOptions::max_http_event`); rmcp reads a JSON body up to this size too, always.
+pub const DEFAULT_MAX_HTTP_EVENT: usize = 16 * 1024 * 1024;
 
 /// At most this many redirects, all on the origin of the first URL.
 const MAX_REDIRECTS: usize = 5;
@@ -102,4 +117,175 @@ pub fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// rmcp's Streamable HTTP client on [`client`], with an SSE event cap of `max_event` bytes; an
+/// answer to a request over a cap is that request's JSON-RPC error (the session goes on).
+#[derive(Clone)]
+pub struct BoundedClient {
+    pub inner: reqwest::Client,
+    pub max_event: usize,
+}
+
+type Sse = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
+
+/// What a call over the cap gets back.
+pub fn over_the_cap(max: usize) -> String {
+    format!(
+        "The server's answer is over the {} MB Switchboard reads from a server in one message, so \
+         it was not read. Ask for less (a smaller page, a narrower query).",
+        max / (1024 * 1024)
+    )
+}
+
+/// `id`'s JSON-RPC error saying its answer was over the cap.
+fn refusal(id: &rmcp::model::RequestId, max: usize) -> Option<ServerJsonRpcMessage> {
+    serde_json::from_value(serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32603, "message": over_the_cap(max)},
+    }))
+    .ok()
+}
+
+/// `stream`, where an event over the cap ends it with `id`'s error instead of a broken stream.
+fn bounded_events(stream: Sse, id: Option<rmcp::model::RequestId>, max: usize) -> Sse {
+    stream
+        .scan(false, move |ended, item| {
+            if *ended {
+                return futures::future::ready(None);
+            }
+            let item = match item {
+                // rmcp's own bound (its error type is private: it says so in words)
+                Err(e) if e.to_string().contains("exceeded the maximum size") => {
+                    let refused = id.as_ref().and_then(|id| refusal(id, max));
+                    match refused.and_then(|r| serde_json::to_string(&r).ok()) {
+                        Some(data) => {
+                            *ended = true;
+                            Ok(sse_stream::Sse {
+                                event: Some("message".into()),
+                                data: Some(data),
+                                id: None,
+                                retry: None,
+                            })
+                        }
+                        None => Err(e),
+                    }
+                }
+                other => other,
+            };
+            futures::future::ready(Some(item))
+        })
+        .boxed()
+}
+
+fn request_id(message: &ClientJsonRpcMessage) -> Option<rmcp::model::RequestId> {
+    match message {
+        ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    }
+}
+
+impl StreamableHttpClient for BoundedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            self.max_event,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        _theirs: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let id = request_id(&message);
+        let session = session_id.as_deref().map(String::from);
+        let sent = self
+            .inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                self.max_event,
+            )
+            .await;
+        match sent {
+            Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) => {
+                match id.as_ref().and_then(|id| refusal(id, max_size)) {
+                    Some(r) => Ok(StreamableHttpPostResponse::Json(r, session)),
+                    None => Err(StreamableHttpError::ResponseBodyTooLarge { max_size }),
+                }
+            }
+            Ok(StreamableHttpPostResponse::Sse(stream, sid)) => Ok(
+                StreamableHttpPostResponse::Sse(bounded_events(stream, id, self.max_event), sid),
+            ),
+            other => other,
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<Sse, StreamableHttpError<reqwest::Error>> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                self.max_event,
+            )
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        _theirs: usize,
+    ) -> Result<Sse, StreamableHttpError<reqwest::Error>> {
+        self.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
 }

@@ -1,5 +1,11 @@
-//! The MCP host: starts the configured servers (stdio, on rmcp), caches their tools, routes
-//! calls, and keeps a failing server from affecting the others.
+//! The MCP host: starts the configured servers (programs on stdio, and remote servers over
+//! Streamable HTTP, legacy HTTP+SSE or the REST dialect: `transport.rs`), on rmcp, caches their
+//! tools, routes calls, and keeps a failing server from affecting the others.
+//!
+//! `host/` (the host and one supervisor per server), `config.rs` (mcp.json), `transport.rs`,
+//! `http.rs`/`sse.rs`/`rest.rs` (our HTTP transports), `oauth/` (sign-in), `sandbox*` (a program's
+//! kernel sandbox), `process.rs`, `pins.rs`, `apps.rs` (MCP Apps), `catalog.rs` (prompts and
+//! resources), `import.rs` (other hosts' configs), `names.rs`.
 
 pub mod apps;
 pub mod catalog;
@@ -14,13 +20,16 @@ mod process;
 pub mod rest;
 pub mod sandbox;
 pub mod sse;
+pub mod transport;
 
 pub use process::{login_shell_path, merge_paths};
+
+pub use transport::{Transport, TransportInfo, TRANSPORTS};
 
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{
     validate_server, ConfigError, FieldError, McpConfig, OAuthClient, SandboxConfig,
-    SandboxSetting, ServerConfig, Transport, LOG_LEVELS, TOOL_TIMEOUT_RANGE,
+    SandboxSetting, ServerConfig, LOG_LEVELS, TOOL_TIMEOUT_RANGE,
 };
 pub use host::{
     file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,

@@ -1,13 +1,23 @@
 //! Pinned tool definitions. The first time a server's tool is seen, its definition (name,
-//! description, `inputSchema`, annotations) is recorded; when the server later presents a
+//! description, `inputSchema`, annotations, `outputSchema`, and what its `_meta.ui` says: its
+//! app and who may call it) is recorded, for the server's identity (`ServerConfig::identity`:
+//! another program under the same name has pins of its own); when the server later presents a
 //! different one (a "rug pull", or an honest update), the host marks the tool changed: the model
-//! keeps being offered the recorded definition, no standing approval (always allow, allowed in
-//! this chat, read-only) runs it unasked, and the user sees what changed until they accept the new
-//! one. The record lives in the store ([`ToolPins`] is implemented by `store::Store`).
+//! keeps being offered the recorded definition (and a tool recorded as its app's only stays
+//! hidden from the model), no standing approval (always allow, allowed in this chat, read-only)
+//! runs it unasked, and the user sees what changed until they accept the new one — with its own
+//! button, for the very definition they were shown (its hash): allowing a call runs that call
+//! only. The record lives in the store ([`ToolPins`] is implemented by `store::Store`).
 
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use super::apps::ToolUi;
+
+/// The version of what a pin records: 2 added `outputSchema` and `ui` (records without a
+/// version are of version 1, see [`Definition::legacy_part`]).
+const PIN_VERSION: u64 = 2;
 
 /// What is pinned of a tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -18,6 +28,10 @@ pub struct Definition {
     pub input_schema: Value,
     /// The annotations as the server sent them (`null` without).
     pub annotations: Value,
+    /// Its `outputSchema` (`null` without).
+    pub output_schema: Value,
+    /// What its `_meta.ui` says: its app's resource, and whether the model and the app may call it.
+    pub ui: ToolUi,
 }
 
 impl Definition {
@@ -25,11 +39,29 @@ impl Definition {
     /// whatever order its server writes keys in).
     pub fn canonical(&self) -> String {
         canonical(&serde_json::json!({
+            "v": PIN_VERSION,
             "name": self.name,
             "description": self.description,
             "inputSchema": self.input_schema,
             "annotations": self.annotations,
+            "outputSchema": self.output_schema,
+            "ui": self.ui,
         }))
+    }
+
+    /// What a version-1 record holds of it (no `outputSchema`, no `ui`): a record of that
+    /// version that matches this is the same tool, pinned before those were.
+    pub fn legacy_part(&self) -> Definition {
+        Definition {
+            output_schema: Value::Null,
+            ui: ToolUi::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether a stored record is of version 1.
+    pub fn is_legacy(canonical: &str) -> bool {
+        serde_json::from_str::<Value>(canonical).is_ok_and(|v| v.get("v").is_none())
     }
 
     /// SHA-256 of [`Definition::canonical`], hex.
@@ -48,7 +80,25 @@ impl Definition {
             description: v.get("description")?.as_str()?.to_string(),
             input_schema: v.get("inputSchema")?.clone(),
             annotations: v.get("annotations").cloned().unwrap_or(Value::Null),
+            output_schema: v.get("outputSchema").cloned().unwrap_or(Value::Null),
+            ui: v
+                .get("ui")
+                .and_then(|u| serde_json::from_value(u.clone()).ok())
+                .unwrap_or_default(),
         })
+    }
+
+    /// An empty definition of `name`: what a record that cannot be read back counts as (the
+    /// change is still shown, never hidden).
+    pub fn unreadable(name: &str) -> Definition {
+        Definition {
+            name: name.to_string(),
+            description: String::new(),
+            input_schema: Value::Null,
+            annotations: Value::Null,
+            output_schema: Value::Null,
+            ui: ToolUi::default(),
+        }
     }
 
     /// The text a person compares: the description, then the schema and annotations, laid out.
@@ -57,11 +107,17 @@ impl Definition {
             serde_json::to_string_pretty(&serde_json::from_str::<Value>(&canonical(v)).unwrap())
                 .unwrap_or_default()
         };
+        let ui = &self.ui;
         format!(
-            "Description:\n{}\n\nInput schema:\n{}\n\nAnnotations:\n{}\n",
+            "Description:\n{}\n\nInput schema:\n{}\n\nAnnotations:\n{}\n\nOutput schema:\n{}\n\n\
+             App: {}\nThe model may call it: {}\nIts app may call it: {}\n",
             self.description.trim_end(),
             pretty(&self.input_schema),
-            pretty(&self.annotations)
+            pretty(&self.annotations),
+            pretty(&self.output_schema),
+            ui.resource_uri.as_deref().unwrap_or("none"),
+            if ui.model { "yes" } else { "no" },
+            if ui.app { "yes" } else { "no" },
         )
     }
 }
@@ -156,7 +212,49 @@ mod tests {
             description: description.into(),
             input_schema: schema,
             annotations: json!({"readOnlyHint": true}),
+            output_schema: Value::Null,
+            ui: ToolUi::default(),
         }
+    }
+
+    #[test]
+    fn the_output_schema_and_the_app_are_pinned_too() {
+        let a = def("Polls", json!({"type": "object"}));
+        let app_only = Definition {
+            ui: ToolUi {
+                resource_uri: Some("ui://x/app.html".into()),
+                model: false,
+                app: true,
+            },
+            ..a.clone()
+        };
+        // an app-only tool that turns model-visible is a change, shown as one
+        let visible = Definition {
+            ui: ToolUi {
+                model: true,
+                ..app_only.ui.clone()
+            },
+            ..app_only.clone()
+        };
+        assert_ne!(app_only.hash(), visible.hash());
+        assert!(diff(&app_only, &visible)
+            .iter()
+            .any(|l| l.change == LineChange::Added && l.text == "The model may call it: yes"));
+        let typed = Definition {
+            output_schema: json!({"type": "object"}),
+            ..a.clone()
+        };
+        assert_ne!(a.hash(), typed.hash());
+        assert_eq!(
+            Definition::parse(&visible.canonical()),
+            Some(visible.clone())
+        );
+        // a record from before these were pinned matches on what it holds
+        assert!(!Definition::is_legacy(&visible.canonical()));
+        assert!(Definition::is_legacy(
+            r#"{"annotations":null,"description":"x","inputSchema":{},"name":"t"}"#
+        ));
+        assert_eq!(visible.legacy_part(), a.legacy_part());
     }
 
     #[test]

@@ -188,8 +188,11 @@ pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
 }
 
 /// Starts the server with `env` (its configured environment, secrets read) over the inherited
-/// one; in its sandbox when `sandbox` is given (then what it writes to stderr is also read for
-/// the sandbox's refusals, each told once in the log as `blocked by sandbox`).
+/// one — or, sandboxed, over only what [`super::sandbox::environment`] lets through; in its
+/// sandbox when `sandbox` is given (then what it writes to stderr is also read for the
+/// sandbox's refusals, each told once in the log as `blocked by sandbox`). Every server starts
+/// its own session: its own process group (ending it ends whatever it started) and no
+/// controlling terminal.
 pub fn spawn(
     cfg: &ServerConfig,
     env: &std::collections::BTreeMap<String, String>,
@@ -199,6 +202,18 @@ pub fn spawn(
     sandbox: Option<&Sandboxed>,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(&program);
+    if let Some(sb) = sandbox {
+        let granted = super::sandbox::wanted(cfg)
+            .map(|w| w.config.env)
+            .unwrap_or_default();
+        let private = sb.policy.tmp.parent().unwrap_or(&sb.policy.tmp);
+        cmd.env_clear().envs(super::sandbox::environment(
+            std::env::vars_os(),
+            &granted,
+            cfg.builtin().is_some(),
+            private,
+        ));
+    }
     if let Some(p) = path_var {
         // the server's own children (npx → node) are found on the same PATH; its env may override
         cmd.env("PATH", p);
@@ -212,24 +227,18 @@ pub fn spawn(
     if let Some(cwd) = &cfg.cwd {
         cmd.current_dir(cwd);
     }
-    if let Some(sb) = sandbox {
-        // /tmp is not its to write: its private folder is (unless its config says otherwise)
-        if !cfg.env.contains_key("TMPDIR") {
-            cmd.env("TMPDIR", &sb.policy.tmp);
-        }
-    }
     #[cfg(unix)]
-    {
-        // Its own process group, so ending it ends whatever it started (npx → node, uvx → python).
-        cmd.process_group(0);
-        #[cfg(target_os = "linux")]
-        unsafe {
-            // If Switchboard itself dies without cleaning up, the kernel ends the server.
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
+    unsafe {
+        cmd.pre_exec(|| {
+            // its own session: a process group of its own, and no controlling terminal
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // if Switchboard itself dies without cleaning up, the kernel ends the server
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
     }
     // after the above, so the sandbox is the last thing before exec
     if let Some(sb) = sandbox {

@@ -42,15 +42,33 @@ impl RestTransport {
     }
 }
 
-/// Answers one JSON-RPC request the REST way; the result or error object.
-async fn answer(
-    http: &reqwest::Client,
-    base: &str,
-    headers: &reqwest::header::HeaderMap,
-    method: &str,
-    params: &Value,
-) -> Result<Value, (i64, String)> {
-    let get_json = |resp: reqwest::Response| async move {
+type RpcError = (i64, String);
+
+/// One REST server, as one request sees it.
+struct Rest<'a> {
+    http: &'a reqwest::Client,
+    base: &'a str,
+    headers: &'a reqwest::header::HeaderMap,
+}
+
+impl Rest<'_> {
+    fn unreachable(&self, e: reqwest::Error) -> RpcError {
+        (
+            -32603,
+            format!("cannot reach {}: {}", self.base, super::http::describe(&e)),
+        )
+    }
+
+    /// POSTs `body` to `path` and reads the JSON answer (capped like every HTTP message).
+    async fn post(&self, path: &str, body: &Value) -> Result<Value, RpcError> {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .headers(self.headers.clone())
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| self.unreachable(e))?;
         let status = resp.status();
         let body = super::http::read_capped(resp, super::http::MAX_HTTP_MESSAGE)
             .await
@@ -64,81 +82,92 @@ async fn answer(
         }
         serde_json::from_str::<Value>(&text)
             .map_err(|e| (-32603, format!("the server's answer is not JSON: {e}")))
+    }
+
+    async fn initialize(&self, params: &Value) -> Result<Value, RpcError> {
+        let base = self.base;
+        let resp = self
+            .http
+            .get(format!("{base}/health"))
+            .headers(self.headers.clone())
+            .send()
+            .await
+            .map_err(|e| self.unreachable(e))?;
+        if !resp.status().is_success() {
+            return Err((-32603, format!("{base}/health answered {}", resp.status())));
+        }
+        Ok(json!({
+            "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2024-11-05")),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": format!("REST server at {base}"), "version": "rest"},
+        }))
+    }
+}
+
+/// A REST `tools/list` answer as MCP's: every tool has an `inputSchema` (REST servers may
+/// call it `input_schema` or `parameters`, or leave it out; MCP requires one).
+fn mcp_tools(answer: &Value) -> Result<Value, RpcError> {
+    let tools = answer
+        .get("tools")
+        .ok_or((-32603, "no \"tools\" in the answer".to_string()))?;
+    let tools: Vec<Value> = tools
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut t| {
+            if t.get("inputSchema").is_none() {
+                t["inputSchema"] = t
+                    .get("input_schema")
+                    .or_else(|| t.get("parameters"))
+                    .cloned()
+                    .unwrap_or(json!({"type": "object"}));
+            }
+            t
+        })
+        .collect();
+    Ok(json!({ "tools": tools }))
+}
+
+/// A REST `tools/call` answer as MCP's `CallToolResult`.
+fn mcp_call_result(answer: &Value) -> Value {
+    let content = match answer.get("content") {
+        Some(c @ Value::Array(_)) => c.clone(),
+        Some(Value::String(s)) => json!([{"type": "text", "text": s}]),
+        _ => json!([{"type": "text", "text": answer.to_string()}]),
     };
-    let unreachable = |e: reqwest::Error| {
-        (
-            -32603,
-            format!("cannot reach {base}: {}", super::http::describe(&e)),
-        )
+    let is_error = answer
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    json!({"content": content, "isError": is_error})
+}
+
+/// Answers one JSON-RPC request the REST way; the result or error object.
+async fn answer(
+    http: &reqwest::Client,
+    base: &str,
+    headers: &reqwest::header::HeaderMap,
+    method: &str,
+    params: &Value,
+) -> Result<Value, RpcError> {
+    let rest = Rest {
+        http,
+        base,
+        headers,
     };
     match method {
-        "initialize" => {
-            let resp = http
-                .get(format!("{base}/health"))
-                .headers(headers.clone())
-                .send()
-                .await
-                .map_err(unreachable)?;
-            if !resp.status().is_success() {
-                return Err((-32603, format!("{base}/health answered {}", resp.status())));
-            }
-            Ok(json!({
-                "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2024-11-05")),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": format!("REST server at {base}"), "version": "rest"},
-            }))
-        }
+        "initialize" => rest.initialize(params).await,
         "ping" => Ok(json!({})),
-        "tools/list" => {
-            let resp = http
-                .post(format!("{base}/mcp/v1/tools/list"))
-                .headers(headers.clone())
-                .json(&json!({}))
-                .send()
-                .await
-                .map_err(unreachable)?;
-            let v = get_json(resp).await?;
-            let tools = v
-                .get("tools")
-                .cloned()
-                .ok_or((-32603, "no \"tools\" in the answer".to_string()))?;
-            // REST servers may omit inputSchema; MCP requires one
-            let tools: Vec<Value> = tools
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|mut t| {
-                    if t.get("inputSchema").is_none() {
-                        t["inputSchema"] = t
-                            .get("input_schema")
-                            .or_else(|| t.get("parameters"))
-                            .cloned()
-                            .unwrap_or(json!({"type": "object"}));
-                    }
-                    t
-                })
-                .collect();
-            Ok(json!({ "tools": tools }))
-        }
+        "tools/list" => mcp_tools(&rest.post("/mcp/v1/tools/list", &json!({})).await?),
         "tools/call" => {
-            let body = json!({"name": params.get("name"), "arguments": params.get("arguments").cloned().unwrap_or(json!({}))});
-            let resp = http
-                .post(format!("{base}/mcp/v1/tools/call"))
-                .headers(headers.clone())
-                .json(&body)
-                .send()
-                .await
-                .map_err(unreachable)?;
-            let v = get_json(resp).await?;
-            let content = match v.get("content") {
-                Some(c @ Value::Array(_)) => c.clone(),
-                Some(Value::String(s)) => json!([{"type": "text", "text": s}]),
-                _ => json!([{"type": "text", "text": v.to_string()}]),
-            };
-            Ok(
-                json!({"content": content, "isError": v.get("isError").and_then(Value::as_bool).unwrap_or(false)}),
-            )
+            let body = json!({
+                "name": params.get("name"),
+                "arguments": params.get("arguments").cloned().unwrap_or(json!({})),
+            });
+            Ok(mcp_call_result(
+                &rest.post("/mcp/v1/tools/call", &body).await?,
+            ))
         }
         other => Err((
             -32601,

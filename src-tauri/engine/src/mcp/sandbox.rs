@@ -1,18 +1,22 @@
 //! Running a stdio server in a kernel sandbox. On Linux: Landlock (which files and folders it may
-//! read, run or write; TCP bind/connect by port; signals and abstract Unix sockets kept inside),
-//! and, for "no network", a seccomp filter that refuses every socket but a Unix one (Landlock up
-//! to ABI 9 cannot refuse UDP, so DNS would still get out).
+//! read, run or write; TCP and UDP by port; path Unix sockets from ABI 9; signals and abstract
+//! Unix sockets kept inside), and a seccomp filter (no socket at all without the network, no
+//! Unix socket by path below ABI 9, no typing into a terminal: see [`seccomp_filter`]).
 //!
 //! Everything that allocates is done in the parent: the paths are resolved, the ruleset is made
 //! (its fd kept open), the seccomp program compiled. Between fork and exec the child makes only
-//! three system calls ([`Prepared::install`]), so the exec'd server and everything it starts are
-//! confined, and the host itself never is.
+//! system calls ([`Prepared::install`]), so the exec'd server and everything it starts are
+//! confined, and the host itself never is. The child also starts its own session (no
+//! controlling terminal, `mcp/process.rs`), inherits no descriptor but 0–2 and only the
+//! environment [`environment`] lets through.
 //!
 //! What it may touch ([`Policy`]): the system's read-only folders (`/usr`, `/etc`, …, see
-//! [`SYSTEM_READ`]), a few device files, its own program's folder and its script's package, the
-//! PATH's folders and version managers under home (read only), its launcher's cache (`~/.npm`
-//! for npx, …), a private folder of its own (its `TMPDIR`), and the folders of its config. The
-//! built-in `files` and `research` servers also write in their own folders.
+//! [`SYSTEM_READ`]), a few device files (never `/dev/tty`), its own program's file or package
+//! tree and its script's package (never a shared folder like `~/.local` or `~/bin`), version
+//! managers under home (read only), a private folder of its own (its `TMPDIR` and the caches
+//! its launcher writes: npm, uv, pip… are pointed there), and the folders of its config.
+//! Credentials and the app's own folders are never in it unless the config names them
+//! ([`protected`]). The built-in `files` and `research` servers also write in their own folders.
 //!
 //! **Invariant:** a server whose config asks for a sandbox never runs without one, unless the
 //! kernel cannot sandbox and the user agreed (`allowUnsandboxed`).
@@ -21,14 +25,21 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::config::{SandboxConfig, SandboxSetting, ServerConfig, Transport};
+use super::config::{SandboxConfig, SandboxSetting, ServerConfig};
 
-/// The oldest Landlock ABI the sandbox runs on. ABI 1 already confines files; what later ABIs
-/// add is either covered by the seccomp filter (TCP from ABI 4: every non-Unix socket is refused
-/// when the network is off; `truncate` by path from ABI 3: refused outright below it) or a
-/// hardening that is used where the kernel has it (device ioctls from 5, signal and abstract
-/// socket scoping from 6). [`kernel_abi`] is shown with each sandboxed server.
+/// The oldest Landlock ABI the sandbox runs on. ABI 1 already confines files and other
+/// processes; what later ABIs add is either covered by the seccomp filter (TCP from ABI 4 and
+/// UDP from 10: every socket is refused when the network is off; path Unix sockets from 9: all
+/// refused below it; `truncate` by path from ABI 3: refused outright below it) or a hardening
+/// that is missing where the kernel lacks it (device ioctls from 5, signal scoping from 6):
+/// [`protections`] tells, and each sandboxed server's row shows what is missing.
 pub const MIN_ABI: i32 = 1;
+
+/// The newest Landlock ABI the `landlock` crate knows: its rights are all asked for, and the
+/// kernel keeps those it has (a test fails when the crate learns a newer one, so it is looked
+/// at before it is used).
+#[cfg(target_os = "linux")]
+pub const LANDLOCK_BEST: landlock::ABI = landlock::ABI::V10;
 
 /// Read-only (and executable) for every sandboxed server: programs, libraries, the system's
 /// configuration (ld.so.cache, certificates, resolv.conf, time zones, locale aliases: symlinks
@@ -51,18 +62,19 @@ pub const SYSTEM_READ: &[&str] = &[
     "/sys/devices/system/cpu",
 ];
 
-/// Device files a program expects to open for reading and writing.
+/// Device files a program expects to open for reading and writing (not `/dev/tty`: a server has
+/// no terminal).
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
-/// Version managers and user-wide tools under home, read only: `npx` and `uvx` servers run
-/// from them.
+/// Version managers and user-wide tool installs under home, read only: `npx` and `uvx` servers
+/// run from them. Never a shared folder of programs (`~/.local/bin`, `~/.cargo/bin`), nor a
+/// settings file that may hold a token (`~/.npmrc`, `~/.config/uv`).
 const HOME_TOOLS: &[&str] = &[
     ".nvm",
     ".volta",
@@ -74,13 +86,8 @@ const HOME_TOOLS: &[&str] = &[
     ".local/share/mise",
     ".local/share/uv",
     ".local/share/pipx",
-    ".cargo/bin",
     ".deno",
     ".bun",
-    ".local/bin",
-    ".local/lib",
-    ".npmrc",
-    ".config/uv",
 ];
 
 /// The Landlock ABI of this kernel: 0 when it has none (not built in, or disabled at boot).
@@ -109,10 +116,16 @@ pub fn kernel_abi() -> i32 {
 }
 
 mod detect;
+mod enforced;
+mod env;
 mod policy;
+mod protect;
 
 pub use detect::*;
+pub use enforced::*;
+pub use env::*;
 pub use policy::*;
+pub use protect::*;
 #[cfg(test)]
 use {detect::path_in, policy::program_dir};
 
@@ -135,9 +148,12 @@ pub enum SandboxError {
 pub struct Prepared {
     #[cfg(target_os = "linux")]
     ruleset: std::os::fd::OwnedFd,
-    /// The seccomp program (for `SECCOMP_SET_MODE_FILTER`), when one is needed.
+    /// The seccomp program (for `SECCOMP_SET_MODE_FILTER`).
     #[cfg(target_os = "linux")]
-    filter: Option<Vec<libc::sock_filter>>,
+    filter: Vec<libc::sock_filter>,
+    /// The highest capability this kernel knows (`/proc/sys/kernel/cap_last_cap`).
+    #[cfg(target_os = "linux")]
+    last_cap: u32,
 }
 
 impl Policy {
@@ -147,10 +163,11 @@ impl Policy {
     pub fn prepare(&self, abi: i32) -> Result<Prepared, SandboxError> {
         use landlock::{
             path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset,
-            RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+            RulesetAttr, RulesetCreatedAttr, Scope,
         };
-        // the rights of the ABI this is tested on; an older kernel drops what it lacks
-        let v = ABI::V7;
+        // every right the crate knows; the kernel drops what it lacks (best effort), and
+        // [`protections`] says what that leaves out
+        let v = LANDLOCK_BEST;
         let ll = |e: landlock::RulesetError| SandboxError::Landlock(e.to_string());
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
@@ -173,6 +190,10 @@ impl Policy {
         Ok(Prepared {
             ruleset: fd.ok_or(SandboxError::NoLandlock)?,
             filter: seccomp_filter(self.network, abi)?,
+            last_cap: std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(63),
         })
     }
 
@@ -182,38 +203,52 @@ impl Policy {
     }
 }
 
-/// The seccomp program: with the network off, `socket()` of any family but `AF_UNIX` and
-/// `io_uring_setup` (io_uring makes sockets without `socket()`) fail with EACCES, the errno
-/// Landlock uses, so a server sees one kind of refusal; below Landlock ABI 3, `truncate` by path
-/// too (Landlock cannot control it there). `None` when nothing is to be filtered.
+/// The seccomp program, always there for a sandboxed server (its rules are EACCES, the errno
+/// Landlock uses, so a server sees one kind of refusal):
+/// - with the network off, `socket()` of every family, Unix ones included (no connection by path
+///   or abstract name: `socketpair` still works, so runtimes keep their pipes), and
+///   `io_uring_setup` (io_uring makes sockets without `socket()`);
+/// - with it on, below Landlock ABI 9 (which confines path sockets to the folders it may write),
+///   `socket(AF_UNIX, …)` too: nothing reaches the session bus, an ssh-agent or Docker by path;
+/// - below ABI 9, a datagram `socketpair` (its ends can be pointed at any path with `sendto`);
+/// - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`: nothing typed into a terminal;
+/// - below ABI 3, `truncate` by path (Landlock cannot control it there);
+/// - on x86-64, every x32 system call (numbers from 2^30, which the rules above would not see).
 #[cfg(target_os = "linux")]
-fn seccomp_filter(network: bool, abi: i32) -> Result<Option<Vec<libc::sock_filter>>, SandboxError> {
+fn seccomp_filter(network: bool, abi: i32) -> Result<Vec<libc::sock_filter>, SandboxError> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
     };
     use std::collections::BTreeMap;
     let sc = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
+    // arguments the kernel reads as 32-bit (int, unsigned int) are compared on their low half
+    let arg = |i: u8, op: SeccompCmpOp, v: u64| {
+        SeccompCondition::new(i, SeccompCmpArgLen::Dword, op, v).map_err(sc)
+    };
+    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(sc);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     if !network {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(sc)?;
-        rules.insert(
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(sc)?],
-        );
+        rules.insert(libc::SYS_socket, vec![]);
         rules.insert(libc::SYS_io_uring_setup, vec![]);
+    } else if abi < 9 {
+        let unix = arg(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
+        rules.insert(libc::SYS_socket, vec![rule(vec![unix])?]);
     }
+    if abi < 9 {
+        // SOCK_TYPE_MASK: the type without SOCK_CLOEXEC and SOCK_NONBLOCK
+        let dgram = arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM as u64)?;
+        rules.insert(libc::SYS_socketpair, vec![rule(vec![dgram])?]);
+    }
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![arg(1, SeccompCmpOp::Eq, libc::TIOCSTI)?])?,
+            rule(vec![arg(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
+        ],
+    );
     if abi < 3 {
         rules.insert(libc::SYS_truncate, vec![]);
-    }
-    if rules.is_empty() {
-        return Ok(None);
     }
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(sc)?;
     let filter = SeccompFilter::new(
@@ -225,52 +260,112 @@ fn seccomp_filter(network: bool, abi: i32) -> Result<Option<Vec<libc::sock_filte
     .map_err(sc)?;
     let program: BpfProgram = filter.try_into().map_err(sc)?;
     // seccompiler's sock_filter is the kernel's struct, as libc's is
-    Ok(Some(
-        program
-            .iter()
-            .map(|f| libc::sock_filter {
-                code: f.code,
-                jt: f.jt,
-                jf: f.jf,
-                k: f.k,
-            })
-            .collect(),
-    ))
+    let mut out = no_x32();
+    out.extend(program.iter().map(|f| libc::sock_filter {
+        code: f.code,
+        jt: f.jt,
+        jf: f.jf,
+        k: f.k,
+    }));
+    Ok(out)
+}
+
+/// `TIOCLINUX` (not in libc for every target): the Linux console's ioctl that can paste the
+/// selection into its input.
+#[cfg(target_os = "linux")]
+const TIOCLINUX: u64 = 0x541C;
+
+/// On x86-64, refuses the x32 system calls (their numbers have bit 30 set, so a rule on
+/// `socket` would not see x32's `socket`); seccompiler does not. Nothing elsewhere.
+#[cfg(target_os = "linux")]
+fn no_x32() -> Vec<libc::sock_filter> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // struct seccomp_data: nr at 0, arch at 4
+        const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+        const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+        let ld = |k| libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k,
+        };
+        let jump = |op: u32, k, jt, jf| libc::sock_filter {
+            code: (libc::BPF_JMP | op | libc::BPF_K) as u16,
+            jt,
+            jf,
+            k,
+        };
+        vec![
+            ld(4),
+            // another architecture: left to seccompiler's own check
+            jump(libc::BPF_JEQ, AUDIT_ARCH_X86_64, 0, 3),
+            ld(0),
+            jump(libc::BPF_JGE, X32_SYSCALL_BIT, 0, 1),
+            libc::sock_filter {
+                code: (libc::BPF_RET | libc::BPF_K) as u16,
+                jt: 0,
+                jf: 0,
+                k: libc::SECCOMP_RET_ERRNO | libc::EACCES as u32,
+            },
+        ]
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec::new()
+    }
 }
 
 impl Prepared {
     /// Applies the sandbox in `cmd`'s child, after fork and before exec. The child only calls
-    /// `prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` and `seccomp`: no allocation, no
-    /// lock. `self` must live until the spawn returned (the child uses its ruleset fd, which is
-    /// close-on-exec, so the server never holds it).
+    /// `prctl` (to drop every capability from its bounding and ambient sets: a server started
+    /// by root holds none, and so cannot use CAP_SYS_ADMIN or CAP_PERFMON to read other
+    /// processes' `/proc` files past Landlock; then `PR_SET_NO_NEW_PRIVS`),
+    /// `landlock_restrict_self`, `seccomp` and `close_range` (or `fcntl` on a kernel before
+    /// 5.11): no allocation, no lock. Every descriptor above 2 is
+    /// made close-on-exec, so the server inherits nothing of the host's (the pipe that tells
+    /// the parent an exec failed is close-on-exec already). `self` must live until the spawn
+    /// returned (the child uses its ruleset fd, which is close-on-exec, so the server never
+    /// holds it).
     #[cfg(target_os = "linux")]
     pub fn install(&self, cmd: &mut tokio::process::Command) {
         use std::os::fd::AsRawFd;
         let fd = self.ruleset.as_raw_fd();
         let filter = self.filter.clone();
+        let last_cap = self.last_cap;
         unsafe {
             cmd.pre_exec(move || {
+                // without CAP_SETPCAP (any user but root) these fail: there is nothing to drop
+                libc::prctl(
+                    libc::PR_CAP_AMBIENT,
+                    libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                    0,
+                    0,
+                    0,
+                );
+                for cap in 0..=last_cap {
+                    libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
+                }
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                if let Some(f) = &filter {
-                    let program = libc::sock_fprog {
-                        len: f.len() as u16,
-                        filter: f.as_ptr() as *mut libc::sock_filter,
-                    };
-                    let set = libc::syscall(
-                        libc::SYS_seccomp,
-                        libc::SECCOMP_SET_MODE_FILTER,
-                        0u32,
-                        &program as *const libc::sock_fprog,
-                    );
-                    if set != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                let program = libc::sock_fprog {
+                    len: filter.len() as u16,
+                    filter: filter.as_ptr() as *mut libc::sock_filter,
+                };
+                let set = libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0u32,
+                    &program as *const libc::sock_fprog,
+                );
+                if set != 0 {
+                    return Err(std::io::Error::last_os_error());
                 }
+                close_inherited();
                 Ok(())
             });
         }
@@ -278,6 +373,29 @@ impl Prepared {
 
     #[cfg(not(target_os = "linux"))]
     pub fn install(&self, _cmd: &mut tokio::process::Command) {}
+}
+
+/// Marks every descriptor from 3 up close-on-exec (between fork and exec: system calls only).
+#[cfg(target_os = "linux")]
+fn close_inherited() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    let done =
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) } == 0;
+    if !done {
+        // before Linux 5.11: each one up to the limit
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        let max = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+            lim.rlim_cur.min(1 << 20) as i32
+        } else {
+            4096
+        };
+        for fd in 3..max {
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
 }
 
 /// A server's sandbox, set up for one start: the policy, applied in the child, and the means to
@@ -288,17 +406,24 @@ pub struct Sandboxed {
     pub detector: std::sync::Arc<Detector>,
 }
 
-/// Makes a server's private folder and its own folders, then its policy and ruleset.
+/// Makes a server's private folder (`0700`, whatever the umask) and its own folders (as the
+/// user has them), then its policy and ruleset.
 pub fn set_up(wanted: &Wanted, places: &Places, abi: i32) -> Result<Sandboxed, SandboxError> {
-    for dir in wanted
-        .own
-        .iter()
-        .chain([&places.private, &places.private.join("tmp")])
-    {
-        std::fs::create_dir_all(dir).map_err(|source| SandboxError::Folder {
+    fn folder(dir: &Path) -> impl FnOnce(std::io::Error) -> SandboxError + '_ {
+        move |source| SandboxError::Folder {
             path: dir.display().to_string(),
             source,
-        })?;
+        }
+    }
+    for dir in &wanted.own {
+        std::fs::create_dir_all(dir).map_err(folder(dir))?;
+    }
+    for dir in [
+        places.private.clone(),
+        places.private.join("tmp"),
+        places.private.join("cache"),
+    ] {
+        crate::paths::private_dir(&dir).map_err(folder(&dir))?;
     }
     let policy = policy(wanted, places);
     let prepared = policy.prepare(abi)?;

@@ -351,14 +351,14 @@ mod tests {
             (1, "weather__now".to_string(), weather.identity()),
             (1, "notes__add".to_string(), notes.identity()),
         ]);
-        // "weather" is now another program; "gone" is deleted; "notes" is as it was (its env
-        // changed, which does not make it another server)
+        // "weather" is now another program; "gone" is deleted; "notes" is as it was (its
+        // timeout changed, which does not change what runs)
         let mut after = McpConfig::default();
         after
             .servers
             .insert("weather".into(), ServerConfig::new("python3", &["evil.py"]));
         let mut notes2 = notes.clone();
-        notes2.env.insert("K".into(), "v".into());
+        notes2.timeout = Some(5);
         after.servers.insert("notes".into(), notes2);
         forget_standing_approvals(&settings, &shared, &before, &after);
         let kept: Vec<String> = settings.read(|s| s.tool_policies.keys().cloned().collect());

@@ -69,6 +69,7 @@ pub struct SettingsPatch {
     /// Per host: `true` to open its links without asking, `false` to ask again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub trusted_link_hosts: BTreeMap<String, bool>,
+    /// The longest side of an image as kept and sent (checked by `Settings::validate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_max_side: Option<u32>,
 }
@@ -207,6 +208,8 @@ mod tests {
         assert_eq!(s.temperature, Some(0.3));
         patch(json!({"temperature": null, "numCtx": 8192})).apply_to(&mut s);
         assert_eq!((s.temperature, s.num_ctx), (None, Some(8192)));
+        patch(json!({"imageMaxSide": 768})).apply_to(&mut s);
+        assert_eq!((s.image_max_side, s.num_ctx), (768, Some(8192)));
 
         // maps change per key
         patch(json!({"toolModes": {"gemma3": null, "qwen3": "native"}})).apply_to(&mut s);

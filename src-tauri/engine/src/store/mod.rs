@@ -108,12 +108,38 @@ fn setup(conn: &mut rusqlite::Connection, files: &attachments::Files) -> Result<
     Ok(())
 }
 
+/// `db.sqlite3` → `db.sqlite3-wal`.
+fn side_file(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    s.into()
+}
+
 impl Store {
-    /// Opens (or creates) the database at `path`; attached images are kept in `attachments/`
-    /// next to it.
+    /// Opens (or makes) the database at `path`: its folder `0700`, the file and its journal
+    /// files `0600` (SQLite gives those the database's mode), whatever the umask. Attached images are
+    /// kept in `attachments/` next to it.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::paths::private_dir(dir);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // made before SQLite makes it with the umask's mode
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(path);
+        }
+        for p in [
+            path.to_path_buf(),
+            side_file(path, "-wal"),
+            side_file(path, "-shm"),
+        ] {
+            let _ = crate::paths::private_file(&p);
         }
         let files = attachments::Files::Dir(path.with_file_name("attachments"));
         let conn = tokio_rusqlite::Connection::open(path).await?;

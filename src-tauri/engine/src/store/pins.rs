@@ -33,15 +33,21 @@ impl ToolPins for Store {
                             )?;
                         }
                         Some((h, _)) if h == hash => {}
+                        // pinned before outputSchema and ui were, and the same in what it holds:
+                        // the record is completed, not reported
+                        Some((_, def))
+                            if Definition::is_legacy(&def)
+                                && Definition::parse(&def).as_ref() == Some(&t.legacy_part()) =>
+                        {
+                            tx.execute(
+                                "UPDATE tool_pins SET hash = ?3, definition = ?4
+                                 WHERE server = ?1 AND tool = ?2",
+                                params![server, t.name, hash, t.canonical()],
+                            )?;
+                        }
                         Some((_, def)) => {
-                            // a record that cannot be read back counts as an empty definition:
-                            // the change is still shown, never hidden
-                            let before = Definition::parse(&def).unwrap_or(Definition {
-                                name: t.name.clone(),
-                                description: String::new(),
-                                input_schema: serde_json::Value::Null,
-                                annotations: serde_json::Value::Null,
-                            });
+                            let before = Definition::parse(&def)
+                                .unwrap_or_else(|| Definition::unreadable(&t.name));
                             changed.push((t.name.clone(), before));
                         }
                     }
@@ -86,7 +92,43 @@ mod tests {
             description: description.into(),
             input_schema: json!({"type": "object"}),
             annotations: json!(null),
+            output_schema: json!(null),
+            ui: Default::default(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_pin_from_before_output_schemas_and_apps_were_pinned_is_completed_not_reported() {
+        let s = Store::open_in_memory().await.unwrap();
+        let legacy = r#"{"annotations":null,"description":"Fetches","inputSchema":{"type":"object"},"name":"fetch"}"#;
+        s.call(move |c| {
+            c.execute(
+                "INSERT INTO tool_pins (server, tool, hash, definition, accepted_at)
+                 VALUES ('web', 'fetch', 'old', ?1, 0)",
+                params![legacy],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let mut now = def("Fetches");
+        now.output_schema = json!({"type": "object"});
+        assert!(s.check("web", &[now.clone()]).await.is_empty());
+        // completed: a later change of the output schema is one
+        let mut later = now.clone();
+        later.output_schema = json!({"type": "string"});
+        assert_eq!(s.check("web", &[later]).await, vec![("fetch".into(), now)]);
+        // a legacy record that differs in what it holds is reported as ever
+        s.call(move |c| {
+            c.execute(
+                "UPDATE tool_pins SET definition = ?1 WHERE tool = 'fetch'",
+                params![legacy.replace("Fetches", "Fetched")],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(s.check("web", &[def("Fetches")]).await.len(), 1);
     }
 
     #[tokio::test]

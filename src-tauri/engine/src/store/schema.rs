@@ -118,6 +118,9 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a task in the 2025-11-25 form (mcp/host/legacy_tasks.rs), followed its own way
         M::up("ALTER TABLE tool_tasks ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;"),
+        // the identity of the server that runs it (`ServerConfig::identity`): a task is followed
+        // again only on the same program or URL
+        M::up("ALTER TABLE tool_tasks ADD COLUMN server_identity TEXT;"),
         // images on messages (store/attachments.rs): one row per file kept, the messages that
         // carry them; a message's search text is its text and its images' names
         M::up(search::MIGRATION_ATTACHMENTS),

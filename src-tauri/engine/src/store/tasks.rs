@@ -35,6 +35,8 @@ pub struct OpenTask {
     pub model: String,
     /// In the 2025-11-25 form.
     pub legacy: bool,
+    /// The identity of the server that started it (`None`: kept by an older version).
+    pub server_identity: Option<String>,
 }
 
 /// The result of a task that ended after its turn, as it is sent to the model.
@@ -44,6 +46,7 @@ pub struct LateResult {
     pub name: String,
     pub server: String,
     pub tool: String,
+    pub arguments: Value,
     pub result: String,
     pub is_error: bool,
 }
@@ -67,23 +70,26 @@ pub(super) const OPEN_TASK_CALLS: &str =
     "SELECT tool_call_id FROM tool_tasks WHERE status IN ('working', 'input_required')";
 
 impl Store {
-    /// Where call `tool_call_id`'s task is now (its first state creates the row).
+    /// Where call `tool_call_id`'s task is now (its first state creates the row, with the
+    /// identity of the server that runs it).
     pub async fn set_tool_task(
         &self,
         tool_call_id: i64,
         server: &str,
+        identity: Option<&str>,
         state: &TaskState,
     ) -> Result<(), StoreError> {
         let (server, state) = (server.to_string(), state.clone());
+        let identity = identity.map(String::from);
         self.call(move |c| {
             c.execute(
-                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at, legacy)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                "INSERT INTO tool_tasks (tool_call_id, server, task_id, status, message, poll_ms, ttl_ms, updated_at, legacy, server_identity)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT (tool_call_id) DO UPDATE SET status = ?4, message = ?5, poll_ms = ?6,
                     ttl_ms = ?7, updated_at = ?8",
                 params![tool_call_id, server, state.task_id, state.status, state.message,
                     state.poll_ms.map(|v| v as i64), state.ttl_ms.map(|v| v as i64), now_ms(),
-                    state.legacy],
+                    state.legacy, identity],
             )?;
             Ok(())
         })
@@ -94,7 +100,8 @@ impl Store {
     pub async fn open_tasks(&self) -> Result<Vec<OpenTask>, StoreError> {
         self.call(|c| {
             let mut st = c.prepare(&format!(
-                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model, k.legacy
+                "SELECT t.id, t.conversation_id, k.server, t.tool, k.task_id, t.started_at, c.model, k.legacy,
+                    k.server_identity
                  FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
                     JOIN conversations c ON c.id = t.conversation_id
                  WHERE k.tool_call_id IN ({OPEN_TASK_CALLS}) AND t.status = ?1 ORDER BY t.id"
@@ -109,6 +116,7 @@ impl Store {
                     started_at: r.get(5)?,
                     model: r.get(6)?,
                     legacy: r.get(7)?,
+                    server_identity: r.get(8)?,
                 })
             })?;
             Ok(rows.collect::<Result<_, _>>()?)
@@ -199,16 +207,19 @@ impl Store {
             let tx = c.transaction()?;
             let got = tx
                 .query_row(
-                    "SELECT t.conversation_id, t.name, t.server, t.tool, COALESCE(t.result, ''), t.is_error
+                    "SELECT t.conversation_id, t.name, t.server, t.tool, COALESCE(t.result, ''), t.is_error,
+                        t.arguments
                      FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
                      WHERE k.tool_call_id = ?1 AND k.delivered = 0 AND t.status = ?2",
                     params![tool_call_id, ToolCallStatus::Done],
                     |r| {
+                        let args: String = r.get(6)?;
                         Ok(LateResult {
                             conversation_id: r.get(0)?,
                             name: r.get(1)?,
                             server: r.get(2)?,
                             tool: r.get(3)?,
+                            arguments: serde_json::from_str(&args).unwrap_or(Value::Null),
                             result: r.get(4)?,
                             is_error: r.get(5)?,
                         })

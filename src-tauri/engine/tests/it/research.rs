@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_engine::chat::approval::{need, Need};
-use switchboard_engine::mcp::{HostOptions, McpConfig, McpHost, ServerConfig, ToolOutcome};
+use switchboard_engine::mcp::{McpConfig, McpHost, ServerConfig, ToolOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -33,8 +33,7 @@ fn research(url: &str, dir: &Path, timing: Option<&str>) -> ServerConfig {
 }
 
 async fn host(dir: &Path, cfg: ServerConfig) -> Arc<McpHost> {
-    let mut opts = HostOptions::new(builtin_bin());
-    opts.start_timeout = Duration::from_secs(20);
+    let mut opts = host_options();
     opts.restart_base_delay = Duration::from_secs(30);
     opts.sandbox_dir = dir.join("private");
     let host = McpHost::new(opts);
@@ -183,7 +182,7 @@ async fn a_slow_answer_times_out_and_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path(), research(&arxiv.url, dir.path(), Some(QUICK))).await;
     arxiv.script(vec![
-        ArxivReply::recorded("two_results.xml").delayed(Duration::from_secs(3))
+        ArxivReply::recorded("two_results.xml").delayed(Duration::from_secs(60))
     ]);
     let began = std::time::Instant::now();
     let r = call(
@@ -197,9 +196,9 @@ async fn a_slow_answer_times_out_and_is_retried() {
         "{r:?}"
     );
     assert_eq!(arxiv.requests().len(), 2);
-    // it did not wait for the slow one
+    // it did not wait for the slow one (60 s: far past anything a busy machine adds)
     assert!(
-        began.elapsed() < Duration::from_secs(3),
+        began.elapsed() < Duration::from_secs(60),
         "{:?}",
         began.elapsed()
     );
@@ -240,7 +239,7 @@ async fn it_gives_up_with_an_error_the_model_can_read() {
     // slow every time
     arxiv.script(
         (0..4)
-            .map(|_| ArxivReply::recorded("empty.xml").delayed(Duration::from_secs(2)))
+            .map(|_| ArxivReply::recorded("empty.xml").delayed(Duration::from_secs(60)))
             .collect(),
     );
     let r = call(&host, "research__search_papers", json!({"topic": "c"})).await;

@@ -125,12 +125,8 @@ impl ChatEngine {
                     edited,
                     arguments: Value::Object(final_args.clone()),
                 });
-                if routed.changed && action != Action::Deny {
-                    // the card showed what changed; allowing the call accepts it
-                    self.tools
-                        .accept_tool_definition(&routed.server, &routed.tool)
-                        .await;
-                }
+                // allowing a changed tool runs this call only: its new definition is accepted
+                // by its own button (`McpHost::accept_tool_definition`), never by an approval
                 Ok(match action {
                     Action::Deny => Approved::Refused("The user declined this tool call.".into()),
                     Action::AllowConversation => {

@@ -62,7 +62,12 @@ impl ChatEngine {
                 }
                 CallEvent::Task(state) => {
                     // the handle is kept before anything else, so a restart can follow it
-                    if let Err(e) = self.store.set_tool_task(id, server, &state).await {
+                    let identity = self.tools.server_identity(server);
+                    let kept = self
+                        .store
+                        .set_tool_task(id, server, identity.as_deref(), &state)
+                        .await;
+                    if let Err(e) = kept {
                         tracing::warn!("could not keep the task of call {id}: {e}");
                     }
                     emit(ChatEvent::ToolCallTask {

@@ -35,6 +35,19 @@ pub fn validate_server<'a>(
     cfg: &ServerConfig,
     others: impl IntoIterator<Item = &'a String>,
 ) -> Result<(), FieldError> {
+    check_name(name, others)?;
+    check_common(cfg)?;
+    if cfg.transport().is_remote() {
+        check_remote(cfg)
+    } else {
+        check_program(cfg)
+    }
+}
+
+fn check_name<'a>(
+    name: &str,
+    others: impl IntoIterator<Item = &'a String>,
+) -> Result<(), FieldError> {
     let trimmed = name.trim();
     if trimmed.is_empty() {
         return field("name", "A name is needed.");
@@ -57,14 +70,23 @@ pub fn validate_server<'a>(
             format!("There is already a server named \"{name}\"."),
         );
     }
+    Ok(())
+}
+
+/// What every transport has: its `"type"`, log level and tool timeout.
+fn check_common(cfg: &ServerConfig) -> Result<(), FieldError> {
     if let Some(t) = cfg.transport.as_deref() {
-        if !matches!(
-            t,
-            "stdio" | "http" | "streamable-http" | "streamableHttp" | "sse" | "rest"
-        ) {
+        if crate::mcp::transport::Transport::named(t).is_none() {
+            let known: Vec<&str> = crate::mcp::transport::TRANSPORTS
+                .iter()
+                .map(|t| t.names[0])
+                .collect();
             return field(
                 "transport",
-                format!("\"{t}\" servers are not supported: use stdio, http, sse or rest."),
+                format!(
+                    "\"{t}\" servers are not supported: use {}.",
+                    known.join(", ")
+                ),
             );
         }
     }
@@ -91,65 +113,72 @@ pub fn validate_server<'a>(
             );
         }
     }
-    if cfg.transport() != Transport::Stdio {
-        let url = cfg.url.as_deref().unwrap_or_default().trim();
-        if url.is_empty() {
+    Ok(())
+}
+
+/// A server reached at a URL: the URL, its sign-in and its headers.
+fn check_remote(cfg: &ServerConfig) -> Result<(), FieldError> {
+    let url = cfg.url.as_deref().unwrap_or_default().trim();
+    if url.is_empty() {
+        return field(
+            "url",
+            "A URL is needed (for example http://127.0.0.1:3000/mcp).",
+        );
+    }
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+        _ => {
             return field(
                 "url",
-                "A URL is needed (for example http://127.0.0.1:3000/mcp).",
+                format!("\"{url}\" is not an http:// or https:// URL."),
+            )
+        }
+    }
+    if let Some(o) = &cfg.oauth {
+        let id = o.client_id.as_deref().unwrap_or_default().trim();
+        if id.is_empty() && o.client_secret.is_some() {
+            return field(
+                "oauth",
+                "A client secret goes with a client id: enter both.",
             );
         }
-        match reqwest::Url::parse(url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
-            _ => {
-                return field(
-                    "url",
-                    format!("\"{url}\" is not an http:// or https:// URL."),
-                )
-            }
-        }
-        if let Some(o) = &cfg.oauth {
-            let id = o.client_id.as_deref().unwrap_or_default().trim();
-            if id.is_empty() && o.client_secret.is_some() {
-                return field(
-                    "oauth",
-                    "A client secret goes with a client id: enter both.",
-                );
-            }
-            if let Some(doc) = o.client_metadata_url.as_deref() {
-                match reqwest::Url::parse(doc) {
-                    Ok(u) if u.scheme() == "https" && u.path() != "/" => {}
-                    _ => {
-                        return field(
-                            "oauth",
-                            format!(
+        if let Some(doc) = o.client_metadata_url.as_deref() {
+            match reqwest::Url::parse(doc) {
+                Ok(u) if u.scheme() == "https" && u.path() != "/" => {}
+                _ => {
+                    return field(
+                        "oauth",
+                        format!(
                             "\"{doc}\" is not an https:// address of a client metadata document."
                         ),
-                        )
-                    }
+                    )
                 }
             }
         }
-        for (k, v) in &cfg.headers {
-            if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
-                return field("headers", format!("\"{k}\" is not a valid header name."));
-            }
-            if ["accept", "mcp-session-id", "last-event-id", "content-type"]
-                .contains(&k.to_ascii_lowercase().as_str())
-            {
-                return field("headers", format!("{k} is set by Switchboard itself."));
-            }
-            if v.plain()
-                .is_some_and(|v| http::HeaderValue::from_str(v).is_err())
-            {
-                return field(
-                    "headers",
-                    format!("The value of {k} is not a valid header value."),
-                );
-            }
-        }
-        return Ok(());
     }
+    for (k, v) in &cfg.headers {
+        if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+            return field("headers", format!("\"{k}\" is not a valid header name."));
+        }
+        if ["accept", "mcp-session-id", "last-event-id", "content-type"]
+            .contains(&k.to_ascii_lowercase().as_str())
+        {
+            return field("headers", format!("{k} is set by Switchboard itself."));
+        }
+        if v.plain()
+            .is_some_and(|v| http::HeaderValue::from_str(v).is_err())
+        {
+            return field(
+                "headers",
+                format!("The value of {k} is not a valid header value."),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A program the host starts: its command, environment, sandbox folders and working folder.
+fn check_program(cfg: &ServerConfig) -> Result<(), FieldError> {
     if cfg.command.trim().is_empty() {
         return field(
             "command",
@@ -177,22 +206,7 @@ pub fn validate_server<'a>(
     }
     if let Some(SandboxSetting::On(sb)) = &cfg.sandbox {
         for p in sb.read.iter().chain(&sb.write) {
-            let t = p.trim();
-            if t.is_empty() {
-                return field("sandbox", "A sandbox folder cannot be empty.");
-            }
-            if t != p {
-                return field(
-                    "sandbox",
-                    format!("\"{p}\": a sandbox folder cannot start or end with spaces."),
-                );
-            }
-            if !(Path::new(p).is_absolute() || p == "~" || p.starts_with("~/")) {
-                return field(
-                    "sandbox",
-                    format!("\"{p}\" is not an absolute path (or one starting with ~/)."),
-                );
-            }
+            check_sandbox_folder(p)?;
         }
     }
     if let Some(cwd) = &cfg.cwd {
@@ -203,6 +217,26 @@ pub fn validate_server<'a>(
         if !p.is_dir() {
             return field("cwd", format!("{cwd} is not an existing folder."));
         }
+    }
+    Ok(())
+}
+
+fn check_sandbox_folder(p: &str) -> Result<(), FieldError> {
+    let t = p.trim();
+    if t.is_empty() {
+        return field("sandbox", "A sandbox folder cannot be empty.");
+    }
+    if t != p {
+        return field(
+            "sandbox",
+            format!("\"{p}\": a sandbox folder cannot start or end with spaces."),
+        );
+    }
+    if !(Path::new(p).is_absolute() || p == "~" || p.starts_with("~/")) {
+        return field(
+            "sandbox",
+            format!("\"{p}\" is not an absolute path (or one starting with ~/)."),
+        );
     }
     Ok(())
 }

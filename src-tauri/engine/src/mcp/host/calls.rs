@@ -52,6 +52,12 @@ pub enum HostError {
     /// The server answered with an error.
     #[error("{0}")]
     Server(String),
+    /// The definition the user accepted is no longer the one the server presents.
+    #[error(
+        "The tool \"{tool}\" of {server} changed again since you were shown it: look at what \
+         changed now before you accept it."
+    )]
+    ChangedAgain { server: String, tool: String },
 }
 
 /// Rounds of one call that may ask for input (rmcp's default bound for the same).

@@ -42,6 +42,11 @@ pub struct Target<'a> {
     pub landlock_abi: i32,
     /// Where sandboxed servers get their private folders.
     pub sandbox_dir: &'a Path,
+    /// The home folder, and the app's own folders, as the sandbox keeps them out.
+    pub sandbox_home: Option<&'a Path>,
+    pub app_dirs: &'a [PathBuf],
+    /// The most a Streamable HTTP server may send in one SSE event.
+    pub max_http_event: usize,
     /// Where its secret environment values and headers are read from.
     pub secrets: &'a crate::secrets::Secrets,
     /// Where its sign-in is kept (HTTP servers).
@@ -191,15 +196,33 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                 args: t.config.args.clone(),
                 cwd: t.config.cwd.as_ref().map(PathBuf::from),
                 path_var: t.path.clone(),
-                home: dirs::home_dir(),
-                cache: dirs::cache_dir(),
+                home: t.sandbox_home.map(Path::to_path_buf),
                 private: sandbox::private_dir(t.sandbox_dir, t.name),
+                protected: sandbox::protected(t.sandbox_home, t.app_dirs),
             };
             let sb = sandbox::set_up(&wanted, &places, t.landlock_abi)
                 .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
             for m in &sb.policy.missing {
                 t.log.push(format!(
                     "[switchboard] sandbox: {m} does not exist, so it is not in the sandbox"
+                ));
+            }
+            for p in &sb.policy.left_out {
+                t.log.push(format!(
+                    "[switchboard] sandbox: {} is left out (credentials or the app's own data: \
+                     name it in the sandbox's folders to grant it)",
+                    p.display()
+                ));
+            }
+            let missing: Vec<String> = sandbox::protections(t.landlock_abi, sb.policy.network)
+                .into_iter()
+                .filter(|p| !p.enforced)
+                .map(|p| format!("{} ({})", p.what, p.how))
+                .collect();
+            if !missing.is_empty() {
+                t.log.push(format!(
+                    "[switchboard] sandbox: this kernel cannot enforce: {}",
+                    missing.join("; ")
                 ));
             }
             Ok(Some(sb))
@@ -345,7 +368,7 @@ async fn remote(
     resolved: &mut Option<String>,
 ) -> Attempt {
     let transport = t.config.transport();
-    let discover = discover && transport == Transport::Http;
+    let discover = discover && transport.info().discovers;
     let url = t.config.url.clone().unwrap_or_default();
     *resolved = Some(url.clone());
     let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&values.headers) {
@@ -402,7 +425,12 @@ async fn remote(
             }
             _ => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                    .custom_headers(headers);
+                    .custom_headers(headers)
+                    .max_sse_event_size(t.max_http_event);
+                let bounded = crate::mcp::http::BoundedClient {
+                    inner: crate::mcp::http::client(),
+                    max_event: t.max_http_event,
+                };
                 // signed in: tokens on every request, refreshed as they expire
                 let manager = match &t.keep {
                     Some(keep) => crate::mcp::oauth::restore(&url, keep).await?,
@@ -410,7 +438,7 @@ async fn remote(
                 };
                 let started = match manager {
                     Some(m) => {
-                        let client = AuthClient::new(crate::mcp::http::client(), m);
+                        let client = AuthClient::new(bounded, m);
                         *auth.lock().unwrap() = Some(client.auth_manager.clone());
                         let transport = StreamableHttpClientTransport::with_client(client, config);
                         handler
@@ -418,10 +446,7 @@ async fn remote(
                             .await
                     }
                     None => {
-                        let transport = StreamableHttpClientTransport::with_client(
-                            crate::mcp::http::client(),
-                            config,
-                        );
+                        let transport = StreamableHttpClientTransport::with_client(bounded, config);
                         handler
                             .serve_with_lifecycle(transport, lifecycle(discover))
                             .await

@@ -67,6 +67,15 @@ pub struct HostOptions {
     pub discover: bool,
     /// Where sandboxed servers get their private folders (`<dir>/<server>/tmp` is their TMPDIR).
     pub sandbox_dir: PathBuf,
+    /// The home folder sandboxed servers are kept out of (its credentials, its shared folders;
+    /// `mcp/sandbox/protect.rs`); `None`: none known.
+    pub sandbox_home: Option<PathBuf>,
+    /// The app's own folders (config, data, cache), never in a server's sandbox but for its own
+    /// private folder and a built-in's own folder.
+    pub app_dirs: Vec<PathBuf>,
+    /// The most a Streamable HTTP server may send in one SSE event (a JSON body: rmcp's 16 MB
+    /// always); an answer over it is that call's error, which says so.
+    pub max_http_event: usize,
     /// The kernel's Landlock ABI as the host should believe it; `None`: ask the kernel. Tests set
     /// `Some(0)` to see what happens on a kernel without Landlock.
     pub landlock_abi: Option<i32>,
@@ -103,7 +112,14 @@ impl HostOptions {
             max_restarts: 5,
             discover: true,
             sandbox_dir: crate::paths::cache_dir().join("sandbox"),
+            sandbox_home: dirs::home_dir(),
+            app_dirs: vec![
+                crate::paths::config_dir(),
+                crate::paths::data_dir(),
+                crate::paths::cache_dir(),
+            ],
             landlock_abi: None,
+            max_http_event: crate::mcp::http::DEFAULT_MAX_HTTP_EVENT,
             pins: None,
             secrets: crate::secrets::Secrets::for_app(),
             sign_in_by_itself: None,
@@ -124,8 +140,8 @@ pub struct Shared {
     /// Counts changes of any server's state, catalog or log.
     version: AtomicU64,
     changed: broadcast::Sender<()>,
-    /// Changed tool definitions the user accepted since their server listed them: (server, hash
-    /// of the new definition).
+    /// Changed tool definitions the user accepted since their server listed them: (server's
+    /// identity, hash of the new definition).
     accepted: Mutex<std::collections::HashSet<(String, String)>>,
     sign_ins: sign_in::SignIns,
 }
@@ -185,6 +201,7 @@ fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
         default: wanted.default,
         allow_unsandboxed: wanted.config.allow_unsandboxed,
         kernel_abi: abi,
+        protections: sandbox::protections(abi, wanted.config.network),
         blocked: slot.log.newest_with(sandbox::BLOCKED_NOTE),
     })
 }

@@ -28,6 +28,36 @@ pub struct SignIns {
     challenges: Mutex<HashMap<String, Option<String>>>,
     /// By server name: sign-in rounds since its last authorized success.
     rounds: Mutex<HashMap<String, u32>>,
+    /// By server name: the host of the sign-in page being opened for it, from just before the
+    /// browser opens until the sign-in ends (its row shows it).
+    opening: Mutex<HashMap<String, String>>,
+}
+
+/// The browser step of one server's sign-in, told to its row first: the page's host is shown
+/// before the browser opens it.
+struct Shown<'a> {
+    shared: &'a Shared,
+    name: &'a str,
+    inner: &'a dyn Browser,
+}
+
+#[async_trait::async_trait]
+impl Browser for Shown<'_> {
+    async fn open(&self, url: &str) -> Result<(), String> {
+        let host = oauth::openable_authorization_url(url)?;
+        self.shared
+            .sign_ins
+            .opening
+            .lock()
+            .unwrap()
+            .insert(self.name.to_string(), host);
+        self.shared.changed();
+        self.inner.open(url).await
+    }
+
+    fn interactive(&self) -> bool {
+        self.inner.interactive()
+    }
 }
 
 impl SignIns {
@@ -97,8 +127,7 @@ pub(super) async fn choice(
 impl Shared {
     /// Where `config`'s sign-in is kept (Streamable HTTP and HTTP+SSE servers only).
     pub(super) fn keep_for(&self, config: &ServerConfig) -> Option<Keep> {
-        use crate::mcp::config::Transport;
-        if !matches!(config.transport(), Transport::Http | Transport::Sse) {
+        if !config.transport().info().signs_in {
             return None;
         }
         let url = config.url.as_deref()?;
@@ -111,11 +140,13 @@ impl Shared {
         let keep = self.keep_for(config)?;
         let kept = keep.signed_in_now();
         let needed = self.sign_ins.wants_sign_in(name);
-        (needed || kept.is_some()).then(|| SignInView {
+        let opening = self.sign_ins.opening.lock().unwrap().get(name).cloned();
+        (needed || kept.is_some() || opening.is_some()).then(|| SignInView {
             needed,
             signed_in: kept.is_some(),
             issuer: kept.as_ref().and_then(|k| k.issuer.clone()),
             account: kept.and_then(|k| k.account),
+            opening,
         })
     }
 
@@ -142,7 +173,16 @@ impl Shared {
         let choice = choice(config, &self.opts.secrets).await?;
         let url = config.url.as_deref().unwrap_or_default();
         tracing::info!(server = %name, "signing in");
-        oauth::sign_in(url, challenge, &choice, browser, &keep).await
+        let shown = Shown {
+            shared: self,
+            name,
+            inner: browser,
+        };
+        let signed = oauth::sign_in(url, challenge, &choice, &shown, &keep).await;
+        if self.sign_ins.opening.lock().unwrap().remove(name).is_some() {
+            self.changed();
+        }
+        signed
     }
 }
 

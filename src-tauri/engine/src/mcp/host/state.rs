@@ -90,6 +90,8 @@ pub struct CachedTool {
     pub open_world: bool,
     /// The annotations as sent (`null` without), for pinning.
     pub annotations: Value,
+    /// Its `outputSchema` (`null` without), for pinning.
+    pub output_schema: Value,
     /// The definition recorded for it when it differs from this one (see `mcp::pins`).
     pub pinned: Option<Arc<crate::mcp::pins::Definition>>,
     /// Its app, and who may call it (MCP Apps, `_meta.ui`).
@@ -104,6 +106,8 @@ impl CachedTool {
             description: self.description.clone(),
             input_schema: self.input_schema.clone(),
             annotations: self.annotations.clone(),
+            output_schema: self.output_schema.clone(),
+            ui: self.ui.clone(),
         }
     }
 
@@ -122,6 +126,11 @@ impl CachedTool {
                 .annotations
                 .as_ref()
                 .and_then(|a| serde_json::to_value(a).ok())
+                .unwrap_or(Value::Null),
+            output_schema: t
+                .output_schema
+                .as_ref()
+                .map(|o| Value::Object((**o).clone()))
                 .unwrap_or(Value::Null),
             pinned: None,
             ui: crate::mcp::apps::tool_ui(t.meta.as_ref().map(|m| &m.0)),
@@ -212,6 +221,9 @@ pub struct ToolView {
     pub open_world: bool,
     /// Its definition differs from the one the user accepted: what changed, line by line.
     pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+    /// The hash of the definition it presents (`mcp::pins`): accepting a change names it, so
+    /// what is accepted is what was shown.
+    pub hash: String,
     /// Its app, and who may call it (MCP Apps).
     pub ui: crate::mcp::apps::ToolUi,
 }
@@ -262,6 +274,8 @@ pub struct SignInView {
     pub issuer: Option<String>,
     /// Who signed in, when the authorization server said (OpenID Connect).
     pub account: Option<String>,
+    /// The host of the sign-in page being opened now (shown before the browser opens it).
+    pub opening: Option<String>,
 }
 
 /// A server's sandbox, as its row and form show it.
@@ -282,6 +296,8 @@ pub struct SandboxView {
     pub allow_unsandboxed: bool,
     /// This kernel's Landlock ABI (0: none).
     pub kernel_abi: i32,
+    /// What its sandbox enforces on this kernel, and what it cannot (known before it runs).
+    pub protections: Vec<crate::mcp::sandbox::Protection>,
     /// The last refusal its log tells of (a heuristic: see `sandbox::Detector`).
     pub blocked: Option<String>,
 }

@@ -176,6 +176,9 @@ impl Supervisor {
                 start_timeout: self.shared.opts.start_timeout,
                 landlock_abi: self.shared.landlock_abi,
                 sandbox_dir: &self.shared.opts.sandbox_dir,
+                sandbox_home: self.shared.opts.sandbox_home.as_deref(),
+                app_dirs: &self.shared.opts.app_dirs,
+                max_http_event: self.shared.opts.max_http_event,
                 secrets: &self.shared.opts.secrets,
                 keep: self.shared.keep_for(&self.config),
             };
@@ -316,7 +319,8 @@ impl Supervisor {
             return;
         };
         let defs: Vec<_> = tools.iter().map(CachedTool::definition).collect();
-        let changed = pins.0.check(&self.name, &defs).await;
+        // pinned for what the server is, not its name: another program under it starts afresh
+        let changed = pins.0.check(&self.config.identity(), &defs).await;
         for t in tools.iter_mut() {
             t.pinned = changed
                 .iter()

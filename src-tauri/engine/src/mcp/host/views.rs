@@ -27,7 +27,12 @@ impl McpHost {
             let mut pairs = Vec::new();
             for (name, slot) in self.slots() {
                 // a tool only its app may call has no name for the model: nothing routes to it
-                for t in slot.snapshot().catalog.tools.iter().filter(|t| t.ui.model) {
+                // (nor to one recorded so, whose change to model-visible is not accepted yet)
+                let snapshot = slot.snapshot();
+                let visible = snapshot.catalog.tools.iter().filter(|t| {
+                    t.ui.model && self.changed_from(&name, t).is_none_or(|b| b.ui.model)
+                });
+                for t in visible {
                     pairs.push((name.clone(), t.name.clone()));
                 }
             }
@@ -82,6 +87,7 @@ impl McpHost {
                             changed: self
                                 .changed_from(&name, t)
                                 .map(|before| pins::diff(&before, &t.definition())),
+                            hash: t.definition().hash(),
                             ui: t.ui.clone(),
                         })
                         .collect(),
@@ -208,8 +214,9 @@ impl McpHost {
         tool: &state::CachedTool,
     ) -> Option<Arc<pins::Definition>> {
         let before = tool.pinned.clone()?;
+        let identity = self.slot(server)?.config.identity();
         let accepted = self.shared.accepted.lock().unwrap();
-        (!accepted.contains(&(server.to_string(), tool.definition().hash()))).then_some(before)
+        (!accepted.contains(&(identity, tool.definition().hash()))).then_some(before)
     }
 
     /// What changed in a tool's definition since the user accepted it (`None`: nothing, or no
@@ -221,30 +228,49 @@ impl McpHost {
             .map(|before| pins::diff(&before, &t.definition()))
     }
 
-    /// The user accepts the definition `server` now presents for `tool`: it is pinned, offered to
-    /// the model as it is, and standing approvals hold for it again.
-    pub async fn accept_tool_definition(&self, server: &str, tool: &str) -> Result<(), HostError> {
-        let snapshot = self
+    /// The user accepts the definition `server` presents for `tool`, the one they were shown
+    /// (`shown`: its hash, as its view gave it): it is pinned, offered to the model as it is, and
+    /// standing approvals hold for it again. When the server presents another one by now, nothing
+    /// is accepted ([`HostError::ChangedAgain`]: the view shows the new change).
+    pub async fn accept_tool_definition(
+        &self,
+        server: &str,
+        tool: &str,
+        shown: &str,
+    ) -> Result<(), HostError> {
+        let slot = self
             .slot(server)
-            .ok_or_else(|| HostError::NotConfigured(server.to_string()))?
-            .snapshot();
-        let def = snapshot
+            .ok_or_else(|| HostError::NotConfigured(server.to_string()))?;
+        let def = slot
+            .snapshot()
             .catalog
             .tools
             .iter()
             .find(|t| t.name == tool)
             .map(|t| t.definition())
             .ok_or_else(|| HostError::Server(format!("{server} has no tool \"{tool}\"")))?;
+        if def.hash() != shown {
+            return Err(HostError::ChangedAgain {
+                server: server.to_string(),
+                tool: tool.to_string(),
+            });
+        }
+        let identity = slot.config.identity();
         if let Some(pins) = &self.shared.opts.pins {
-            pins.0.accept(server, &def).await;
+            pins.0.accept(&identity, &def).await;
         }
         self.shared
             .accepted
             .lock()
             .unwrap()
-            .insert((server.to_string(), def.hash()));
+            .insert((identity, def.hash()));
         self.shared.changed();
         Ok(())
+    }
+
+    /// What makes `server` the server it is (`ServerConfig::identity`), when it is configured.
+    pub fn server_identity(&self, server: &str) -> Option<String> {
+        self.slot(server).map(|s| s.config.identity())
     }
 
     /// The prompts of the running servers (typing `/` lists them).

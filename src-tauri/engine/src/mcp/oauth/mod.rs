@@ -49,6 +49,37 @@ pub trait Browser: Send + Sync {
     }
 }
 
+/// The host of an authorization page that may be opened: `https`, or `http` to a loopback
+/// address only (`127.0.0.0/8`, `::1`, `localhost`); any other scheme (`file:`, `javascript:`, a
+/// custom handler…) or a page with credentials in its address is never opened.
+pub fn openable_authorization_url(url: &str) -> Result<String, String> {
+    let u = url::Url::parse(url).map_err(|e| format!("the sign-in address is not valid: {e}"))?;
+    if !matches!(u.scheme(), "https" | "http") {
+        return Err(format!(
+            "the sign-in address is a {}: address, never opened",
+            u.scheme()
+        ));
+    }
+    let host = u
+        .host()
+        .ok_or("the sign-in address names no host: not opened")?
+        .to_owned();
+    let loopback = match &host {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(a) => a.is_loopback(),
+        url::Host::Ipv6(a) => a.is_loopback(),
+    };
+    if u.scheme() == "http" && !loopback {
+        return Err(format!(
+            "the sign-in page is at http://{host}: not opened, only https (or http on this computer) is"
+        ));
+    }
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err("the sign-in address carries a user name or password: not opened".into());
+    }
+    Ok(host.to_string())
+}
+
 /// A [`Browser`] to keep in options.
 #[derive(Clone)]
 pub struct BrowserStep(pub Arc<dyn Browser>);
@@ -231,6 +262,8 @@ pub async fn sign_in(
     } else {
         Duration::from_secs(30)
     };
+    // never anything but a web page (https, or http on this computer)
+    openable_authorization_url(&auth_url)?;
     let answer = {
         let open = browser.open(&auth_url);
         let answer = listener.answer(&state, wait);

@@ -327,3 +327,52 @@ async fn the_account_is_kept_from_the_first_tokens_when_refreshed_ones_come_with
         Some("ada@example.com")
     );
 }
+
+#[tokio::test]
+async fn a_sign_in_page_that_is_not_https_is_never_opened() {
+    for endpoint in [
+        "http://auth.example/authorize",
+        "file:///etc/passwd",
+        "javascript:alert(1)//authorize",
+        "ssh://auth.example/authorize",
+    ] {
+        let server = authorization_server(serde_json::json!({
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_endpoint": endpoint,
+        }))
+        .await;
+        let browser = AnsweringBrowser {
+            opened: Default::default(),
+            iss: None,
+        };
+        let e = try_sign_in(&server, &browser).await.unwrap_err();
+        assert!(
+            e.contains("not opened") || e.contains("never opened"),
+            "{endpoint}: {e}"
+        );
+        assert!(
+            browser.opened.lock().unwrap().is_empty(),
+            "{endpoint} opened"
+        );
+    }
+}
+
+#[test]
+fn only_https_or_loopback_http_sign_in_pages_are_opened() {
+    let ok = |u: &str| openable_authorization_url(u);
+    assert_eq!(ok("https://auth.example/a?x=1").unwrap(), "auth.example");
+    assert_eq!(ok("http://127.0.0.1:8080/a").unwrap(), "127.0.0.1");
+    assert_eq!(ok("http://localhost/a").unwrap(), "localhost");
+    assert_eq!(ok("http://[::1]:9/a").unwrap(), "[::1]");
+    for bad in [
+        "http://auth.example/a",
+        "http://10.0.0.1/a",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "data:text/html,hi",
+        "https://user:pw@auth.example/a",
+        "not a url",
+    ] {
+        assert!(ok(bad).is_err(), "{bad}");
+    }
+}

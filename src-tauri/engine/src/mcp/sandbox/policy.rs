@@ -21,7 +21,7 @@ pub struct Wanted {
 /// for `research`) when
 /// it names none; `None` for servers that run unsandboxed (and every remote server).
 pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
-    if cfg.transport() != Transport::Stdio {
+    if cfg.transport().is_remote() {
         return None;
     }
     let own = cfg
@@ -85,10 +85,11 @@ pub struct Places {
     /// The PATH it runs with.
     pub path_var: Option<String>,
     pub home: Option<PathBuf>,
-    /// The user's cache folder (`~/.cache`).
-    pub cache: Option<PathBuf>,
-    /// Its private folder (made before the policy is built); `tmp/` inside is its `TMPDIR`.
+    /// Its private folder (made before the policy is built); `tmp/` inside is its `TMPDIR`,
+    /// `cache/` its launcher's caches.
     pub private: PathBuf,
+    /// What is never granted unless named ([`protected`]).
+    pub protected: Vec<PathBuf>,
 }
 
 /// Every path a sandboxed server may reach, resolved (Landlock rules apply to the inode a path
@@ -104,6 +105,9 @@ pub struct Policy {
     pub tmp: PathBuf,
     /// Configured folders that do not exist, left out.
     pub missing: Vec<String>,
+    /// Protected paths (credentials, the app's folders) that a grant held and that were left
+    /// out of it.
+    pub left_out: Vec<PathBuf>,
 }
 
 /// `~/x` → home/x.
@@ -116,31 +120,72 @@ fn expand(p: &str, home: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Whether granting `dir` wholesale would be too much for a guess: `/`, home, or a folder above
-/// home.
+/// Whether granting `dir` wholesale would be too much for a guess: `/`, home, a folder above
+/// home, or a folder under home that many programs share (`~/.local`, `~/bin`, …).
 fn too_broad(dir: &Path, home: Option<&Path>) -> bool {
-    dir.parent().is_none() || home.is_some_and(|h| h.starts_with(dir))
+    const SHARED: &[&str] = &[
+        ".local",
+        ".local/bin",
+        ".local/lib",
+        ".local/share",
+        ".local/state",
+        "bin",
+        ".cargo",
+        ".cargo/bin",
+        "go",
+        "go/bin",
+        ".config",
+        ".cache",
+        ".npm",
+        ".npm-global",
+        ".npm-global/bin",
+        "node_modules",
+    ];
+    dir.parent().is_none()
+        || home.is_some_and(|h| h.starts_with(dir) || SHARED.iter().any(|s| dir == h.join(s)))
 }
 
 /// The folder to grant for a program at `p`: its folder's parent (`/usr` for `/usr/bin/node`,
 /// the venv for `.venv/bin/python`, the version for `~/.nvm/versions/node/v20/bin/node`), or
-/// its own folder when that would be too broad.
+/// its own folder when that would be too broad, or the program alone when that would be too
+/// (`~/.local/bin/tool`: the file only, never `~/.local`).
 pub(super) fn program_dir(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
     let dir = p.parent()?;
     match dir.parent() {
         Some(up) if !too_broad(up, home) => Some(up.to_path_buf()),
-        _ => (!too_broad(dir, home)).then(|| dir.to_path_buf()),
+        _ if !too_broad(dir, home) => Some(dir.to_path_buf()),
+        _ => p.is_absolute().then(|| p.to_path_buf()),
     }
+}
+
+/// Programs a launcher runs from its own folder (`uvx` execs `uv` beside it): granted with it
+/// when the launcher alone is.
+fn companions(program: &Path) -> Vec<PathBuf> {
+    let name = program
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let with: &[&str] = match name {
+        "uvx" => &["uv"],
+        "uv" => &["uvx"],
+        "npx" | "npm" => &["node", "npm", "npx"],
+        "pnpx" | "pnpm" => &["node", "pnpm"],
+        "bunx" => &["bun"],
+        _ => &[],
+    };
+    with.iter().map(|w| program.with_file_name(w)).collect()
 }
 
 /// The folder to grant for a script the program is given (`node …/dist/index.js`,
 /// `python3 server.py`): the outermost `node_modules` it is in (its package and the packages it
 /// imports), else the nearest folder above it that looks like a project (package.json,
-/// pyproject.toml, …), else its own folder. A folder given as an argument is data, never granted.
+/// pyproject.toml, …), else its own folder, else (a shared folder) the script alone. A folder
+/// given as an argument is data, never granted.
 fn script_dir(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
     if let Some(nm) = p
         .ancestors()
         .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .filter(|a| !too_broad(a, home))
         .last()
     {
         return Some(nm.to_path_buf());
@@ -160,27 +205,22 @@ fn script_dir(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
         .find(|a| MARKERS.iter().any(|m| a.join(m).exists()));
     match project {
         Some(d) => Some(d.to_path_buf()),
-        None => (!too_broad(dir, home)).then(|| dir.to_path_buf()),
+        None if !too_broad(dir, home) => Some(dir.to_path_buf()),
+        None => Some(p.to_path_buf()),
     }
 }
 
-/// What a launcher writes to: its download cache (npx runs packages from `~/.npm/_npx`, uvx
-/// from `~/.cache/uv`).
-fn launcher_caches(command: &str, home: Option<&Path>, cache: Option<&Path>) -> Vec<PathBuf> {
+/// What a launcher reads of the user's shared caches and toolchains, read only (cargo's
+/// registry, rustup's toolchains). The caches launchers write (npm, uv, pip…) are never
+/// shared: [`environment`] points them into the server's private folder.
+fn launcher_shared(command: &str, home: Option<&Path>) -> Vec<PathBuf> {
     let name = Path::new(command)
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
     let h = |p: &str| home.map(|h| h.join(p));
-    let c = |p: &str| cache.map(|c| c.join(p));
     let all = match name {
-        "npx" | "npm" => vec![h(".npm")],
-        "pnpm" | "pnpx" => vec![h(".npm"), c("pnpm"), h(".local/share/pnpm")],
-        "yarn" => vec![h(".npm"), c("yarn")],
-        "uvx" | "uv" => vec![c("uv"), h(".local/share/uv")],
-        "pipx" => vec![c("pip"), h(".local/share/pipx")],
-        "bunx" | "bun" => vec![h(".bun/install/cache")],
-        "deno" => vec![c("deno")],
+        "cargo" => vec![h(".cargo/registry"), h(".cargo/git"), h(".rustup")],
         _ => vec![],
     };
     all.into_iter().flatten().collect()
@@ -202,20 +242,23 @@ fn add(list: &mut Vec<PathBuf>, p: &Path) -> bool {
 /// The places `wanted` lets a server at `places` reach.
 pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     let home = places.home.as_deref();
-    let mut read = Vec::new();
-    let mut write = Vec::new();
+    // what the host finds it needs, and what the config (or the host, for a built-in's own
+    // folders and the private one) names
+    let (mut found, mut named_read, mut write) = (Vec::new(), Vec::new(), Vec::new());
     let mut missing = Vec::new();
     for p in SYSTEM_READ {
-        add(&mut read, Path::new(p));
-    }
-    for p in DEVICES {
-        add(&mut write, Path::new(p));
+        add(&mut found, Path::new(p));
     }
     // the program, as given and resolved (a venv's python is a symlink to the interpreter)
     let real_program = places.program.canonicalize().ok();
     for p in std::iter::once(&places.program).chain(real_program.as_ref()) {
         if let Some(d) = program_dir(p, home) {
-            add(&mut read, &d);
+            if d == *p {
+                for c in companions(p) {
+                    add(&mut found, &c);
+                }
+            }
+            add(&mut found, &d);
         }
     }
     for a in &places.args {
@@ -223,47 +266,64 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
         if p.is_absolute() && p.is_file() {
             let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
             if let Some(d) = script_dir(&real, home) {
-                add(&mut read, &d);
+                add(&mut found, &d);
             }
         }
     }
     if let Some(cwd) = &places.cwd {
-        add(&mut read, cwd);
+        add(&mut found, cwd);
     }
     for entry in places.path_var.as_deref().unwrap_or_default().split(':') {
         let p = Path::new(entry);
-        if p.is_absolute() && !too_broad(p, home) {
-            add(&mut read, p);
+        // the PATH's folders under home are other programs' (`~/.local/bin`): not granted
+        if p.is_absolute() && !too_broad(p, home) && !home.is_some_and(|h| p.starts_with(h)) {
+            add(&mut found, p);
         }
     }
     if let Some(h) = home {
         for t in HOME_TOOLS {
-            add(&mut read, &h.join(t));
+            add(&mut found, &h.join(t));
         }
     }
-    for c in launcher_caches(&places.command, home, places.cache.as_deref()) {
-        add(&mut write, &c);
+    for c in launcher_shared(&places.command, home) {
+        add(&mut found, &c);
+    }
+    for p in &wanted.config.read {
+        if !add(&mut named_read, &expand(p, home)) {
+            missing.push(p.clone());
+        }
     }
     add(&mut write, &places.private);
     for d in &wanted.own {
         add(&mut write, d);
-    }
-    for p in &wanted.config.read {
-        if !add(&mut read, &expand(p, home)) {
-            missing.push(p.clone());
-        }
     }
     for p in &wanted.config.write {
         if !add(&mut write, &expand(p, home)) {
             missing.push(p.clone());
         }
     }
+    let mut devices = Vec::new();
+    for p in DEVICES {
+        add(&mut devices, Path::new(p));
+    }
+    let (mut read, mut writable, mut left_out) = (Vec::new(), devices, Vec::new());
+    let protected = &places.protected;
+    for g in &found {
+        split_around(g, protected, false, &mut read, &mut left_out);
+    }
+    for g in &named_read {
+        split_around(g, protected, true, &mut read, &mut left_out);
+    }
+    for g in &write {
+        split_around(g, protected, true, &mut writable, &mut left_out);
+    }
     Policy {
         read,
-        write,
+        write: writable,
         network: wanted.config.network,
         tmp: places.private.join("tmp"),
         missing,
+        left_out,
     }
 }
 

@@ -163,23 +163,129 @@ fn a_script_brings_its_package_but_a_folder_argument_does_not() {
     assert!(p.read.contains(&d.join("tool")), "{:?}", p.read);
     // a folder given as an argument is the server's data: never granted by guess
     assert!(!p.read.iter().any(|r| r.starts_with(d.join("documents"))));
-    // npx's cache is writable
-    assert!(p.write.contains(&d.join("home/.npm")), "{:?}", p.write);
+    // npx's shared cache is neither writable nor readable: its own cache is in its private
+    // folder (mcp/sandbox/env.rs)
+    assert!(
+        !p.write.iter().any(|w| w.starts_with(d.join("home"))),
+        "{:?}",
+        p.write
+    );
+    assert!(!p.read.iter().any(|r| r.starts_with(d.join("home/.npm"))));
 }
 
 #[test]
-fn program_folders_are_never_home_or_root() {
+fn a_program_in_a_shared_folder_brings_only_itself_never_the_folder_or_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    // uvx's layout: ~/.local/bin/tool → the tool's venv; uvx and uv themselves in ~/.local/bin
+    let venv = home.join(".local/share/uv/tools/tool");
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join("bin/tool"), "").unwrap();
+    std::fs::write(venv.join("pyvenv.cfg"), "").unwrap();
+    let bin = home.join(".local/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(venv.join("bin/tool"), bin.join("tool")).unwrap();
+    for f in ["uvx", "uv", "other-tool"] {
+        std::fs::write(bin.join(f), "").unwrap();
+    }
+    std::fs::create_dir_all(home.join(".local/share/dev.switchboard.desktop")).unwrap();
+    std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+    std::fs::write(home.join(".npmrc"), "//registry/:_authToken=x").unwrap();
+    let w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    let mut pl = places(&d);
+    pl.path_var = Some(format!(
+        "{}:{}:/usr/bin",
+        bin.display(),
+        home.join(".cargo/bin").display()
+    ));
+    pl.program = bin.join("tool");
+    let p = policy(&w, &pl);
+    // the link itself and the package it leads to; never ~/.local or the PATH's home folders
+    assert!(p.read.contains(&bin.join("tool").canonicalize().unwrap()));
+    assert!(p.read.contains(&venv), "{:?}", p.read);
+    for never in [
+        home.join(".local"),
+        bin.clone(),
+        bin.join("other-tool"),
+        home.join(".cargo/bin"),
+        home.join(".npmrc"),
+    ] {
+        assert!(
+            !p.read.contains(&never),
+            "{} in {:?}",
+            never.display(),
+            p.read
+        );
+    }
+    // a launcher: itself and what it execs beside it
+    pl.program = bin.join("uvx");
+    pl.command = "uvx".into();
+    let p = policy(&w, &pl);
+    assert!(p.read.contains(&bin.join("uvx")) && p.read.contains(&bin.join("uv")));
+    assert!(!p.read.contains(&bin.join("other-tool")) && !p.read.contains(&bin));
+}
+
+#[test]
+fn credentials_and_the_apps_data_are_never_granted_unless_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    let app_data = home.join(".local/share/dev.switchboard.desktop");
+    for f in [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        "notes/a.txt",
+        "proj/server.py",
+    ] {
+        std::fs::create_dir_all(home.join(f).parent().unwrap()).unwrap();
+        std::fs::write(home.join(f), "x").unwrap();
+    }
+    std::fs::create_dir_all(&app_data).unwrap();
+    let mut pl = places(&d);
+    pl.protected = protected(Some(&home), std::slice::from_ref(&app_data));
+    // the user lists all of home, and its cwd is home
+    pl.cwd = Some(home.clone());
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.read = vec!["~".into(), "~/.aws".into()];
+    let p = policy(&w, &pl);
+    assert!(p.read.contains(&home.join("notes")), "{:?}", p.read);
+    assert!(p.read.contains(&home.join(".aws")), "named: {:?}", p.read);
+    for never in [home.join(".ssh"), app_data.clone(), home.clone()] {
+        assert!(
+            !p.read.iter().any(|r| never.starts_with(r)),
+            "{} reachable through {:?}",
+            never.display(),
+            p.read
+        );
+    }
+    assert!(p.left_out.contains(&home.join(".ssh")), "{:?}", p.left_out);
+}
+
+#[test]
+fn program_folders_are_never_home_root_or_shared() {
     let home = Path::new("/home/u");
     assert_eq!(
         program_dir(Path::new("/usr/bin/node"), Some(home)),
         Some(PathBuf::from("/usr"))
     );
+    // ~/bin, ~/.local/bin, ~/.cargo/bin hold other programs: the program alone
+    for p in [
+        "/home/u/bin/srv",
+        "/home/u/.local/bin/srv",
+        "/home/u/.cargo/bin/srv",
+        "/home/u/srv",
+        "/srv",
+    ] {
+        assert_eq!(
+            program_dir(Path::new(p), Some(home)),
+            Some(PathBuf::from(p))
+        );
+    }
     assert_eq!(
-        program_dir(Path::new("/home/u/bin/srv"), Some(home)),
-        Some(PathBuf::from("/home/u/bin"))
+        program_dir(Path::new("/home/u/tools/srv/bin/srv"), Some(home)),
+        Some(PathBuf::from("/home/u/tools/srv"))
     );
-    assert_eq!(program_dir(Path::new("/home/u/srv"), Some(home)), None);
-    assert_eq!(program_dir(Path::new("/srv"), Some(home)), None);
     assert_eq!(
         program_dir(
             Path::new("/home/u/.nvm/versions/node/v20/bin/node"),
@@ -270,9 +376,39 @@ fn paths_are_found_in_messages() {
 
 #[cfg(target_os = "linux")]
 #[test]
-fn the_network_filter_is_built_only_when_needed() {
-    assert!(seccomp_filter(true, 7).unwrap().is_none());
-    assert!(!seccomp_filter(false, 7).unwrap().unwrap().is_empty());
-    // below ABI 3 truncate is filtered even with the network on
-    assert!(seccomp_filter(true, 2).unwrap().is_some());
+fn the_filter_grows_with_what_the_kernel_lacks() {
+    let len = |network, abi| seccomp_filter(network, abi).unwrap().len();
+    // always something (terminal ioctls); more without the network, more below ABI 9 and 3
+    assert!(len(true, 10) > 0);
+    assert!(len(false, 10) > len(true, 10));
+    assert!(len(true, 7) > len(true, 10));
+    assert!(len(true, 2) > len(true, 7));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_newest_abi_the_crate_knows_is_asked_for() {
+    // a newer crate knows a newer ABI: look at what it adds, then raise LANDLOCK_BEST
+    assert_eq!(landlock::ABI::from(i32::MAX), LANDLOCK_BEST);
+}
+
+#[test]
+fn an_older_kernel_says_what_it_cannot_enforce() {
+    let missing = |abi, network| -> Vec<&str> {
+        protections(abi, network)
+            .into_iter()
+            .filter(|p| !p.enforced)
+            .map(|p| p.what)
+            .collect()
+    };
+    assert!(missing(7, false).is_empty() && missing(10, true).is_empty());
+    assert_eq!(
+        missing(5, false),
+        vec!["signals to processes outside its sandbox"]
+    );
+    assert_eq!(
+        missing(4, true),
+        vec!["signals to processes outside its sandbox", "device ioctls"]
+    );
+    assert_eq!(missing(0, false).len(), protections(0, false).len());
 }

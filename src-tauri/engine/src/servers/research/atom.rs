@@ -110,144 +110,162 @@ struct EntryState {
     error_link: bool,
 }
 
+/// What the reader has seen so far of one answer.
+#[derive(Default)]
+struct Reading {
+    feed: Feed,
+    stack: Vec<(Ns, String)>,
+    text: String,
+    entry: Option<EntryState>,
+    author: Option<String>,
+    seen_root: bool,
+}
+
+fn bad(what: impl Into<String>) -> AtomError {
+    AtomError::Malformed(what.into())
+}
+
 /// Reads one answer of the arXiv API.
 pub fn parse(xml: &str) -> Result<Feed, AtomError> {
-    let bad = |what: String| AtomError::Malformed(what);
     let mut reader = NsReader::from_str(xml);
     reader.config_mut().expand_empty_elements = true;
-    let mut feed = Feed::default();
-    let mut stack: Vec<(Ns, String)> = Vec::new();
-    let mut text = String::new();
-    let mut entry: Option<EntryState> = None;
-    let mut author: Option<String> = None;
-    let mut seen_root = false;
+    let mut r = Reading::default();
     loop {
-        let (res, ev) = match reader.read_resolved_event() {
-            Ok(x) => x,
-            Err(e) => return Err(bad(e.to_string())),
-        };
+        let (res, ev) = reader
+            .read_resolved_event()
+            .map_err(|e| bad(e.to_string()))?;
         let ns = ns_of(&res);
         match ev {
-            Event::Start(e) => {
-                let name = e.local_name().as_ref().to_string();
-                if stack.is_empty() {
-                    if seen_root || ns != Ns::Atom || name != "feed" {
-                        return Err(bad(format!(
-                            "the document is a <{name}>, not an Atom <feed>"
-                        )));
-                    }
-                    seen_root = true;
-                }
-                let parent = stack.last().map(|(_, n)| n.as_str());
-                match (parent, ns, name.as_str()) {
-                    (Some("feed"), Ns::Atom, "entry") => entry = Some(EntryState::default()),
-                    (Some("entry"), Ns::Atom, "author") => author = Some(String::new()),
-                    (Some("entry"), Ns::Atom, "link") => {
-                        if let Some(st) = entry.as_mut() {
-                            let href = attr(&e, "href").unwrap_or_default();
-                            let rel = attr(&e, "rel").unwrap_or_default();
-                            let title = attr(&e, "title").unwrap_or_default();
-                            if href.contains("arxiv.org/api/errors") {
-                                st.error_link = true;
-                            } else if rel == "alternate" {
-                                st.paper.abs_url = href;
-                            } else if rel == "related" && title == "pdf" {
-                                st.paper.pdf_url = href;
-                            }
-                        }
-                    }
-                    (Some("entry"), Ns::Atom, "category") => {
-                        if let (Some(st), Some(term)) = (entry.as_mut(), attr(&e, "term")) {
-                            st.paper.categories.push(term);
-                        }
-                    }
-                    (Some("entry"), Ns::Arxiv, "primary_category") => {
-                        if let Some(st) = entry.as_mut() {
-                            st.paper.primary_category = attr(&e, "term");
-                        }
-                    }
-                    _ => {}
-                }
-                stack.push((ns, name));
-                text.clear();
-            }
-            Event::Text(t) => text.push_str(&t.xml10_content()),
-            Event::CData(t) => text.push_str(&t),
-            Event::GeneralRef(r) => {
-                if let Ok(Some(c)) = r.resolve_char_ref() {
-                    text.push(c);
+            Event::Start(e) => r.start(ns, &e)?,
+            Event::Text(t) => r.text.push_str(&t.xml10_content()),
+            Event::CData(t) => r.text.push_str(&t),
+            Event::GeneralRef(g) => {
+                if let Ok(Some(c)) = g.resolve_char_ref() {
+                    r.text.push(c);
                 } else {
-                    let name = r.xml10_content();
+                    let name = g.xml10_content();
                     match resolve_predefined_entity(&name) {
-                        Some(s) => text.push_str(s),
+                        Some(s) => r.text.push_str(s),
                         None => return Err(bad(format!("unknown entity &{name};"))),
                     }
                 }
             }
-            Event::End(_) => {
-                let Some((ns, name)) = stack.pop() else {
-                    return Err(bad("an end tag without a start".into()));
-                };
-                let parent = stack.last().map(|(_, n)| n.as_str());
-                let value = collapse(&text);
-                match (parent, ns, name.as_str()) {
-                    (Some("feed"), Ns::OpenSearch, "totalResults") => {
-                        feed.total = value.parse().ok()
-                    }
-                    (Some("feed"), Ns::OpenSearch, "startIndex") => feed.start = value.parse().ok(),
-                    (Some("feed"), Ns::Atom, "entry") => {
-                        let st = entry.take().unwrap_or_default();
-                        finish_entry(st, &mut feed)?;
-                    }
-                    (Some("entry"), Ns::Atom, field) => {
-                        if let Some(st) = entry.as_mut() {
-                            let p = &mut st.paper;
-                            match field {
-                                "id" => st.raw_id = value,
-                                "title" => st.raw_title = value,
-                                "summary" => p.summary = value,
-                                "published" => p.published = value,
-                                "updated" => p.updated = value,
-                                "author" => {
-                                    if let Some(a) = author.take().filter(|a| !a.is_empty()) {
-                                        p.authors.push(a);
-                                    }
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
-                    (Some("entry"), Ns::Arxiv, field) => {
-                        if let Some(st) = entry.as_mut() {
-                            let v = Some(value).filter(|v| !v.is_empty());
-                            match field {
-                                "comment" => st.paper.comment = v,
-                                "journal_ref" => st.paper.journal_ref = v,
-                                "doi" => st.paper.doi = v,
-                                _ => {}
-                            }
-                        }
-                    }
-                    (Some("author"), Ns::Atom, "name") => {
-                        if let Some(a) = author.as_mut() {
-                            *a = value;
-                        }
-                    }
-                    _ => {}
-                }
-                text.clear();
-            }
+            Event::End(_) => r.end()?,
             Event::Eof => break,
             _ => {}
         }
     }
-    if !seen_root {
-        return Err(bad("no <feed> in it".into()));
+    if !r.seen_root {
+        return Err(bad("no <feed> in it"));
     }
-    if let Some((_, open)) = stack.last() {
+    if let Some((_, open)) = r.stack.last() {
         return Err(bad(format!("it ends inside <{open}> (cut off?)")));
     }
-    Ok(feed)
+    Ok(r.feed)
+}
+
+impl Reading {
+    fn start(&mut self, ns: Ns, e: &BytesStart<'_>) -> Result<(), AtomError> {
+        let name = e.local_name().as_ref().to_string();
+        if self.stack.is_empty() {
+            if self.seen_root || ns != Ns::Atom || name != "feed" {
+                return Err(bad(format!(
+                    "the document is a <{name}>, not an Atom <feed>"
+                )));
+            }
+            self.seen_root = true;
+        }
+        let parent = self.stack.last().map(|(_, n)| n.as_str());
+        match (parent, ns, name.as_str()) {
+            (Some("feed"), Ns::Atom, "entry") => self.entry = Some(EntryState::default()),
+            (Some("entry"), Ns::Atom, "author") => self.author = Some(String::new()),
+            (Some("entry"), Ns::Atom, "link") => {
+                if let Some(st) = self.entry.as_mut() {
+                    let href = attr(e, "href").unwrap_or_default();
+                    let rel = attr(e, "rel").unwrap_or_default();
+                    let title = attr(e, "title").unwrap_or_default();
+                    if href.contains("arxiv.org/api/errors") {
+                        st.error_link = true;
+                    } else if rel == "alternate" {
+                        st.paper.abs_url = href;
+                    } else if rel == "related" && title == "pdf" {
+                        st.paper.pdf_url = href;
+                    }
+                }
+            }
+            (Some("entry"), Ns::Atom, "category") => {
+                if let (Some(st), Some(term)) = (self.entry.as_mut(), attr(e, "term")) {
+                    st.paper.categories.push(term);
+                }
+            }
+            (Some("entry"), Ns::Arxiv, "primary_category") => {
+                if let Some(st) = self.entry.as_mut() {
+                    st.paper.primary_category = attr(e, "term");
+                }
+            }
+            _ => {}
+        }
+        self.stack.push((ns, name));
+        self.text.clear();
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<(), AtomError> {
+        let Some((ns, name)) = self.stack.pop() else {
+            return Err(bad("an end tag without a start"));
+        };
+        let value = collapse(&self.text);
+        self.text.clear();
+        let parent = self.stack.last().map(|(_, n)| n.as_str());
+        match (parent, ns, name.as_str()) {
+            (Some("feed"), Ns::OpenSearch, "totalResults") => self.feed.total = value.parse().ok(),
+            (Some("feed"), Ns::OpenSearch, "startIndex") => self.feed.start = value.parse().ok(),
+            (Some("feed"), Ns::Atom, "entry") => {
+                let st = self.entry.take().unwrap_or_default();
+                finish_entry(st, &mut self.feed)?;
+            }
+            (Some("entry"), Ns::Atom, field) => self.entry_field(field, value),
+            (Some("entry"), Ns::Arxiv, field) => {
+                if let Some(st) = self.entry.as_mut() {
+                    let v = Some(value).filter(|v| !v.is_empty());
+                    match field {
+                        "comment" => st.paper.comment = v,
+                        "journal_ref" => st.paper.journal_ref = v,
+                        "doi" => st.paper.doi = v,
+                        _ => {}
+                    }
+                }
+            }
+            (Some("author"), Ns::Atom, "name") => {
+                if let Some(a) = self.author.as_mut() {
+                    *a = value;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// An Atom element of an entry ended with `value`.
+    fn entry_field(&mut self, field: &str, value: String) {
+        let Some(st) = self.entry.as_mut() else {
+            return;
+        };
+        let p = &mut st.paper;
+        match field {
+            "id" => st.raw_id = value,
+            "title" => st.raw_title = value,
+            "summary" => p.summary = value,
+            "published" => p.published = value,
+            "updated" => p.updated = value,
+            "author" => {
+                if let Some(a) = self.author.take().filter(|a| !a.is_empty()) {
+                    p.authors.push(a);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn finish_entry(st: EntryState, feed: &mut Feed) -> Result<(), AtomError> {

@@ -118,7 +118,7 @@ pub(super) async fn wait_running(rt: &Runtime, name: &str) -> switchboard_engine
                 s.error
             );
         }
-        assert!(t.elapsed() < Duration::from_secs(30), "{name} never ran");
+        assert!(t.elapsed() < crate::support::READY, "{name} never ran");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -134,9 +134,8 @@ pub async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
         }
         config.servers.insert(name.into(), cfg);
     }
-    let mut opts = HostOptions::new(builtin_bin());
+    let mut opts = host_options();
     opts.call_timeout = Duration::from_secs(20);
-    opts.start_timeout = Duration::from_secs(4);
     // crashes are restarted automatically; keep that out of these tests' way
     opts.restart_base_delay = Duration::from_secs(30);
     // the built-ins run sandboxed: their private folders go here, not in the user's cache
@@ -209,10 +208,7 @@ pub async fn wait_for_status(
         if f(&s) {
             return s;
         }
-        assert!(
-            t.elapsed() < Duration::from_secs(15),
-            "timed out; last: {s:?}"
-        );
+        assert!(t.elapsed() < READY, "timed out; last: {s:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -375,9 +371,23 @@ pub async fn host_of(servers: Vec<(&str, ServerConfig)>) -> Arc<McpHost> {
     for (name, server) in servers {
         config.servers.insert(name.into(), server);
     }
-    let host = McpHost::new(HostOptions::new(builtin_bin()));
+    let host = McpHost::new(host_options());
     host.start_all(&config).await;
     host
+}
+
+/// How long a test waits for something to become ready (a server to start, a state to come):
+/// only a bound against a hang, never a measure of speed — on a busy machine (a build beside
+/// it, two cores) starting node or Python servers takes many seconds.
+pub const READY: Duration = Duration::from_secs(120);
+
+/// The host's options for tests: a server is waited for until it has started, however busy
+/// the machine ([`READY`]); a test about a server that never answers sets its own, shorter,
+/// start timeout for that server's host alone.
+pub fn host_options() -> HostOptions {
+    let mut opts = HostOptions::new(builtin_bin());
+    opts.start_timeout = READY;
+    opts
 }
 
 /// A host running only the built-in calculator.

@@ -92,6 +92,20 @@ pub fn everything_over_http(mode: &str) -> (Background, u16) {
     )
 }
 
+/// A Streamable HTTP server whose tools answer `mb` MB (`fixtures/huge_http_server.py`): as one
+/// JSON body, or as one SSE event. Returns once it listens; the URL path is `/mcp`.
+pub fn huge_http_server(mb: usize) -> (Background, u16) {
+    let port = free_port();
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(fixture("huge_http_server.py"))
+        .arg(port.to_string())
+        .arg(mb.to_string());
+    (
+        listening(cmd, port, "the huge-answer HTTP fixture server"),
+        port,
+    )
+}
+
 /// The REST-dialect fixture server on 127.0.0.1. Returns once it listens.
 pub fn rest_server() -> (Background, u16) {
     let port = free_port();
@@ -142,7 +156,7 @@ pub fn sdk_oauth_server() -> (Background, u16) {
     let t = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", auth_port)).is_err() {
         assert!(
-            t.elapsed() < std::time::Duration::from_secs(20),
+            t.elapsed() < std::time::Duration::from_secs(120),
             "its authorization server did not listen"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -201,8 +215,9 @@ fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Backgroun
     let bg = Background(child);
     let t = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // a bound against a hang only: on a busy machine a Python or node server takes a while
         assert!(
-            t.elapsed() < std::time::Duration::from_secs(20),
+            t.elapsed() < std::time::Duration::from_secs(120),
             "{what} did not listen on {port}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));

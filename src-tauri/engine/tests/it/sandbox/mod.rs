@@ -1,8 +1,9 @@
-//! Stdio servers in the kernel sandbox (Landlock, and seccomp for "no network"), with real
-//! servers: the npm filesystem server refused by the kernel outside what its sandbox allows, a
-//! Python server refused TCP and UDP with the network off (and allowed them with it on), the
-//! built-ins sandboxed by default, and what happens on a kernel without Landlock. Tests that
-//! need Landlock say so and pass on a kernel without it; the last one needs none.
+//! Stdio servers in the kernel sandbox (Landlock and seccomp), with real servers: the npm
+//! filesystem server refused by the kernel outside what its sandbox allows, a Python server
+//! refused TCP and UDP with the network off (and allowed them with it on), the probe server
+//! trying every way out (`probe.rs`), the built-ins sandboxed by default, and what
+//! happens on a kernel without Landlock. Tests that need Landlock say so and pass on a kernel
+//! without it; the last one needs none.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,12 +12,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchboard_engine::mcp::sandbox::{kernel_abi, SandboxState, BLOCKED_NOTE};
 use switchboard_engine::mcp::{
-    HostOptions, McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus,
-    ServerView, Step, ToolOutcome,
+    McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus, ServerView,
+    Step, ToolOutcome,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
+
+mod probe;
 
 /// Whether this kernel can sandbox; says so when it cannot.
 fn landlock() -> bool {
@@ -35,8 +38,7 @@ fn sandboxed(cfg: ServerConfig, sandbox: SandboxConfig) -> ServerConfig {
 }
 
 async fn host(dir: &Path, servers: Vec<(&str, ServerConfig)>, abi: Option<i32>) -> Arc<McpHost> {
-    let mut opts = HostOptions::new(builtin_bin());
-    opts.start_timeout = Duration::from_secs(20);
+    let mut opts = host_options();
     opts.restart_base_delay = Duration::from_secs(30);
     opts.sandbox_dir = dir.join("private");
     opts.landlock_abi = abi;
@@ -231,7 +233,7 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
     // on: both get through
     let r = call(&host, "open__tcp", json!({ "port": tcp_port })).await;
     assert!(!r.is_error, "{r:?}");
-    let (mut stream, _) = tokio::time::timeout(Duration::from_secs(5), tcp.accept())
+    let (mut stream, _) = tokio::time::timeout(READY, tcp.accept())
         .await
         .expect("a connection")
         .unwrap();
@@ -242,7 +244,7 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
     assert_eq!(got, "hello over tcp");
     let r = call(&host, "open__udp", json!({ "port": udp_port })).await;
     assert!(!r.is_error, "{r:?}");
-    let (n, _) = tokio::time::timeout(Duration::from_secs(5), udp.recv_from(&mut buf))
+    let (n, _) = tokio::time::timeout(READY, udp.recv_from(&mut buf))
         .await
         .expect("a datagram")
         .unwrap();
@@ -250,8 +252,9 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
 
     // the filter is there only with the network off; both run with no_new_privs (Landlock's due)
     let pid = |name: &str| view(&host, name).pid.unwrap();
+    // both are filtered (the network rules only without it); both run with no_new_privs
     assert_eq!(proc_status(pid("closed"), "Seccomp"), "2");
-    assert_eq!(proc_status(pid("open"), "Seccomp"), "0");
+    assert_eq!(proc_status(pid("open"), "Seccomp"), "2");
     assert_eq!(proc_status(pid("open"), "NoNewPrivs"), "1");
     // files stay confined with the network on: its own fixture folder is readable (its
     // script's project), the test's temporary folder is not

@@ -1,0 +1,176 @@
+//! What a sandbox never grants by itself: credentials under home and the app's own folders. A
+//! grant that holds one (a script's folder, the `cwd`, a folder the user listed such as `~`) is
+//! split around it: the grant's entries are granted one by one, those that hold a protected
+//! path split again, and the protected path itself is left out (Landlock only adds rights, so a
+//! folder cannot be granted "but for" something inside). A protected path is granted only when
+//! the config names it, or something inside it, itself.
+
+use super::*;
+
+/// Under home: credentials and keys, never readable unless named.
+pub const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".netrc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".docker/config.json",
+    ".kube",
+    ".local/share/keyrings",
+    ".gnome2/keyrings",
+    ".password-store",
+    ".pki",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".local/share/uv/credentials",
+    ".config/uv",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+];
+
+/// The protected paths: [`CREDENTIALS`] under `home`, and `app` (the app's config, data and
+/// cache folders). Each as written and, when it exists, as resolved (a `~/.ssh` that is a
+/// symlink into a dotfiles folder is protected there too).
+pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let listed = home
+        .into_iter()
+        .flat_map(|h| CREDENTIALS.iter().map(move |c| h.join(c)))
+        .chain(app.iter().cloned());
+    for p in listed {
+        if let Ok(real) = p.canonicalize() {
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `grant` as it may be granted: itself when no protected path is in it; its entries, split
+/// again where one holds a protected path, when one is; nothing when it is itself protected
+/// (or inside a protected folder), unless `named` (the config names it). What was left out
+/// goes to `left_out`.
+pub fn split_around(
+    grant: &Path,
+    protected: &[PathBuf],
+    named: bool,
+    out: &mut Vec<PathBuf>,
+    left_out: &mut Vec<PathBuf>,
+) {
+    if protected.iter().any(|p| grant.starts_with(p)) {
+        if named {
+            push(out, grant);
+        } else {
+            push(left_out, grant);
+        }
+        return;
+    }
+    let inside: Vec<&PathBuf> = protected
+        .iter()
+        .filter(|p| p.starts_with(grant) && p.as_path() != grant)
+        .collect();
+    if inside.is_empty() {
+        push(out, grant);
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(grant) else {
+        // a file, or a folder that cannot be listed: nothing of it can be granted safely
+        push(left_out, grant);
+        return;
+    };
+    for e in entries.flatten() {
+        let child = e.path();
+        if protected.iter().any(|p| child.starts_with(p)) {
+            push(left_out, &child);
+        } else if inside.iter().any(|p| p.starts_with(&child)) {
+            split_around(&child, protected, false, out, left_out);
+        } else {
+            push(out, &child);
+        }
+    }
+}
+
+fn push(list: &mut Vec<PathBuf>, p: &Path) {
+    if !list.iter().any(|x| x == p) {
+        list.push(p.to_path_buf());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grant_that_holds_a_credential_is_split_around_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        for d in [
+            ".ssh",
+            ".config/gh",
+            ".config/editor",
+            "notes",
+            ".local/share/app",
+        ] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".netrc"), "machine x password y").unwrap();
+        std::fs::write(home.join("todo.txt"), "x").unwrap();
+        let app = home.join(".local/share/app");
+        let protected = protected(Some(&home), std::slice::from_ref(&app));
+        let (mut out, mut left) = (Vec::new(), Vec::new());
+        split_around(&home, &protected, true, &mut out, &mut left);
+        out.sort();
+        let rel: Vec<String> = out
+            .iter()
+            .map(|p| p.strip_prefix(&home).unwrap().display().to_string())
+            .collect();
+        // everything of home but the credentials and the app's folder, entry by entry
+        assert_eq!(
+            rel,
+            vec![".config/editor", "notes", "todo.txt"],
+            "left out: {left:?}"
+        );
+        for p in [".ssh", ".netrc", ".config/gh", ".local/share/app"] {
+            assert!(left.contains(&home.join(p)), "{p} in {left:?}");
+        }
+        // named itself: granted; found inside another grant: never
+        let (mut out, mut left) = (Vec::new(), Vec::new());
+        split_around(&home.join(".ssh"), &protected, true, &mut out, &mut left);
+        assert_eq!(out, vec![home.join(".ssh")]);
+        let (mut out, mut left2) = (Vec::new(), Vec::new());
+        split_around(&home.join(".ssh"), &protected, false, &mut out, &mut left2);
+        assert!(out.is_empty() && left2 == vec![home.join(".ssh")]);
+        // a folder with nothing protected in it stays one grant
+        let (mut out, mut left) = (Vec::new(), Vec::new());
+        split_around(&home.join("notes"), &protected, false, &mut out, &mut left);
+        assert_eq!((out, left), (vec![home.join("notes")], vec![]));
+    }
+
+    #[test]
+    fn a_credential_behind_a_symlink_is_protected_where_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        let home = d.join("home");
+        std::fs::create_dir_all(d.join("dotfiles/ssh")).unwrap();
+        std::fs::create_dir_all(d.join("dotfiles/vimrc.d")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::os::unix::fs::symlink(d.join("dotfiles/ssh"), home.join(".ssh")).unwrap();
+        let protected = protected(Some(&home), &[]);
+        let (mut out, mut left) = (Vec::new(), Vec::new());
+        split_around(&d.join("dotfiles"), &protected, true, &mut out, &mut left);
+        assert_eq!(out, vec![d.join("dotfiles/vimrc.d")]);
+        assert_eq!(left, vec![d.join("dotfiles/ssh")]);
+    }
+}
