@@ -1,4 +1,6 @@
-use switchboard_engine::chat::{with_attachments, Answer, Attachment, QuestionId, Resume};
+use switchboard_engine::chat::{
+    with_attachments, Answer, Attachment, ImageRef, QuestionId, Resume,
+};
 use switchboard_engine::store::ToolChoice;
 use switchboard_engine::{ChatEvent, TurnRequest, TurnSummary};
 use tauri::ipc::Channel;
@@ -17,6 +19,14 @@ pub struct ResourceRef {
     name: String,
 }
 
+/// A document the user attached (its text, as `attach_file` read it).
+#[derive(serde::Deserialize)]
+pub struct DocumentRef {
+    name: String,
+    mime: String,
+    text: String,
+}
+
 /// What the window sends for one turn.
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,6 +39,12 @@ pub struct SendRequest {
     text: String,
     #[serde(default)]
     attachments: Vec<ResourceRef>,
+    /// Images kept by `attach_file`, to go with the message.
+    #[serde(default)]
+    images: Vec<ImageRef>,
+    /// Documents' text, to go into the message.
+    #[serde(default)]
+    documents: Vec<DocumentRef>,
     tool_choice: Option<ToolChoice>,
     /// Edit: the message this text replaces (a new branch).
     edit_of: Option<i64>,
@@ -53,7 +69,8 @@ pub async fn send_message(
 ) -> CmdResult<TurnSummary> {
     let r = request;
     let adds_message = r.regenerate.is_none() && r.resume.is_none() && r.late_result.is_none();
-    if adds_message && r.text.trim().is_empty() {
+    let attaches = !r.images.is_empty() || !r.documents.is_empty() || !r.attachments.is_empty();
+    if adds_message && r.text.trim().is_empty() && !attaches {
         return Err(UiError::invalid("The message is empty"));
     }
     if r.model.trim().is_empty() {
@@ -73,10 +90,17 @@ pub async fn send_message(
             })?;
         read.push(Attachment {
             name: a.name,
-            uri: a.uri,
+            uri: Some(a.uri),
+            mime: None,
             text: got.text,
         });
     }
+    read.extend(r.documents.into_iter().map(|d| Attachment {
+        name: switchboard_engine::chat::clean_name(&d.name),
+        uri: None,
+        mime: Some(d.mime),
+        text: d.text,
+    }));
     let text = with_attachments(&r.text, &read);
     let provider = match (&r.provider, r.conversation_id) {
         (Some(p), _) => Some(p.clone()),
@@ -108,6 +132,7 @@ pub async fn send_message(
                 provider,
                 settings: r.chat_settings,
                 late_result: r.late_result,
+                images: r.images,
             },
             &emit,
             cancel,

@@ -3,6 +3,7 @@
 pub mod app;
 pub mod apps;
 pub mod catalog;
+pub mod attach;
 pub mod chat;
 pub mod conversations;
 mod files;
@@ -54,6 +55,9 @@ macro_rules! handler {
             commands::chat::answer_question,
             commands::chat::cancel_tool_call,
             commands::chat::watch_tasks,
+            commands::attach::attach_file,
+            commands::attach::pick_attachments,
+            commands::attach::attachment_image,
             commands::apps::open_app,
             commands::apps::app_call_tool,
             commands::apps::close_app,
@@ -159,9 +163,10 @@ impl From<switchboard_engine::store::StoreError> for UiError {
     fn from(e: switchboard_engine::store::StoreError) -> Self {
         use switchboard_engine::store::StoreError as E;
         let kind = match &e {
-            E::NoConversation(_) | E::NoMessage(_) => ErrorKind::NotFound,
+            E::NoConversation(_) | E::NoMessage(_) | E::NoAttachment(_) => ErrorKind::NotFound,
             E::Import(_) => ErrorKind::Invalid,
             E::Sqlite(_) | E::Migration(_) | E::Closed => ErrorKind::Store,
+            E::File(_) => ErrorKind::File,
         };
         UiError::new(kind, e)
     }

@@ -7,6 +7,7 @@ pub mod form;
 pub mod llm;
 pub mod markdown;
 pub mod mcp;
+pub mod media;
 pub mod paths;
 pub mod registry;
 mod runtime;

@@ -54,6 +54,9 @@ pub struct Settings {
     /// The MCP Registry the catalog searches (API v0.1); `None` = the official one
     /// (`registry::OFFICIAL_REGISTRY`). A company's sub-registry works the same way.
     pub catalog_registry: Option<String>,
+    /// The longest side, in pixels, of an image as kept and sent to a model (attached ones and
+    /// tools'): bigger ones are downscaled.
+    pub image_max_side: u32,
 }
 
 /// An LLM server the app can talk to.
@@ -113,6 +116,7 @@ impl Default for Settings {
             providers: Vec::new(),
             trusted_link_hosts: BTreeSet::new(),
             catalog_registry: None,
+            image_max_side: crate::media::DEFAULT_MAX_SIDE,
         }
     }
 }
@@ -148,6 +152,13 @@ impl Settings {
         }
         if let Some(h) = self.trusted_link_hosts.iter().find(|h| !is_host(h)) {
             return Err(format!("\"{h}\" is not a host name"));
+        }
+        if !crate::media::MAX_SIDE_RANGE.contains(&self.image_max_side) {
+            return Err(format!(
+                "The image size must be between {} and {} pixels",
+                crate::media::MAX_SIDE_RANGE.start(),
+                crate::media::MAX_SIDE_RANGE.end()
+            ));
         }
         for r in &self.roots {
             if !Path::new(r).is_absolute() || !Path::new(r).is_dir() {
@@ -299,6 +310,9 @@ impl Settings {
             s.num_ctx = None;
         }
         s.trusted_link_hosts.retain(|h| is_host(h));
+        if !crate::media::MAX_SIDE_RANGE.contains(&s.image_max_side) {
+            s.image_max_side = d.image_max_side;
+        }
         s
     }
 }

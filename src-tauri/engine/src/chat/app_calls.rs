@@ -171,6 +171,7 @@ impl ChatEngine {
                 text: why,
                 is_error: true,
                 raw: None,
+                images: vec![],
             },
         })
     }

@@ -54,7 +54,8 @@ pub fn estimate_messages(messages: &[Message]) -> usize {
                         + PER_MESSAGE
                 })
                 .sum();
-            PER_MESSAGE + estimate_tokens(&m.content) + calls
+            let images: usize = m.images.iter().map(|i| i.estimated_tokens()).sum();
+            PER_MESSAGE + estimate_tokens(&m.content) + calls + images
         })
         .sum()
 }

@@ -8,13 +8,14 @@
 //! their turn), `broker.rs` (the questions waiting for the user), `approval.rs` (the rules),
 //! `text_tools.rs` (tools for models without native tool calling; `answer.rs` streams a
 //! constrained reply's answer), `events.rs`, `tools.rs` (what the loop needs from a tool host),
-//! `view.rs` (what the window shows of a stored conversation), `attachments.rs`. For models that
-//! mangle tool calls: `families/` (the registry of every model family's tool-call markup),
-//! `recover.rs` (calls and markup read from a whole reply, over the registry), `gate.rs` (the
-//! streaming hold-back, over the same registry), `lenient.rs` and `pylit.rs` (JSON and Python
-//! literals as models write them), `resolve.rs` (names), `repair.rs` (arguments), `budget.rs`
-//! (tokens), `rank.rs` (which tools to offer). `check/` is the model check (does a model use
-//! tools, and how).
+//! `view.rs` (what the window shows of a stored conversation), `attachments.rs` (text attached to
+//! a message), `files.rs` (the user's files made ready to send), `vision.rs` (images to the
+//! model). For models that mangle tool calls: `families/` (the registry of every model family's
+//! tool-call markup), `recover.rs` (calls and markup read from a whole reply, over the registry),
+//! `gate.rs` (the streaming hold-back, over the same registry), `lenient.rs` and `pylit.rs` (JSON
+//! and Python literals as models write them), `resolve.rs` (names), `repair.rs` (arguments),
+//! `budget.rs` (tokens), `rank.rs` (which tools to offer). `check/` is the model check (does a
+//! model use tools, and how).
 
 pub mod answer;
 mod app_calls;
@@ -25,6 +26,7 @@ pub mod budget;
 pub mod check;
 mod events;
 pub mod families;
+mod files;
 pub mod gate;
 pub mod lenient;
 pub mod pylit;
@@ -39,6 +41,7 @@ mod tool_call;
 mod tools;
 mod turn;
 pub mod view;
+mod vision;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -54,6 +57,7 @@ use crate::store::{Store, StoreError, ToolChoice};
 pub use attachments::{with_attachments, Attachment, MAX_ATTACHMENT_CHARS};
 pub use broker::{Answer, AnswerError, Broker, Question, QuestionId};
 pub use events::{ChatEvent, Emit, SamplingOutcome};
+pub use files::{attach_file, clean_name, AttachError, AttachedFile, ImageRef};
 pub use tools::ToolHost;
 
 pub const DEFAULT_SYSTEM_PROMPT: &str =
@@ -81,6 +85,9 @@ pub struct ChatOptions {
     pub tool_modes: BTreeMap<String, crate::settings::ToolMode>,
     /// What Switchboard does for models that mangle tool calls (all on; off only to measure).
     pub aids: Aids,
+    /// The longest side of an image as sent (a tool's, a server's; the user's are fitted when
+    /// attached).
+    pub image_max_side: u32,
 }
 
 /// What Switchboard does for models that mangle tool calls. All are on; each can be switched off
@@ -129,6 +136,7 @@ impl ChatOptions {
             thinking: s.thinking,
             tool_modes: s.tool_modes.clone(),
             aids: Aids::default(),
+            image_max_side: s.image_max_side,
         }
     }
 }
@@ -165,6 +173,9 @@ pub struct TurnRequest {
     /// Send the model the result of this tool call, whose task ended after its turn; `text` is
     /// unused.
     pub late_result: Option<i64>,
+    /// Images that go with `text` (kept in the store by [`attach_file`]). For an edit that names
+    /// none, the edited message's stay.
+    pub images: Vec<ImageRef>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -227,6 +238,30 @@ pub struct ChatEngine {
     pub shared: Arc<EngineShared>,
 }
 
+/// A new conversation's title: its first message's first line, else (a message that is only
+/// attachments) the first attachment's name.
+fn title_of(req: &TurnRequest) -> String {
+    let typed = if req.text.starts_with("<attachment name=\"") {
+        ""
+    } else {
+        match req.text.find("\n\n<attachment name=\"") {
+            Some(at) => &req.text[..at],
+            None => &req.text,
+        }
+    };
+    if !typed.trim().is_empty() {
+        return title_from(typed);
+    }
+    let attached = req
+        .text
+        .split("<attachment name=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|n| n.replace("&quot;", "\"").replace("&amp;", "&"))
+        .or_else(|| req.images.first().map(|i| i.name.clone()));
+    title_from(attached.as_deref().unwrap_or(""))
+}
+
 fn title_from(text: &str) -> String {
     let line = text
         .lines()
@@ -252,6 +287,33 @@ fn normalized_arguments(v: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_message_of_attachments_is_titled_by_the_first() {
+        let req = |text: &str, images: &[&str]| TurnRequest {
+            text: text.into(),
+            images: images
+                .iter()
+                .map(|n| ImageRef {
+                    sha256: String::new(),
+                    name: n.to_string(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let doc =
+            "<attachment name=\"a &amp; b.pdf\" type=\"application/pdf\">\ntext\n</attachment>";
+        assert_eq!(title_of(&req(doc, &[])), "a & b.pdf");
+        let two =
+            format!("{doc}\n\n<attachment name=\"b.md\" type=\"text/plain\">\nb\n</attachment>");
+        assert_eq!(title_of(&req(&two, &[])), "a & b.pdf");
+        assert_eq!(
+            title_of(&req(&format!("summarise\n\n{doc}"), &[])),
+            "summarise"
+        );
+        assert_eq!(title_of(&req("", &["shot.png"])), "shot.png");
+        assert_eq!(title_of(&req("", &[])), "New chat");
+    }
 
     #[test]
     fn titles_and_arguments_to_compare() {

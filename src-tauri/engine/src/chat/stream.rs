@@ -98,7 +98,7 @@ impl ChatEngine {
             .await?;
         emit(ChatEvent::AssistantStarted { message_id });
 
-        let request_body = self.llm.request_body(request);
+        let request_body = crate::llm::without_image_data(self.llm.request_body(request));
         let started = Instant::now();
         let (tx, rx) = mpsc::unbounded_channel::<Delta>();
         let llm = self.llm.clone();

@@ -171,6 +171,7 @@ impl ChatEngine {
             text,
             is_error: true,
             raw: None,
+            images: vec![],
         })
     }
 
@@ -233,6 +234,7 @@ mod tests {
             text: "x".into(),
             is_error,
             raw: None,
+            images: vec![],
         }
     }
 

@@ -68,14 +68,18 @@ pub fn history_as_text(messages: &[Message]) -> Vec<Message> {
                 out.thinking = m.thinking.clone();
                 out
             }
-            Role::Tool => Message::new(
-                Role::User,
-                format!(
-                    "Result of {}:\n{}",
-                    m.tool_name.as_deref().unwrap_or("the tool"),
-                    m.content
-                ),
-            ),
+            // a tool's images go with its result
+            Role::Tool => Message {
+                images: m.images.clone(),
+                ..Message::new(
+                    Role::User,
+                    format!(
+                        "Result of {}:\n{}",
+                        m.tool_name.as_deref().unwrap_or("the tool"),
+                        m.content
+                    ),
+                )
+            },
             _ => m.clone(),
         })
         .collect()

@@ -280,7 +280,15 @@ impl ChatEngine {
                 outcome,
                 duration_ms,
             } = ended?;
-            let msg = message_for_model(card, &outcome, share);
+            let mut msg = message_for_model(card, &outcome, share);
+            // its images are kept with the result; the model gets them if it sees images
+            let (images, notes) = self
+                .server_images(&card.call.name, &outcome.images, true)
+                .await;
+            for note in notes {
+                msg.content.push_str(&format!("\n{note}"));
+            }
+            msg.images = images;
             finished.push(FinishedCall {
                 id: card.id,
                 tool_message: msg.clone(),
@@ -289,6 +297,7 @@ impl ChatEngine {
                 is_error: outcome.is_error,
                 duration_ms,
             });
+            super::vision::fit(std::slice::from_mut(&mut msg), turn.vision);
             messages.push(msg);
         }
         self.store
@@ -422,6 +431,7 @@ impl ChatEngine {
                 text,
                 is_error: true,
                 raw: None,
+                images: vec![],
             },
             duration_ms,
         }

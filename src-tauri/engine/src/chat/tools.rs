@@ -51,6 +51,7 @@ pub trait ToolHost: Send + Sync {
             text: "This host cannot run apps' calls.".into(),
             is_error: true,
             raw: None,
+            images: vec![],
         }
     }
     /// What makes `server` the server it is (`ServerConfig::identity`), when it is configured.
@@ -72,6 +73,7 @@ pub trait ToolHost: Send + Sync {
             text: "This host cannot follow tasks.".into(),
             is_error: true,
             raw: None,
+            images: vec![],
         }
     }
 }

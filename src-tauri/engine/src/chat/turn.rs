@@ -54,6 +54,8 @@ pub(super) struct Turn {
     /// The estimate (before calibration) of the last request, to calibrate by what the server
     /// says it was.
     pub last_estimate: usize,
+    /// Whether the model sees images (`None`: its server does not say).
+    pub vision: Option<bool>,
 }
 
 impl Turn {

@@ -10,8 +10,8 @@ use crate::llm::Role;
 use crate::markdown;
 use crate::store::page::{Outline, OutlineMessage};
 use crate::store::{
-    Approval, Conversation, ConversationSummary, MessageStatus, Notice, Store, StoreError,
-    StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
+    Approval, AttachedImage, Conversation, ConversationSummary, MessageStatus, Notice, Store,
+    StoreError, StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
 };
 
 #[derive(Debug, Clone, Serialize)]
@@ -31,6 +31,9 @@ pub enum Item {
         sibling_count: i64,
         /// On an assistant message: the user message it answers (what "regenerate" starts from).
         reply_to: Option<i64>,
+        /// The images it carries (thumbnails; the whole image on request).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<AttachedImage>,
     },
     #[serde(rename_all = "camelCase")]
     ToolCall {
@@ -51,6 +54,10 @@ pub enum Item {
         written: Option<String>,
         /// When its server runs it as a task: where the task is.
         task: Option<crate::store::StoredTask>,
+        /// The images of its result as kept with the conversation (what a model that sees
+        /// images got), shown when the raw result is not kept.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        images: Vec<AttachedImage>,
     },
     #[serde(rename_all = "camelCase")]
     Notice { id: i64, notice: Notice },
@@ -70,7 +77,7 @@ pub struct ConversationView {
 /// How many items a conversation opens with; the earlier ones are sent when the user asks.
 pub const PAGE: usize = 300;
 
-fn card(t: &StoredToolCall) -> Item {
+fn card(t: &StoredToolCall, images: Vec<AttachedImage>) -> Item {
     Item::ToolCall {
         id: t.id,
         message_id: t.message_id,
@@ -87,6 +94,7 @@ fn card(t: &StoredToolCall) -> Item {
         written: t.written.clone(),
         raw: t.result_raw.clone(),
         task: t.task.clone(),
+        images,
     }
 }
 
@@ -160,6 +168,18 @@ fn items(
     for t in tool_calls {
         cards.entry(t.message_id).or_default().push(t);
     }
+    // a tool's images are on its result message
+    let result_images: HashMap<i64, &Vec<AttachedImage>> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool && !m.attachments.is_empty())
+        .map(|m| (m.id, &m.attachments))
+        .collect();
+    let images_of = |t: &StoredToolCall| {
+        t.result_message_id
+            .and_then(|r| result_images.get(&r))
+            .map(|a| a.to_vec())
+            .unwrap_or_default()
+    };
     let mut items = Vec::new();
     for m in messages {
         let calls = cards.get(&m.id).map_or(&[][..], Vec::as_slice);
@@ -196,9 +216,10 @@ fn items(
                 sibling_index: m.sibling_index,
                 sibling_count: m.sibling_count,
                 reply_to,
+                attachments: m.attachments.clone(),
             });
         }
-        items.extend(calls.iter().map(|t| card(t)));
+        items.extend(calls.iter().map(|t| card(t, images_of(t))));
     }
     items
 }

@@ -5,6 +5,7 @@ mod ndjson;
 pub mod ollama;
 pub mod openai;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -73,6 +74,10 @@ pub struct Message {
     /// On `tool` messages: the id of the call this answers, when the call had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Images the model sees with it (a user's, a tool's). Not serialized: they are kept as
+    /// files by the store, and each wire format writes them its own way.
+    #[serde(skip)]
+    pub images: Vec<Image>,
 }
 
 impl Message {
@@ -84,8 +89,79 @@ impl Message {
             tool_calls: vec![],
             tool_name: None,
             tool_call_id: None,
+            images: vec![],
         }
     }
+}
+
+/// An image on a message, as the model gets it: decoded, downscaled and re-encoded by
+/// Switchboard (`media`), so it carries no metadata.
+#[derive(Clone, PartialEq)]
+pub struct Image {
+    /// Its name in the store: the SHA-256 of its bytes.
+    pub sha256: String,
+    /// The file's name, or what a tool's image is called.
+    pub name: String,
+    /// `image/png` or `image/jpeg`.
+    pub mime: String,
+    pub width: u32,
+    pub height: u32,
+    /// Its bytes in base64, as both wire formats take them (shared: a request copies its
+    /// messages).
+    pub base64: Arc<str>,
+}
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Image({} {}×{} {} base64 chars)",
+            self.name,
+            self.width,
+            self.height,
+            self.base64.len()
+        )
+    }
+}
+
+impl Image {
+    /// The image as a `data:` URL (OpenAI-compatible `image_url` parts).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64)
+    }
+
+    /// About how many tokens of context a model spends on it ([`image_tokens`]).
+    pub fn estimated_tokens(&self) -> usize {
+        image_tokens(self.width, self.height)
+    }
+}
+
+/// About how many tokens of context a model spends on an image of this size: one per 32×32
+/// patch, at least 256 (models differ widely: Gemma 3 takes 256 for any image, Qwen 2.5-VL one
+/// per 28×28 patch; the server's own count calibrates the meter after the first request).
+pub fn image_tokens(width: u32, height: u32) -> usize {
+    ((width.div_ceil(32) * height.div_ceil(32)) as usize).max(256)
+}
+
+/// A request body with each image's data replaced by a short note of its size: what the debug
+/// view keeps (the images are in the conversation; megabytes of base64 per request are not).
+pub fn without_image_data(mut body: Value) -> Value {
+    fn walk(v: &mut Value, in_images: bool) {
+        match v {
+            Value::String(s) if in_images || (s.starts_with("data:image/") && s.len() > 256) => {
+                *s = format!("[image: {} KB of base64]", s.len() / 1024);
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, in_images)),
+            Value::Object(o) => {
+                for (k, x) in o.iter_mut() {
+                    walk(x, k == "images");
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(&mut body, false);
+    body
 }
 
 /// A tool offered to the model (function calling).
@@ -172,6 +248,10 @@ pub struct ModelDetails {
     /// The model's family as the server reports it (Ollama's `details.family`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
+    /// Whether the model sees images, when the server says (Ollama: the `vision` capability;
+    /// llama-server: `/props`' `modalities.vision`); `None`: it does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<bool>,
 }
 
 /// The context Ollama gives a model whose Modelfile sets none, when the request sets none either
@@ -275,9 +355,15 @@ pub trait LlmClient: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<ChatReply, LlmError>;
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
-    /// The model's capabilities (`completion`, `tools`, `thinking`, `vision`, …).
+    /// The model's capabilities (`completion`, `tools`, `thinking`, `vision`, …); `vision` also
+    /// when the server says so elsewhere ([`ModelDetails::vision`]).
     async fn capabilities(&self, model: &str) -> Result<Vec<String>, LlmError> {
-        Ok(self.model_details(model).await?.capabilities)
+        let d = self.model_details(model).await?;
+        let mut caps = d.capabilities;
+        if d.vision == Some(true) && !caps.iter().any(|c| c == "vision") {
+            caps.push("vision".into());
+        }
+        Ok(caps)
     }
     /// What the server says about a model: capabilities and context window.
     async fn model_details(&self, model: &str) -> Result<ModelDetails, LlmError>;

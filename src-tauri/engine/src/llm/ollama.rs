@@ -188,9 +188,13 @@ impl OllamaClient {
     }
 }
 
-/// The wire form of one message.
+/// The wire form of one message (its images as a list of base64 strings, on any role: a
+/// tool's images go on its tool message).
 pub fn message_to_wire(m: &Message) -> Value {
     let mut o = json!({ "role": m.role.as_str(), "content": m.content });
+    if !m.images.is_empty() {
+        o["images"] = Value::Array(m.images.iter().map(|i| json!(&*i.base64)).collect());
+    }
     if let Some(t) = m.thinking.as_ref().filter(|t| !t.is_empty()) {
         o["thinking"] = json!(t);
     }
@@ -438,7 +442,7 @@ impl LlmClient for OllamaClient {
 /// Capabilities and context from an `/api/show` answer: `model_info` has the trained context as
 /// `<architecture>.context_length`; `parameters` (Modelfile lines) may set `num_ctx`.
 fn show_details(v: &Value) -> ModelDetails {
-    let capabilities = v
+    let capabilities: Vec<String> = v
         .get("capabilities")
         .and_then(Value::as_array)
         .map(|a| {
@@ -473,12 +477,15 @@ fn show_details(v: &Value) -> ModelDetails {
             .filter(|s| !s.is_empty())
             .map(String::from)
     };
+    // a server that lists capabilities says whether `vision` is among them
+    let vision = (!capabilities.is_empty()).then(|| capabilities.iter().any(|c| c == "vision"));
     ModelDetails {
         capabilities,
         context_length,
         default_context,
         template: text(v.get("template")),
         family: text(v.get("details").and_then(|d| d.get("family"))),
+        vision,
     }
 }
 

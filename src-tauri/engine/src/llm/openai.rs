@@ -106,13 +106,35 @@ impl OpenAiClient {
     }
 }
 
+/// A message's content with its images: plain text, or (with images) a list of a text part and
+/// `image_url` parts with `data:` URLs.
+fn content_with_images(text: &str, images: &[super::Image]) -> Value {
+    if images.is_empty() {
+        return json!(text);
+    }
+    let mut parts = vec![json!({"type": "text", "text": text})];
+    parts.extend(
+        images
+            .iter()
+            .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+    );
+    Value::Array(parts)
+}
+
 /// Messages in the OpenAI shape. Every assistant tool call gets an id (calls that came from a
-/// provider without ids get `call_N`), and each tool result names the call it answers.
+/// provider without ids get `call_N`), and each tool result names the call it answers. A tool
+/// message takes no images in this API: a tool's images follow the run of tool messages as a
+/// user message, labelled as that tool's output.
 pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     let mut unanswered: std::collections::VecDeque<String> = Default::default();
     let mut n = 0;
+    // tool images waiting for the end of the run of tool messages
+    let mut tool_images: Vec<Value> = Vec::new();
     for m in messages {
+        if m.role != Role::Tool {
+            out.append(&mut tool_images);
+        }
         match m.role {
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let calls: Vec<Value> = m
@@ -150,11 +172,22 @@ pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
                         .pop_front()
                         .unwrap_or_else(|| "call_unknown".into()),
                 };
+                if !m.images.is_empty() {
+                    let label = format!(
+                        "The image{} returned by the tool {} (call {id}):",
+                        if m.images.len() > 1 { "s" } else { "" },
+                        m.tool_name.as_deref().unwrap_or("the tool")
+                    );
+                    tool_images.push(json!({"role": "user",
+                        "content": content_with_images(&label, &m.images)}));
+                }
                 out.push(json!({"role": "tool", "tool_call_id": id, "content": m.content}));
             }
-            role => out.push(json!({"role": role.as_str(), "content": m.content})),
+            role => out.push(json!({"role": role.as_str(),
+                "content": content_with_images(&m.content, &m.images)})),
         }
     }
+    out.append(&mut tool_images);
     out
 }
 
@@ -483,12 +516,17 @@ impl LlmClient for OpenAiClient {
             .and_then(|v| v["chat_template"].as_str())
             .filter(|t| !t.is_empty())
             .map(String::from);
+        // llama-server says whether its model was loaded with a vision projector
+        let vision = props
+            .as_ref()
+            .and_then(|v| v["modalities"]["vision"].as_bool());
         Ok(ModelDetails {
             capabilities: vec![],
             context_length: n_ctx,
             default_context: n_ctx,
             template,
             family: None,
+            vision,
         })
     }
 

@@ -34,7 +34,7 @@ pub use config::{
 pub use host::{
     file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,
     ElicitationAnswer, HostError, HostOptions, KeptSession, McpHost, PinBook, Progress, Reply,
-    RoutedTool, SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus,
-    ServerView, SignInView, Step, TaskEnd, TaskHandle, TaskState, ToolOutcome, ToolView,
-    MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    ResultImage, RoutedTool, SamplingAnswer, SamplingRequest, SamplingText, SandboxView,
+    ServerStatus, ServerView, SignInView, Step, TaskEnd, TaskHandle, TaskState, ToolOutcome,
+    ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };

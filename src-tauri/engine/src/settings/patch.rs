@@ -76,6 +76,9 @@ pub struct SettingsPatch {
         skip_serializing_if = "Option::is_none"
     )]
     pub catalog_registry: Option<Option<String>>,
+    /// The longest side of an image as kept and sent (checked by `Settings::validate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_max_side: Option<u32>,
 }
 
 /// A field that is present, even as `null` (`Some(None)`); one left out is `None` (by `default`).
@@ -127,6 +130,9 @@ impl SettingsPatch {
         }
         if let Some(v) = self.thinking {
             s.thinking = v;
+        }
+        if let Some(v) = self.image_max_side {
+            s.image_max_side = v;
         }
         if let Some(v) = &self.providers {
             s.providers = v.clone();
@@ -212,6 +218,8 @@ mod tests {
         assert_eq!(s.temperature, Some(0.3));
         patch(json!({"temperature": null, "numCtx": 8192})).apply_to(&mut s);
         assert_eq!((s.temperature, s.num_ctx), (None, Some(8192)));
+        patch(json!({"imageMaxSide": 768})).apply_to(&mut s);
+        assert_eq!((s.image_max_side, s.num_ctx), (768, Some(8192)));
 
         // maps change per key
         patch(json!({"toolModes": {"gemma3": null, "qwen3": "native"}})).apply_to(&mut s);

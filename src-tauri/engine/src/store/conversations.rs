@@ -5,7 +5,8 @@ use std::collections::HashSet;
 
 use rusqlite::{named_params, params, OptionalExtension};
 
-use super::messages::{read_message, MESSAGE_COLUMNS, SHOWN_PATH};
+use super::messages::{read_message, MESSAGE_COLUMNS};
+use super::schema::SHOWN_PATH;
 use super::tool_calls::tool_calls_of;
 use super::{
     now_ms, Conversation, ConversationSettings, ConversationSummary, Store, StoreError, ToolChoice,
@@ -53,12 +54,13 @@ pub(super) fn read_branch(
     let mut st = c.prepare_cached(&format!(
         "{SHOWN_PATH} SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id IN path ORDER BY m.seq"
     ))?;
-    let messages = st
+    let mut messages = st
         .query_map(
             named_params! {":conversation": id, ":limit": limit},
             read_message,
         )?
         .collect::<Result<Vec<_>, _>>()?;
+    super::attachments::fill_branch(c, id, limit, &mut messages)?;
     let read: HashSet<i64> = messages.iter().map(|m| m.id).collect();
     // only the calls of the messages read (the index narrows to ids from the smallest)
     let first = read.iter().min().copied().unwrap_or(i64::MAX);

@@ -11,8 +11,14 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod files;
+mod markdown;
+
+pub use files::{ExportedAttachment, ExportedFile};
+pub use markdown::markdown;
+
 use super::{
-    now_ms, Approval, Conversation, ConversationSettings, MessageStatus, Notice, Store, StoreError,
+    now_ms, Approval, ConversationSettings, MessageStatus, Notice, Store, StoreError,
     ToolCallStatus, ToolChoice,
 };
 use crate::llm::{Role, ToolCall};
@@ -40,6 +46,9 @@ pub struct ExportedConversation {
     pub messages: Vec<ExportedMessage>,
     #[serde(default)]
     pub tool_calls: Vec<ExportedToolCall>,
+    /// The images the messages carry, each once, in the order of their SHA-256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<ExportedFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +71,9 @@ pub struct ExportedMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<Notice>,
     pub created_at: i64,
+    /// The images it carries, in order (their bytes are in the document's `files`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<ExportedAttachment>,
 }
 
 impl ExportedConversation {
@@ -87,6 +99,7 @@ impl ExportedConversation {
             leaf: messages.last().map(|m| m.id),
             messages,
             tool_calls,
+            files: vec![],
         }
     }
 }
@@ -107,6 +120,7 @@ impl ExportedMessage {
             status: MessageStatus::Complete,
             notice: None,
             created_at: 0,
+            attachments: vec![],
         }
     }
 }
@@ -163,8 +177,15 @@ type Row = (
 );
 
 impl Store {
-    /// The whole conversation (every branch) as a JSON document.
+    /// The whole conversation (every branch) as a JSON document, its images included.
     pub async fn export_json(&self, id: i64) -> Result<ExportedConversation, StoreError> {
+        let mut doc = self.export_doc(id).await?;
+        doc.files = self.files_of(&doc).await?;
+        Ok(doc)
+    }
+
+    /// [`Store::export_json`] without the images' bytes (their names only).
+    async fn export_doc(&self, id: i64) -> Result<ExportedConversation, StoreError> {
         self.call(move |c| {
             #[allow(clippy::type_complexity)]
             let head: (String, String, i64, i64, bool, Option<String>, Option<String>, Option<i64>) = c
@@ -186,6 +207,7 @@ impl Store {
                 })?
                 .collect::<Result<_, _>>()?;
             let local: HashMap<i64, i64> = rows.iter().enumerate().map(|(i, r)| (r.0, i as i64 + 1)).collect();
+            let mut attachments = files::attachments_of(c, id)?;
             let messages = rows
                 .iter()
                 .map(|r| ExportedMessage {
@@ -200,6 +222,7 @@ impl Store {
                     status: r.8,
                     notice: r.10.as_deref().and_then(|n| serde_json::from_str(n).ok()),
                     created_at: r.9,
+                    attachments: attachments.remove(&r.0).unwrap_or_default(),
                 })
                 .collect();
             let tool_calls = super::tool_calls::tool_calls_of(c, id, 0)?
@@ -236,6 +259,7 @@ impl Store {
                 leaf: head.7.and_then(|l| local.get(&l).copied()),
                 messages,
                 tool_calls,
+                files: vec![],
             })
         })
         .await
@@ -251,7 +275,9 @@ impl Store {
         title: Option<String>,
     ) -> Result<i64, StoreError> {
         check(doc)?;
-        self.insert_doc(as_shown(doc), title, true).await
+        let mut doc = as_shown(doc);
+        self.keep_files(&mut doc).await?;
+        self.insert_doc(doc, title, true).await
     }
 
     /// Clears the "imported" mark: the user has continued the conversation here.
@@ -310,7 +336,13 @@ impl Store {
                         m.tool_call_id, st, m.created_at, m.parent.map(|p| ids[&p]), notice
                     ],
                 )?;
-                ids.insert(m.id, tx.last_insert_rowid());
+                let id = tx.last_insert_rowid();
+                super::attachments::link(
+                    &tx,
+                    id,
+                    m.attachments.iter().map(|a| (a.sha256.clone(), a.name.clone())),
+                )?;
+                ids.insert(m.id, id);
             }
             for t in &doc.tool_calls {
                 tx.execute(
@@ -342,7 +374,8 @@ impl Store {
     /// marked imported if the original is).
     pub async fn duplicate_conversation(&self, id: i64) -> Result<i64, StoreError> {
         let imported = self.conversation(id).await?.summary.imported;
-        let mut doc = self.export_json(id).await?;
+        // its images are kept already: the copy names them
+        let mut doc = self.export_doc(id).await?;
         doc.updated_at = now_ms();
         doc.pinned = false;
         let title = format!("{} (copy)", doc.title);
@@ -435,6 +468,7 @@ fn as_shown(doc: &ExportedConversation) -> ExportedConversation {
 
 /// Refuses a document that is not a Switchboard conversation or whose references do not hold.
 fn check(doc: &ExportedConversation) -> Result<(), StoreError> {
+    files::check(doc)?;
     let bad = |why: String| Err(StoreError::Import(why));
     if doc.format != FORMAT {
         return bad(format!(
@@ -476,98 +510,6 @@ fn check(doc: &ExportedConversation) -> Result<(), StoreError> {
         }
     }
     Ok(())
-}
-
-/// The shown branch as Markdown: who said what, tool calls as readable blocks, thinking quoted.
-pub fn markdown(conv: &Conversation) -> String {
-    let mut out = format!(
-        "# {}\n\n*Model: {}*\n",
-        conv.summary.title, conv.summary.model
-    );
-    let fence = |text: &str| {
-        // a fence longer than any run of backticks inside
-        let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-        "`".repeat(longest.max(2) + 1)
-    };
-    for m in &conv.messages {
-        match m.role {
-            Role::User => out.push_str(&format!("\n## You\n\n{}\n", m.content.trim_end())),
-            Role::Assistant if m.status == MessageStatus::Notice => {
-                let text = m.notice.as_ref().map(Notice::describe).unwrap_or_default();
-                out.push_str(&format!("\n> *{}*\n", text.trim()))
-            }
-            Role::Assistant => {
-                let calls: Vec<_> = conv
-                    .tool_calls
-                    .iter()
-                    .filter(|t| t.message_id == m.id)
-                    .collect();
-                if m.content.trim().is_empty() && calls.is_empty() && m.thinking.is_none() {
-                    continue;
-                }
-                out.push_str("\n## Assistant\n\n");
-                if let Some(t) = m.thinking.as_deref().filter(|t| !t.trim().is_empty()) {
-                    for line in t.trim().lines() {
-                        out.push_str(&format!("> {line}\n"));
-                    }
-                    out.push('\n');
-                }
-                if !m.content.trim().is_empty() {
-                    out.push_str(&format!("{}\n", m.content.trim_end()));
-                }
-                for t in calls {
-                    let args = serde_json::to_string_pretty(&t.arguments).unwrap_or_default();
-                    let result = t.result.clone().unwrap_or_default();
-                    let (fa, fr) = (fence(&args), fence(&result));
-                    let how = t
-                        .approval
-                        .map(|a| format!(", {}", approval_words(a, t.arguments_edited)))
-                        .unwrap_or_default();
-                    let took = t
-                        .duration_ms
-                        .map(|d| format!("{d} ms"))
-                        .unwrap_or_else(|| "no answer".into());
-                    let state = if t.is_error { "failed, " } else { "" };
-                    let label = if t.is_error { "Error" } else { "Result" };
-                    out.push_str(&format!(
-                        "\n**Tool call: {} › {}** ({state}{took}{how})\n\n{fa}json\n{args}\n{fa}\n\n{label}:\n\n{fr}\n{}\n{fr}\n",
-                        t.server,
-                        t.tool,
-                        result.trim_end()
-                    ));
-                }
-            }
-            Role::System => out.push_str(&format!("\n## System\n\n{}\n", m.content.trim_end())),
-            Role::Tool => {}
-        }
-    }
-    out
-}
-
-/// An approval in words, for the Markdown export (the window words it on its own).
-fn approval_words(a: Approval, edited: bool) -> String {
-    let base = match a {
-        Approval::Waiting => "waiting",
-        Approval::ReadOnly => "read-only",
-        Approval::AlwaysAllowed => "always allowed",
-        Approval::AllowedInChat => "allowed in this chat",
-        Approval::DeniedByPolicy => "denied by policy",
-        Approval::Approved => "approved",
-        Approval::ApprovedForChat => "approved for this chat",
-        Approval::ApprovedAlways => "approved always",
-        Approval::Denied => "denied",
-        Approval::Cancelled => "cancelled",
-        Approval::Repeated => "not run (repeated)",
-        Approval::TurnedOff => "not run (turned off for this chat)",
-        Approval::UnknownTool => "not run (unknown tool)",
-        Approval::InvalidArguments => "not run (invalid arguments)",
-        Approval::SignInNeeded => "not run (sign-in needed)",
-    };
-    if edited && !a.refused() {
-        format!("{base}, arguments edited")
-    } else {
-        base.to_string()
-    }
 }
 
 #[cfg(test)]

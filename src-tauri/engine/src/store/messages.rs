@@ -3,6 +3,7 @@
 
 use rusqlite::{named_params, params, OptionalExtension};
 
+use super::schema::SHOWN_PATH;
 use super::{now_ms, MessageStatus, Notice, Store, StoreError, StoredMessage};
 use crate::llm::{Message, Role};
 
@@ -21,6 +22,7 @@ pub(super) fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage>
         tool_name: r.get(6)?,
         tool_call_id: r.get(7)?,
         status: r.get(8)?,
+        attachments: vec![],
         notice: r
             .get::<_, Option<String>>(13)?
             .and_then(|n| serde_json::from_str::<Notice>(&n).ok()),
@@ -30,13 +32,6 @@ pub(super) fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage>
         sibling_count: r.get(12)?,
     })
 }
-/// The shown branch of conversation `:conversation`: the ids from its leaf up, at most `:limit`
-/// of them (all: -1).
-pub(super) const SHOWN_PATH: &str = "WITH RECURSIVE path(id) AS (
-    SELECT leaf_id FROM conversations WHERE id = :conversation AND leaf_id IS NOT NULL
-    UNION ALL
-    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL
-    LIMIT :limit)";
 /// The columns `read_message` reads, for `messages m`.
 pub(super) const MESSAGE_COLUMNS: &str =
     "m.id, m.seq, m.role, m.content, m.thinking, m.tool_calls, m.tool_name,
@@ -80,6 +75,11 @@ pub(super) fn insert(
         ],
     )?;
     let id = tx.last_insert_rowid();
+    super::attachments::link(
+        tx,
+        id,
+        m.images.iter().map(|i| (i.sha256.clone(), i.name.clone())),
+    )?;
     tx.execute(
         "UPDATE conversations SET updated_at = ?1, leaf_id = ?3 WHERE id = ?2",
         params![now, conversation_id, id],
@@ -271,16 +271,19 @@ impl Store {
         .await
     }
 
-    /// One message, wherever it is in the tree.
+    /// One message, wherever it is in the tree (with the images it carries).
     pub async fn message(&self, id: i64) -> Result<StoredMessage, StoreError> {
         self.call(move |c| {
-            c.query_row(
-                &format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1"),
-                [id],
-                read_message,
-            )
-            .optional()?
-            .ok_or(StoreError::NoMessage(id))
+            let mut m = c
+                .query_row(
+                    &format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1"),
+                    [id],
+                    read_message,
+                )
+                .optional()?
+                .ok_or(StoreError::NoMessage(id))?;
+            super::attachments::fill_one(c, &mut m)?;
+            Ok(m)
         })
         .await
     }

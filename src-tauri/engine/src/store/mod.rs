@@ -9,6 +9,7 @@ use std::path::Path;
 
 use rusqlite::params;
 
+mod attachments;
 mod conversations;
 pub mod debug;
 pub mod exchange;
@@ -24,6 +25,7 @@ mod tests;
 mod tool_calls;
 mod types;
 
+pub use attachments::{AttachedImage, KeptImage};
 pub use tasks::{CallOrigin, LateResult, OpenTask, StoredTask};
 pub use tool_calls::FinishedCall;
 
@@ -48,6 +50,12 @@ pub enum StoreError {
     /// A conversation file that cannot be imported, and why.
     #[error("{0}")]
     Import(String),
+    /// No image with this name is kept (or its file is gone).
+    #[error("the attached image {0} is not there any more")]
+    NoAttachment(String),
+    /// An attachment's file could not be written or read.
+    #[error("could not keep the attached file: {0}")]
+    File(String),
 }
 
 impl From<tokio_rusqlite::Error<StoreError>> for StoreError {
@@ -69,9 +77,11 @@ pub fn now_ms() -> i64 {
 #[derive(Clone)]
 pub struct Store {
     conn: tokio_rusqlite::Connection,
+    /// Where attached images are kept.
+    files: attachments::Files,
 }
 
-fn setup(conn: &mut rusqlite::Connection) -> Result<(), StoreError> {
+fn setup(conn: &mut rusqlite::Connection, files: &attachments::Files) -> Result<(), StoreError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -94,6 +104,8 @@ fn setup(conn: &mut rusqlite::Connection) -> Result<(), StoreError> {
         ),
         params![ToolCallStatus::Interrupted, ToolCallStatus::Running],
     )?;
+    // images no conversation refers to any more are gone for good too
+    attachments::collect_garbage(conn, files)?;
     Ok(())
 }
 
@@ -106,7 +118,8 @@ fn side_file(path: &Path, suffix: &str) -> std::path::PathBuf {
 
 impl Store {
     /// Opens (or makes) the database at `path`: its folder `0700`, the file and its journal
-    /// files `0600` (SQLite gives those the database's mode), whatever the umask.
+    /// files `0600` (SQLite gives those the database's mode), whatever the umask. Attached images are
+    /// kept in `attachments/` next to it.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
             let _ = crate::paths::private_dir(dir);
@@ -129,15 +142,20 @@ impl Store {
         ] {
             let _ = crate::paths::private_file(&p);
         }
+        let files = attachments::Files::Dir(path.with_file_name("attachments"));
         let conn = tokio_rusqlite::Connection::open(path).await?;
-        conn.call(setup).await?;
-        Ok(Store { conn })
+        let f = files.clone();
+        conn.call(move |c| setup(c, &f)).await?;
+        Ok(Store { conn, files })
     }
 
+    /// A store in memory, its attached images too (for tests and benchmarks).
     pub async fn open_in_memory() -> Result<Store, StoreError> {
+        let files = attachments::Files::Memory(Default::default());
         let conn = tokio_rusqlite::Connection::open_in_memory().await?;
-        conn.call(setup).await?;
-        Ok(Store { conn })
+        let f = files.clone();
+        conn.call(move |c| setup(c, &f)).await?;
+        Ok(Store { conn, files })
     }
 
     async fn call<R: Send + 'static>(

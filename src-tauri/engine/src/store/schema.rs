@@ -13,6 +13,7 @@ pub(super) fn migrations() -> Migrations<'static> {
     let mut all = conversation_migrations();
     all.extend(record_migrations());
     all.extend(tool_migrations());
+    all.extend(attachment_migrations());
     Migrations::new(all)
 }
 
@@ -169,6 +170,15 @@ fn tool_migrations() -> Vec<M<'static>> {
     ]
 }
 
+/// The files attached to messages.
+fn attachment_migrations() -> Vec<M<'static>> {
+    vec![
+        // images on messages (store/attachments.rs): one row per file kept, the messages that
+        // carry them; a message's search text is its text and its images' names
+        M::up(search::MIGRATION_ATTACHMENTS),
+    ]
+}
+
 /// Converts the notices and approval labels older versions stored as words.
 fn typed_states(tx: &Transaction) -> HookResult {
     let notices: Vec<(i64, String)> = tx
@@ -196,3 +206,11 @@ fn typed_states(tx: &Transaction) -> HookResult {
     }
     Ok(())
 }
+
+/// The shown branch of conversation `:conversation`: the ids from its leaf up, at most `:limit`
+/// of them (all: -1).
+pub(super) const SHOWN_PATH: &str = "WITH RECURSIVE path(id) AS (
+    SELECT leaf_id FROM conversations WHERE id = :conversation AND leaf_id IS NOT NULL
+    UNION ALL
+    SELECT m.parent_id FROM messages m JOIN path ON m.id = path.id WHERE m.parent_id IS NOT NULL
+    LIMIT :limit)";

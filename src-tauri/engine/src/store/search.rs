@@ -68,6 +68,48 @@ INSERT INTO search(rowid, body, conversation_id, message_id, kind)
     FROM tool_calls;
 "#;
 
+/// Images on messages (store/attachments.rs), and their names in the search: a message's
+/// body is its text, then the names of the images it carries (indexed again when one is added).
+pub(super) const MIGRATION_ATTACHMENTS: &str = r#"
+CREATE TABLE attachments (
+    sha256 TEXT PRIMARY KEY,
+    mime TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    thumbnail BLOB NOT NULL,
+    thumbnail_mime TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE message_attachments (
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    sha256 TEXT NOT NULL REFERENCES attachments(sha256),
+    name TEXT NOT NULL,
+    PRIMARY KEY (message_id, position)
+);
+CREATE INDEX message_attachments_file ON message_attachments(sha256);
+
+DROP TRIGGER search_message_update;
+CREATE TRIGGER search_message_update AFTER UPDATE OF content ON messages WHEN new.role IN ('user', 'assistant')
+BEGIN
+    DELETE FROM search WHERE rowid = old.id * 2;
+    INSERT INTO search(rowid, body, conversation_id, message_id, kind)
+    VALUES (new.id * 2, new.content || COALESCE((SELECT ' ' || group_concat(a.name, ' ')
+                FROM message_attachments a WHERE a.message_id = new.id), ''),
+            new.conversation_id, new.id, 'message');
+END;
+CREATE TRIGGER search_attachment_insert AFTER INSERT ON message_attachments
+BEGIN
+    DELETE FROM search WHERE rowid = new.message_id * 2;
+    INSERT INTO search(rowid, body, conversation_id, message_id, kind)
+    SELECT m.id * 2, m.content || COALESCE((SELECT ' ' || group_concat(a.name, ' ')
+                FROM message_attachments a WHERE a.message_id = m.id), ''),
+           m.conversation_id, m.id, 'message'
+    FROM messages m WHERE m.id = new.message_id AND m.role IN ('user', 'assistant');
+END;
+"#;
+
 /// Marks around the matched words in a snippet: private-use characters, never in real text, so
 /// the window can split on them and build highlighted text nodes (no HTML involved).
 pub const MARK_START: char = '\u{E000}';

@@ -219,6 +219,8 @@ pub struct StoredMessage {
     pub tool_name: Option<String>,
     pub tool_call_id: Option<String>,
     pub status: MessageStatus,
+    /// The images it carries (a user's, a tool's), in order.
+    pub attachments: Vec<super::AttachedImage>,
     /// On a [`MessageStatus::Notice`] message: what it says.
     pub notice: Option<Notice>,
     pub created_at: i64,
@@ -329,7 +331,8 @@ impl ToolChoice {
 }
 
 impl StoredMessage {
-    /// The message as the model sees it.
+    /// The message as the model sees it, but for its images (their bytes are in files: the
+    /// chat loop reads them, see [`StoredMessage::attachments`]).
     pub fn to_llm(&self) -> Message {
         Message {
             role: self.role,
@@ -338,6 +341,7 @@ impl StoredMessage {
             tool_calls: self.tool_calls.clone(),
             tool_name: self.tool_name.clone(),
             tool_call_id: self.tool_call_id.clone(),
+            images: vec![],
         }
     }
 }

@@ -6,6 +6,7 @@
 mod support;
 
 mod approval;
+mod attachments;
 mod bundles;
 mod catalog;
 mod context;

@@ -165,13 +165,24 @@ impl ChatEngine {
         {
             messages.push(Message::new(Role::System, system.clone()));
         }
+        // images go to a model that sees them (or whose server does not say: the server asked
+        // for them); the others read the text's note
+        let vision = self.sees_images(model).await != Some(false);
         for m in &request.messages {
             let role = if m.role == "assistant" {
                 Role::Assistant
             } else {
                 Role::User
             };
-            messages.push(Message::new(role, m.text.clone()));
+            let mut msg = Message::new(role, m.text.clone());
+            if vision && !m.images.is_empty() {
+                let (images, notes) = self.server_images("sampling", &m.images, false).await;
+                for note in notes {
+                    msg.content.push_str(&format!("\n{note}"));
+                }
+                msg.images = images;
+            }
+            messages.push(msg);
         }
         let chat = ChatRequest {
             model: model.to_string(),

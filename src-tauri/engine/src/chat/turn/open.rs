@@ -7,11 +7,11 @@ use std::collections::HashSet;
 use super::super::events::{ChatEvent, Emit};
 use super::super::families::FamilyId;
 use super::super::stream::ToolsIn;
-use super::super::{title_from, ChatEngine, ChatError, Resume, TurnRequest, WRAP_UP_PROMPT};
+use super::super::{title_of, ChatEngine, ChatError, Resume, TurnRequest, WRAP_UP_PROMPT};
 use super::Turn;
 use crate::llm::{GenOptions, Message, ModelDetails, Role};
 use crate::settings::ToolMode;
-use crate::store::{Conversation, ConversationSettings, MessageStatus};
+use crate::store::{Conversation, ConversationSettings, MessageStatus, StoredMessage};
 
 /// How a turn talks to its model (see `ChatEngine::model_setup`).
 struct ModelSetup {
@@ -22,17 +22,13 @@ struct ModelSetup {
     family: Option<FamilyId>,
 }
 
-/// The conversation's messages as the model gets them: without notices, and without replies
-/// that failed before they said anything.
-fn history_for_model(conv: &Conversation) -> Vec<Message> {
-    conv.messages
-        .iter()
-        .filter(|m| {
-            m.status != MessageStatus::Notice
-                && !(m.status == MessageStatus::Error && m.content.is_empty())
-        })
-        .map(|m| m.to_llm())
-        .collect()
+/// The conversation's messages the model gets: not notices, nor replies that failed before they
+/// said anything.
+fn history_for_model(conv: &Conversation) -> impl Iterator<Item = &StoredMessage> {
+    conv.messages.iter().filter(|m| {
+        m.status != MessageStatus::Notice
+            && !(m.status == MessageStatus::Error && m.content.is_empty())
+    })
 }
 
 impl ChatEngine {
@@ -46,16 +42,28 @@ impl ChatEngine {
         emit: Emit<'_>,
     ) -> Result<Turn, ChatError> {
         let adds_message = req.regenerate.is_none() && req.resume.is_none();
+        // checked before anything is stored: a model that does not see images gets none
+        let images = if adds_message {
+            self.user_images(req).await?
+        } else {
+            vec![]
+        };
+        let vision = self.sees_images(&req.model).await;
         let conversation_id = self.conversation_for(req, adds_message).await?;
         self.start_branch(conversation_id, req).await?;
         let mut conv = self.store.conversation(conversation_id).await?;
         self.update_conversation(conversation_id, req, &mut conv)
             .await?;
-        let history = history_for_model(&conv);
+        let history = self
+            .history_with_images(history_for_model(&conv), vision)
+            .await;
         let used_tools: HashSet<String> = conv.tool_calls.iter().map(|t| t.name.clone()).collect();
         let added = match late {
             Some(late) => late,
-            None if adds_message => vec![Message::new(Role::User, req.text.clone())],
+            None if adds_message => vec![Message {
+                images,
+                ..Message::new(Role::User, req.text.clone())
+            }],
             None => vec![],
         };
         let user_message_id = self.store_added(conversation_id, &added).await?;
@@ -97,6 +105,7 @@ impl ChatEngine {
             window: setup.window,
             family: setup.family,
             last_estimate: 0,
+            vision,
         })
     }
 
@@ -115,7 +124,7 @@ impl ChatEngine {
             Some(id) => id,
             None if adds_message => {
                 self.store
-                    .create_conversation(&title_from(&req.text), &req.model)
+                    .create_conversation(&title_of(req), &req.model)
                     .await?
             }
             None => {
@@ -244,7 +253,7 @@ impl ChatEngine {
 
     /// What the server says about a model (capabilities, context), asked once per model; nothing
     /// when it does not say.
-    async fn model_details(&self, model: &str) -> ModelDetails {
+    pub(in crate::chat) async fn model_details(&self, model: &str) -> ModelDetails {
         if let Some(d) = self.shared.models.lock().unwrap().get(model) {
             return d.clone();
         }

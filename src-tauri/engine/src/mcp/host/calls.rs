@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::CallEvent;
 use super::legacy_tasks;
-use super::shaping::{bounded, result_text};
+use super::shaping::{bounded, result_images, result_text, ResultImage};
 use super::state::{Phase, Session};
 use super::tasks::error_outcome;
 use super::{McpHost, RoutedTool, Slot};
@@ -33,6 +33,8 @@ pub struct ToolOutcome {
     pub is_error: bool,
     /// The server's whole result, when there was one.
     pub raw: Option<Value>,
+    /// The images in the result (read before `raw` is bounded), for a model that sees them.
+    pub images: Vec<ResultImage>,
 }
 
 /// Why a request to a server (other than a tool call) could not be answered.
@@ -150,6 +152,7 @@ impl McpHost {
                 ),
                 is_error: true,
                 raw: None,
+                images: vec![],
             };
         };
         self.call_server_tool(&server, &tool, arguments, cancel, events)
@@ -353,6 +356,7 @@ impl McpHost {
         result: CallToolResult,
     ) -> ToolOutcome {
         let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
+        let images = result_images(&raw);
         let (mut text, raw) = bounded(result_text(&raw), raw);
         let is_error = result.is_error.unwrap_or(false);
         // an error of a sandboxed server may be its sandbox refusing: say so, to the model and
@@ -377,6 +381,7 @@ impl McpHost {
             text,
             is_error,
             raw,
+            images,
         }
     }
 

@@ -103,6 +103,9 @@ pub struct SamplingText {
     /// `user` or `assistant`
     pub role: String,
     pub text: String,
+    /// Its images (also named in `text`), for a model that sees images, and for the card.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::shaping::ResultImage>,
 }
 
 /// What the server gets back: the model's reply, or a refusal (the user declined, or the model

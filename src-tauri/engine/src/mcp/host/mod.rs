@@ -38,7 +38,9 @@ pub use handler::{
     SamplingRequest, SamplingText,
 };
 pub use rejoin::KeptSession;
-pub use shaping::{file_uri, result_text, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE};
+pub use shaping::{
+    file_uri, result_text, ResultImage, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+};
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};
 

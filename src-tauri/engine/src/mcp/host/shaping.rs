@@ -87,16 +87,75 @@ pub fn result_text(raw: &Value) -> String {
     parts.join("\n")
 }
 
-/// One sampling message as text: text blocks as they are, other content named in brackets.
+/// The most images taken from one result (or one sampling message).
+pub const MAX_RESULT_IMAGES: usize = 8;
+
+/// An image a server sent (a tool result's image block or embedded image resource, or a
+/// sampling message's image), as it came: for the chat loop to decode, fit and keep.
+#[derive(Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultImage {
+    pub mime_type: String,
+    /// Base64, as the server sent it.
+    pub data: String,
+}
+
+impl std::fmt::Debug for ResultImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ResultImage({}, {} base64 chars)",
+            self.mime_type,
+            self.data.len()
+        )
+    }
+}
+
+/// The images of a result (read before it is bounded, so a big screenshot is not lost with the
+/// raw result): `image` blocks and embedded resources of an `image/` type with a `blob`; at
+/// most [`MAX_RESULT_IMAGES`].
+pub fn result_images(raw: &Value) -> Vec<ResultImage> {
+    let image = |v: &Value, data: &str| -> Option<ResultImage> {
+        let mime = v.get("mimeType").and_then(Value::as_str)?;
+        let data = v.get(data).and_then(Value::as_str)?;
+        mime.starts_with("image/").then(|| ResultImage {
+            mime_type: mime.to_string(),
+            data: data.to_string(),
+        })
+    };
+    raw.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|block| match block.get("type").and_then(Value::as_str) {
+            Some("image") => image(block, "data"),
+            Some("resource") => image(&block["resource"], "blob"),
+            _ => None,
+        })
+        .take(MAX_RESULT_IMAGES)
+        .collect()
+}
+
+/// One sampling message as text: text blocks as they are, other content named in brackets
+/// (an image also kept whole, for a model that sees images).
 pub fn sampling_text(m: &SamplingMessage) -> SamplingText {
     let role = match m.role {
         McpRole::Assistant => "assistant",
         _ => "user",
     };
-    let text = m
-        .content
-        .clone()
-        .into_vec()
+    let blocks = m.content.clone().into_vec();
+    let images = blocks
+        .iter()
+        .filter_map(|c| match c {
+            SamplingMessageContentBlock::Image(i) => Some(ResultImage {
+                mime_type: i.mime_type.clone(),
+                data: i.data.clone(),
+            }),
+            _ => None,
+        })
+        .take(MAX_RESULT_IMAGES)
+        .collect();
+    let text = blocks
         .iter()
         .map(|c| match c {
             SamplingMessageContentBlock::Text(t) => t.text.clone(),
@@ -111,6 +170,7 @@ pub fn sampling_text(m: &SamplingMessage) -> SamplingText {
     SamplingText {
         role: role.into(),
         text,
+        images,
     }
 }
 
@@ -146,6 +206,33 @@ mod tests {
             result_text(&raw),
             "first\n[image image/png]\n[resource file:///a.txt]\nembedded\n[resource x://b]\n{\"type\":\"mystery\",\"n\":1}"
         );
+    }
+
+    #[test]
+    fn images_are_read_from_image_blocks_and_image_resources() {
+        let raw = json!({"content": [
+            {"type": "text", "text": "a chart"},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+            {"type": "resource", "resource": {"uri": "x://p", "mimeType": "image/jpeg", "blob": "BBBB"}},
+            {"type": "resource", "resource": {"uri": "x://t", "mimeType": "text/plain", "blob": "CCCC"}},
+            {"type": "audio", "mimeType": "audio/wav", "data": "DDDD"}
+        ]});
+        let got = result_images(&raw);
+        assert_eq!(
+            got,
+            vec![
+                ResultImage {
+                    mime_type: "image/png".into(),
+                    data: "AAAA".into()
+                },
+                ResultImage {
+                    mime_type: "image/jpeg".into(),
+                    data: "BBBB".into()
+                },
+            ]
+        );
+        let many = json!({"content": vec![json!({"type": "image", "mimeType": "image/png", "data": "A"}); 20]});
+        assert_eq!(result_images(&many).len(), MAX_RESULT_IMAGES);
     }
 
     #[test]

@@ -168,6 +168,7 @@ impl TaskState {
             text: reason.outcome_text(server, detail),
             is_error: true,
             raw: None,
+            images: vec![],
         }
     }
 }

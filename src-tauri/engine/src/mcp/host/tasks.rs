@@ -563,6 +563,7 @@ pub(super) fn error_outcome(server: &str, tool: &str, text: String) -> ToolOutco
         text,
         is_error: true,
         raw: None,
+        images: vec![],
     }
 }
 

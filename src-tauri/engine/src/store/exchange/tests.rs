@@ -210,6 +210,7 @@ fn hostile() -> ExportedConversation {
             arguments_edited: false,
             written: None,
         }],
+        files: vec![],
     }
 }
 

@@ -37,6 +37,9 @@ struct Shared {
     context: Option<u64>,
     /// The chat template `/api/show` (`template`) and `/props` (`chat_template`) report.
     template: Option<String>,
+    /// What llama-server's `/props` says of its model's vision (`modalities.vision`); not said
+    /// when `None`.
+    vision: Option<bool>,
     /// `/api/pull`: progress lines for the one layer, and the pause between lines.
     pull_steps: u32,
     pull_pause: Duration,
@@ -151,6 +154,11 @@ impl FakeOllama {
     /// format is detected from it).
     pub fn set_template(&self, template: &str) {
         self.shared.lock().unwrap().template = Some(template.into());
+    }
+
+    /// Whether `/props` says its model sees images (llama-server's `modalities.vision`).
+    pub fn set_vision(&self, sees: bool) {
+        self.shared.lock().unwrap().vision = Some(sees);
     }
 
     /// The context length `/api/show` and `/props` report from now on.
@@ -296,18 +304,23 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                         model_not_found(model)
                     }
                 }
-                ("GET", "/props") if s.context.is_some() || s.template.is_some() => Reply {
-                    status: 200,
-                    content_type: "application/json; charset=utf-8",
-                    chunks: vec![serde_json::to_vec(&json!({
+                ("GET", "/props") if s.context.is_some() || s.template.is_some() || s.vision.is_some() => {
+                    let mut props = json!({
                         "default_generation_settings": {"n_ctx": s.context, "params": {"temperature": 0.8}},
                         "total_slots": 1, "model_path": "models/fake-llama.gguf", "build_info": "b6000-fake",
                         "chat_template": s.template.clone().unwrap_or_default()
-                    }))
-                    .unwrap()],
-                    pause: Duration::ZERO,
-                    end: End::Complete,
-                },
+                    });
+                    if let Some(v) = s.vision {
+                        props["modalities"] = json!({"vision": v, "audio": false});
+                    }
+                    Reply {
+                        status: 200,
+                        content_type: "application/json; charset=utf-8",
+                        chunks: vec![serde_json::to_vec(&props).unwrap()],
+                        pause: Duration::ZERO,
+                        end: End::Complete,
+                    }
+                }
                 ("POST", "/api/pull") => {
                     let model = model_of(&req);
                     if model.starts_with("missing") {

@@ -7,6 +7,7 @@ pub mod bundles;
 pub mod examples;
 pub mod fake_ollama;
 pub mod registry;
+pub mod samples;
 pub mod servers;
 
 pub use arxiv::*;

@@ -1,0 +1,287 @@
+//! Images: PNG, JPEG and WebP (no GIF: its decoder would bring a second copy of weezl, which lopdf
+//! already links in its newer version), decoded within limits, turned upright
+//! (EXIF orientation), downscaled and re-encoded: PNG for what was lossless or has
+//! transparency (screenshots stay sharp), JPEG for photos. Only pixels are written again, so no
+//! metadata survives. A small thumbnail for the window is made at the same time.
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
+use image::error::{ImageError, LimitErrorKind};
+use image::imageops::FilterType;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
+use sha2::{Digest, Sha256};
+
+use super::MediaError;
+
+/// The longest side Switchboard decodes.
+pub const MAX_SIDE: u32 = 16_384;
+/// The most pixels Switchboard decodes (a 48-megapixel phone photo is 8000×6000).
+pub const MAX_PIXELS: u64 = 64_000_000;
+/// The most memory one decoder may take.
+const MAX_ALLOC: u64 = 512 * 1024 * 1024;
+/// The longest side of an image as kept and sent, unless the settings say otherwise: what local
+/// vision models use (Gemma 3 sees 896 px, Llama 3.2 Vision 1120, Qwen 2.5-VL more at a cost in
+/// tokens).
+pub const DEFAULT_MAX_SIDE: u32 = 1024;
+/// What the setting may be.
+pub const MAX_SIDE_RANGE: std::ops::RangeInclusive<u32> = 256..=4096;
+/// The longest side of a thumbnail (shown at half that on the page, sharp on a HiDPI screen).
+pub const THUMBNAIL_SIDE: u32 = 320;
+/// JPEG quality of photos as kept and sent.
+const JPEG_QUALITY: u8 = 85;
+const THUMBNAIL_QUALITY: u8 = 80;
+
+/// An image as it is kept and sent: re-encoded, without metadata.
+#[derive(Clone, PartialEq)]
+pub struct PreparedImage {
+    pub bytes: Vec<u8>,
+    /// `image/png` or `image/jpeg`.
+    pub mime: &'static str,
+    pub width: u32,
+    pub height: u32,
+    /// Lowercase hex SHA-256 of `bytes`: its name in the store.
+    pub sha256: String,
+    pub thumbnail: Vec<u8>,
+    pub thumbnail_mime: &'static str,
+}
+
+impl std::fmt::Debug for PreparedImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedImage")
+            .field("mime", &self.mime)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("bytes", &self.bytes.len())
+            .field("sha256", &self.sha256)
+            .finish()
+    }
+}
+
+/// The image format of `bytes`, when it is one Switchboard decodes.
+pub(super) fn format_of(bytes: &[u8]) -> Option<ImageFormat> {
+    image::guess_format(bytes).ok().filter(|f| {
+        matches!(
+            f,
+            ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP
+        )
+    })
+}
+
+fn limits() -> Limits {
+    let mut l = Limits::default();
+    l.max_image_width = Some(MAX_SIDE);
+    l.max_image_height = Some(MAX_SIDE);
+    l.max_alloc = Some(MAX_ALLOC);
+    l
+}
+
+fn image_error(e: ImageError) -> MediaError {
+    match e {
+        ImageError::Limits(l) => match l.kind() {
+            LimitErrorKind::InsufficientMemory => MediaError::TooMuchMemory,
+            _ => MediaError::BadImage(l.to_string()),
+        },
+        other => MediaError::BadImage(other.to_string()),
+    }
+}
+
+/// Decodes `bytes` (a format [`format_of`] knows) upright, within the limits: the size in the
+/// header is checked before any pixel is decoded.
+fn decode(bytes: &[u8], format: ImageFormat) -> Result<DynamicImage, MediaError> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    reader.limits(limits());
+    let mut decoder = reader.into_decoder().map_err(|e| match e {
+        ImageError::Limits(_) => {
+            let (width, height) = header_size(bytes, format).unwrap_or((0, 0));
+            if width > MAX_SIDE || height > MAX_SIDE {
+                MediaError::TooManyPixels { width, height }
+            } else {
+                image_error(e)
+            }
+        }
+        e => image_error(e),
+    })?;
+    let (width, height) = decoder.dimensions();
+    if width > MAX_SIDE || height > MAX_SIDE || width as u64 * height as u64 > MAX_PIXELS {
+        return Err(MediaError::TooManyPixels { width, height });
+    }
+    if width == 0 || height == 0 {
+        return Err(MediaError::BadImage("it has no pixels".into()));
+    }
+    let orientation = decoder.orientation().ok();
+    let mut img = DynamicImage::from_decoder(decoder).map_err(image_error)?;
+    if let Some(o) = orientation {
+        img.apply_orientation(o);
+    }
+    Ok(img)
+}
+
+/// The size a header says, without the limits (to word a refusal).
+fn header_size(bytes: &[u8], format: ImageFormat) -> Option<(u32, u32)> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    reader.no_limits();
+    reader.into_dimensions().ok()
+}
+
+/// `img` no bigger than `side` on its longest side.
+fn fit(img: DynamicImage, side: u32) -> DynamicImage {
+    if img.width().max(img.height()) <= side {
+        return img;
+    }
+    // a box filter first when the image is much bigger (fast, and what the finer filter would
+    // average anyway), then a triangle filter to the size
+    let img = if img.width().max(img.height()) > side * 3 {
+        img.thumbnail(side * 2, side * 2)
+    } else {
+        img
+    };
+    img.resize(side, side, FilterType::Triangle)
+}
+
+/// `img` encoded: PNG when `lossless`, else JPEG.
+fn encode(
+    img: &DynamicImage,
+    lossless: bool,
+    quality: u8,
+) -> Result<(Vec<u8>, &'static str), MediaError> {
+    let mut out = Vec::new();
+    if lossless {
+        let encoder =
+            PngEncoder::new_with_quality(&mut out, CompressionType::Fast, PngFilter::Adaptive);
+        let img: DynamicImage = if img.has_alpha() {
+            img.to_rgba8().into()
+        } else {
+            img.to_rgb8().into()
+        };
+        img.write_with_encoder(encoder).map_err(image_error)?;
+        Ok((out, "image/png"))
+    } else {
+        let encoder = JpegEncoder::new_with_quality(&mut out, quality);
+        DynamicImage::from(img.to_rgb8())
+            .write_with_encoder(encoder)
+            .map_err(image_error)?;
+        Ok((out, "image/jpeg"))
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An image as it is kept and sent: decoded within limits, upright, no bigger than `max_side`,
+/// re-encoded without metadata (PNG when it was PNG or has transparency, else JPEG),
+/// with its thumbnail.
+pub fn prepare_image(bytes: &[u8], max_side: u32) -> Result<PreparedImage, MediaError> {
+    let format = format_of(bytes).ok_or_else(|| {
+        MediaError::Unsupported(infer::get(bytes).map(|t| t.mime_type().to_string()))
+    })?;
+    let img = decode(bytes, format)?;
+    let lossless = format == ImageFormat::Png || img.has_alpha();
+    let img = fit(
+        img,
+        max_side.clamp(*MAX_SIDE_RANGE.start(), *MAX_SIDE_RANGE.end()),
+    );
+    let (bytes, mime) = encode(&img, lossless, JPEG_QUALITY)?;
+    let thumb = fit(img.clone(), THUMBNAIL_SIDE);
+    let (thumbnail, thumbnail_mime) = encode(&thumb, img.has_alpha(), THUMBNAIL_QUALITY)?;
+    Ok(PreparedImage {
+        sha256: sha256_hex(&bytes),
+        bytes,
+        mime,
+        width: img.width(),
+        height: img.height(),
+        thumbnail,
+        thumbnail_mime,
+    })
+}
+
+/// An image from elsewhere (an imported conversation): checked like an attached one (it decodes
+/// within the limits), and kept byte for byte when it is as [`prepare_image`] writes them
+/// ([`is_clean`]), so an export of an import of an export stays the same; else made again (at
+/// most the largest side the setting allows).
+pub fn import_image(bytes: &[u8]) -> Result<PreparedImage, MediaError> {
+    let Some(format) = format_of(bytes).filter(|_| is_clean(bytes)) else {
+        return prepare_image(bytes, *MAX_SIDE_RANGE.end());
+    };
+    let img = decode(bytes, format)?;
+    let thumb = fit(img.clone(), THUMBNAIL_SIDE);
+    let (thumbnail, thumbnail_mime) = encode(&thumb, img.has_alpha(), THUMBNAIL_QUALITY)?;
+    Ok(PreparedImage {
+        sha256: sha256_hex(bytes),
+        bytes: bytes.to_vec(),
+        mime: if format == ImageFormat::Png {
+            "image/png"
+        } else {
+            "image/jpeg"
+        },
+        width: img.width(),
+        height: img.height(),
+        thumbnail,
+        thumbnail_mime,
+    })
+}
+
+/// Whether `bytes` are an image as [`prepare_image`] writes them: a PNG of only the chunks that
+/// hold pixels (no text, time, EXIF or colour profile), or a JPEG without application segments
+/// past JFIF's and without comments. An imported image that is not is made again.
+pub fn is_clean(bytes: &[u8]) -> bool {
+    match format_of(bytes) {
+        Some(ImageFormat::Png) => png_is_clean(bytes),
+        Some(ImageFormat::Jpeg) => jpeg_is_clean(bytes),
+        _ => false,
+    }
+}
+
+fn png_is_clean(bytes: &[u8]) -> bool {
+    let mut at = 8;
+    while at + 12 <= bytes.len() {
+        let len = u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let kind = &bytes[at + 4..at + 8];
+        if !matches!(kind, b"IHDR" | b"PLTE" | b"tRNS" | b"IDAT" | b"IEND") {
+            return false;
+        }
+        if kind == b"IEND" {
+            return at + 12 == bytes.len();
+        }
+        at = match at.checked_add(12 + len as usize) {
+            Some(next) => next,
+            None => return false,
+        };
+    }
+    false
+}
+
+fn jpeg_is_clean(bytes: &[u8]) -> bool {
+    // markers up to the start of the scan: after it comes entropy-coded data
+    let mut at = 2;
+    while at + 4 <= bytes.len() {
+        if bytes[at] != 0xFF {
+            return false;
+        }
+        let marker = bytes[at + 1];
+        // APP1–APP15 (EXIF, XMP, ICC, …) and COM carry metadata
+        if (0xE1..=0xEF).contains(&marker) || marker == 0xFE {
+            return false;
+        }
+        if marker == 0xDA {
+            return true;
+        }
+        let len = u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]) as usize;
+        at += 2 + len;
+    }
+    false
+}
+
+/// `bytes` of type `mime` as a `data:` URL (what the window shows; only ever built here, from
+/// images this module wrote).
+pub fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
