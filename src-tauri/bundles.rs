@@ -1,6 +1,7 @@
 //! `.mcpb` files opened with the app: given on its command line (the desktop's handler for the
 //! type: `switchboard FILE.mcpb`), passed on by another launch (single-instance), or dropped on
-//! the window. Each is read here (the window never names a path), opened and checked by the
+//! the window (its bytes, `commands/catalog.rs::open_dropped_bundle`: the window's own
+//! drag-and-drop is off, so a drop reaches the page, where files go to the message). Each is read here (the window never names a path), opened and checked by the
 //! engine (nothing written), and handed to the window's catalog as a prepared install, or as a
 //! refusal in words; those that come before the window listens wait for it.
 

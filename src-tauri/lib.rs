@@ -114,10 +114,6 @@ pub fn run() {
         // closing the window while apps are shown: they are told first (apps.rs::hold_close),
         // for at most a little longer than the window waits for them
         .on_window_event(|window, event| {
-            // a bundle dropped on the window: read here, never named by the window
-            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
-                bundles::open_all(window.app_handle(), paths.clone());
-            }
             if let (tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_), Some(w)) =
                 (event, window.get_webview_window(window.label()))
             {

@@ -46,18 +46,23 @@ async fn ready(state: &AppState, name: &str, bytes: Vec<u8>) -> CmdResult<Attach
         .map_err(|e| UiError::invalid(format!("Could not attach {name}: {e}")))
 }
 
+/// The name of a file sent as bytes (`x-file-name`), or "file".
+pub(super) fn file_name(request: &Request<'_>) -> String {
+    request
+        .headers()
+        .get(NAME_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(percent_decoded)
+        .unwrap_or_else(|| "file".into())
+}
+
 /// A pasted or dropped file: its bytes are the request's body, its name in `x-file-name`.
 #[tauri::command]
 pub async fn attach_file(
     state: State<'_, AppState>,
     request: Request<'_>,
 ) -> CmdResult<AttachedFile> {
-    let name = request
-        .headers()
-        .get(NAME_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(percent_decoded)
-        .unwrap_or_else(|| "file".into());
+    let name = file_name(&request);
     let InvokeBody::Raw(bytes) = request.body() else {
         return Err(UiError::invalid("A file is sent as its bytes"));
     };
@@ -87,7 +92,7 @@ pub async fn pick_attachments(
         .add_filter(
             "Images, PDFs and text",
             &[
-                "png", "jpg", "jpeg", "gif", "webp", "pdf", "txt", "md", "markdown", "csv", "tsv",
+                "png", "jpg", "jpeg", "webp", "pdf", "txt", "md", "markdown", "csv", "tsv",
                 "json", "log", "xml", "yaml", "yml", "toml", "ini", "html", "css", "js", "ts",
                 "py", "rs", "go", "java", "c", "h", "cpp", "sh", "sql",
             ],

@@ -144,6 +144,31 @@ pub async fn pick_bundle(
     ))
 }
 
+/// A `.mcpb` dropped on the window: its bytes are the request's body (its name in
+/// `x-file-name`); opened and checked (nothing written), then handed to the catalog like one
+/// opened with the app (`watch_bundles`), refused in words when it is not a bundle.
+#[tauri::command]
+pub async fn open_dropped_bundle(
+    state: State<'_, AppState>,
+    request: tauri::ipc::Request<'_>,
+) -> CmdResult<()> {
+    let file = super::attach::file_name(&request);
+    let tauri::ipc::InvokeBody::Raw(bytes) = request.body() else {
+        return Err(UiError::invalid("A bundle is sent as its bytes"));
+    };
+    let open = match state.runtime.bundle_prepare(bytes.clone()).await {
+        Ok(prepared) => BundleOpen::Prepared {
+            prepared: Box::new(prepared),
+        },
+        Err(e) => BundleOpen::Refused {
+            file,
+            message: e.to_string(),
+        },
+    };
+    state.bundle_opens.send(open);
+    Ok(())
+}
+
 /// A folder or file for a setting (the Open dialog); its path, or null when closed.
 #[tauri::command]
 pub async fn pick_setting_path(app: AppHandle, folder: bool) -> CmdResult<Option<String>> {

@@ -94,6 +94,7 @@ macro_rules! handler {
             commands::catalog::pick_bundle,
             commands::catalog::pick_setting_path,
             commands::catalog::watch_bundles,
+            commands::catalog::open_dropped_bundle,
             commands::window::window_state,
             commands::window::change_window_state,
             // commands-end

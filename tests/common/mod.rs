@@ -12,6 +12,8 @@ pub mod bundles;
 pub mod fake_ollama;
 #[path = "../../src-tauri/engine/tests/it/support/registry.rs"]
 pub mod registry;
+#[path = "../../src-tauri/engine/tests/it/support/samples.rs"]
+pub mod samples;
 #[path = "../../src-tauri/engine/tests/it/support/servers.rs"]
 mod servers;
 

@@ -422,3 +422,40 @@ async fn install_bundle_opens_a_file_picked_in_the_system_dialog() {
     .await;
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_bundle_dropped_on_the_window_opens_its_install_and_a_fake_one_is_refused() {
+    let fake = FakeOllama::start().await;
+    let home = catalog_home(&fake.url, "http://127.0.0.1:9");
+    let manifest = tiny_manifest("dropped", "1.0.0", json!({}), json!({}), json!([]));
+    let bundle = tiny_bundle(&manifest, &tiny_tools(&[]));
+    let App { c, driver: _driver } = App::launch(home.path()).await;
+    // the page gets the drop (the window's own drag-and-drop is off) and sends the bytes
+    assert!(
+        crate::attachments::hand_over(&c, "dropped.mcpb", "application/octet-stream", &bundle, true)
+            .await
+    );
+    shown(&c, "#catalog-install").await;
+    let about = text_content(&c, "#catalog-dialog").await;
+    assert!(about.contains("dropped"), "{about}");
+    // nothing went into the message
+    assert_eq!(
+        c.execute("return document.querySelectorAll('#files .file-chip').length;", vec![])
+            .await
+            .unwrap(),
+        json!(0)
+    );
+    click(&c, "#catalog-close").await;
+    // a file named .mcpb that is not a bundle: refused in words, the window goes on
+    assert!(
+        crate::attachments::hand_over(&c, "fake.mcpb", "application/octet-stream", b"not a zip", true)
+            .await
+    );
+    wait_until(
+        &c,
+        "document.body.textContent.includes('fake.mcpb')",
+    )
+    .await;
+    c.close().await.unwrap();
+}

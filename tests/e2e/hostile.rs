@@ -253,6 +253,7 @@ fn conversation_file(payloads: &[String]) -> ExportedConversation {
             call(2, 3, &payloads[7], false),
             call(2, 4, &payloads[8], true),
         ],
+        files: vec![],
     }
 }
 

@@ -13,6 +13,7 @@ mod xserver;
 
 mod approval;
 mod apps;
+mod attachments;
 mod bench;
 mod cards;
 mod catalog;

@@ -33,13 +33,29 @@ pub async fn type_in_file_dialog(title: &str, path: &std::path::Path, replace: b
     };
     // let GTK finish mapping it
     tokio::time::sleep(Duration::from_millis(700)).await;
-    xdotool(&["windowfocus", "--sync", &window]);
-    if replace {
+    // typed again (into the location entry, Ctrl+L) until the dialog has gone: keys typed
+    // before GTK had its entry ready are lost on a busy machine
+    for attempt in 0..4 {
+        xdotool(&["windowfocus", "--sync", &window]);
+        if !replace {
+            // an Open dialog: its location entry (a Save dialog has its name field focused)
+            xdotool(&["key", "ctrl+l"]);
+            tokio::time::sleep(Duration::from_millis(400 * (attempt + 1))).await;
+        }
         xdotool(&["key", "ctrl+a"]);
+        xdotool(&["type", "--delay", "15", &path.display().to_string()]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        xdotool(&["key", "Return"]);
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            let out = xdotool(&["search", "--onlyvisible", "--name", title]);
+            if String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
-    xdotool(&["type", "--delay", "15", &path.display().to_string()]);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    xdotool(&["key", "Return"]);
+    panic!("the \"{title}\" dialog did not take {}", path.display());
 }
 
 pub async fn pick_in_file_dialog(title: &str, path: &std::path::Path) {

@@ -15,7 +15,8 @@ import { renderDebug } from './views/debug.js';
 import { ChatSettingsDialog } from './views/chat-settings.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
-import { showContextMeter } from './views/context-meter.js';
+import { showAttached, showContextMeter } from './views/context-meter.js';
+import { FileAttachments, ImageViewer } from './views/attach.js';
 import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
 import { TaskFollower } from './views/task-follower.js';
@@ -54,7 +55,9 @@ const hideBanner = () => banner.hide();
 const currentSettings = () => ipc.getSettings();
 const explainLlmError = async (err) => banner.llmError(err, (await currentSettings().catch(() => null))?.effectiveLlmUrl);
 const models = new ModelPicker($('#model-select'), $('#model-badges'), { capabilities: ipc.modelCapabilities });
+const imageViewer = new ImageViewer($('#image-dialog'), ipc.attachmentImage);
 const chat = new ChatView($('#messages'), {
+  onOpenImage: (img) => imageViewer.open(img),
   onLink: (href, words) => openLink(href, words),
   onExample: (text) => { $('#input').value = text; autosize(); drafts?.changed(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
@@ -71,9 +74,22 @@ const chat = new ChatView($('#messages'), {
 });
 const composer = new ComposerView(
   { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },
-  { resources: ipc.mcpResources, prompts: ipc.mcpPrompts, getPrompt: ipc.getMcpPrompt },
+  { resources: ipc.mcpResources, prompts: ipc.mcpPrompts, getPrompt: ipc.getMcpPrompt, pickFiles: () => files.pick() },
   () => autosize(),
 );
+// files pasted, dropped on the window or picked (views/attach.js)
+const files = new FileAttachments({ chips: $('#files'), note: $('#attach-note') }, {
+  attachBytes: ipc.attachFile,
+  openBundle: ipc.openDroppedBundle,
+  pick: ipc.pickAttachments,
+  capabilities: ipc.modelCapabilities,
+  models: () => state.models,
+  current: () => models.current(),
+  pickModel: (provider, model) => { models.pick(provider, model); $('#model-select').dispatchEvent(new Event('change')); },
+  openImage: (img) => imageViewer.open(img),
+  onChange: () => showAttached($('#context-meter'), files.tokens()),
+});
+files.listen(document, $('#input'));
 const toolsPicker = new ToolsPicker($('#tools-button'), $('#tools-panel'), async (choice) => {
   if (!state.conversationId) { state.pendingToolChoice = choice; return; }
   try {
@@ -274,13 +290,18 @@ const currentModel = () => models.current();
 async function send() {
   const input = $('#input');
   const text = input.value.trim();
-  if (!text || state.turnId) return;
+  if (state.turnId || (!text && files.isEmpty())) return;
+  if (files.busy()) { toast('The files are still being read.'); return; }
+  const blocked = files.blocked();
+  if (blocked) { toast(blocked); return; }
   const attachments = composer.attachments();
+  const [images, documents] = [files.images(), files.documents()];
+  const shown = [...attachments, ...documents.map(({ name, mime, text: t }) => ({ name, type: mime, text: t }))];
   input.value = '';
   autosize();
   drafts?.sent();
   if (keeper.state && !keeper.state.firstRunDone) keeper.change({ firstRunDone: true });
-  const ok = await runTurn({ text, attachments }, { text, attachments });
+  const ok = await runTurn({ text, attachments, images, documents }, { text, attachments: shown, images: files.shownImages() });
   // nothing was saved: give the text back (attachments stay), and keep it as the draft again
   if (!ok) { input.value = text; autosize(); drafts?.changed(); }
 }
@@ -363,6 +384,7 @@ async function runTurn(request, shown) {
     await ipc.sendMessage({
       turnId, conversationId: state.conversationId, model, provider, toolChoice, chatSettings,
       text: request.text ?? '', attachments: request.attachments ?? [],
+      images: request.images ?? [], documents: request.documents ?? [],
       editOf: request.editOf ?? null, regenerate: request.regenerate ?? null, resume: request.resume ?? null,
       lateResult: request.lateResult ?? null,
     }, onEvent);
@@ -398,9 +420,10 @@ const turnEvents = {
     $('#chat-title').textContent = ev.title;
     if (ev.userMessageId !== null && ev.userMessageId !== undefined && turn.shown) {
       const b = chat.addMessage(ev.userMessageId, 'user');
-      chat.setUserText(b, turn.shown.text, turn.shown.attachments);
+      chat.setUserText(b, turn.shown.text, turn.shown.attachments, turn.shown.images);
       b.text = turn.shown.text;
       composer.clearAttachments();
+      if (turn.shown.images || turn.shown.attachments.length) files.clear();
     }
     refreshConversations();
   },
@@ -624,6 +647,7 @@ $('#servers-button').addEventListener('click', async () => {
 $('#servers-close').addEventListener('click', () => $('#servers-dialog').close());
 $('#model-select').addEventListener('change', async () => {
   models.showBadges();
+  files.checkVision();
   const model = $('#model-select').value;
   if (model) {
     try { await ipc.changeSettings({ model }); } catch (err) { toast(`Could not remember ${model} for new chats: ${err?.message ?? err}`); }

@@ -84,7 +84,7 @@ const core = window.__TAURI__.core;
  * @typedef {object} Answer
  */
 
-const call = (cmd, args) => core.invoke(cmd, args);
+const call = (cmd, args, options) => core.invoke(cmd, args, options);
 
 export const appInfo = () => call('app_info');
 /**
@@ -296,12 +296,30 @@ export function watchBundles(onOpen) {
   return call('watch_bundles', { onOpen: channel });
 }
 
+/** A `.mcpb` dropped on the window (its bytes): prepared or refused, through watchBundles. */
+export const openDroppedBundle = (name, bytes) => call('open_dropped_bundle', bytes, { headers: { 'x-file-name': encodeURIComponent(name) } });
+
 /** Opens an http(s) link in the user's browser, never in this window. */
 export const openUrl = (url) => call('plugin:opener|open_url', { url });
 
 /**
+ * A file made ready to send: an image kept by the engine (re-encoded, no metadata) or a
+ * document's text; `tokens`: about how many of the model's context it takes.
+ * @typedef {{ kind: 'image', sha256: string, name: string, mime: string, width: number, height: number,
+ *   bytes: number, thumbnail: string, tokens: number }
+ *   | { kind: 'document', name: string, mime: string, text: string, pages: number|null, cut: boolean,
+ *   tokens: number }} AttachedFile
+ */
+/** A pasted or dropped file's bytes (a Uint8Array): the engine reads the type from them. → AttachedFile */
+export const attachFile = (name, bytes) => call('attach_file', bytes, { headers: { 'x-file-name': encodeURIComponent(name) } });
+/** The system's file dialog; each file picked: { name, file: AttachedFile|null, error: string|null }. */
+export const pickAttachments = () => call('pick_attachments');
+/** A kept image whole, as a data: URL. */
+export const attachmentImage = (sha256) => call('attachment_image', { sha256 });
+
+/**
  * Runs a turn; `onEvent` receives each ChatEvent as it happens. request = { turnId, conversationId,
- * model, text, attachments, toolChoice, editOf?, regenerate?, resume?: 'continue' | 'wrapUp',
+ * model, text, attachments, images: [{ sha256, name }], documents: [{ name, mime, text }], toolChoice, editOf?, regenerate?, resume?: 'continue' | 'wrapUp',
  * lateResult?: a tool call id whose late task result to send }.
  * Resolves with the turn summary when the turn has ended.
  */

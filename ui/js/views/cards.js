@@ -141,7 +141,7 @@ export class ToolCards {
     }
   }
 
-  finish(id, { result, isError, durationMs, status, raw }) {
+  finish(id, { result, isError, durationMs, status, raw, images }) {
     const card = this.cards.get(id);
     if (!card) return;
     const failed = isError || status === 'interrupted';
@@ -156,6 +156,10 @@ export class ToolCards {
     card.querySelector('.result-label').textContent = failed ? 'Error' : 'Result';
     card.querySelector('.result').textContent = result;
     const extras = richContent(raw);
+    // the images kept with the conversation, when the raw result (too big) was not
+    if (!extras.some((n) => n.classList.contains('result-image')) && images?.length) {
+      extras.unshift(...images.map((img) => el('img', { class: 'result-image', alt: img.name, title: `${img.name} (${img.width}×${img.height})`, src: img.thumbnail })));
+    }
     if (extras.length) card.querySelector('.card-body').append(...extras);
     // finished successful cards fold away; errors stay open
     if (!failed) card.open = false;
@@ -283,7 +287,8 @@ export class ToolCards {
       el('p', { class: 'approval-question' }, el('strong', {}, req.server),
         ` wants to ask your model (up to ${req.maxTokens} tokens):`),
       req.systemPrompt ? el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, 'system'), el('pre', { class: 'code' }, req.systemPrompt)) : null,
-      req.messages.map((m) => el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, m.role), el('pre', { class: 'code' }, m.text))),
+      req.messages.map((m) => el('div', { class: 'sampling-message' }, el('span', { class: 'card-label' }, m.role), el('pre', { class: 'code' }, m.text),
+        richContent({ content: (m.images ?? []).map((i) => ({ type: 'image', mimeType: i.mimeType, data: i.data })) }))),
       el('div', { class: 'approval-buttons' },
         el('button', { type: 'button', class: 'btn primary', dataset: { action: 'allow-sampling' }, onclick: () => choose(true) }, 'Send to the model'),
         el('button', { type: 'button', class: 'btn danger', dataset: { action: 'deny-sampling' }, onclick: () => choose(false) }, 'Decline')),

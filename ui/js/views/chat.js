@@ -1,6 +1,7 @@
 // The chat view: message bubbles, tool-call cards, notices, the empty state.
 import { el, setSanitizedHtml } from '../dom.js';
 import { splitAttachments } from './composer.js';
+import { imageStrip } from './attach.js';
 import { ToolCards } from './cards.js';
 import { messageStatusText, noticeText } from './words.js';
 
@@ -10,10 +11,12 @@ export class ChatView {
    * task's late result to the model), hasApp(server, tool), onOpenApp(callId, box, onEnded) → the
    * app shown (MCP Apps; onEnded(note): it ended by itself), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp'),
-   * onShowEarlier() (the items of a long conversation before those sent)
+   * onShowEarlier() (the items of a long conversation before those sent), onOpenImage(img) (a
+   * message's image at full size)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier }) {
+  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage }) {
     this.root = root;
+    this.onOpenImage = onOpenImage ?? (() => {});
     this.onShowEarlier = onShowEarlier;
     this.onChatSettings = onChatSettings;
     this.onLink = onLink;
@@ -116,10 +119,11 @@ export class ChatView {
           if (item.thinking) this.setThinking(item.id, item.thinking);
         } else if (item.role === 'user') {
           const { text, attachments } = splitAttachments(item.content);
-          this.setUserText(b, text, attachments);
+          this.setUserText(b, text, attachments, item.attachments);
         } else {
           b.body.textContent = item.content;
         }
+        if (item.role !== 'user') this.showImages(b, item.attachments);
         b.text = item.content;
       } else if (item.kind === 'toolCall') {
         this.cards.add(item);
@@ -133,6 +137,7 @@ export class ChatView {
             durationMs: item.durationMs,
             status: item.status,
             raw: item.raw,
+            images: item.images,
           });
         }
         if (item.task?.awaitingDelivery) this.cards.offerLateResult(item.id, () => this.onLateResult(item.id));
@@ -251,12 +256,19 @@ export class ChatView {
     return true;
   }
 
-  /** A user message: the typed text, then each attached resource folded (its text only when known). */
-  setUserText(b, text, attachments = []) {
+  /** A message's images, as thumbnails under its text (each opens full size). */
+  showImages(b, images) {
+    const strip = imageStrip(images, this.onOpenImage);
+    if (strip) b.body.after(strip);
+  }
+
+  /** A user message: the typed text, its images, then each attached text folded (its text only when known). */
+  setUserText(b, text, attachments = [], images = []) {
     b.body.textContent = text;
+    this.showImages(b, images);
     for (const a of attachments) {
       b.node.append(el('details', { class: 'attachment', title: a.uri },
-        el('summary', {}, 'Attached: ', el('strong', {}, a.name)),
+        el('summary', {}, 'Attached: ', el('strong', {}, a.name), a.type ? el('span', { class: 'muted' }, ` (${a.type === 'application/pdf' ? 'PDF' : 'text'})`) : null),
         a.text !== undefined ? el('pre', { class: 'code' }, a.text) : el('p', { class: 'muted' }, a.uri)));
     }
   }

@@ -4,7 +4,8 @@ import { el } from '../dom.js';
 
 /**
  * api = { resources(): Promise<ResourceView[]>, prompts(): Promise<PromptView[]>,
- *         getPrompt(server, name, args): Promise<{role, text}[]> }
+ *         getPrompt(server, name, args): Promise<{role, text}[]>,
+ *         pickFiles?(): the system's file dialog (views/attach.js) }
  */
 export class ComposerView {
   constructor({ input, attachButton, chips, menu }, api, onChange) {
@@ -105,6 +106,7 @@ export class ComposerView {
       resources = await this.api.resources();
     } catch (err) {
       this.menu.replaceChildren(el('p', { class: 'field-error' }, err?.message ?? String(err)));
+      this.offerFiles();
       this.menu.hidden = false;
       return;
     }
@@ -120,7 +122,16 @@ export class ComposerView {
         this.input.focus();
       },
       resources.length ? 'Everything offered is attached already.' : 'No running server offers resources. Servers are managed in MCP servers.');
+    this.offerFiles();
     this.menu.querySelector('.menu-item')?.focus?.();
+  }
+
+  /** The menu's first entry: a file from this computer (the system's dialog), when offered. */
+  offerFiles() {
+    if (!this.api.pickFiles) return;
+    this.menu.prepend(el('button', { type: 'button', class: 'btn menu-file', dataset: { action: 'attach-file' },
+      onmousedown: (e) => e.preventDefault(),
+      onclick: () => { this.close(); this.api.pickFiles(); } }, '📄 A file from this computer…'));
   }
 
   // ---------- prompts ----------
@@ -197,14 +208,16 @@ export class ComposerView {
 }
 
 /** Splits a stored user message into the typed text and its attachments (see the engine's
- * `with_attachments`). */
+ * `with_attachments`: a resource's block names its `uri`, a file's its `type`). */
 export function splitAttachments(content) {
-  const at = content.indexOf('\n\n<attachment name="');
-  if (at < 0 && !content.startsWith('<attachment name="')) return { text: content, attachments: [] };
-  const text = at < 0 ? '' : content.slice(0, at);
+  const at = content.startsWith('<attachment name="') ? 0 : content.indexOf('\n\n<attachment name="');
+  if (at < 0) return { text: content, attachments: [] };
+  const text = content.slice(0, at);
   const attachments = [];
-  const re = /<attachment name="([^"]*)" uri="([^"]*)">\n([\s\S]*?)\n<\/attachment>/g;
-  const unescape = (s) => s.replaceAll('&quot;', '"').replaceAll('&amp;', '&');
-  for (const m of content.slice(text.length).matchAll(re)) attachments.push({ name: unescape(m[1]), uri: unescape(m[2]), text: m[3] });
+  const re = /<attachment name="([^"]*)"(?: uri="([^"]*)")?(?: type="([^"]*)")?>\n([\s\S]*?)\n<\/attachment>/g;
+  const unescape = (s) => s?.replaceAll('&quot;', '"').replaceAll('&amp;', '&');
+  for (const m of content.slice(text.length).matchAll(re)) {
+    attachments.push({ name: unescape(m[1]), uri: unescape(m[2]), type: unescape(m[3]), text: m[4].replaceAll('<\\/attachment>', '</attachment>') });
+  }
   return { text, attachments };
 }

@@ -27,6 +27,7 @@ export class SettingsView {
       const url = $('#set-llm-url', dialog).value.trim();
       const max = Number($('#set-max-iterations', dialog).value);
       const maxOffered = Number($('#set-max-offered-tools', dialog).value);
+      const imageMaxSide = Number($('#set-image-max-side', dialog).value);
       const model = $('#set-model', dialog).value || null;
       const roots = $('#set-roots', dialog).value.split('\n').map((r) => r.trim()).filter(Boolean);
       const temperature = numberOrNull($('#set-temperature', dialog));
@@ -47,10 +48,14 @@ export class SettingsView {
         err.textContent = 'Tools offered at once must be a whole number from 1 to 1000.';
         return;
       }
+      if (!Number.isInteger(imageMaxSide) || imageMaxSide < 256 || imageMaxSide > 4096) {
+        err.textContent = 'The largest image side must be a whole number from 256 to 4096.';
+        return;
+      }
       const providers = this.readProviders();
       if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave(this.patch({ llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, roots, temperature, numCtx, systemPrompt, thinking, providers }));
+        await this.onSave(this.patch({ llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, imageMaxSide, roots, temperature, numCtx, systemPrompt, thinking, providers }));
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -84,6 +89,7 @@ export class SettingsView {
       `In effect: ${settings.effectiveLlmUrl}. Leave empty to use OLLAMA_HOST or the default.`;
     $('#set-max-iterations', this.dialog).value = settings.maxIterations;
     $('#set-max-offered-tools', this.dialog).value = settings.maxOfferedTools ?? 20;
+    $('#set-image-max-side', this.dialog).value = settings.imageMaxSide ?? 1024;
     $('#set-roots', this.dialog).value = (settings.roots ?? []).join('\n');
     $('#set-system-prompt', this.dialog).value = settings.systemPrompt ?? '';
     $('#set-temperature', this.dialog).value = settings.temperature ?? '';
