@@ -88,9 +88,13 @@ fn image_error(e: ImageError) -> MediaError {
     }
 }
 
-/// Decodes `bytes` (a format [`format_of`] knows) upright, within the limits: the size in the
-/// header is checked before any pixel is decoded.
-fn decode(bytes: &[u8], format: ImageFormat) -> Result<DynamicImage, MediaError> {
+/// Decodes `bytes` (a format [`format_of`] knows) within the limits: the size in the header is
+/// checked before any pixel is decoded. With the turn its EXIF says makes it upright ([`upright`]:
+/// applied by the caller, after any downscaling, where it costs a fraction).
+fn decode(
+    bytes: &[u8],
+    format: ImageFormat,
+) -> Result<(DynamicImage, Option<image::metadata::Orientation>), MediaError> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(limits());
     let mut decoder = reader.into_decoder().map_err(|e| match e {
@@ -112,11 +116,17 @@ fn decode(bytes: &[u8], format: ImageFormat) -> Result<DynamicImage, MediaError>
         return Err(MediaError::BadImage("it has no pixels".into()));
     }
     let orientation = decoder.orientation().ok();
-    let mut img = DynamicImage::from_decoder(decoder).map_err(image_error)?;
+    let img = DynamicImage::from_decoder(decoder).map_err(image_error)?;
+    Ok((img, orientation))
+}
+
+/// `img` turned as its EXIF orientation says (a turn keeps the largest side, so it may come after
+/// [`fit`]).
+fn upright(mut img: DynamicImage, orientation: Option<image::metadata::Orientation>) -> DynamicImage {
     if let Some(o) = orientation {
         img.apply_orientation(o);
     }
-    Ok(img)
+    img
 }
 
 /// The size a header says, without the limits (to word a refusal).
@@ -131,14 +141,64 @@ fn fit(img: DynamicImage, side: u32) -> DynamicImage {
     if img.width().max(img.height()) <= side {
         return img;
     }
-    // a box filter first when the image is much bigger (fast, and what the finer filter would
-    // average anyway), then a triangle filter to the size
-    let img = if img.width().max(img.height()) > side * 3 {
-        img.thumbnail(side * 2, side * 2)
-    } else {
-        img
-    };
+    // halved (each pixel the mean of a 2×2 block: what a finer filter would average anyway)
+    // while that leaves it no smaller than the size, then a triangle filter to the size
+    let mut img = img;
+    while img.width().max(img.height()) / 2 >= side {
+        img = match halved(&img) {
+            Some(h) => h,
+            None => img.thumbnail(side * 2, side * 2),
+        };
+    }
     img.resize(side, side, FilterType::Triangle)
+}
+
+/// `img` at half its width and height, each pixel the mean of a 2×2 block (an odd last row or
+/// column dropped); for 8-bit images (`None` for others). One pass over the bytes: far cheaper
+/// than a general resampling filter on a 12-megapixel photo.
+fn halved(img: &DynamicImage) -> Option<DynamicImage> {
+    fn half(buf: &[u8], w: u32, h: u32, ch: usize) -> Vec<u8> {
+        let (hw, hh) = ((w / 2) as usize, (h / 2) as usize);
+        let row = w as usize * ch;
+        let mut out = vec![0u8; hw * hh * ch];
+        for y in 0..hh {
+            let (a, b) = (&buf[2 * y * row..][..row], &buf[(2 * y + 1) * row..][..row]);
+            let o = &mut out[y * hw * ch..][..hw * ch];
+            for x in 0..hw {
+                for c in 0..ch {
+                    let i = 2 * x * ch + c;
+                    let sum = a[i] as u16 + a[i + ch] as u16 + b[i] as u16 + b[i + ch] as u16;
+                    o[x * ch + c] = ((sum + 2) / 4) as u8;
+                }
+            }
+        }
+        out
+    }
+    let (w, h) = (img.width(), img.height());
+    if w < 2 || h < 2 {
+        return None;
+    }
+    Some(match img {
+        DynamicImage::ImageRgb8(i) => DynamicImage::ImageRgb8(image::RgbImage::from_raw(
+            w / 2,
+            h / 2,
+            half(i.as_raw(), w, h, 3),
+        )?),
+        DynamicImage::ImageRgba8(i) => DynamicImage::ImageRgba8(image::RgbaImage::from_raw(
+            w / 2,
+            h / 2,
+            half(i.as_raw(), w, h, 4),
+        )?),
+        DynamicImage::ImageLuma8(i) => DynamicImage::ImageLuma8(image::GrayImage::from_raw(
+            w / 2,
+            h / 2,
+            half(i.as_raw(), w, h, 1),
+        )?),
+        DynamicImage::ImageLumaA8(i) => DynamicImage::ImageLumaA8(
+            image::GrayAlphaImage::from_raw(w / 2, h / 2, half(i.as_raw(), w, h, 2))?,
+        ),
+        _ => return None,
+    })
 }
 
 /// `img` encoded: PNG when `lossless`, else JPEG.
@@ -180,11 +240,14 @@ pub fn prepare_image(bytes: &[u8], max_side: u32) -> Result<PreparedImage, Media
     let format = format_of(bytes).ok_or_else(|| {
         MediaError::Unsupported(infer::get(bytes).map(|t| t.mime_type().to_string()))
     })?;
-    let img = decode(bytes, format)?;
+    let (img, orientation) = decode(bytes, format)?;
     let lossless = format == ImageFormat::Png || img.has_alpha();
-    let img = fit(
-        img,
-        max_side.clamp(*MAX_SIDE_RANGE.start(), *MAX_SIDE_RANGE.end()),
+    let img = upright(
+        fit(
+            img,
+            max_side.clamp(*MAX_SIDE_RANGE.start(), *MAX_SIDE_RANGE.end()),
+        ),
+        orientation,
     );
     let (bytes, mime) = encode(&img, lossless, JPEG_QUALITY)?;
     let thumb = fit(img.clone(), THUMBNAIL_SIDE);
@@ -208,7 +271,8 @@ pub fn import_image(bytes: &[u8]) -> Result<PreparedImage, MediaError> {
     let Some(format) = format_of(bytes).filter(|_| is_clean(bytes)) else {
         return prepare_image(bytes, *MAX_SIDE_RANGE.end());
     };
-    let img = decode(bytes, format)?;
+    let (img, orientation) = decode(bytes, format)?;
+    let img = upright(img, orientation);
     let thumb = fit(img.clone(), THUMBNAIL_SIDE);
     let (thumbnail, thumbnail_mime) = encode(&thumb, img.has_alpha(), THUMBNAIL_QUALITY)?;
     Ok(PreparedImage {
@@ -284,4 +348,33 @@ pub fn data_url(mime: &str, bytes: &[u8]) -> String {
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
     )
+}
+
+#[cfg(test)]
+mod halving {
+    use super::*;
+
+    #[test]
+    fn each_pixel_is_the_mean_of_its_block_and_an_odd_edge_is_dropped() {
+        // 5×3 RGB: the last column and row are dropped
+        let mut raw = vec![0u8; 5 * 3 * 3];
+        let px = |x: usize, y: usize| (y * 5 + x) * 3;
+        for (x, y, v) in [(0, 0, 10u8), (1, 0, 20), (0, 1, 30), (1, 1, 41), (2, 0, 255), (3, 1, 1)] {
+            raw[px(x, y)..px(x, y) + 3].copy_from_slice(&[v, v / 2, 0]);
+        }
+        let img = DynamicImage::ImageRgb8(image::RgbImage::from_raw(5, 3, raw).unwrap());
+        let h = halved(&img).unwrap().to_rgb8();
+        assert_eq!(h.dimensions(), (2, 1));
+        // (10+20+30+41)/4 = 25.25 → 25; (5+10+15+20)/4 = 12.5 → 13 (rounded)
+        assert_eq!(h.get_pixel(0, 0).0, [25, 13, 0]);
+        // (255+0+0+1)/4 = 64
+        assert_eq!(h.get_pixel(1, 0).0[0], 64);
+        // 16-bit images are left to the general filter
+        let deep = DynamicImage::ImageRgb16(image::ImageBuffer::new(4, 4));
+        assert!(halved(&deep).is_none());
+        // a photo 12 times the size fits in two halvings and a filter, to the exact size
+        let big = DynamicImage::ImageRgb8(image::RgbImage::new(4000, 3000));
+        let fitted = fit(big, 320);
+        assert_eq!((fitted.width(), fitted.height()), (320, 240));
+    }
 }
