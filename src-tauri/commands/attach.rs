@@ -92,9 +92,9 @@ pub async fn pick_attachments(
         .add_filter(
             "Images, PDFs and text",
             &[
-                "png", "jpg", "jpeg", "webp", "pdf", "txt", "md", "markdown", "csv", "tsv",
-                "json", "log", "xml", "yaml", "yml", "toml", "ini", "html", "css", "js", "ts",
-                "py", "rs", "go", "java", "c", "h", "cpp", "sh", "sql",
+                "png", "jpg", "jpeg", "webp", "pdf", "txt", "md", "markdown", "csv", "tsv", "json",
+                "log", "xml", "yaml", "yml", "toml", "ini", "html", "css", "js", "ts", "py", "rs",
+                "go", "java", "c", "h", "cpp", "sh", "sql",
             ],
         )
         .add_filter("All files", &["*"]);

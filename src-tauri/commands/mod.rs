@@ -2,8 +2,8 @@
 
 pub mod app;
 pub mod apps;
-pub mod catalog;
 pub mod attach;
+pub mod catalog;
 pub mod chat;
 pub mod conversations;
 mod files;

@@ -14,7 +14,13 @@ use crate::support::samples;
 
 /// Dispatches a paste of a file `name` (of `mime`, holding `bytes`) on the message box, or a drop
 /// of it on the messages (`drop`); true when the page took it (prevented the default).
-pub(crate) async fn hand_over(c: &Client, name: &str, mime: &str, bytes: &[u8], drop: bool) -> bool {
+pub(crate) async fn hand_over(
+    c: &Client,
+    name: &str,
+    mime: &str,
+    bytes: &[u8],
+    drop: bool,
+) -> bool {
     let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
     let v = c
         .execute(
@@ -164,7 +170,16 @@ async fn pasted_dropped_and_picked_files_go_with_the_message_and_survive_a_resta
     picked(&c, 1).await;
     // the PDF dropped (a second pick in the same GTK dialog is not reliably typed into by
     // xdotool: the dialog opens in its last folder and ignores the typed location at times)
-    assert!(hand_over(&c, "census.pdf", "application/pdf", &std::fs::read(&report).unwrap(), true).await);
+    assert!(
+        hand_over(
+            &c,
+            "census.pdf",
+            "application/pdf",
+            &std::fs::read(&report).unwrap(),
+            true
+        )
+        .await
+    );
     picked(&c, 2).await;
     let chips = text_content(&c, "#files").await;
     assert!(
@@ -203,7 +218,16 @@ async fn pasted_dropped_and_picked_files_go_with_the_message_and_survive_a_resta
         note.contains("bomb.png") && note.contains("100000×100000"),
         "{note}"
     );
-    assert!(hand_over(&c, "broken.pdf", "application/pdf", &std::fs::read(&broken).unwrap(), true).await);
+    assert!(
+        hand_over(
+            &c,
+            "broken.pdf",
+            "application/pdf",
+            &std::fs::read(&broken).unwrap(),
+            true
+        )
+        .await
+    );
     wait_count(&c, "#attach-note .attach-error", 2).await;
     let note = text_content(&c, "#attach-note").await;
     assert!(

@@ -433,29 +433,40 @@ async fn a_bundle_dropped_on_the_window_opens_its_install_and_a_fake_one_is_refu
     let App { c, driver: _driver } = App::launch(home.path()).await;
     // the page gets the drop (the window's own drag-and-drop is off) and sends the bytes
     assert!(
-        crate::attachments::hand_over(&c, "dropped.mcpb", "application/octet-stream", &bundle, true)
-            .await
+        crate::attachments::hand_over(
+            &c,
+            "dropped.mcpb",
+            "application/octet-stream",
+            &bundle,
+            true
+        )
+        .await
     );
     shown(&c, "#catalog-install").await;
     let about = text_content(&c, "#catalog-dialog").await;
     assert!(about.contains("dropped"), "{about}");
     // nothing went into the message
     assert_eq!(
-        c.execute("return document.querySelectorAll('#files .file-chip').length;", vec![])
-            .await
-            .unwrap(),
+        c.execute(
+            "return document.querySelectorAll('#files .file-chip').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
         json!(0)
     );
     click(&c, "#catalog-close").await;
     // a file named .mcpb that is not a bundle: refused in words, the window goes on
     assert!(
-        crate::attachments::hand_over(&c, "fake.mcpb", "application/octet-stream", b"not a zip", true)
-            .await
+        crate::attachments::hand_over(
+            &c,
+            "fake.mcpb",
+            "application/octet-stream",
+            b"not a zip",
+            true
+        )
+        .await
     );
-    wait_until(
-        &c,
-        "document.body.textContent.includes('fake.mcpb')",
-    )
-    .await;
+    wait_until(&c, "document.body.textContent.includes('fake.mcpb')").await;
     c.close().await.unwrap();
 }

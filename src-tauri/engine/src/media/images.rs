@@ -62,12 +62,9 @@ impl std::fmt::Debug for PreparedImage {
 
 /// The image format of `bytes`, when it is one Switchboard decodes.
 pub(super) fn format_of(bytes: &[u8]) -> Option<ImageFormat> {
-    image::guess_format(bytes).ok().filter(|f| {
-        matches!(
-            f,
-            ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP
-        )
-    })
+    image::guess_format(bytes)
+        .ok()
+        .filter(|f| matches!(f, ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP))
 }
 
 fn limits() -> Limits {
@@ -122,7 +119,10 @@ fn decode(
 
 /// `img` turned as its EXIF orientation says (a turn keeps the largest side, so it may come after
 /// [`fit`]).
-fn upright(mut img: DynamicImage, orientation: Option<image::metadata::Orientation>) -> DynamicImage {
+fn upright(
+    mut img: DynamicImage,
+    orientation: Option<image::metadata::Orientation>,
+) -> DynamicImage {
     if let Some(o) = orientation {
         img.apply_orientation(o);
     }
@@ -194,9 +194,11 @@ fn halved(img: &DynamicImage) -> Option<DynamicImage> {
             h / 2,
             half(i.as_raw(), w, h, 1),
         )?),
-        DynamicImage::ImageLumaA8(i) => DynamicImage::ImageLumaA8(
-            image::GrayAlphaImage::from_raw(w / 2, h / 2, half(i.as_raw(), w, h, 2))?,
-        ),
+        DynamicImage::ImageLumaA8(i) => DynamicImage::ImageLumaA8(image::GrayAlphaImage::from_raw(
+            w / 2,
+            h / 2,
+            half(i.as_raw(), w, h, 2),
+        )?),
         _ => return None,
     })
 }
@@ -359,7 +361,14 @@ mod halving {
         // 5×3 RGB: the last column and row are dropped
         let mut raw = vec![0u8; 5 * 3 * 3];
         let px = |x: usize, y: usize| (y * 5 + x) * 3;
-        for (x, y, v) in [(0, 0, 10u8), (1, 0, 20), (0, 1, 30), (1, 1, 41), (2, 0, 255), (3, 1, 1)] {
+        for (x, y, v) in [
+            (0, 0, 10u8),
+            (1, 0, 20),
+            (0, 1, 30),
+            (1, 1, 41),
+            (2, 0, 255),
+            (3, 1, 1),
+        ] {
             raw[px(x, y)..px(x, y) + 3].copy_from_slice(&[v, v / 2, 0]);
         }
         let img = DynamicImage::ImageRgb8(image::RgbImage::from_raw(5, 3, raw).unwrap());

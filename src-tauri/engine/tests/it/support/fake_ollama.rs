@@ -304,7 +304,9 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                         model_not_found(model)
                     }
                 }
-                ("GET", "/props") if s.context.is_some() || s.template.is_some() || s.vision.is_some() => {
+                ("GET", "/props")
+                    if s.context.is_some() || s.template.is_some() || s.vision.is_some() =>
+                {
                     let mut props = json!({
                         "default_generation_settings": {"n_ctx": s.context, "params": {"temperature": 0.8}},
                         "total_slots": 1, "model_path": "models/fake-llama.gguf", "build_info": "b6000-fake",
