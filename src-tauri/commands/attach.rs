@@ -66,6 +66,14 @@ pub async fn attach_file(
     let InvokeBody::Raw(bytes) = request.body() else {
         return Err(UiError::invalid("A file is sent as its bytes"));
     };
+    // refused before it is copied
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(UiError::invalid(format!(
+            "Could not attach {name}: it is {} MB; files up to {} MB can be attached",
+            bytes.len() / (1024 * 1024),
+            MAX_FILE_BYTES / (1024 * 1024)
+        )));
+    }
     ready(&state, &name, bytes.clone()).await
 }
 

@@ -152,10 +152,18 @@ pub async fn open_dropped_bundle(
     state: State<'_, AppState>,
     request: tauri::ipc::Request<'_>,
 ) -> CmdResult<()> {
-    let file = super::attach::file_name(&request);
+    let file = switchboard_engine::media::clean_name(&super::attach::file_name(&request));
     let tauri::ipc::InvokeBody::Raw(bytes) = request.body() else {
         return Err(UiError::invalid("A bundle is sent as its bytes"));
     };
+    // refused before it is copied
+    if bytes.len() as u64 > switchboard_engine::bundle::MAX_BUNDLE {
+        state.bundle_opens.send(BundleOpen::Refused {
+            file,
+            message: switchboard_engine::bundle::BundleError::TooBig.to_string(),
+        });
+        return Ok(());
+    }
     let open = match state.runtime.bundle_prepare(bytes.clone()).await {
         Ok(prepared) => BundleOpen::Prepared {
             prepared: Box::new(prepared),

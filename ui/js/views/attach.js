@@ -6,6 +6,11 @@
 // Views only: data comes through `api`.
 import { el } from '../dom.js';
 
+/** The engine's limits (media::MAX_FILE_BYTES, bundle::MAX_BUNDLE): a file past them is refused
+ * here by its size, without reading it into the page. */
+const MAX_FILE_BYTES = 32 * 1024 * 1024;
+const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+
 /** A size in words: "1.2 MB", "340 KB". */
 function size(bytes) {
   return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
@@ -102,15 +107,20 @@ export class FileAttachments {
       if (!files.length) return;
       // a file dropped on the window never navigates it
       e.preventDefault();
-      if (elsewhere(e)) return;
-      // an MCP bundle dropped on the window goes to the catalog's install, not into the message
+      // an MCP bundle dropped on the window goes to the catalog's install (even over a dialog),
+      // not into the message
       const bundle = (f) => /\.mcpb$/i.test(f.name);
       for (const f of files.filter(bundle)) {
+        // never read whole past the engine's limit (which it checks again)
+        if (f.size > MAX_BUNDLE_BYTES) {
+          this.fail(`Could not open ${f.name}: it is larger than ${MAX_BUNDLE_BYTES / 1048576} MB, the most a bundle may be.`);
+          continue;
+        }
         f.arrayBuffer().then((b) => this.api.openBundle(f.name, new Uint8Array(b)))
           .catch((err) => this.fail(`Could not open ${f.name}: ${err?.message ?? err}`));
       }
       const rest = files.filter((f) => !bundle(f));
-      if (rest.length) this.addFiles(rest);
+      if (rest.length && !elsewhere(e)) this.addFiles(rest);
     });
   }
 
@@ -120,6 +130,10 @@ export class FileAttachments {
       this.pending += 1;
       this.render();
       try {
+        // never read whole: the engine refuses it in words by its size
+        if (f.size > MAX_FILE_BYTES) {
+          throw new Error(`Could not attach ${f.name}: it is ${Math.round(f.size / 1048576)} MB; files up to ${MAX_FILE_BYTES / 1048576} MB can be attached`);
+        }
         const bytes = new Uint8Array(await f.arrayBuffer());
         this.add(await this.api.attachBytes(f.name || 'pasted', bytes));
       } catch (err) {

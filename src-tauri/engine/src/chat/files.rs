@@ -97,18 +97,7 @@ pub async fn attach_file(
     })
 }
 
-/// A file's name as shown and sent: its last path component, without control characters, at
-/// most 200 characters; "file" when nothing is left.
-pub fn clean_name(name: &str) -> String {
-    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let clean: String = last.chars().filter(|c| !c.is_control()).take(200).collect();
-    let clean = clean.trim().to_string();
-    if clean.is_empty() {
-        "file".into()
-    } else {
-        clean
-    }
-}
+pub use crate::media::clean_name;
 
 #[cfg(test)]
 mod tests {
@@ -120,6 +109,8 @@ mod tests {
         assert_eq!(clean_name("C:\\Users\\ada\\a\u{7}b.txt"), "ab.txt");
         assert_eq!(clean_name("  "), "file");
         assert_eq!(clean_name(&"x".repeat(300)).len(), 200);
+        assert_eq!(clean_name("photo\u{202E}gnp.exe"), "photognp.exe");
+        assert_eq!(clean_name("a\u{200B}b\u{FEFF}.png"), "ab.png");
     }
 
     #[test]

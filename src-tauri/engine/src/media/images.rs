@@ -145,10 +145,11 @@ fn fit(img: DynamicImage, side: u32) -> DynamicImage {
     // while that leaves it no smaller than the size, then a triangle filter to the size
     let mut img = img;
     while img.width().max(img.height()) / 2 >= side {
-        img = match halved(&img) {
-            Some(h) => h,
-            None => img.thumbnail(side * 2, side * 2),
-        };
+        match halved(&img) {
+            Some(h) => img = h,
+            // not 8-bit, or a line one pixel thin: the filter alone
+            None => break,
+        }
     }
     img.resize(side, side, FilterType::Triangle)
 }
@@ -322,23 +323,45 @@ fn png_is_clean(bytes: &[u8]) -> bool {
     false
 }
 
+/// Whether a JPEG is as Switchboard's encoder writes it: a baseline JPEG (one scan) with only
+/// the JFIF header (16 bytes, no thumbnail), tables and its frame before the scan, nothing but
+/// entropy-coded data (0xFF stuffed, restart markers) in the scan, and its end the file's end.
 fn jpeg_is_clean(bytes: &[u8]) -> bool {
-    // markers up to the start of the scan: after it comes entropy-coded data
     let mut at = 2;
     while at + 4 <= bytes.len() {
         if bytes[at] != 0xFF {
             return false;
         }
         let marker = bytes[at + 1];
-        // APP1–APP15 (EXIF, XMP, ICC, …) and COM carry metadata
-        if (0xE1..=0xEF).contains(&marker) || marker == 0xFE {
-            return false;
-        }
-        if marker == 0xDA {
-            return true;
-        }
         let len = u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]) as usize;
+        match marker {
+            // the JFIF header without a thumbnail
+            0xE0 if len == 16 => {}
+            // tables, the baseline frame, restart interval
+            0xDB | 0xC4 | 0xC0 | 0xDD => {}
+            0xDA => return scan_to_end(bytes, at + 2 + len),
+            // anything else: other APPn (EXIF, XMP, ICC…), COM, progressive frames, …
+            _ => return false,
+        }
         at += 2 + len;
+    }
+    false
+}
+
+/// From `at` (a scan's data) to its end: only stuffed bytes and restart markers, then the end
+/// of image as the file's last two bytes.
+fn scan_to_end(bytes: &[u8], at: usize) -> bool {
+    let mut i = at;
+    while i + 1 < bytes.len() {
+        if bytes[i] == 0xFF {
+            match bytes[i + 1] {
+                0x00 | 0xD0..=0xD7 => i += 2,
+                0xD9 => return i + 2 == bytes.len(),
+                _ => return false,
+            }
+        } else {
+            i += 1;
+        }
     }
     false
 }

@@ -148,5 +148,32 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, MediaError>) -> Result<T, MediaE
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(MediaError::Crashed))
 }
 
+/// Unicode's format characters (category Cf) that matter in a name: bidirectional controls,
+/// zero-width characters, the BOM, soft hyphen, invisible operators.
+fn is_format_char(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
+/// A file's name as shown and sent: its last path component, without control or invisible
+/// format characters, at most 200 characters; "file" when nothing is left.
+pub fn clean_name(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    // no control characters, nor the invisible ones that reorder or hide text (a right-to-left
+    // override, U+202E, makes "photo<U+202E>gnp.exe" show as "photoexe.png")
+    let clean: String = last
+        .chars()
+        .filter(|c| !c.is_control() && !is_format_char(*c))
+        .take(200)
+        .collect();
+    let clean = clean.trim().to_string();
+    if clean.is_empty() {
+        "file".into()
+    } else {
+        clean
+    }
+}
+
 #[cfg(test)]
 mod tests;

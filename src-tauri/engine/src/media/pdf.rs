@@ -8,6 +8,8 @@ use super::{cut, Document, MediaError, MAX_DOCUMENT_CHARS};
 
 /// How far one stream may decompress, loading the file or reading a page's content.
 const MAX_STREAM: usize = 64 * 1024 * 1024;
+/// How long reading the pages may take (a file is given up at 30 s).
+const MAX_READING: std::time::Duration = std::time::Duration::from_secs(15);
 /// Pages read at most (the text is cut long before in any real document).
 const MAX_PAGES: usize = 5000;
 
@@ -39,7 +41,15 @@ pub(super) fn read(bytes: &[u8]) -> Result<Document, MediaError> {
     let mut text = String::new();
     let mut chars = 0usize;
     let mut failed = None;
+    let started = std::time::Instant::now();
+    let mut out_of_time = false;
     for &page in pages.iter().take(MAX_PAGES) {
+        // the bound on each stream is not one on the whole file: many pages of streams that
+        // inflate to the limit would take minutes; what was read by then is what it gives
+        if started.elapsed() > MAX_READING {
+            out_of_time = true;
+            break;
+        }
         let mut page_text = String::new();
         for chunk in pdf.extract_text_chunks_with_limit(&[page], MAX_STREAM) {
             match chunk {
@@ -71,6 +81,6 @@ pub(super) fn read(bytes: &[u8]) -> Result<Document, MediaError> {
         mime: "application/pdf",
         text,
         pages: Some(pages.len()),
-        cut: was_cut || pages.len() > MAX_PAGES,
+        cut: was_cut || pages.len() > MAX_PAGES || out_of_time,
     })
 }

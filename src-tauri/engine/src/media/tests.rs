@@ -21,6 +21,15 @@ fn a_photo_is_turned_upright_downscaled_and_loses_its_metadata() {
     assert!(!contains(&img.bytes, samples::CAMERA.as_bytes()));
     assert!(!contains(&img.bytes, b"Exif"));
     assert!(is_clean(&img.bytes));
+    // what is kept byte for byte on import is exactly that: nothing after its end, no comment,
+    // no second header
+    let mut tail = img.bytes.clone();
+    tail.extend_from_slice(b"hidden payload");
+    assert!(!is_clean(&tail), "bytes after the end of image");
+    let mut comment = img.bytes[..2].to_vec();
+    comment.extend_from_slice(&[0xFF, 0xFE, 0x00, 0x07, b's', b'e', b'c', b'r', b'e']);
+    comment.extend_from_slice(&img.bytes[2..]);
+    assert!(!is_clean(&comment), "a COM segment");
     let again = image::load_from_memory(&img.bytes).unwrap();
     assert_eq!((again.width(), again.height()), (400, 600));
     // the name in the store is the hash of what is kept
@@ -176,4 +185,27 @@ fn data_urls_carry_the_type_and_base64() {
         data_url("image/png", b"\x89PNG"),
         "data:image/png;base64,iVBORw=="
     );
+}
+
+#[test]
+fn images_the_halving_cannot_take_are_still_fitted() {
+    // 16-bit, and a line one pixel thin: fitted by the filter alone (this looped forever once)
+    let mut png16 = Vec::new();
+    image::DynamicImage::ImageRgb16(image::ImageBuffer::new(3000, 2000))
+        .write_to(
+            &mut std::io::Cursor::new(&mut png16),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    let img = prepare_image(&png16, 1024).unwrap();
+    assert_eq!((img.width, img.height), (1024, 683));
+    let mut line = Vec::new();
+    image::DynamicImage::ImageLuma8(image::GrayImage::new(1, 5000))
+        .write_to(
+            &mut std::io::Cursor::new(&mut line),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    let img = prepare_image(&line, 1024).unwrap();
+    assert_eq!(img.height, 1024);
 }

@@ -241,12 +241,6 @@ impl Store {
         image: &PreparedImage,
         name: &str,
     ) -> Result<AttachedImage, StoreError> {
-        let files = self.files.clone();
-        let (sha, bytes) = (image.sha256.clone(), image.bytes.clone());
-        tokio::task::spawn_blocking(move || files.write(&sha, &bytes))
-            .await
-            .map_err(|e| StoreError::File(e.to_string()))?
-            .map_err(|e| StoreError::File(e.to_string()))?;
         let row = image.clone();
         self.call(move |c| {
             // a row already there is young again: it is about to be used
@@ -260,6 +254,14 @@ impl Store {
             Ok(())
         })
         .await?;
+        // the row first: a collection (in this process or another, such as the CLI) never takes
+        // a file whose row was just made young, even when the file was already there
+        let files = self.files.clone();
+        let (sha, bytes) = (image.sha256.clone(), image.bytes.clone());
+        tokio::task::spawn_blocking(move || files.write(&sha, &bytes))
+            .await
+            .map_err(|e| StoreError::File(e.to_string()))?
+            .map_err(|e| StoreError::File(e.to_string()))?;
         Ok(AttachedImage {
             sha256: image.sha256.clone(),
             name: name.to_string(),

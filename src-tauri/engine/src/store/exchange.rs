@@ -180,7 +180,7 @@ impl Store {
     /// The whole conversation (every branch) as a JSON document, its images included.
     pub async fn export_json(&self, id: i64) -> Result<ExportedConversation, StoreError> {
         let mut doc = self.export_doc(id).await?;
-        doc.files = self.files_of(&doc).await?;
+        doc.files = self.files_of(&mut doc).await?;
         Ok(doc)
     }
 
@@ -340,7 +340,10 @@ impl Store {
                 super::attachments::link(
                     &tx,
                     id,
-                    m.attachments.iter().map(|a| (a.sha256.clone(), a.name.clone())),
+                    // a name from a file is cleaned as an attached one is
+                    m.attachments
+                        .iter()
+                        .map(|a| (a.sha256.clone(), crate::media::clean_name(&a.name))),
                 )?;
                 ids.insert(m.id, id);
             }

@@ -419,6 +419,22 @@ async fn attachments_survive_export_and_import_byte_for_byte_and_go_when_nothing
     missing.files.clear();
     assert!(other.import_json(&missing, None).await.is_err());
 
+    // an image whose file is gone from the disk: the rest of the conversation still exports,
+    // without it, and the export imports
+    let files = kept_files(&r);
+    let saved: Vec<_> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    let without = r.store.export_json(s.conversation_id).await.unwrap();
+    assert!(without.files.is_empty());
+    assert!(without.messages[0].attachments.is_empty());
+    assert_eq!(without.messages.len(), doc.messages.len());
+    other.import_json(&without, None).await.unwrap();
+    for (f, bytes) in files.iter().zip(saved) {
+        std::fs::write(f, bytes).unwrap();
+    }
+
     // deleted for good (on the next open): the file goes once nothing refers to it (an hour on)
     r.store
         .delete_conversation(s.conversation_id)

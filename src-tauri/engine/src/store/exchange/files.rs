@@ -90,18 +90,30 @@ pub(super) fn check(doc: &ExportedConversation) -> Result<(), StoreError> {
 
 impl Store {
     /// The images `doc`'s messages name, read from their files, in the order of their names.
+    /// One whose file cannot be read (gone from the disk) is left out, and so are the messages'
+    /// references to it: the rest of the conversation is still exported (as a turn still sends
+    /// the rest of its history, with a note in the image's place).
     pub(super) async fn files_of(
         &self,
-        doc: &ExportedConversation,
+        doc: &mut ExportedConversation,
     ) -> Result<Vec<ExportedFile>, StoreError> {
         let mut files = Vec::new();
+        let mut missing = BTreeSet::new();
         for sha in named(doc) {
-            let kept = self.kept_image(&sha).await?;
-            files.push(ExportedFile {
-                sha256: sha,
-                mime_type: kept.mime,
-                data: base64::engine::general_purpose::STANDARD.encode(&kept.bytes),
-            });
+            match self.kept_image(&sha).await {
+                Ok(kept) => files.push(ExportedFile {
+                    sha256: sha,
+                    mime_type: kept.mime,
+                    data: base64::engine::general_purpose::STANDARD.encode(&kept.bytes),
+                }),
+                Err(e) => {
+                    tracing::warn!("an image is left out of the export: {e}");
+                    missing.insert(sha);
+                }
+            }
+        }
+        for m in &mut doc.messages {
+            m.attachments.retain(|a| !missing.contains(&a.sha256));
         }
         Ok(files)
     }
