@@ -29,6 +29,7 @@ macro_rules! handler {
             commands::settings::change_settings,
             commands::settings::list_models,
             commands::settings::model_capabilities,
+            commands::settings::model_sees_images,
             commands::settings::pull_model,
             commands::settings::cancel_pull,
             commands::settings::delete_model,

@@ -105,6 +105,22 @@ pub async fn model_capabilities(
         .await?)
 }
 
+/// Whether a model sees images, as its server says (Ollama: the `vision` capability;
+/// llama-server: `/props`' `modalities.vision`); null when it does not say. The same answer the
+/// engine refuses a turn's images by.
+#[tauri::command]
+pub async fn model_sees_images(
+    state: State<'_, AppState>,
+    provider: Option<String>,
+    model: String,
+) -> CmdResult<Option<bool>> {
+    let p = state.runtime.settings.get().provider(provider.as_deref());
+    Ok(switchboard_engine::llm_client(&p, &state.runtime.secrets)
+        .model_details(&model)
+        .await?
+        .vision)
+}
+
 /// Downloads a model into the default Ollama; progress streams through `on_progress`. Returns
 /// false when it was cancelled (`cancel_pull`).
 #[tauri::command]

@@ -82,7 +82,7 @@ const files = new FileAttachments({ chips: $('#files'), note: $('#attach-note') 
   attachBytes: ipc.attachFile,
   openBundle: ipc.openDroppedBundle,
   pick: ipc.pickAttachments,
-  capabilities: ipc.modelCapabilities,
+  seesImages: ipc.modelSeesImages,
   models: () => state.models,
   current: () => models.current(),
   pickModel: (provider, model) => { models.pick(provider, model); $('#model-select').dispatchEvent(new Event('change')); },

@@ -127,6 +127,8 @@ export const exportConversation = (id, format) => call('export_conversation', { 
 /** Resolves with the new conversation's id, or null when the dialog was closed. */
 export const importConversation = () => call('import_conversation');
 export const modelCapabilities = (provider, model) => call('model_capabilities', { provider, model });
+/** Whether a model sees images: true, false, or null when its server does not say. */
+export const modelSeesImages = (provider, model) => call('model_sees_images', { provider, model });
 /** onProgress({status, digest, total, completed}); resolves true when done, false when cancelled. */
 export function pullModel(name, onProgress) {
   const channel = new core.Channel();

@@ -60,7 +60,7 @@ export class ImageViewer {
  * api = {
  *   attachBytes(name, bytes) → Promise<AttachedFile>, openBundle(name, bytes) → Promise (a
  *   dropped `.mcpb`, for the catalog), pick() → Promise<Picked[]>,
- *   capabilities(provider, model) → Promise<string[]>, models() → [{ name, provider }],
+ *   seesImages(provider, model) → Promise<boolean|null>, models() → [{ name, provider }],
  *   current() → { model, provider }, pickModel(provider, model), openImage(img), onChange()
  * }
  */
@@ -220,8 +220,7 @@ export class FileAttachments {
     if (!this.images().length || !model) { this.vision = null; this.render(); return; }
     const sees = async (p, m) => {
       try {
-        const caps = await this.api.capabilities(p, m);
-        return caps.length ? caps.includes('vision') : null;
+        return await this.api.seesImages(p, m);
       } catch { return null; }
     };
     const seen = await sees(provider, model);
