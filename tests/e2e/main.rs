@@ -26,6 +26,7 @@ mod links;
 mod long_conversation;
 mod models;
 mod research;
+mod screens;
 mod servers;
 mod sign_in;
 mod tasks;
