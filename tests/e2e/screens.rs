@@ -1,8 +1,8 @@
 //! Every screen looked at (issue 26 §5): one window session goes through each screen and state a
 //! new user meets — the empty chat, a chat with a tool call waiting for approval and one done,
 //! the servers list and a server's form, the import panel, settings, models, the catalog, the
-//! shortcuts sheet, the conversations browser with search results — at the default window size
-//! and at the minimum one, and writes a screenshot of each (`target/screenshots/screen-*.png`,
+//! shortcuts sheet, the conversations browser with search results — at the default window size,
+//! at the minimum one and in the dark theme, and writes a screenshot of each (`target/screenshots/screen-*.png`,
 //! looked at by a person). What a screenshot cannot show a person is checked here: nothing of a
 //! screen is wider than the window (no horizontal scrolling), and a server card's buttons stay
 //! on one line at the default size.
@@ -105,8 +105,22 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
     .unwrap();
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
 
-    for (size, w, h) in [("default", 1100, 760), ("minimum", 640, 420)] {
+    for (size, w, h) in [
+        ("default", 1100, 760),
+        ("minimum", 640, 420),
+        ("dark", 1100, 760),
+    ] {
         set_size(&c, w, h).await;
+        if size == "dark" {
+            // the theme as Settings → This window sets it
+            c.execute(
+                "const s = document.querySelector('#set-theme'); s.value = 'dark'; s.dispatchEvent(new Event('change'));",
+                vec![],
+            )
+            .await
+            .unwrap();
+            wait_until(&c, "document.documentElement.dataset.theme === 'dark'").await;
+        }
         click(&c, "#new-chat").await;
         shot(&c, size, "empty-chat").await;
 
