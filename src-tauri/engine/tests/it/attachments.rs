@@ -61,13 +61,19 @@ fn kept_files(r: &Rig) -> Vec<std::path::PathBuf> {
     out
 }
 
-#[tokio::test]
-async fn an_attached_photo_reaches_an_ollama_vision_model_upright_and_without_its_metadata() {
+/// A rig with no servers whose model sees images and answers `reply` to everything.
+async fn vision_rig(reply: &'static str) -> Rig {
     let r = rig(vec![]).await;
     r.fake
         .set_capabilities(MODEL, &["completion", "tools", "vision"]);
     r.fake
-        .set_responder(|_: &Value| Stream::new().text("A gradient.").done().reply());
+        .set_responder(move |_: &Value| Stream::new().text(reply).done().reply());
+    r
+}
+
+#[tokio::test]
+async fn an_attached_photo_reaches_an_ollama_vision_model_upright_and_without_its_metadata() {
+    let r = vision_rig("A gradient.").await;
     // 2000×1500 as stored, EXIF orientation 6: 1500×2000 as seen
     let photo = samples::photo_jpeg(2000, 1500);
     assert!(contains(&photo, samples::CAMERA.as_bytes()));
@@ -361,11 +367,7 @@ async fn a_sampling_request_with_an_image_reaches_a_vision_model() {
 
 #[tokio::test]
 async fn attachments_survive_export_and_import_byte_for_byte_and_go_when_nothing_refers_to_them() {
-    let r = rig(vec![]).await;
-    r.fake
-        .set_capabilities(MODEL, &["completion", "tools", "vision"]);
-    r.fake
-        .set_responder(|_: &Value| Stream::new().text("ok").done().reply());
+    let r = vision_rig("ok").await;
     let img = attach_image(&r.store, "shot.png", samples::screenshot_png(300, 200)).await;
     let (s, _) = collecting(&r.engine(3), with_images("see", None, vec![img.clone()])).await;
     let doc = r.store.export_json(s.conversation_id).await.unwrap();
