@@ -207,6 +207,16 @@ impl ChatEngine {
             late.result
         };
         let mut result = Message::new(Role::Tool, text);
+        // its images, kept with it like a result inside a turn (the turn gives them only to a
+        // model known to see images)
+        if let Some(raw) = &late.result_raw {
+            let found = crate::mcp::result_images(raw);
+            let (images, notes) = self.server_images(&late.name, &found, true).await;
+            for note in notes {
+                result.content.push_str(&format!("\n{note}"));
+            }
+            result.images = images;
+        }
         result.tool_name = Some(late.name);
         result.tool_call_id = Some(call_id);
         Ok(vec![call, result])

@@ -70,6 +70,8 @@ pub struct LateResult {
     pub arguments: Value,
     pub result: String,
     pub is_error: bool,
+    /// The result as the server sent it (its images), when it was small enough to keep.
+    pub result_raw: Option<Value>,
 }
 
 /// A stored call, as an MCP App shown on its card needs it.
@@ -274,12 +276,13 @@ impl Store {
             let got = tx
                 .query_row(
                     "SELECT t.conversation_id, t.name, t.server, t.tool, COALESCE(t.result, ''), t.is_error,
-                        t.arguments
+                        t.arguments, t.result_raw
                      FROM tool_tasks k JOIN tool_calls t ON t.id = k.tool_call_id
                      WHERE k.tool_call_id = ?1 AND k.delivered = 0 AND t.status = ?2",
                     params![tool_call_id, ToolCallStatus::Done],
                     |r| {
                         let args: String = r.get(6)?;
+                        let raw: Option<String> = r.get(7)?;
                         Ok(LateResult {
                             conversation_id: r.get(0)?,
                             name: r.get(1)?,
@@ -288,6 +291,7 @@ impl Store {
                             arguments: serde_json::from_str(&args).unwrap_or(Value::Null),
                             result: r.get(4)?,
                             is_error: r.get(5)?,
+                            result_raw: raw.and_then(|v| serde_json::from_str(&v).ok()),
                         })
                     },
                 )

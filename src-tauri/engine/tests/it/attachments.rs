@@ -547,3 +547,85 @@ async fn text_files_and_pdfs_go_into_the_message_and_are_found_by_search() {
     // no image of a refused file is kept
     assert!(kept_files(&r).is_empty());
 }
+
+#[tokio::test]
+async fn a_task_results_image_sent_after_its_turn_reaches_a_vision_model() {
+    let r = vision_rig("I see it.").await;
+    // a call whose task ended after its turn, its result (with an image) waiting for the user
+    let conv = r.store.create_conversation("t", MODEL).await.unwrap();
+    let mut asked =
+        switchboard_engine::llm::Message::new(switchboard_engine::llm::Role::User, "look");
+    asked.images = vec![];
+    r.store
+        .append_message(
+            conv,
+            &asked,
+            switchboard_engine::store::MessageStatus::Complete,
+        )
+        .await
+        .unwrap();
+    let reply = r
+        .store
+        .append_message(
+            conv,
+            &switchboard_engine::llm::Message::new(switchboard_engine::llm::Role::Assistant, ""),
+            switchboard_engine::store::MessageStatus::Complete,
+        )
+        .await
+        .unwrap();
+    let call = switchboard_engine::llm::ToolCall {
+        id: Some("c1".into()),
+        name: "shots__take".into(),
+        arguments: json!({}),
+        written: None,
+    };
+    let id = r
+        .store
+        .start_tool_call(conv, reply, &call, "shots", "take")
+        .await
+        .unwrap();
+    let state: switchboard_engine::mcp::TaskState =
+        serde_json::from_value(json!({"taskId": "t1", "status": "working"})).unwrap();
+    r.store
+        .set_tool_task(id, "shots", None, &state)
+        .await
+        .unwrap();
+    let png = samples::screenshot_png(320, 200);
+    let raw = json!({"content": [
+        {"type": "text", "text": "the screen"},
+        {"type": "image", "mimeType": "image/png",
+         "data": base64::engine::general_purpose::STANDARD.encode(&png)}
+    ]});
+    r.store
+        .finish_late_task(
+            id,
+            "the screen\n[image image/png]",
+            Some(&raw),
+            false,
+            10,
+            true,
+        )
+        .await
+        .unwrap();
+    let late = TurnRequest {
+        conversation_id: Some(conv),
+        model: MODEL.into(),
+        late_result: Some(id),
+        ..Default::default()
+    };
+    let (s, _) = collecting(&r.engine(3), late).await;
+    assert!(s.llm_error.is_none(), "{s:?}");
+    let sent = r.fake.chat_requests().pop().unwrap();
+    let tool = &tool_messages(&sent)[0];
+    let bytes = b64(tool["images"][0].as_str().unwrap());
+    assert!(switchboard_engine::media::is_clean(&bytes), "re-encoded");
+    assert!(!contains(&bytes, samples::PNG_COMMENT.as_bytes()));
+    // kept with the tool message, as inside a turn
+    let stored = r.store.conversation(conv).await.unwrap();
+    let result = stored
+        .messages
+        .iter()
+        .find(|m| m.role == switchboard_engine::llm::Role::Tool)
+        .unwrap();
+    assert_eq!(result.attachments[0].name, "shots__take image 1");
+}

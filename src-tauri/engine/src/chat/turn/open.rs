@@ -67,6 +67,9 @@ impl ChatEngine {
             None => vec![],
         };
         let user_message_id = self.store_added(conversation_id, &added).await?;
+        // stored whole; the model gets a late result's images only when it sees images
+        let mut added = added;
+        super::super::vision::fit(&mut added, vision);
         emit(ChatEvent::TurnStarted {
             conversation_id,
             user_message_id,

@@ -39,7 +39,8 @@ pub use handler::{
 };
 pub use rejoin::KeptSession;
 pub use shaping::{
-    file_uri, result_text, ResultImage, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    file_uri, result_images, result_text, ResultImage, MAX_RAW_RESULT, MAX_RESULT_TEXT,
+    MAX_STDIO_MESSAGE,
 };
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};
