@@ -61,11 +61,13 @@ fn kept_files(r: &Rig) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// What a vision model's server says it can do.
+const VISION: &[&str] = &["completion", "tools", "vision"];
+
 /// A rig with no servers whose model sees images and answers `reply` to everything.
 async fn vision_rig(reply: &'static str) -> Rig {
     let r = rig(vec![]).await;
-    r.fake
-        .set_capabilities(MODEL, &["completion", "tools", "vision"]);
+    r.fake.set_capabilities(MODEL, VISION);
     r.fake
         .set_responder(move |_: &Value| Stream::new().text(reply).done().reply());
     r
@@ -186,9 +188,11 @@ async fn openai_compatible_servers_get_image_url_parts() {
     );
 }
 
-/// A rig with the image server, the model calling `tool` once then answering.
-async fn image_tool_rig(tool: &str) -> Rig {
+/// A rig with the image server, the model (with capabilities `caps`) calling `tool` once then
+/// answering.
+async fn image_tool_rig(tool: &str, caps: &[&str]) -> Rig {
     let r = rig(vec![("images", python("image_server.py"))]).await;
+    r.fake.set_capabilities(MODEL, caps);
     r.fake.set_responder(call_then_answer(vec![(
         "c1",
         &format!("images__{tool}"),
@@ -199,9 +203,7 @@ async fn image_tool_rig(tool: &str) -> Rig {
 
 #[tokio::test]
 async fn a_tools_image_reaches_a_vision_model_on_the_tool_message() {
-    let r = image_tool_rig("screenshot").await;
-    r.fake
-        .set_capabilities(MODEL, &["completion", "tools", "vision"]);
+    let r = image_tool_rig("screenshot", VISION).await;
     let (s, _) = r.turn("take a screenshot").await;
     assert!(s.llm_error.is_none(), "{s:?}");
     let tool = &tool_messages(&r.fake.chat_requests()[1])[0];
@@ -229,9 +231,7 @@ async fn a_tools_image_reaches_a_vision_model_on_the_tool_message() {
         .unwrap();
     assert_eq!(result.attachments[0].name, "images__screenshot image 1");
     // an embedded image resource too
-    let r = image_tool_rig("photo").await;
-    r.fake
-        .set_capabilities(MODEL, &["completion", "tools", "vision"]);
+    let r = image_tool_rig("photo", VISION).await;
     r.turn("a photo").await;
     let tool = &tool_messages(&r.fake.chat_requests()[1])[0];
     assert_eq!(tool["images"].as_array().unwrap().len(), 1);
@@ -239,8 +239,7 @@ async fn a_tools_image_reaches_a_vision_model_on_the_tool_message() {
 
 #[tokio::test]
 async fn a_model_that_does_not_see_images_keeps_the_text_note() {
-    let r = image_tool_rig("screenshot").await;
-    r.fake.set_capabilities(MODEL, &["completion", "tools"]);
+    let r = image_tool_rig("screenshot", &["completion", "tools"]).await;
     let (s, _) = r.turn("take a screenshot").await;
     assert!(s.llm_error.is_none());
     let tool = &tool_messages(&r.fake.chat_requests()[1])[0];
@@ -299,9 +298,7 @@ async fn openai_compatible_servers_get_a_tools_image_after_the_tool_messages() {
 
 #[tokio::test]
 async fn a_tools_image_too_big_to_keep_raw_still_reaches_the_model_and_a_bomb_does_not() {
-    let r = image_tool_rig("big").await;
-    r.fake
-        .set_capabilities(MODEL, &["completion", "tools", "vision"]);
+    let r = image_tool_rig("big", VISION).await;
     let (s, _) = r.turn("big").await;
     let tool = &tool_messages(&r.fake.chat_requests()[1])[0];
     let img = image::load_from_memory(&b64(tool["images"][0].as_str().unwrap())).unwrap();
@@ -316,9 +313,7 @@ async fn a_tools_image_too_big_to_keep_raw_still_reaches_the_model_and_a_bomb_do
     let images = serde_json::to_value(&view.items).unwrap();
     assert!(images.to_string().contains("images__big image 1"));
 
-    let r = image_tool_rig("bomb").await;
-    r.fake
-        .set_capabilities(MODEL, &["completion", "tools", "vision"]);
+    let r = image_tool_rig("bomb", VISION).await;
     let (s, _) = r.turn("bomb").await;
     assert!(s.llm_error.is_none());
     let tool = &tool_messages(&r.fake.chat_requests()[1])[0];
