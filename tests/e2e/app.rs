@@ -568,3 +568,35 @@ pub fn keyring_lookup(home: &Path, id: &str) -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).to_string())
 }
+
+/// The window's own state file (tauri-plugin-store) in app home `home`.
+pub fn state_file(home: &Path) -> std::path::PathBuf {
+    home.join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("window-state.json")
+}
+
+/// The store file as the app last wrote it (null while it has not).
+pub fn stored(home: &Path) -> Value {
+    std::fs::read(state_file(home))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until the store file satisfies `ok` (the app writes it itself: after a change, or once
+/// the window has been still for a moment).
+pub async fn wait_stored(home: &Path, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let t = Instant::now();
+    loop {
+        let v = stored(home);
+        if ok(&v) {
+            return v;
+        }
+        assert!(
+            t.elapsed() < WAIT,
+            "window-state.json never had {what}: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -281,9 +281,10 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
 }
 
 /// A task's question outlives the app too: the server asks mid-task (fastmcp-tasks'
-/// `input_required`), the user quits without answering; on the next start the question comes
-/// again for a chat that is not open, a note says so and opens that chat, the form is on the card,
-/// and the answer reaches the server.
+/// `input_required`), the user quits without answering. On the next start the chat that was open
+/// opens again with the question on its card; the user goes to a new chat and quits again. On the
+/// start after that the question comes for a chat that is not open: a note says so and opens that
+/// chat, the form is on the card, and the answer reaches the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restart() {
@@ -304,6 +305,25 @@ async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restar
     assert!(text_content(&c, ".tool-card .card-task")
         .await
         .starts_with("The task waits for your answer"));
+    wait_stored(home.path(), "the chat open", |v| {
+        v["open"]["conversationId"].is_i64()
+    })
+    .await;
+    let _ = c.close_window().await;
+    let _ = c.close().await;
+    drop(driver);
+
+    // the chat open at quit opens again, the question on its card
+    let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
+    wait_css(&c, ".tool-card .elicitation").await;
+    assert!(c.find(Locator::Css(".task-ask")).await.is_err());
+    // the task is followed outside a turn: the user can go to a new chat
+    click(&c, "#new-chat").await;
+    wait_stored(home.path(), "no chat open", |v| {
+        v.is_object() && v["open"].is_null()
+    })
+    .await;
+    assert!(c.find(Locator::Css(".tool-card")).await.is_err());
     let _ = c.close_window().await;
     let _ = c.close().await;
     drop(driver);

@@ -2,44 +2,12 @@
 //! width, the open conversation and its drafts come back after a quit and after a SIGKILL; a file
 //! that cannot be read is set aside with a note.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::app::*;
 use crate::support::fake_ollama::{self, FakeOllama, Stream};
-
-fn state_file(home: &Path) -> std::path::PathBuf {
-    home.join("config")
-        .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("window-state.json")
-}
-
-/// The store file as the app last wrote it (null while it has not).
-fn stored(home: &Path) -> Value {
-    std::fs::read(state_file(home))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null)
-}
-
-/// Waits until the store file satisfies `ok` (the app writes it itself: after a change, or once
-/// the window has been still for a moment).
-async fn wait_stored(home: &Path, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let t = Instant::now();
-    loop {
-        let v = stored(home);
-        if ok(&v) {
-            return v;
-        }
-        assert!(
-            t.elapsed() < WAIT,
-            "window-state.json never had {what}: {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn input_value(c: &fantoccini::Client) -> String {
     c.execute("return document.querySelector('#input').value;", vec![])
