@@ -5,7 +5,8 @@
 #                                    uv (uvx),
 #                                    and a Secret Service to test secrets against (gnome-keyring, run by the
 #                                    tests in their own dbus-run-session; secret-tool to look inside it), and
-#                                    xdg-open (the E2E sign-in opens its page through it, as on a desktop)
+#                                    xdg-open (the E2E sign-in opens its page through it, as on a desktop), and a
+#                                    desktop notification server (dunst; dbus-monitor watches what the app sends it)
 set -euo pipefail
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
       libayatana-appindicator3-dev libxdo-dev libssl-dev pkg-config build-essential curl file)
 if [ $want_test = 1 ]; then
-  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3 gnome-keyring libsecret-tools dbus-daemon xdg-utils)
+  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3 gnome-keyring libsecret-tools dbus-daemon xdg-utils dunst dbus-bin)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 

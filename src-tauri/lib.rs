@@ -5,6 +5,7 @@ mod apps;
 mod bundles;
 pub mod cli;
 mod commands;
+mod notify;
 mod state;
 mod window_state;
 
@@ -76,6 +77,8 @@ pub fn run() {
         .plugin(tauri_plugin_store::Builder::default().build())
         // used from Rust only (the import file picker): the window gets no dialog permission
         .plugin(tauri_plugin_dialog::init())
+        // used from Rust only (notify.rs): the window gets no notification permission
+        .plugin(tauri_plugin_notification::init())
         // MCP App pages, each at its own address, never the app's origin (apps.rs)
         .register_uri_scheme_protocol("mcpapp", |ctx, request| {
             match ctx.app_handle().try_state::<AppState>() {
@@ -92,6 +95,8 @@ pub fn run() {
                 window_state.restore(&w);
             }
             app.manage(window_state);
+            app.manage(notify::Notifier::default());
+            notify::Notifier::listen(app.handle());
             let state = tauri::async_runtime::block_on(AppState::open())?;
             app.manage(state);
             // bundles this launch was given (`switchboard FILE.mcpb`)

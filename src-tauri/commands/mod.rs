@@ -98,6 +98,8 @@ macro_rules! handler {
             commands::catalog::open_dropped_bundle,
             commands::window::window_state,
             commands::window::change_window_state,
+            commands::window::notify,
+            commands::window::watch_notification_clicks,
             // commands-end
         ]
     };

@@ -26,7 +26,7 @@ use tauri::{Manager, Runtime, Wry};
 use tauri_plugin_store::{Store, StoreBuilder};
 
 use page::{page_from, Draft, PAGE_KEYS};
-pub use page::{PagePatch, PageState};
+pub use page::{NotifyPrefs, PagePatch, PageState};
 
 pub const FILE: &str = "window-state.json";
 
@@ -94,6 +94,14 @@ impl WindowState {
         (page, self.note.lock().unwrap().take())
     }
 
+    /// Which kinds of desktop notification the user wants.
+    pub fn notify_prefs(&self) -> NotifyPrefs {
+        self.store
+            .get("notifications")
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
+    }
+
     /// Applies a change from the page and writes the file.
     pub fn change(&self, patch: PagePatch) -> std::io::Result<()> {
         let s = &self.store;
@@ -118,6 +126,9 @@ impl WindowState {
         }
         if let Some(changes) = patch.drafts {
             self.change_drafts(changes);
+        }
+        if let Some(n) = patch.notifications {
+            s.set("notifications", json(&n));
         }
         self.save()
     }

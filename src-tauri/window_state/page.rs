@@ -1,5 +1,5 @@
 //! What the page keeps in the window's state (theme, sidebar width, the open conversation and
-//! its scroll, hints, the first run, the drafts), and the changes it
+//! its scroll, hints, the first run, the drafts, which notifications to show), and the changes it
 //! sends: the types, and reading them back from the stored keys.
 
 use std::collections::BTreeMap;
@@ -37,6 +37,27 @@ pub struct Draft {
     pub attachments: Vec<Value>,
 }
 
+/// Which kinds of desktop notification the user wants (Settings → This window); all on at first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NotifyPrefs {
+    pub turn_finished: bool,
+    pub question: bool,
+    pub server_crashed: bool,
+    pub task_completed: bool,
+}
+
+impl Default for NotifyPrefs {
+    fn default() -> NotifyPrefs {
+        NotifyPrefs {
+            turn_finished: true,
+            question: true,
+            server_crashed: true,
+            task_completed: true,
+        }
+    }
+}
+
 /// What the page keeps here. Drafts are keyed by conversation id, `new` for a chat not yet sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -47,6 +68,7 @@ pub struct PageState {
     pub hints: Vec<String>,
     pub first_run_done: bool,
     pub drafts: BTreeMap<String, Draft>,
+    pub notifications: NotifyPrefs,
 }
 
 /// A change from the page: what it names changes, the rest stays. `drafts` changes per key
@@ -61,6 +83,7 @@ pub struct PagePatch {
     pub hints: Option<Vec<String>>,
     pub first_run_done: Option<bool>,
     pub drafts: Option<BTreeMap<String, Option<Draft>>>,
+    pub notifications: Option<NotifyPrefs>,
 }
 
 mod nullable {
@@ -79,6 +102,7 @@ pub(super) const PAGE_KEYS: &[&str] = &[
     "hints",
     "firstRunDone",
     "drafts",
+    "notifications",
 ];
 
 /// The page's state from the stored keys; a key whose value does not fit is left at its default
@@ -106,6 +130,9 @@ pub(super) fn page_from(doc: Map<String, Value>) -> PageState {
                 }
                 if let Some(d) = p.drafts {
                     page.drafts = d.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
+                }
+                if let Some(n) = p.notifications {
+                    page.notifications = n;
                 }
             }
             Err(e) => tracing::warn!("window state: {key} left at its default: {e}"),
@@ -138,5 +165,16 @@ mod tests {
         assert_eq!(p.open, Some(None));
         let p: PagePatch = serde_json::from_str(r#"{"drafts": {"new": null}}"#).unwrap();
         assert_eq!(p.drafts.unwrap()["new"], None);
+    }
+
+    #[test]
+    fn notification_kinds_are_on_until_turned_off_one_by_one() {
+        let page = page_from(Map::new());
+        assert_eq!(page.notifications, NotifyPrefs::default());
+        assert!(page.notifications.turn_finished && page.notifications.task_completed);
+        let doc = serde_json::json!({"notifications": {"turnFinished": false}});
+        let page = page_from(doc.as_object().unwrap().clone());
+        assert!(!page.notifications.turn_finished);
+        assert!(page.notifications.question && page.notifications.server_crashed);
     }
 }

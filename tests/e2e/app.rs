@@ -28,35 +28,37 @@ impl App {
 
     /// [`App::launch`] with these environment variables set for the app.
     pub async fn launch_with_env(home: &Path, env: &[(&str, &str)]) -> App {
-        App::launch_on(home, env, false, None).await
+        App::launch_on(home, env, Bus::None, None).await
     }
 
     /// [`App::launch`] with the app's working folder `cwd` (where the programs it starts run).
     #[allow(dead_code)] // catalog.rs's compiled-out tests
     pub async fn launch_in(home: &Path, cwd: &Path) -> App {
-        App::launch_on(home, &[], false, Some(cwd)).await
+        App::launch_on(home, &[], Bus::None, Some(cwd)).await
     }
 
     /// [`App::launch`] on a session bus of its own with gnome-keyring on it, unlocked, its
     /// keyrings in `home/data/keyrings` (never the desktop's keyring). The bus's address is
     /// written to [`KEYRING_BUS_FILE`] in `home`, for [`keyring_lookup`].
     pub async fn launch_with_keyring(home: &Path) -> App {
-        App::launch_on(home, &[], true, None).await
+        App::launch_on(home, &[], Bus::Keyring, None).await
+    }
+
+    /// [`App::launch`] on a session bus of its own with a desktop notification server on it
+    /// (dunst, on the test's X display); every call to the notification interface is written to
+    /// [`NOTIFY_LOG`] in `home` by `dbus-monitor`, and the bus's address to [`NOTIFY_BUS_FILE`].
+    pub async fn launch_with_notifications(home: &Path) -> App {
+        App::launch_on(home, &[], Bus::Notifications, None).await
     }
 
     /// Starts tauri-driver and opens a session on the app. WebKitWebDriver now and then closes the
     /// connection while the session is being created (seen in CI: `IncompleteMessage`, the app
     /// never shown); that says nothing about the app, so the driver is started afresh, on new
     /// ports, up to three times. Anything after the session exists is the test's to judge.
-    async fn launch_on(
-        home: &Path,
-        env: &[(&str, &str)],
-        keyring: bool,
-        cwd: Option<&Path>,
-    ) -> App {
+    async fn launch_on(home: &Path, env: &[(&str, &str)], bus: Bus, cwd: Option<&Path>) -> App {
         let mut attempt = 1;
         loop {
-            let driver = Driver::start(home, env, keyring, cwd);
+            let driver = Driver::start(home, env, bus, cwd);
             match driver.session().await {
                 Ok(c) => {
                     wait_css(&c, "body[data-ready='true']").await;
@@ -93,6 +95,18 @@ pub async fn wait_servers(c: &Client, n: usize) {
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
+/// The session bus the app gets: none, one with gnome-keyring, one with a notification server.
+#[derive(Clone, Copy, PartialEq)]
+enum Bus {
+    None,
+    Keyring,
+    Notifications,
+}
+
+/// Where [`App::launch_with_notifications`] writes what dbus-monitor saw, and the bus address.
+pub const NOTIFY_LOG: &str = "notifications.log";
+pub const NOTIFY_BUS_FILE: &str = "notify-bus";
+
 /// One tauri-driver (and so one app process) per session.
 pub struct Driver {
     child: Child,
@@ -100,10 +114,11 @@ pub struct Driver {
 }
 
 impl Driver {
-    /// `keyring`: in a `dbus-run-session` with gnome-keyring (see [`App::launch_with_keyring`]);
-    /// else with no session bus, so that secrets go to the fallback file (and a test run on a
-    /// desktop never reaches its keyring).
-    fn start(home: &Path, env: &[(&str, &str)], keyring: bool, cwd: Option<&Path>) -> Driver {
+    /// On `bus`: a `dbus-run-session` with gnome-keyring (see [`App::launch_with_keyring`]) or
+    /// with a notification server (see [`App::launch_with_notifications`]); else with no session
+    /// bus, so that secrets go to the fallback file (and a test run on a desktop never reaches its
+    /// keyring or its notifications).
+    fn start(home: &Path, env: &[(&str, &str)], bus: Bus, cwd: Option<&Path>) -> Driver {
         use std::os::unix::fs::PermissionsExt;
         let port = support::free_port();
         let native = support::free_port();
@@ -112,7 +127,27 @@ impl Driver {
         std::fs::create_dir_all(&run).unwrap();
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
         let bin = which_tauri_driver();
-        let mut cmd = if keyring {
+        let mut cmd = if bus == Bus::Notifications {
+            let mut cmd = Command::new("dbus-run-session");
+            cmd.args([
+                "--",
+                "sh",
+                "-c",
+                r#"printf %s "$DBUS_SESSION_BUS_ADDRESS" > "$0" || exit 1
+                   log="$1"; shift
+                   dbus-monitor --session "interface='org.freedesktop.Notifications'" "interface='dev.switchboard.Test'" > "$log" 2>&1 &
+                   dunst >/dev/null 2>&1 &
+                   until [ -s "$log" ]; do dbus-send --session --type=signal / dev.switchboard.Test.Ready; sleep 0.05; done &&
+                   until dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+                     org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Notifications 2>/dev/null | grep -q true; do
+                     sleep 0.05; done &&
+                   exec "$@""#,
+            ])
+            .arg(home.join(NOTIFY_BUS_FILE))
+            .arg(home.join(NOTIFY_LOG))
+            .arg(bin);
+            cmd
+        } else if bus == Bus::Keyring {
             let mut cmd = Command::new("dbus-run-session");
             cmd.args([
                 "--",
@@ -157,7 +192,8 @@ impl Driver {
             .process_group(0)
             .spawn()
             .expect("tauri-driver starts (install it with `make test-deps`)");
-        // wait until it listens
+        // wait until it listens (a driver that never does is ended with what it started)
+        let driver = Driver { child, port };
         let t = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -166,7 +202,7 @@ impl Driver {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        Driver { child, port }
+        driver
     }
 
     async fn session(&self) -> Result<Client, fantoccini::error::NewSessionError> {
@@ -226,7 +262,9 @@ impl Driver {
                         | "dbus-run-session"
                         | "dbus-daemon"
                         | "sh"
-                        | "gnome-keyring-daemon",
+                        | "gnome-keyring-daemon"
+                        | "dbus-monitor"
+                        | "dunst",
                         _,
                     ) => return None,
                     (_, Some(server)) => format!("server: {server}"),

@@ -347,7 +347,7 @@ async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restar
 }
 
 /// A fresh app home whose only MCP server is the tasks fixture on `port`, with `allowed` allowed.
-fn tasks_home(fake: &FakeOllama, port: u16, allowed: &str) -> tempfile::TempDir {
+pub fn tasks_home(fake: &FakeOllama, port: u16, allowed: &str) -> tempfile::TempDir {
     home_with_servers(
         json!({"llmUrl": fake.url, "toolPolicies": {allowed: "allow"}}),
         vec![(

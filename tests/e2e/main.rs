@@ -25,6 +25,7 @@ mod library;
 mod links;
 mod long_conversation;
 mod models;
+mod notifications;
 mod research;
 mod screens;
 mod servers;

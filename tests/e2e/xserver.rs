@@ -195,3 +195,20 @@ pub fn x_move_resize(x: i32, y: i32, width: u32, height: u32) {
     xdotool(&["windowsize", &w, &width.to_string(), &height.to_string()]);
     xdotool(&["windowmove", &w, &x.to_string(), &y.to_string()]);
 }
+
+/// Gives the keyboard focus to the app's window (`true`), or takes it away to no window at all,
+/// as when the user works in another program.
+pub fn x_focus_app(on: bool) {
+    use x11_dl::xlib;
+    let window = if on { app_window() } else { 0 };
+    let xl = xlib::Xlib::open().expect("libX11");
+    // SAFETY: plain Xlib calls on a display opened and closed here.
+    unsafe {
+        let display = (xl.XOpenDisplay)(std::ptr::null());
+        assert!(!display.is_null(), "no X display (DISPLAY)");
+        // window 0 is X's None: the keyboard goes nowhere, every window loses the focus
+        (xl.XSetInputFocus)(display, window, xlib::RevertToNone, xlib::CurrentTime);
+        (xl.XFlush)(display);
+        (xl.XCloseDisplay)(display);
+    }
+}

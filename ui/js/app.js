@@ -25,6 +25,7 @@ import { WindowKeeper, reopenLast } from './views/window-state.js';
 import { Drafts } from './views/drafts.js';
 import { installShortcuts, ShortcutSheet, stepIn } from './views/shortcuts.js';
 import { announce } from './views/announce.js';
+import { Notifications, wireNotifySettings } from './views/notifications.js';
 
 /**
  * Everything the window itself keeps (the engine owns the rest: settings, conversations,
@@ -121,6 +122,12 @@ const sidebar = new Sidebar($('#conversation-list'), $('#search'), {
 // The window's own state (views/window-state.js): theme, sidebar width, the open conversation,
 // hints; drafts per conversation (views/drafts.js, made once the state is read).
 const keeper = new WindowKeeper({ load: ipc.windowState, change: ipc.changeWindowState });
+// desktop notifications while the window is away (the app checks focus and the user's switches)
+const notifications = new Notifications({ notify: ipc.notify, watchClicks: ipc.watchNotificationClicks }, {
+  title: (id) => (id === state.conversationId ? $('#chat-title').textContent
+    : document.querySelector(`.conv[data-id="${id}"] .conv-name`)?.textContent) || 'a chat',
+  openConversation: (id) => openConversation(id),
+});
 let drafts = null;
 
 /** Runs a change to the library, then shows the list again; problems go to the banner. */
@@ -376,7 +383,7 @@ async function runTurn(request, shown) {
   state.turnId = turnId;
   setBusy(true);
   chat.clearResume();
-  const turn = { started: false, failed: false, limit: false, shown };
+  const turn = { started: false, failed: false, stopped: false, limit: false, shown, conversationId: null };
   const onEvent = (ev) => (turnEvents[ev.type] ?? unknownEvent)(ev, turn);
   try {
     const toolChoice = state.conversationId ? null : state.pendingToolChoice;
@@ -390,8 +397,10 @@ async function runTurn(request, shown) {
     }, onEvent);
     if (!turn.failed) hideBanner();
   } catch (err) {
+    turn.failed = true;
     chat.addError(err?.message ?? String(err));
   } finally {
+    if (turn.started) notifications.turnFinished(turn.conversationId, turn.stopped, turn.failed);
     state.turnId = null;
     setBusy(false);
     refreshConversations();
@@ -409,6 +418,7 @@ async function runTurn(request, shown) {
 const turnEvents = {
   turnStarted: (ev, turn) => {
     turn.started = true;
+    turn.conversationId = ev.conversationId;
     if (!state.conversationId && state.pendingChatSettings) state.conversationSettings = state.pendingChatSettings;
     if (!state.conversationId) {
       drafts?.became(ev.conversationId);
@@ -430,7 +440,8 @@ const turnEvents = {
   assistantStarted: (ev) => chat.addMessage(ev.messageId, 'assistant', 'streaming'),
   textDelta: (ev) => chat.appendText(ev.messageId, ev.text, ev.html),
   thinkingDelta: (ev) => chat.setThinking(ev.messageId, ev.text, true),
-  assistantDone: (ev) => {
+  assistantDone: (ev, turn) => {
+    if (ev.status === 'stopped') turn.stopped = true;
     chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content);
     announce(ev.status === 'complete' ? 'Reply finished.' : ev.status === 'stopped' ? 'Reply stopped.' : 'The reply failed.');
   },
@@ -449,17 +460,20 @@ const turnEvents = {
   toolCallTask: (ev) => chat.cards.showTask(ev.id, ev),
   elicitationRequested: (ev) => {
     announce(`${ev.elicitation.server} asks you something, on its card.`);
+    notifications.serverQuestion(state.conversationId, ev.elicitation.server);
     chat.cards.askUser(ev.callId, ev.elicitation,
       (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
   },
   samplingRequested: (ev) => {
     announce(`${ev.request.server} asks to use the model, on its card.`);
+    notifications.serverQuestion(state.conversationId, ev.request.server);
     chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
       (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
   },
   samplingFinished: (ev) => chat.cards.finishSampling(ev.callId, ev),
   approvalRequested: (ev) => {
     announce(`Approval needed: ${ev.server} › ${ev.tool}.`);
+    notifications.approval(state.conversationId, ev.server, ev.tool);
     chat.cards.requestApproval(ev,
       (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
   },
@@ -497,6 +511,15 @@ const taskFollower = new TaskFollower(chat, {
   openConversation: (id) => openConversation(id),
 });
 
+/** Tasks followed outside a turn: to their cards; a notification when one asks or its result waits. */
+function onTaskEvent(ev) {
+  taskFollower.onEvent(ev);
+  if (ev.type === 'taskResultWaiting') notifications.taskCompleted(ev.conversationId);
+  if (ev.type === 'elicitationRequested' || ev.type === 'samplingRequested') {
+    notifications.serverQuestion(taskFollower.chats.get(ev.callId) ?? null, ev.elicitation?.server ?? ev.request?.server);
+  }
+}
+
 async function stop() {
   if (state.turnId) await ipc.stopTurn(state.turnId);
 }
@@ -522,6 +545,7 @@ function showServers(servers) {
   serversView.update(servers, state.info?.mcpConfigError);
   if (chat.isEmpty() && !state.conversationId) showEmptyChat();
   signInNotes.update(servers);
+  notifications.servers(servers);
 }
 
 function autosize() {
@@ -684,12 +708,14 @@ async function start() {
     autosize);
   drafts.show(null);
   keeper.wireTheme($('#set-theme'));
+  wireNotifySettings(keeper);
   keeper.sidebarResizer($('#sidebar-resizer'), $('#sidebar'));
   $('#messages').addEventListener('scroll', () => keeper.rememberOpen(state.conversationId, $('#messages')), { passive: true });
   state.info = await ipc.appInfo();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   showEmptyChat();
-  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks((ev) => taskFollower.onEvent(ev)),
+  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent),
+    notifications.watch(),
     catalog.watch()]);
   // after the models: a server that answers hides the banner, and this note must stay
   if (saved.note) showBanner('The window\'s saved state was set aside.', saved.note);

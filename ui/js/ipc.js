@@ -334,9 +334,21 @@ export function sendMessage(request, onEvent) {
 /**
  * The window's own state (kept by the app in window-state.json, never the engine's settings):
  * { theme: 'system'|'light'|'dark', sidebarWidth: number|null, open: { conversationId, scrollTop,
- *   atEnd }|null, hints: string[], firstRunDone: boolean, drafts: { [conversationId|'new']: { text, attachments } },
+ *   atEnd }|null, hints: string[], firstRunDone: boolean, notifications: { turnFinished, question,
+ *   serverCrashed, taskCompleted }, drafts: { [conversationId|'new']: { text, attachments } },
  *   note: string|null (why a saved state was set aside at start) }
  */
 export const windowState = () => call('window_state');
 /** Changes what `patch` names (same keys; `drafts` per key, null removes one; `open: null`). */
 export const changeWindowState = (patch) => call('change_window_state', { patch });
+/**
+ * A desktop notification, shown only while the window is not focused and that kind is on.
+ * kind: 'turnFinished'|'question'|'serverCrashed'|'taskCompleted'. Resolves true when shown.
+ */
+export const notify = (kind, title, body, conversationId = null) => call('notify', { kind, title, body, conversationId });
+/** onClick(conversationId|null) when a notification is clicked (the window is brought up first). */
+export function watchNotificationClicks(onClick) {
+  const channel = new core.Channel();
+  channel.onmessage = onClick;
+  return call('watch_notification_clicks', { onClick: channel });
+}
