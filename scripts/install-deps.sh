@@ -6,7 +6,8 @@
 #                                    and a Secret Service to test secrets against (gnome-keyring, run by the
 #                                    tests in their own dbus-run-session; secret-tool to look inside it), and
 #                                    xdg-open (the E2E sign-in opens its page through it, as on a desktop), and a
-#                                    desktop notification server (dunst; dbus-monitor watches what the app sends it)
+#                                    desktop notification server (dunst; dbus-monitor watches what the app sends it),
+#                                    and axe-core (the accessibility audit injects it into the window)
 set -euo pipefail
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$(dirname "$0")/.."
@@ -45,6 +46,12 @@ if [ $want_test = 1 ]; then
   if ! cmp -s tests/servers/package-lock.json tests/servers/node_modules/.installed-lock.json 2>/dev/null; then
     echo "install-deps: installing npm test servers"
     (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; } \
+      && cp package-lock.json node_modules/.installed-lock.json)
+  fi
+  # What the E2E tests inject into the window (axe-core), pinned by tests/e2e/package-lock.json.
+  if ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.installed-lock.json 2>/dev/null; then
+    echo "install-deps: installing the E2E tests' npm packages (axe-core)"
+    (cd tests/e2e && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; } \
       && cp package-lock.json node_modules/.installed-lock.json)
   fi
   # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json.

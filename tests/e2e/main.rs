@@ -21,6 +21,7 @@ mod chat;
 mod composer;
 mod hostile;
 mod import;
+mod keyboard;
 mod library;
 mod links;
 mod long_conversation;

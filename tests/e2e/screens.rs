@@ -1,11 +1,14 @@
-//! Every screen looked at (issue 26 §5): one window session goes through each screen and state a
-//! new user meets — the empty chat, a chat with a tool call waiting for approval and one done,
-//! the servers list and a server's form, the import panel, settings, models, the catalog, the
-//! shortcuts sheet, the conversations browser with search results — at the default window size,
-//! at the minimum one and in the dark theme, and writes a screenshot of each (`target/screenshots/screen-*.png`,
-//! looked at by a person). What a screenshot cannot show a person is checked here: nothing of a
-//! screen is wider than the window (no horizontal scrolling), and a server card's buttons stay
-//! on one line at the default size.
+//! Every screen looked at and audited (issue 26 §2, §5): one window session goes through each
+//! screen and state a new user meets — the empty chat, a chat with a tool call waiting for
+//! approval and one done, an MCP App on its card (the npm example server-basic-vanillajs), the
+//! chat's tools panel, the servers list and a server's form, the import panel, settings, models,
+//! the catalog, the shortcuts sheet, the conversations browser and its search results — at the
+//! default window size, at the minimum one and in the dark theme, and writes a screenshot of each
+//! (`target/screenshots/screen-*.png`, looked at by a person). What a screenshot cannot show a
+//! person is checked here: nothing of a screen is wider than the window (no horizontal
+//! scrolling), a server card's buttons stay on one line at the default size, and axe-core (npm,
+//! `tests/e2e/package.json`) finds no serious or critical violation of WCAG 2.2 A/AA and its best
+//! practices (contrast included) in any of them.
 
 use serde_json::{json, Value};
 
@@ -60,9 +63,78 @@ async fn overflowing(c: &fantoccini::Client) -> Value {
     .unwrap()
 }
 
-async fn shot(c: &fantoccini::Client, size: &str, name: &str) {
+/// axe-core's source, installed by `make test-deps`.
+fn axe_source() -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/e2e/node_modules/axe-core/axe.min.js");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run `make test-deps` (scripts/install-deps.sh --test) to install axe-core",
+            p.display()
+        )
+    })
+}
+
+/// Runs axe over the page as it is now; the serious and critical violations, a line each
+/// (rule, impact, what it says, the elements), prefixed with `state`.
+async fn audit(c: &fantoccini::Client, state: &str) -> Vec<String> {
+    let loaded = c
+        .execute("return typeof window.axe;", vec![])
+        .await
+        .unwrap();
+    if loaded != json!("object") {
+        let src = axe_source();
+        c.execute(&format!("{src}\n;return typeof window.axe;"), vec![])
+            .await
+            .unwrap();
+    }
+    // two frames, so what was just shown is laid out (and its transitions done)
+    let v = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             requestAnimationFrame(() => requestAnimationFrame(() => {
+               window.axe.run(document, {
+                 iframes: false, // an app's page is its server's, audited by its authors
+                 runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+                 resultTypes: ['violations'],
+               }).then((r) => done(r.violations
+                   .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                   .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                     nodes: v.nodes.slice(0, 6).map((n) => n.target.join(' ') + (n.failureSummary ? ' — ' + n.failureSummary.replace(/\\s+/g, ' ') : '')) }))))
+                 .catch((e) => done([{ id: 'axe-error', impact: 'critical', help: String(e), nodes: [] }]));
+             }));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            format!(
+                "[{state}] {} ({}): {}\n    {}",
+                v["id"].as_str().unwrap_or_default(),
+                v["impact"].as_str().unwrap_or_default(),
+                v["help"].as_str().unwrap_or_default(),
+                v["nodes"]
+                    .as_array()
+                    .map(|n| n
+                        .iter()
+                        .map(|n| n.as_str().unwrap_or_default().to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n    "))
+                    .unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// Checks the screen as it is now: nothing wider than the window (at once), and axe's serious and
+/// critical violations, added to `found` (all are listed at the end); then its screenshot.
+async fn shot(c: &fantoccini::Client, size: &str, name: &str, found: &mut Vec<String>) {
     let over = overflowing(c).await;
     assert_eq!(over, json!([]), "{name} at {size}: wider than the window");
+    found.extend(audit(c, &format!("{size} {name}")).await);
     screenshot(c, &format!("screen-{size}-{name}.png")).await;
 }
 
@@ -78,6 +150,12 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
             return Stream::new()
                 .text("Done: ")
                 .text(last["content"].as_str().unwrap_or_default())
+                .done()
+                .reply();
+        }
+        if asked.contains("time") {
+            return Stream::new()
+                .tool_call("t1", "basic-vanillajs__get-time", json!({}))
                 .done()
                 .reply();
         }
@@ -97,14 +175,24 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
                 .reply()
         }
     });
-    let (home, config_dir) = app_home();
-    std::fs::write(
-        config_dir.join("settings.json"),
-        json!({"llmUrl": fake.url, "catalogRegistry": "http://127.0.0.1:9"}).to_string(),
-    )
-    .unwrap();
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 3).await;
+    // the built-in servers, and an MCP Apps example
+    let mut servers: Vec<(&str, switchboard_engine::mcp::ServerConfig)> =
+        switchboard_engine::mcp::McpConfig::default_builtin()
+            .servers
+            .into_iter()
+            .map(|(name, config)| (&*Box::leak(name.into_boxed_str()), config))
+            .collect();
+    servers.push((
+        "basic-vanillajs",
+        crate::apps::example_server("basic-vanillajs", &[]),
+    ));
+    let home = home_with_servers(
+        json!({"llmUrl": fake.url, "catalogRegistry": "http://127.0.0.1:9"}),
+        servers,
+    );
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 4).await;
 
+    let mut found = Vec::new();
     for (size, w, h) in [
         ("default", 1100, 760),
         ("minimum", 640, 420),
@@ -122,19 +210,47 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
             wait_until(&c, "document.documentElement.dataset.theme === 'dark'").await;
         }
         click(&c, "#new-chat").await;
-        shot(&c, size, "empty-chat").await;
+        shot(&c, size, "empty-chat", &mut found).await;
 
         send(&c, "what is 2+40?").await;
         wait_answer(&c, "Done:").await;
         send(&c, "save a note").await;
         wait_css(&c, ".tool-card.awaiting .approval").await;
-        shot(&c, size, "chat-approval").await;
+        shot(&c, size, "chat-approval", &mut found).await;
         click(&c, ".approval [data-action='deny']").await;
         wait_until(&c, "!document.querySelector('.tool-card.awaiting')").await;
 
+        // an MCP App on its card (its call asks first)
+        send(&c, "what time is it?").await;
+        wait_css(&c, ".tool-card.awaiting .approval").await;
+        click(&c, ".tool-card.awaiting [data-action='allowOnce']").await;
+        wait_until(
+            &c,
+            "document.querySelector('.tool-card iframe.app-frame')?.dataset.state === 'ready'",
+        )
+        .await;
+        // its reply, after the sum's and the denied write's
+        wait_until(
+            &c,
+            "[...document.querySelectorAll('.msg.assistant.complete')].filter((m) => m.textContent.includes('Done:')).length === 3",
+        )
+        .await;
+        c.execute(
+            "document.querySelector('.tool-card iframe.app-frame').scrollIntoView({block: 'center'});",
+            vec![],
+        )
+        .await
+        .unwrap();
+        shot(&c, size, "app-card", &mut found).await;
+
+        click(&c, "#tools-button").await;
+        wait_css(&c, "#tools-panel:not([hidden])").await;
+        shot(&c, size, "tools-panel", &mut found).await;
+        click(&c, "#tools-button").await;
+
         click(&c, "#servers-button").await;
         wait_css(&c, "#servers-list .server").await;
-        shot(&c, size, "servers").await;
+        shot(&c, size, "servers", &mut found).await;
         if size == "default" {
             // a card's buttons on one line (they wrapped, Delete alone on the second)
             let lines: Value = c
@@ -159,22 +275,22 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
         }
         click(&c, "#servers-list .server [data-act='edit']").await;
         wait_css(&c, "#server-form:not([hidden])").await;
-        shot(&c, size, "server-form").await;
+        shot(&c, size, "server-form", &mut found).await;
         close_dialogs(&c).await;
         click(&c, "#servers-button").await;
         click(&c, "#server-import").await;
         wait_css(&c, "#import-panel:not([hidden])").await;
-        shot(&c, size, "import").await;
+        shot(&c, size, "import", &mut found).await;
         close_dialogs(&c).await;
 
         click(&c, "#settings-button").await;
         wait_css(&c, "#settings-dialog[open]").await;
-        shot(&c, size, "settings").await;
+        shot(&c, size, "settings", &mut found).await;
         close_dialogs(&c).await;
 
         click(&c, "#models-button").await;
         wait_css(&c, "#models-dialog[open]").await;
-        shot(&c, size, "models").await;
+        shot(&c, size, "models", &mut found).await;
         close_dialogs(&c).await;
 
         click(&c, "#catalog-button").await;
@@ -183,22 +299,38 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
             "document.querySelector('#catalog-status').textContent.includes('cannot be reached')",
         )
         .await;
-        shot(&c, size, "catalog").await;
+        shot(&c, size, "catalog", &mut found).await;
         close_dialogs(&c).await;
 
         click(&c, "#shortcuts-button").await;
         wait_css(&c, "#shortcuts-dialog[open]").await;
-        shot(&c, size, "shortcuts").await;
+        shot(&c, size, "shortcuts", &mut found).await;
         close_dialogs(&c).await;
 
         click(&c, "#library-toggle").await;
+        wait_css(&c, "body.library").await;
+        shot(&c, size, "library", &mut found).await;
         let s = wait_css(&c, "#search").await;
         s.clear().await.unwrap();
         s.send_keys("note").await.unwrap();
         wait_css(&c, "#conversation-list .hit").await;
-        shot(&c, size, "library-search").await;
+        shot(&c, size, "library-search", &mut found).await;
         s.clear().await.unwrap();
+        // as a person's Backspace would: the list shows every conversation again
+        c.execute(
+            "document.querySelector('#search').dispatchEvent(new Event('input'));",
+            vec![],
+        )
+        .await
+        .unwrap();
+        wait_until(&c, "!document.querySelector('#conversation-list .hit')").await;
         click(&c, "#library-toggle").await;
     }
     c.close().await.unwrap();
+    assert!(
+        found.is_empty(),
+        "axe-core: {} serious or critical violations\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }

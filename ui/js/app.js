@@ -561,8 +561,8 @@ $('#input').addEventListener('keydown', (e) => {
     e.preventDefault();
     send();
   }
-  // Up in an empty message box edits your last message
-  if (e.key === 'ArrowUp' && !e.target.value && !state.turnId) {
+  // Up in an empty message box edits your last message (Alt+Up is the previous conversation)
+  if (e.key === 'ArrowUp' && !e.altKey && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.target.value && !state.turnId) {
     const last = chat.lastUserMessageId();
     if (last !== null) { e.preventDefault(); chat.startEdit(last); }
   }

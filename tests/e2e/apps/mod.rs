@@ -71,7 +71,7 @@ fn calls(tool: &'static str) -> impl Fn(&Value) -> crate::support::fake_ollama::
 }
 
 /// An npm MCP Apps example server (`server-NAME`) over stdio.
-fn example_server(name: &str, extra: &[&str]) -> switchboard_engine::mcp::ServerConfig {
+pub(crate) fn example_server(name: &str, extra: &[&str]) -> switchboard_engine::mcp::ServerConfig {
     let path = crate::support::app_server(name);
     let mut args = vec![path.to_str().unwrap(), "--stdio"];
     args.extend_from_slice(extra);

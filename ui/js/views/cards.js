@@ -117,8 +117,10 @@ export class ToolCards {
           el('span', { class: 'card-tool' }, call.tool || call.name),
           call.written ? el('span', { class: 'card-written muted', title: 'The model wrote this name; Switchboard ran the tool it meant' }, ` (the model wrote “${call.written}”)`) : null),
         badge,
-        state,
-        stop),
+        state),
+      // not in the summary: a control inside another is out of a keyboard's and a screen
+      // reader's reach (the card is open while it runs)
+      el('div', { class: 'card-controls' }, stop),
       progress,
       el('div', { class: 'card-body' },
         el('div', { class: 'card-label' }, 'Arguments'), args,
@@ -147,7 +149,7 @@ export class ToolCards {
     const failed = isError || status === 'interrupted';
     card.classList.remove('running');
     card.classList.add(failed ? 'error' : 'ok');
-    card.querySelector('.card-stop')?.remove();
+    card.querySelector('.card-controls')?.remove();
     card.querySelector('.card-progress')?.remove();
     card.querySelector('.card-icon').className = `card-icon ${failed ? 'icon-error' : 'icon-ok'}`;
     card.querySelector('.card-icon').textContent = failed ? '✕' : '✓';

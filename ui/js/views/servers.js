@@ -12,7 +12,7 @@ export function summarize(servers) {
   const failed = servers.filter((s) => s.status === 'failed').length;
   const starting = servers.filter((s) => s.status === 'starting').length;
   const tools = servers.filter((s) => s.status === 'running').reduce((n, s) => n + s.tools.length, 0);
-  let text = servers.length ? `${running}/${servers.length} servers · ${tools} tools` : 'No MCP servers';
+  let text = servers.length ? `${running}/${servers.length} servers · ${tools} tool${tools === 1 ? '' : 's'}` : 'No MCP servers';
   if (starting) text = `Starting ${starting} server${starting > 1 ? 's' : ''}…`;
   const level = failed ? 'bad' : starting ? 'busy' : running ? 'good' : 'idle';
   return { text: failed ? `${running}/${servers.length} servers · ${failed} failed` : text, level };
@@ -118,7 +118,7 @@ export class ServersView {
           ? el('span', { class: `muted server-sandbox ${s.sandbox?.state ?? 'off'}`, title: sandboxDetail(s.sandbox) }, sandboxText(s.sandbox))
           : null,
         s.protocolVersion ? el('span', { class: 'muted' }, `MCP ${s.protocolVersion}`) : null,
-        s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} tools`) : null,
+        s.status === 'running' ? el('span', { class: 'muted' }, `${s.tools.length} ${s.tools.length === 1 ? 'tool' : 'tools'}`) : null,
         s.restarts ? el('span', { class: 'muted', title: 'Automatic restarts after crashes, in a row' }, `restarted ${s.restarts}×`) : null,
         s.trusted ? null : el('span', { class: 'muted untrusted', title: 'What it says about its tools (read-only…) is not believed: every call asks. Edit to change.' }, 'every call asks'),
         el('span', { class: 'spacer' }),

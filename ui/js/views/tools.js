@@ -108,7 +108,7 @@ export class ToolsPicker {
         el('legend', {}, el('label', {},
           el('input', { type: 'checkbox', checked: serverOn, dataset: { server: s.name },
             onchange: (e) => this.toggle('disabledServers', s.name, e.target.checked) }),
-          ` ${s.name}`, el('span', { class: 'muted' }, ` · ${s.tools.length} tools`))),
+          ` ${s.name}`, el('span', { class: 'muted' }, ` · ${s.tools.length} ${s.tools.length === 1 ? 'tool' : 'tools'}`))),
         s.tools.map((t) => el('label', { class: 'tool-option', title: t.description },
           el('input', { type: 'checkbox', checked: this.allows(s.name, t.name), disabled: !serverOn, dataset: { tool: key(s.name, t.name) },
             onchange: (e) => this.toggle('disabledTools', key(s.name, t.name), e.target.checked) }),
