@@ -23,7 +23,7 @@ pub use config::{
     SandboxSetting, ServerConfig, Transport, LOG_LEVELS,
 };
 pub use host::{
-    file_uri, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,
+    file_uri, result_text, task_is_open, AppListing, CallEvent, Elicitation, ElicitationAction,
     ElicitationAnswer, HostError, HostOptions, McpHost, PinBook, Progress, Reply, RoutedTool,
     SamplingAnswer, SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView,
     SignInView, Step, TaskState, ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT,

@@ -6,6 +6,7 @@
 mod support;
 
 mod approval;
+mod apps;
 mod catalog;
 mod context;
 mod conversation;
