@@ -121,7 +121,7 @@ async fn a_task_of_the_reference_server_survives_the_app_being_killed() {
     let told = fake
         .chat_requests()
         .iter()
-        .map(|r| last_message(r))
+        .map(last_message)
         .find(|m| m["role"] == "tool" && m["tool_call_id"] != "r")
         .expect("the model was sent the late result");
     assert!(

@@ -7,6 +7,7 @@ mod support;
 
 mod approval;
 mod bundles;
+mod apps;
 mod catalog;
 mod context;
 mod conversation;
