@@ -2,6 +2,7 @@
 # Installs what Switchboard needs to build, run and test. Idempotent: skips what is present.
 #   scripts/install-deps.sh          system packages to build and run the app
 #   scripts/install-deps.sh --test   also E2E tooling (Xvfb, WebKitWebDriver, tauri-driver), the npm test servers,
+#                                    uv (uvx),
 #                                    and a Secret Service to test secrets against (gnome-keyring, run by the
 #                                    tests in their own dbus-run-session; secret-tool to look inside it), and
 #                                    xdg-open (the E2E sign-in opens its page through it, as on a desktop)
@@ -56,6 +57,14 @@ if [ $want_test = 1 ]; then
     python3 -m venv tests/servers/.venv
     tests/servers/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/servers/requirements.txt
     cp tests/servers/requirements.txt tests/servers/.venv/installed.txt
+  fi
+  # uv and uvx on their own, as a user who runs PyPI servers has them (no Python beside them),
+  # pinned by tests/servers/uv.txt: the sandbox's fetch for a uvx server is tested with them.
+  if ! cmp -s tests/servers/uv.txt tests/servers/.uv/installed.txt 2>/dev/null; then
+    echo "install-deps: installing uv"
+    rm -rf tests/servers/.uv
+    tests/servers/.venv/bin/pip install --quiet --disable-pip-version-check --target tests/servers/.uv -r tests/servers/uv.txt
+    cp tests/servers/uv.txt tests/servers/.uv/installed.txt
   fi
 fi
 echo "install-deps: ok"

@@ -526,6 +526,25 @@ pub async fn wait_until_for(c: &Client, js_condition: &str, limit: Duration) {
     }
 }
 
+/// Waits until a finished reply of the model contains `text`.
+pub async fn wait_answer(c: &Client, text: &str) {
+    let js = format!(
+        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes({}))",
+        serde_json::to_string(text).unwrap()
+    );
+    wait_until(c, &js).await;
+}
+
+/// What the conversation shows as the user's messages, in order.
+pub async fn user_messages(c: &Client) -> Value {
+    c.execute(
+        "return [...document.querySelectorAll('.msg.user .body')].map((b) => b.textContent);",
+        vec![],
+    )
+    .await
+    .unwrap()
+}
+
 /// Where [`App::launch_with_keyring`] writes its session bus's address.
 pub const KEYRING_BUS_FILE: &str = "keyring-bus";
 

@@ -261,19 +261,9 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
     wait_css(&c, ".late-result").await;
     screenshot(&c, "task-late-result.png").await;
     click(&c, "[data-action='send-late-result']").await;
-    wait_until(
-        &c,
-        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('at last'))",
-    )
-    .await;
+    wait_answer(&c, "at last").await;
     // nothing was said in the user's name: the only user message is the one they typed
-    let users = c
-        .execute(
-            "return [...document.querySelectorAll('.msg.user .body')].map((b) => b.textContent);",
-            vec![],
-        )
-        .await
-        .unwrap();
+    let users = user_messages(&c).await;
     assert_eq!(users, json!(["add 40 and 2, slowly"]), "{users}");
     assert!(
         c.find(Locator::Css(".late-result")).await.is_err(),
@@ -282,11 +272,7 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
     // and the store knows it was sent: the conversation opened again does not offer it
     click(&c, "#conversation-list .conv").await;
     wait_css(&c, ".tool-card.ok").await;
-    wait_until(
-        &c,
-        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('at last'))",
-    )
-    .await;
+    wait_answer(&c, "at last").await;
     assert!(
         c.find(Locator::Css(".late-result")).await.is_err(),
         "not offered again from the store"
@@ -441,11 +427,7 @@ async fn a_task_survives_the_app_being_killed_and_stop_on_its_card_cancels_one()
     )
     .await;
     click(&c, ".tool-card.running[data-task='working'] .card-stop").await;
-    wait_until(
-        &c,
-        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('Done.'))",
-    )
-    .await;
+    wait_answer(&c, "Done.").await;
     let last = c
         .execute(
             "const cards = document.querySelectorAll('.tool-card'); const c = cards[cards.length - 1];

@@ -1,6 +1,7 @@
 //! The catalog in the real window, against a registry stand-in of our own: search → install with
 //! a secret → the server connects and a chat uses its tools (server-everything from npm, fetched
-//! by the app for its sandbox, which has no network); a bundle (.mcpb) from the registry, then its
+//! by the app for its sandbox, which has no network); a PyPI server the same way (uvx, its
+//! wheels fetched with uv); a bundle (.mcpb) from the registry, then its
 //! newer version: the row's notice, the config's diff, the changed tool shown as a pin change; a
 //! bundle file through "Install bundle…". Registry text stays text.
 
@@ -11,7 +12,7 @@ use crate::app::*;
 use crate::support;
 use crate::support::bundles::{tiny_bundle, tiny_manifest, tiny_tools};
 use crate::support::fake_ollama::{last_message, FakeOllama, Stream};
-use crate::support::registry::{listed, npm, Registry};
+use crate::support::registry::{listed, npm, pypi, Registry};
 
 const EVERYTHING: &str = "io.github.modelcontextprotocol/server-everything";
 
@@ -83,7 +84,7 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
     // a folder the user lets it read, shown in the preview; the package itself the app fetches
     // for the sandbox (no network inside) from the npm registry, as for any user
     let folder = tempfile::tempdir().unwrap();
-    let servers = folder.path().canonicalize().unwrap();
+    let granted = folder.path().canonicalize().unwrap();
     let App { c, driver: _driver } = App::launch(home.path()).await;
 
     click(&c, "#catalog-button").await;
@@ -128,7 +129,7 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
         "tok-e2e-42",
     )
     .await;
-    type_into(&c, "#catalog-folders", servers.to_str().unwrap()).await;
+    type_into(&c, "#catalog-folders", granted.to_str().unwrap()).await;
     let preview = preview_and_go(&c).await;
     for part in [
         "npx",
@@ -138,7 +139,7 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
         "EVERYTHING_TOKEN",
         "••••",
         "Network: none",
-        servers.to_str().unwrap(),
+        granted.to_str().unwrap(),
     ] {
         assert!(preview.contains(part), "{part} in {preview}");
     }
@@ -187,6 +188,90 @@ async fn search_then_install_with_a_secret_and_the_chat_uses_its_tools() {
         tools.contains(&"server-everything__echo".to_string()),
         "{tools:?}"
     );
+    c.close().await.unwrap();
+}
+
+/// A PyPI entry, as a user installs one: uvx on the app's PATH (on its own, as uv installs it),
+/// the package fetched by the app with uv (wheels only) for its sandbox without network, then
+/// run offline inside; the chat uses its tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_pypi_server_installs_and_runs_in_its_sandbox_without_network() {
+    let uv_bin = support::repo_dir().join("tests/servers/.uv/bin");
+    assert!(
+        uv_bin.join("uvx").is_file(),
+        "uvx is missing: run `scripts/install-deps.sh --test` (make test does)"
+    );
+    let fake = FakeOllama::start().await;
+    fake.set_responder(|req: &Value| {
+        if last_message(req)["role"] == "tool" {
+            return Stream::new().text("It is late.").done().reply();
+        }
+        Stream::new()
+            .tool_call(
+                "t1",
+                "time__get_current_time",
+                json!({"timezone": "Asia/Tokyo"}),
+            )
+            .done()
+            .reply()
+    });
+    const TIME: &str = "io.github.modelcontextprotocol/time";
+    let reg = Registry::start(vec![pypi(
+        TIME,
+        "2026.10.19",
+        "mcp-server-time",
+        "2026.10.19",
+    )]);
+    let home = catalog_home(&fake.url, &reg.url);
+    let path = format!(
+        "{}:{}",
+        uv_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let App { c, driver: _driver } = App::launch_with_env(home.path(), &[("PATH", &path)]).await;
+
+    click(&c, "#catalog-button").await;
+    let entry = format!("#catalog-list .catalog-entry[data-name='{TIME}']");
+    click(&c, &format!("{entry} [data-act='install']")).await;
+    shown(&c, "#catalog-install").await;
+    let preview = preview_and_go(&c).await;
+    for part in ["uvx", "mcp-server-time@2026.10.19", "Network: none"] {
+        assert!(preview.contains(part), "{part} in {preview}");
+    }
+    shown(&c, "#catalog-confirm").await;
+    click(&c, "#catalog-start").await;
+    // its wheels are fetched first (from PyPI: up to a few minutes on a slow line)
+    wait_until_for(
+        &c,
+        "document.querySelector('#servers-summary').textContent.includes('1/1 servers')",
+        std::time::Duration::from_secs(240),
+    )
+    .await;
+    click(&c, "#catalog-close").await;
+    let row = servers_now(&c).await;
+    assert_eq!(row[0]["sandbox"]["network"], false, "{row:?}");
+    // fetched by the app into the server's own cache, which uvx ran it from offline
+    let fetched = home
+        .path()
+        .join("cache")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("sandbox/time/cache/uv/.switchboard-fetched");
+    assert_eq!(
+        std::fs::read_to_string(&fetched).ok().as_deref(),
+        Some("mcp-server-time==2026.10.19"),
+        "{}",
+        fetched.display()
+    );
+
+    send(&c, "what time is it in Tokyo").await;
+    let allow = ".tool-card.awaiting .approval [data-action='allowOnce']";
+    wait_css(&c, allow).await;
+    click(&c, allow).await;
+    wait_css(&c, ".tool-card.ok").await;
+    let result = text_content(&c, ".tool-card .result").await;
+    assert!(result.contains("Asia/Tokyo"), "{result}");
+    wait_answer(&c, "It is late.").await;
     c.close().await.unwrap();
 }
 

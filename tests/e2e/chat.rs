@@ -161,7 +161,9 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
     assert!(text_content(&c, ".tool-card").await.contains("\"b\": 40"));
     assert_eq!(text_content(&c, ".msg.user .body").await, "what is 2+40?");
     assert_eq!(text_content(&c, ".msg.assistant .body strong").await, "42");
-    // quit as a person does, by closing the window: the app shuts its servers down
+    // quit as a person does, by closing the window: the app shuts its servers down (once
+    // they have started: the window shows a stored chat before its servers are up)
+    wait_servers(&c, 3).await;
     let pids = server_pids(&c).await;
     let _ = c.close_window().await;
     assert_all_gone(&pids, "the window was closed");

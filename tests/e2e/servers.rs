@@ -196,6 +196,12 @@ async fn a_streamable_http_server_is_added_in_settings_and_runs() {
     click(&c, "#servers-button").await;
     wait_css(&c, "#servers-dialog[open] .server[data-name='calculator']").await;
     click(&c, "#server-add").await;
+    // the form is shown (not only in the page) before it is typed into
+    wait_until(
+        &c,
+        "(() => { const n = document.querySelector('#srv-name'); return n && n.offsetParent !== null && !n.disabled; })()",
+    )
+    .await;
     wait_css(&c, "#srv-name")
         .await
         .send_keys("remote")

@@ -112,11 +112,7 @@ async fn a_task_of_the_reference_server_survives_the_app_being_killed() {
     );
     screenshot(&c, "task-resumed-after-kill.png").await;
     click(&c, "[data-action='send-late-result']").await;
-    wait_until(
-        &c,
-        "[...document.querySelectorAll('.msg.assistant.complete')].some((m) => m.textContent.includes('the report on rust'))",
-    )
-    .await;
+    wait_answer(&c, "the report on rust").await;
     // it went as the tool's result, never in the user's name
     let told = fake
         .chat_requests()
@@ -130,13 +126,7 @@ async fn a_task_of_the_reference_server_survives_the_app_being_killed() {
             .is_some_and(|t| t.contains("Research Report: rust")),
         "{told}"
     );
-    let users = c
-        .execute(
-            "return [...document.querySelectorAll('.msg.user .body')].map((b) => b.textContent);",
-            vec![],
-        )
-        .await
-        .unwrap();
+    let users = user_messages(&c).await;
     assert_eq!(users, json!(["research rust"]), "{users}");
     assert!(
         c.find(Locator::Css(".late-result")).await.is_err(),

@@ -51,7 +51,8 @@ export class ModelCheckView {
     if (this.running) return;
     try {
       const last = await this.api.last(provider, model);
-      if (last && this.api.current().model === model) this.render(last, true);
+      // a check started meanwhile owns the table
+      if (last && !this.running && this.api.current().model === model) this.render(last, true);
     } catch { /* nothing remembered */ }
   }
 

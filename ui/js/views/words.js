@@ -71,7 +71,7 @@ export function stepText(step) {
     findingCommand: 'finding the command',
     readingSecrets: 'reading its secrets (the keyring)',
     sandbox: 'setting up its sandbox',
-    fetchingPackage: 'fetching its package (npm)',
+    fetchingPackage: 'fetching its package',
     startingProcess: 'starting the process',
     connecting: 'connecting',
     openingStream: 'opening the event stream (GET)',

@@ -21,7 +21,7 @@ use super::resolve::{self, OfferedName};
 use super::{Aids, ChatEngine, ChatError};
 use crate::llm::{ChatReply, ChatRequest, Delta, LlmError, Message, Role, ToolCall};
 use crate::markdown;
-use crate::store::MessageStatus;
+use crate::store::{MessageStatus, Store, StoreError};
 
 /// How often partial text is written to the store while it streams.
 const FLUSH_EVERY: Duration = Duration::from_millis(400);
@@ -91,12 +91,7 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Streamed, ChatError> {
-        let Reading {
-            names,
-            tools_in,
-            family,
-        } = reading;
-        let mut partial = Message::new(Role::Assistant, "");
+        let partial = Message::new(Role::Assistant, "");
         let message_id = self
             .store
             .append_message(conversation_id, &partial, MessageStatus::Streaming)
@@ -105,7 +100,7 @@ impl ChatEngine {
 
         let request_body = self.llm.request_body(request);
         let started = Instant::now();
-        let (tx, mut rx) = mpsc::unbounded_channel::<Delta>();
+        let (tx, rx) = mpsc::unbounded_channel::<Delta>();
         let llm = self.llm.clone();
         let chat = async move {
             let mut on_delta = move |d: Delta| {
@@ -113,146 +108,250 @@ impl ChatEngine {
             };
             llm.chat(request, &mut on_delta, cancel).await
         };
-        let store = &self.store;
-        let consume = async {
-            let mut last_flush = Instant::now();
-            let mut last_render = Instant::now() - RENDER_EVERY;
-            let mut thinking = String::new();
-            let offered = names.to_vec();
-            // only a reply held to the schema is one object (with no tools on offer, or a wrap-up,
-            // the model writes prose)
-            let mut gate = if tools_in == ToolsIn::Json && request.options.format.is_some() {
-                Shown::Answer(AnswerStream::new())
-            } else {
-                Shown::Gate(
-                    StreamGate::with_names(move |n| resolve::names_a_tool(n, &offered))
-                        .for_family(family),
-                )
-            };
-            let mut raw: Vec<Value> = Vec::new();
-            let mut dropped = 0usize;
-            while let Some(d) = rx.recv().await {
-                match d {
-                    Delta::Raw(v) => {
-                        if raw.len() < crate::store::debug::MAX_RESPONSE_OBJECTS {
-                            raw.push(v);
-                        } else {
-                            dropped += 1;
-                        }
-                        continue;
-                    }
-                    Delta::Text(t) => {
-                        // only what cannot be a call's markup is shown (and saved) as it comes;
-                        // thinking written in the text shows as thinking
-                        let mut shown = String::new();
-                        for piece in gate.push(&t) {
-                            match piece {
-                                Piece::Text(t) => shown.push_str(&t),
-                                Piece::Thinking(t) => {
-                                    thinking.push_str(&t);
-                                    partial.thinking = Some(thinking.clone());
-                                    emit(ChatEvent::ThinkingDelta {
-                                        message_id,
-                                        text: t,
-                                    });
-                                }
-                                Piece::Markup(_) => {}
-                            }
-                        }
-                        if shown.is_empty() {
-                            continue;
-                        }
-                        partial.content.push_str(&shown);
-                        let html = (last_render.elapsed() >= RENDER_EVERY).then(|| {
-                            last_render = Instant::now();
-                            markdown::render(&partial.content)
-                        });
-                        emit(ChatEvent::TextDelta {
-                            message_id,
-                            text: shown,
-                            html,
-                        });
-                    }
-                    Delta::Thinking(t) => {
-                        thinking.push_str(&t);
-                        partial.thinking = Some(thinking.clone());
-                        emit(ChatEvent::ThinkingDelta {
-                            message_id,
-                            text: t,
-                        });
-                    }
-                    Delta::ToolCall(c) => partial.tool_calls.push(c),
-                }
-                if last_flush.elapsed() >= FLUSH_EVERY {
-                    last_flush = Instant::now();
-                    if let Err(e) = store
-                        .update_message(message_id, &partial, MessageStatus::Streaming)
-                        .await
-                    {
-                        tracing::warn!("could not save partial reply: {e}");
-                    }
-                }
-            }
-            if dropped > 0 {
-                raw.push(serde_json::json!({ "switchboard": format!("{dropped} more objects not kept") }));
-            }
-            (partial, raw, gate.finish())
-        };
-        let (result, (mut partial, raw, held)) = tokio::join!(chat, consume);
-        let duration_ms = started.elapsed().as_millis() as i64;
-        let record = |kept: bool, error: Option<String>| {
-            self.store.record_llm_call(
-                conversation_id,
-                kept.then_some(message_id),
-                &request.model,
-                &request_body,
-                &raw,
-                error,
-                duration_ms,
-            )
+        let arriving = Arriving::new(message_id, partial, request, reading);
+        let consume = arriving.consume(&self.store, rx, emit);
+        let (result, (partial, raw, held)) = tokio::join!(chat, consume);
+        let exchange = Exchange {
+            conversation_id,
+            message_id,
+            request,
+            request_body,
+            raw,
+            duration_ms: started.elapsed().as_millis() as i64,
         };
         match result {
-            Ok(mut reply) => {
-                self.read_calls(&mut reply, request, reading);
-                let mut m = Message::new(Role::Assistant, reply.content.clone());
-                m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
-                m.tool_calls = reply.tool_calls.clone();
-                let status = if reply.stopped {
-                    MessageStatus::Stopped
-                } else {
-                    MessageStatus::Complete
-                };
-                self.store.update_message(message_id, &m, status).await?;
-                record(true, None).await?;
-                emit(ChatEvent::AssistantDone {
-                    message_id,
-                    status,
-                    content: reply.content.clone(),
-                    html: markdown::render(&reply.content),
-                });
-                Ok(Streamed::Reply { reply, message_id })
-            }
+            Ok(reply) => self.store_reply(reply, reading, &exchange, emit).await,
             Err(e) => {
-                // nothing that had arrived is lost, held-back text included
-                partial.content.push_str(&held);
-                let kept = !(partial.content.is_empty() && partial.tool_calls.is_empty());
-                record(kept, Some(e.to_string())).await?;
-                if !kept {
-                    self.store.delete_message(message_id).await?;
-                } else {
-                    self.store
-                        .update_message(message_id, &partial, MessageStatus::Error)
-                        .await?;
-                    emit(ChatEvent::AssistantDone {
-                        message_id,
-                        status: MessageStatus::Error,
-                        content: partial.content.clone(),
-                        html: markdown::render(&partial.content),
-                    });
-                }
-                Ok(Streamed::Failed(e))
+                self.keep_what_arrived(e, partial, held, &exchange, emit)
+                    .await
             }
         }
+    }
+
+    /// A complete (or stopped) reply: its calls read, stored as the message, its exchange
+    /// recorded for the debug view, and the window told.
+    async fn store_reply(
+        &self,
+        mut reply: ChatReply,
+        reading: Reading<'_>,
+        exchange: &Exchange<'_>,
+        emit: Emit<'_>,
+    ) -> Result<Streamed, ChatError> {
+        let message_id = exchange.message_id;
+        self.read_calls(&mut reply, exchange.request, reading);
+        let mut m = Message::new(Role::Assistant, reply.content.clone());
+        m.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
+        m.tool_calls = reply.tool_calls.clone();
+        let status = if reply.stopped {
+            MessageStatus::Stopped
+        } else {
+            MessageStatus::Complete
+        };
+        self.store.update_message(message_id, &m, status).await?;
+        exchange.record(&self.store, true, None).await?;
+        emit(ChatEvent::AssistantDone {
+            message_id,
+            status,
+            content: reply.content.clone(),
+            html: markdown::render(&reply.content),
+        });
+        Ok(Streamed::Reply { reply, message_id })
+    }
+
+    /// The LLM failed: what had arrived (held-back text included) is kept as an errored
+    /// message, or the empty message removed; the exchange is recorded either way.
+    async fn keep_what_arrived(
+        &self,
+        e: LlmError,
+        mut partial: Message,
+        held: String,
+        exchange: &Exchange<'_>,
+        emit: Emit<'_>,
+    ) -> Result<Streamed, ChatError> {
+        let message_id = exchange.message_id;
+        // nothing that had arrived is lost, held-back text included
+        partial.content.push_str(&held);
+        let kept = !(partial.content.is_empty() && partial.tool_calls.is_empty());
+        exchange
+            .record(&self.store, kept, Some(e.to_string()))
+            .await?;
+        if !kept {
+            self.store.delete_message(message_id).await?;
+        } else {
+            self.store
+                .update_message(message_id, &partial, MessageStatus::Error)
+                .await?;
+            emit(ChatEvent::AssistantDone {
+                message_id,
+                status: MessageStatus::Error,
+                content: partial.content.clone(),
+                html: markdown::render(&partial.content),
+            });
+        }
+        Ok(Streamed::Failed(e))
+    }
+}
+
+/// One exchange with the LLM, as the debug view keeps it.
+struct Exchange<'a> {
+    conversation_id: i64,
+    message_id: i64,
+    request: &'a ChatRequest,
+    /// The exact request sent.
+    request_body: Value,
+    /// The response objects as they came (bounded).
+    raw: Vec<Value>,
+    duration_ms: i64,
+}
+
+impl Exchange<'_> {
+    /// Records the exchange, tied to its message when the message was kept.
+    async fn record(
+        &self,
+        store: &Store,
+        kept: bool,
+        error: Option<String>,
+    ) -> Result<(), StoreError> {
+        store
+            .record_llm_call(
+                self.conversation_id,
+                kept.then_some(self.message_id),
+                &self.request.model,
+                &self.request_body,
+                &self.raw,
+                error,
+                self.duration_ms,
+            )
+            .await
+    }
+}
+
+/// A reply as it arrives: what is shown and saved of it so far, and the raw response objects.
+struct Arriving {
+    message_id: i64,
+    /// The message as saved while it streams.
+    partial: Message,
+    thinking: String,
+    shown: Shown,
+    raw: Vec<Value>,
+    /// Response objects past the cap, counted only.
+    dropped: usize,
+    last_flush: Instant,
+    last_render: Instant,
+}
+
+impl Arriving {
+    /// Ready for the reply to `request` stored as `message_id`.
+    fn new(message_id: i64, partial: Message, request: &ChatRequest, reading: Reading<'_>) -> Self {
+        let last_flush = Instant::now();
+        let last_render = Instant::now() - RENDER_EVERY;
+        let offered = reading.names.to_vec();
+        // only a reply held to the schema is one object (with no tools on offer, or a wrap-up,
+        // the model writes prose)
+        let shown = if reading.tools_in == ToolsIn::Json && request.options.format.is_some() {
+            Shown::Answer(AnswerStream::new())
+        } else {
+            Shown::Gate(
+                StreamGate::with_names(move |n| resolve::names_a_tool(n, &offered))
+                    .for_family(reading.family),
+            )
+        };
+        Arriving {
+            message_id,
+            partial,
+            thinking: String::new(),
+            shown,
+            raw: Vec::new(),
+            dropped: 0,
+            last_flush,
+            last_render,
+        }
+    }
+
+    /// Takes the deltas until the reply ends, saving the partial message now and then; the
+    /// message so far, the raw response objects and the text still held back.
+    async fn consume(
+        mut self,
+        store: &Store,
+        mut rx: mpsc::UnboundedReceiver<Delta>,
+        emit: Emit<'_>,
+    ) -> (Message, Vec<Value>, String) {
+        while let Some(d) = rx.recv().await {
+            if !self.take(d, emit) {
+                continue;
+            }
+            if self.last_flush.elapsed() >= FLUSH_EVERY {
+                self.last_flush = Instant::now();
+                if let Err(e) = store
+                    .update_message(self.message_id, &self.partial, MessageStatus::Streaming)
+                    .await
+                {
+                    tracing::warn!("could not save partial reply: {e}");
+                }
+            }
+        }
+        if self.dropped > 0 {
+            let dropped = self.dropped;
+            self.raw.push(
+                serde_json::json!({ "switchboard": format!("{dropped} more objects not kept") }),
+            );
+        }
+        (self.partial, self.raw, self.shown.finish())
+    }
+
+    /// Takes one delta; whether the partial message may have changed (and may be saved).
+    fn take(&mut self, d: Delta, emit: Emit<'_>) -> bool {
+        match d {
+            Delta::Raw(v) => {
+                if self.raw.len() < crate::store::debug::MAX_RESPONSE_OBJECTS {
+                    self.raw.push(v);
+                } else {
+                    self.dropped += 1;
+                }
+                return false;
+            }
+            Delta::Text(t) => return self.take_text(&t, emit),
+            Delta::Thinking(t) => self.take_thinking(t, emit),
+            Delta::ToolCall(c) => self.partial.tool_calls.push(c),
+        }
+        true
+    }
+
+    /// Text: only what cannot be a call's markup is shown (and saved) as it comes; thinking
+    /// written in the text shows as thinking. Whether any text was shown.
+    fn take_text(&mut self, t: &str, emit: Emit<'_>) -> bool {
+        let mut shown = String::new();
+        for piece in self.shown.push(t) {
+            match piece {
+                Piece::Text(t) => shown.push_str(&t),
+                Piece::Thinking(t) => self.take_thinking(t, emit),
+                Piece::Markup(_) => {}
+            }
+        }
+        if shown.is_empty() {
+            return false;
+        }
+        self.partial.content.push_str(&shown);
+        let html = (self.last_render.elapsed() >= RENDER_EVERY).then(|| {
+            self.last_render = Instant::now();
+            markdown::render(&self.partial.content)
+        });
+        emit(ChatEvent::TextDelta {
+            message_id: self.message_id,
+            text: shown,
+            html,
+        });
+        true
+    }
+
+    /// Thinking: kept with the message and shown as it comes.
+    fn take_thinking(&mut self, t: String, emit: Emit<'_>) {
+        self.thinking.push_str(&t);
+        self.partial.thinking = Some(self.thinking.clone());
+        emit(ChatEvent::ThinkingDelta {
+            message_id: self.message_id,
+            text: t,
+        });
     }
 }
 

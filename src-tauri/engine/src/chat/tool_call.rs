@@ -11,17 +11,18 @@
 use std::time::Instant;
 
 use serde_json::{Map, Value};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 mod approve;
+mod check;
 mod server_requests;
+
+use check::{Checked, Ready};
 
 use super::approval::Approval;
 use super::budget;
 use super::events::{ChatEvent, Emit};
-use super::repair;
-use super::resolve;
 use super::turn::Turn;
 use super::{normalized_arguments, ChatEngine, ChatError};
 use crate::llm::{Message, Role, ToolCall};
@@ -34,6 +35,9 @@ pub const PARALLEL_CALLS: usize = 4;
 /// What the model reads when the loop guard keeps a call from running.
 const REPEATED: &str = "Not run: the same tool with the same arguments was called in the \
     previous round; its result is above. Switchboard stopped the turn here.";
+
+/// A server's name and the name of one of its tools, as a card shows them.
+type ServerTool = (String, String);
 
 /// One call of the round, from its card on.
 struct Card {
@@ -48,6 +52,14 @@ struct Card {
 struct Ended {
     outcome: ToolOutcome,
     duration_ms: i64,
+}
+
+/// The cards of a round, each marked when it repeats a call of the previous round; the keys of
+/// its calls and the name of a repeated one (see [`RoundResult`]).
+struct Opened {
+    cards: Vec<(Card, bool)>,
+    keys: Vec<(String, Value)>,
+    repeated: Option<String>,
 }
 
 /// Whether a call may run, after the rules and perhaps the user.
@@ -66,27 +78,6 @@ pub(super) struct RoundResult {
     pub keys: Vec<(String, Value)>,
     /// A call repeated from the previous round (not run; the turn stops).
     pub repeated: Option<String>,
-}
-
-/// The arguments as the model sent them, without repair (only to measure what repair buys): an
-/// object, or a JSON string holding one; anything else is refused as it is.
-fn as_sent(arguments: &Value) -> Result<Map<String, Value>, Vec<repair::FieldProblem>> {
-    let problem = |got: String| {
-        vec![repair::FieldProblem {
-            field: String::new(),
-            wants: "a JSON object".into(),
-            got,
-        }]
-    };
-    match arguments {
-        Value::Object(m) => Ok(m.clone()),
-        Value::Null => Ok(Map::new()),
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => Err(problem(s.clone())),
-        },
-        other => Err(problem(other.to_string())),
-    }
 }
 
 /// For each call, the earlier call it must wait for, if any: on a server where some of the
@@ -126,32 +117,36 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<RoundResult, ChatError> {
-        // every call gets its card first, in order
-        let mut cards = Vec::with_capacity(calls.len());
-        let mut keys = Vec::with_capacity(calls.len());
-        let mut repeated = None;
-        // every call is stored (running) in one transaction, then shown
+        let Opened {
+            cards,
+            keys,
+            repeated,
+        } = self
+            .open_cards(turn, message_id, calls, previous, emit)
+            .await?;
+        let share = turn.result_share(calls.len());
+        let ended = self.run_together(turn, &cards, emit, cancel).await;
+        let messages = self.store_results(turn, &cards, ended, share).await?;
+        Ok(RoundResult {
+            messages,
+            keys,
+            repeated,
+        })
+    }
+
+    /// Every call gets its card first, in order: all stored (running) in one transaction, then
+    /// shown; a call repeated from the previous round is marked (the loop guard).
+    async fn open_cards(
+        &self,
+        turn: &Turn,
+        message_id: i64,
+        calls: &[ToolCall],
+        previous: &[(String, Value)],
+        emit: Emit<'_>,
+    ) -> Result<Opened, ChatError> {
         let routes: Vec<Option<RoutedTool>> =
             calls.iter().map(|c| self.tools.route(&c.name)).collect();
-        // what each card says it calls: the tool it leads to, else (a server waiting for its
-        // sign-in) the server and tool its name says, else nothing known
-        let waiting: Vec<Option<(String, String)>> = calls
-            .iter()
-            .zip(&routes)
-            .map(|(call, routed)| match routed {
-                Some(_) => None,
-                None => self.waiting_server(&call.name),
-            })
-            .collect();
-        let shown: Vec<(String, String)> = routes
-            .iter()
-            .zip(&waiting)
-            .map(|(routed, waiting)| match (routed, waiting) {
-                (Some(r), _) => (r.server.clone(), r.tool.clone()),
-                (None, Some(w)) => w.clone(),
-                (None, None) => Default::default(),
-            })
-            .collect();
+        let (waiting, shown) = self.what_cards_call(calls, &routes);
         let started = calls
             .iter()
             .zip(&shown)
@@ -161,12 +156,17 @@ impl ChatEngine {
             .store
             .start_tool_calls(turn.conversation_id, message_id, started)
             .await?;
+        let mut opened = Opened {
+            cards: Vec::with_capacity(calls.len()),
+            keys: Vec::with_capacity(calls.len()),
+            repeated: None,
+        };
         for ((((call, routed), id), (server, tool)), waiting) in
             calls.iter().zip(routes).zip(ids).zip(shown).zip(waiting)
         {
             let key = (call.name.clone(), normalized_arguments(&call.arguments));
             let is_repeat = previous.contains(&key);
-            keys.push(key);
+            opened.keys.push(key);
             emit(ChatEvent::ToolCallStarted {
                 id,
                 message_id,
@@ -177,9 +177,9 @@ impl ChatEngine {
                 arguments: call.arguments.clone(),
             });
             if is_repeat {
-                repeated = Some(call.name.clone());
+                opened.repeated = Some(call.name.clone());
             }
-            cards.push((
+            opened.cards.push((
                 Card {
                     id,
                     call: call.clone(),
@@ -189,10 +189,48 @@ impl ChatEngine {
                 is_repeat,
             ));
         }
-        // then they run together: questions asked at once, at most a few calls at a time, and a
-        // call that may depend on an earlier one waits for it
+        Ok(opened)
+    }
+
+    /// What each card says it calls: the tool it leads to, else (a server waiting for its
+    /// sign-in) the server and tool its name says, else nothing known. The waiting server and
+    /// tool of each call, and the (server, tool) each card shows.
+    fn what_cards_call(
+        &self,
+        calls: &[ToolCall],
+        routes: &[Option<RoutedTool>],
+    ) -> (Vec<Option<ServerTool>>, Vec<ServerTool>) {
+        let waiting: Vec<Option<ServerTool>> = calls
+            .iter()
+            .zip(routes)
+            .map(|(call, routed)| match routed {
+                Some(_) => None,
+                None => self.waiting_server(&call.name),
+            })
+            .collect();
+        let shown = routes
+            .iter()
+            .zip(&waiting)
+            .map(|(routed, waiting)| match (routed, waiting) {
+                (Some(r), _) => (r.server.clone(), r.tool.clone()),
+                (None, Some(w)) => w.clone(),
+                (None, None) => Default::default(),
+            })
+            .collect();
+        (waiting, shown)
+    }
+
+    /// The round's calls run together: questions asked at once, at most a few calls at a time,
+    /// and a call that may depend on an earlier one waits for it; a repeated call is refused.
+    /// How each ended, in the order of the calls.
+    async fn run_together(
+        &self,
+        turn: &Turn,
+        cards: &[(Card, bool)],
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Vec<Result<Ended, ChatError>> {
         let slots = Semaphore::new(PARALLEL_CALLS);
-        let share = turn.result_share(calls.len());
         let after = in_order(cards.iter().map(|(c, _)| c.routed.as_ref()));
         let (done, _) = tokio::sync::watch::channel(0usize);
         let finished = std::sync::Mutex::new(vec![false; cards.len()]);
@@ -205,21 +243,36 @@ impl ChatEngine {
                         Err(e) => Err(e),
                     }
                 } else {
-                    let wait = async {
+                    // its turn: after the call it may depend on, in one of the few slots
+                    let its_turn = async {
                         if let Some(before) = after {
                             let mut rx = done.subscribe();
                             let _ = rx.wait_for(|_| finished.lock().unwrap()[before]).await;
                         }
+                        slots
+                            .acquire()
+                            .await
+                            .expect("the semaphore is never closed")
                     };
-                    self.run_call(turn, card, slots, wait, emit, cancel).await
+                    self.run_call(turn, card, its_turn, emit, cancel).await
                 };
                 finished.lock().unwrap()[i] = true;
                 done.send_modify(|n| *n += 1);
                 ended
             }
         });
-        let ended: Vec<Result<Ended, ChatError>> = futures::future::join_all(runs).await;
-        // results go to the model, and into the store (one transaction), in the order of the calls
+        futures::future::join_all(runs).await
+    }
+
+    /// The results go to the model, and into the store (one transaction), in the order of the
+    /// calls: the model gets its `share` of the context, the card keeps the whole result.
+    async fn store_results(
+        &self,
+        turn: &Turn,
+        cards: &[(Card, bool)],
+        ended: Vec<Result<Ended, ChatError>>,
+        share: Option<usize>,
+    ) -> Result<Vec<Message>, ChatError> {
         let mut messages = Vec::with_capacity(cards.len());
         let mut finished = Vec::with_capacity(cards.len());
         for ((card, _), ended) in cards.iter().zip(ended) {
@@ -227,19 +280,7 @@ impl ChatEngine {
                 outcome,
                 duration_ms,
             } = ended?;
-            let text = if outcome.is_error && !outcome.text.starts_with("Error") {
-                format!("Error: {}", outcome.text)
-            } else {
-                outcome.text.clone()
-            };
-            // the model gets its share of the context; the card keeps the whole result
-            let content = match share {
-                Some(tokens) => budget::cut_for_model(&text, tokens).0,
-                None => text,
-            };
-            let mut msg = Message::new(Role::Tool, content);
-            msg.tool_name = Some(card.call.name.clone());
-            msg.tool_call_id = card.call.id.clone();
+            let msg = message_for_model(card, &outcome, share);
             finished.push(FinishedCall {
                 id: card.id,
                 tool_message: msg.clone(),
@@ -253,92 +294,25 @@ impl ChatEngine {
         self.store
             .finish_tool_calls(turn.conversation_id, finished)
             .await?;
-        Ok(RoundResult {
-            messages,
-            keys,
-            repeated,
-        })
+        Ok(messages)
     }
 
     /// One call: the checks (where it leads, whether it is on, its arguments), the approval,
     /// then the run with its progress and the server's questions. Its card hears the end at once.
-    /// `wait` is over when the calls this one may depend on have ended.
-    async fn run_call(
+    /// `its_turn` is over when the calls this one may depend on have ended and a slot is free.
+    async fn run_call<'s>(
         &self,
         turn: &Turn,
         card: &Card,
-        slots: &Semaphore,
-        wait: impl std::future::Future<Output = ()>,
+        its_turn: impl std::future::Future<Output = SemaphorePermit<'s>>,
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Ended, ChatError> {
-        let Card {
-            id,
-            call,
-            routed,
-            waiting_for,
-        } = card;
-        let id = *id;
-        // a name that fits no tool (or several): the model hears the closest names; a tool of a
-        // server that waits for a sign-in: the model hears that, and the window offers it
-        let Some(routed) = routed else {
-            if let Some(server) = waiting_for {
-                let why = format!(
-                    "The tools of the server \"{server}\" are unavailable until the user signs in to it; Switchboard offers them a Sign in button. Tell the user, and do not call its tools until they have."
-                );
-                emit(ChatEvent::SignInNeeded {
-                    server: server.clone(),
-                });
-                self.refuse(card, Approval::SignInNeeded, &why, emit)
-                    .await?;
-                return Ok(self.error_outcome(card, why, 0));
-            }
-            let why =
-                resolve::message_for_model(&call.name, &resolve::resolve(&call.name, &turn.names))
-                    .unwrap_or_else(|| format!("There is no tool named \"{}\".", call.name));
-            self.refuse(card, Approval::UnknownTool, &why, emit).await?;
-            return Ok(self.error_outcome(card, why, 0));
+        let ready = match self.check_call(turn, card, emit).await? {
+            Checked::Ready(ready) => ready,
+            Checked::Refused(ended) => return Ok(ended),
         };
-        if !turn.tool_choice.allows(&routed.server, &routed.tool) {
-            let why = format!(
-                "The tool \"{}\" is turned off for this conversation; use only the tools you were given.",
-                call.name
-            );
-            self.refuse(card, Approval::TurnedOff, &why, emit).await?;
-            return Ok(self.error_outcome(card, why, 0));
-        }
-        // arguments as the schema wants them, repaired where that is exact; else the model hears
-        // what is wrong with each, and nobody is asked about a call that could not run
-        let schema = self.tools.tool_schema(&call.name).unwrap_or(Value::Null);
-        let repaired = if self.options.aids.repair {
-            repair::repair(&call.arguments, &schema)
-        } else {
-            as_sent(&call.arguments).map(|arguments| repair::Repaired {
-                arguments,
-                repairs: vec![],
-            })
-        };
-        let args = match repaired {
-            Ok(r) => {
-                if !r.repairs.is_empty() {
-                    self.store
-                        .set_tool_call_arguments(id, &Value::Object(r.arguments.clone()))
-                        .await?;
-                    emit(ChatEvent::ToolCallArguments {
-                        id,
-                        arguments: Value::Object(r.arguments.clone()),
-                        repairs: r.repairs,
-                    });
-                }
-                r.arguments
-            }
-            Err(problems) => {
-                let why = repair::problems_for_model(&call.name, &problems);
-                self.refuse(card, Approval::InvalidArguments, &why, emit)
-                    .await?;
-                return Ok(self.error_outcome(card, why, 0));
-            }
-        };
+        let id = card.id;
         // this call alone can be cancelled (the card's Stop); stopping the turn cancels it too
         let call_cancel = cancel.child_token();
         self.shared
@@ -346,46 +320,9 @@ impl ChatEngine {
             .lock()
             .unwrap()
             .insert(id, call_cancel.clone());
-        let cancel = &call_cancel;
-        let ended = async {
-            let args = match self
-                .approve(
-                    turn.conversation_id,
-                    id,
-                    call,
-                    routed,
-                    args,
-                    &schema,
-                    emit,
-                    cancel,
-                )
-                .await?
-            {
-                Approved::Run(args) => args,
-                Approved::Refused(why) => return Ok(self.error_outcome(card, why, 0)),
-            };
-            wait.await;
-            let _slot = slots
-                .acquire()
-                .await
-                .expect("the semaphore is never closed");
-            if cancel.is_cancelled() {
-                return Ok(self.error_outcome(
-                    card,
-                    "The call was cancelled by the user.".into(),
-                    0,
-                ));
-            }
-            let started = Instant::now();
-            let outcome = self
-                .run_with_events(turn, id, &call.name, args, emit, cancel)
-                .await;
-            Ok::<_, ChatError>(Ended {
-                outcome,
-                duration_ms: started.elapsed().as_millis() as i64,
-            })
-        }
-        .await;
+        let ended = self
+            .approve_and_run(turn, card, ready, its_turn, emit, &call_cancel)
+            .await;
         self.shared.running_calls.lock().unwrap().remove(&id);
         let ended = ended?;
         emit(ChatEvent::ToolCallFinished {
@@ -398,35 +335,51 @@ impl ChatEngine {
         Ok(ended)
     }
 
-    /// The server waiting for a sign-in whose tool `name` seems to be, and that tool: the name
-    /// starts with the server's (any letter case), then a separator models use (`__`, `.`, `/`,
-    /// `:`, `_`), then the tool. The longest such server wins, and none when a running server's
-    /// name fits at least as long (`notes_pro__x` is not `notes`'s).
-    fn waiting_server(&self, name: &str) -> Option<(String, String)> {
-        let name = resolve::without_prefix(name.trim());
-        let prefix_of = |server: &str| -> Option<String> {
-            let (head, rest) = (name.get(..server.len())?, name.get(server.len()..)?);
-            if !head.eq_ignore_ascii_case(server) {
-                return None;
-            }
-            let tool = ["__", ".", "/", ":", "_"]
-                .iter()
-                .find_map(|sep| rest.strip_prefix(sep))?;
-            (!tool.is_empty()).then(|| tool.to_string())
+    /// A checked call asked about (the approval rules, perhaps the user), then, in its turn, run
+    /// with its progress and the server's questions.
+    async fn approve_and_run<'s>(
+        &self,
+        turn: &Turn,
+        card: &Card,
+        ready: Ready<'_>,
+        its_turn: impl std::future::Future<Output = SemaphorePermit<'s>>,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Ended, ChatError> {
+        let Ready {
+            routed,
+            args,
+            schema,
+        } = ready;
+        let (id, call) = (card.id, &card.call);
+        let args = match self
+            .approve(
+                turn.conversation_id,
+                id,
+                call,
+                routed,
+                args,
+                &schema,
+                emit,
+                cancel,
+            )
+            .await?
+        {
+            Approved::Run(args) => args,
+            Approved::Refused(why) => return Ok(self.error_outcome(card, why, 0)),
         };
-        let (server, tool) = self
-            .tools
-            .waiting_for_sign_in()
-            .into_iter()
-            .filter_map(|s| prefix_of(&s).map(|t| (s, t)))
-            .max_by_key(|(s, _)| s.len())?;
-        let running_fits = self
-            .tools
-            .tool_specs()
-            .iter()
-            .filter_map(|t| self.tools.route(&t.name))
-            .any(|r| r.server.len() >= server.len() && prefix_of(&r.server).is_some());
-        (!running_fits).then_some((server, tool))
+        let _slot = its_turn.await;
+        if cancel.is_cancelled() {
+            return Ok(self.error_outcome(card, "The call was cancelled by the user.".into(), 0));
+        }
+        let started = Instant::now();
+        let outcome = self
+            .run_with_events(turn, id, &call.name, args, emit, cancel)
+            .await;
+        Ok(Ended {
+            outcome,
+            duration_ms: started.elapsed().as_millis() as i64,
+        })
     }
 
     /// A call that does not run: its card says why (`approval`), and so does its result.
@@ -473,6 +426,25 @@ impl ChatEngine {
             duration_ms,
         }
     }
+}
+
+/// A call's result as the model reads it: an error said to be one, cut to its `share` of the
+/// context.
+fn message_for_model(card: &Card, outcome: &ToolOutcome, share: Option<usize>) -> Message {
+    let text = if outcome.is_error && !outcome.text.starts_with("Error") {
+        format!("Error: {}", outcome.text)
+    } else {
+        outcome.text.clone()
+    };
+    // the model gets its share of the context; the card keeps the whole result
+    let content = match share {
+        Some(tokens) => budget::cut_for_model(&text, tokens).0,
+        None => text,
+    };
+    let mut msg = Message::new(Role::Tool, content);
+    msg.tool_name = Some(card.call.name.clone());
+    msg.tool_call_id = card.call.id.clone();
+    msg
 }
 
 #[cfg(test)]

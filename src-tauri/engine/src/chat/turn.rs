@@ -1,4 +1,4 @@
-//! One turn: its setup (the conversation, a branch for an edit or a regeneration, the
+//! One turn: its setup (`open.rs`: the conversation, a branch for an edit or a regeneration, the
 //! conversation's settings, the history the model gets), then rounds of reply → tool calls until
 //! a reply has no calls, the limit is reached, the loop guard stops it, or the user does.
 
@@ -10,13 +10,11 @@ use super::events::{ChatEvent, Emit};
 use super::families::FamilyId;
 use super::resolve::OfferedName;
 use super::stream::{Streamed, ToolsIn};
-use super::{
-    budget, rank, text_tools, title_from, ChatEngine, ChatError, Resume, TurnRequest, TurnSummary,
-    WRAP_UP_PROMPT,
-};
-use crate::llm::{ChatRequest, GenOptions, LlmError, Message, ModelDetails, Role, ToolSpec};
-use crate::settings::ToolMode;
-use crate::store::{ConversationSettings, MessageStatus, Notice, ToolChoice};
+use super::{budget, rank, text_tools, ChatEngine, ChatError, TurnRequest, TurnSummary};
+use crate::llm::{ChatRequest, GenOptions, LlmError, Message, Role, ToolSpec};
+use crate::store::{Notice, ToolChoice};
+
+mod open;
 
 /// The part of the context a round's tool results may take, together (the rest is for the
 /// history, the tools and the answer).
@@ -101,175 +99,6 @@ impl ChatEngine {
             limit_reached: summary.limit_reached,
         });
         Ok(summary)
-    }
-
-    /// The conversation (new, or a branch of an old one), its settings and the messages the model
-    /// gets; the user's message (or `late`: a task's late result, as a call and its result)
-    /// stored and announced.
-    async fn open_turn(
-        &self,
-        req: &TurnRequest,
-        late: Option<Vec<Message>>,
-        emit: Emit<'_>,
-    ) -> Result<Turn, ChatError> {
-        let adds_message = req.regenerate.is_none() && req.resume.is_none();
-        if let Some(s) = &req.settings {
-            s.validate()
-                .map_err(|e| ChatError::Invalid(e.to_string()))?;
-        }
-        let conversation_id = match req.conversation_id {
-            Some(id) => id,
-            None if adds_message => {
-                self.store
-                    .create_conversation(&title_from(&req.text), &req.model)
-                    .await?
-            }
-            None => {
-                return Err(ChatError::Invalid(
-                    "only an existing conversation can be regenerated or continued".into(),
-                ))
-            }
-        };
-        self.start_branch(conversation_id, req).await?;
-        let mut conv = self.store.conversation(conversation_id).await?;
-        if conv.summary.imported {
-            // from here on, the user has seen what the model is told
-            self.store.mark_continued(conversation_id).await?;
-        }
-        // the conversation remembers its own settings, the provider and the model it talks to
-        let mut settings = match &req.settings {
-            Some(s) => ConversationSettings {
-                provider: conv.settings.provider.clone(),
-                ..s.clone()
-            },
-            None => conv.settings.clone(),
-        };
-        if req.provider.is_some() {
-            settings.provider = req.provider.clone();
-        }
-        if settings != conv.settings {
-            self.store.set_settings(conversation_id, &settings).await?;
-            conv.settings = settings;
-        }
-        if req.model != conv.summary.model {
-            self.store.set_model(conversation_id, &req.model).await?;
-        }
-        let history = conv
-            .messages
-            .iter()
-            .filter(|m| {
-                m.status != MessageStatus::Notice
-                    && !(m.status == MessageStatus::Error && m.content.is_empty())
-            })
-            .map(|m| m.to_llm());
-        let used_tools: HashSet<String> = conv.tool_calls.iter().map(|t| t.name.clone()).collect();
-        let mut tool_choice = conv.tool_choice;
-        if let Some(choice) = &req.tool_choice {
-            self.store.set_tool_choice(conversation_id, choice).await?;
-            tool_choice = choice.clone();
-        }
-        let added = match late {
-            Some(late) => late,
-            None if adds_message => vec![Message::new(Role::User, req.text.clone())],
-            None => vec![],
-        };
-        let mut user_message_id = None;
-        for m in &added {
-            let id = self
-                .store
-                .append_message(conversation_id, m, MessageStatus::Complete)
-                .await?;
-            if m.role == Role::User {
-                user_message_id = Some(id);
-            }
-        }
-        emit(ChatEvent::TurnStarted {
-            conversation_id,
-            user_message_id,
-            title: conv.summary.title,
-            model: req.model.clone(),
-        });
-
-        // the conversation's own settings, else the app's
-        let system_prompt = conv
-            .settings
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| self.options.system_prompt.clone());
-        let details = self.model_details(&req.model).await;
-        let capabilities = &details.capabilities;
-        let can = |c: &str| capabilities.iter().any(|x| x == c);
-        let num_ctx = conv.settings.num_ctx.or(self.options.num_ctx);
-        let gen = GenOptions {
-            temperature: conv.settings.temperature.or(self.options.temperature),
-            num_ctx,
-            think: (self.options.thinking && can("thinking")).then_some(true),
-            format: None,
-        };
-        // the context the model really has: what we ask for, else what the server gives it
-        let window = num_ctx.or(details.default_context).map(|n| n as usize);
-        // models without native tool calling get their tools in the system prompt
-        let tools_in = match self.options.tool_modes.get(&req.model) {
-            Some(ToolMode::Text) => ToolsIn::Text,
-            Some(ToolMode::Json) => ToolsIn::Json,
-            Some(ToolMode::Native) => ToolsIn::Native,
-            None if !capabilities.is_empty() && !can("tools") => ToolsIn::Text,
-            None => ToolsIn::Native,
-        };
-        let mut messages = Vec::new();
-        if !system_prompt.trim().is_empty() {
-            messages.push(Message::new(Role::System, system_prompt));
-        }
-        messages.extend(history);
-        messages.extend(added);
-        // what the apps shown in this chat give the model (`ui/update-model-context`)
-        self.add_app_context(conversation_id, &mut messages);
-        let wrap_up = req.resume == Some(Resume::WrapUp);
-        if wrap_up {
-            // not stored: an instruction for this one reply
-            messages.push(Message::new(Role::System, WRAP_UP_PROMPT));
-        }
-        Ok(Turn {
-            conversation_id,
-            model: req.model.clone(),
-            tool_choice,
-            messages,
-            gen,
-            tools_in,
-            wrap_up,
-            names: vec![],
-            used_tools,
-            window,
-            family: super::families::of_model(&req.model, &details),
-            last_estimate: 0,
-        })
-    }
-
-    /// An edit or a regeneration starts a new branch: a sibling of the edited message, or of the
-    /// reply being regenerated.
-    async fn start_branch(&self, conversation_id: i64, req: &TurnRequest) -> Result<(), ChatError> {
-        if let Some(edited) = req.edit_of {
-            let m = self.store.message(edited).await?;
-            if m.role != Role::User {
-                return Err(ChatError::Invalid(
-                    "only your own messages can be edited".into(),
-                ));
-            }
-            self.store
-                .branch_after(conversation_id, m.parent_id)
-                .await?;
-        }
-        if let Some(asked) = req.regenerate {
-            if self.store.message(asked).await?.role != Role::User {
-                return Err(ChatError::Invalid(
-                    "a reply is regenerated from the message it answers".into(),
-                ));
-            }
-            self.store
-                .branch_after(conversation_id, Some(asked))
-                .await?;
-        }
-        Ok(())
     }
 
     /// Rounds of reply → tool calls.
@@ -512,26 +341,6 @@ impl ChatEngine {
         let message_id = self.store.append_notice(conversation_id, &notice).await?;
         emit(ChatEvent::Notice { message_id, notice });
         Ok(())
-    }
-
-    /// What the server says about a model (capabilities, context), asked once per model; nothing
-    /// when it does not say.
-    async fn model_details(&self, model: &str) -> ModelDetails {
-        if let Some(d) = self.shared.models.lock().unwrap().get(model) {
-            return d.clone();
-        }
-        match self.llm.model_details(model).await {
-            Ok(d) => {
-                self.shared
-                    .models
-                    .lock()
-                    .unwrap()
-                    .insert(model.to_string(), d.clone());
-                d
-            }
-            // not cached: the chat request will report what is wrong
-            Err(_) => ModelDetails::default(),
-        }
     }
 
     /// The tools on for a conversation with `choice` (of the running servers).

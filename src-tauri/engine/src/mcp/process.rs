@@ -206,13 +206,12 @@ pub fn spawn(
         let granted = super::sandbox::wanted(cfg)
             .map(|w| w.config.env)
             .unwrap_or_default();
-        let private = sb.policy.tmp.parent().unwrap_or(&sb.policy.tmp);
         cmd.env_clear().envs(super::sandbox::environment(
             std::env::vars_os(),
             &granted,
             cfg.builtin().is_some(),
             sb.policy.network,
-            private,
+            &sb.private,
         ));
     }
     if let Some(p) = path_var {

@@ -403,6 +403,8 @@ fn close_inherited() {
 /// A server's sandbox, set up for one start: the policy, applied in the child, and the means to
 /// tell its refusals.
 pub struct Sandboxed {
+    /// Its private folder: `tmp/` (its `TMPDIR`) and `cache/` (its launchers' caches) inside.
+    pub private: PathBuf,
     pub policy: Policy,
     pub prepared: Prepared,
     pub detector: std::sync::Arc<Detector>,
@@ -430,6 +432,7 @@ pub fn set_up(wanted: &Wanted, places: &Places, abi: i32) -> Result<Sandboxed, S
     let policy = policy(wanted, places);
     let prepared = policy.prepare(abi)?;
     Ok(Sandboxed {
+        private: places.private.clone(),
         detector: std::sync::Arc::new(Detector::new(&policy)),
         policy,
         prepared,

@@ -7,8 +7,19 @@ use rusqlite_migration::{HookResult, Migrations, M};
 use super::search;
 use super::types::{Approval, Notice};
 
+/// Every migration, oldest first. Their order is the database's version history: a migration
+/// once released is never changed or moved, and a new one goes at the end (of the last group).
 pub(super) fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
+    let mut all = conversation_migrations();
+    all.extend(record_migrations());
+    all.extend(tool_migrations());
+    Migrations::new(all)
+}
+
+/// The first era: conversations, their messages (a tree: edits and regenerations) and tool
+/// calls, how each call came to run, the tools turned off in one, and full-text search.
+fn conversation_migrations() -> Vec<M<'static>> {
+    vec![
         M::up(
             r#"
         CREATE TABLE conversations (
@@ -61,6 +72,13 @@ pub(super) fn migrations() -> Migrations<'static> {
         // path to its leaf. Pins, deletion that can be undone, per-conversation settings, and
         // full-text search over messages and tool calls.
         M::up(search::MIGRATION_TREE_AND_SEARCH),
+    ]
+}
+
+/// What the debug view and the window keep: each LLM call as sent and received, typed
+/// notices and approvals, and conversations read from a file.
+fn record_migrations() -> Vec<M<'static>> {
+    vec![
         // the debug view: the exact request and response of recent LLM calls
         M::up(
             "CREATE TABLE llm_calls (
@@ -87,6 +105,13 @@ pub(super) fn migrations() -> Migrations<'static> {
         ),
         // a conversation read from a file, until the user continues it
         M::up("ALTER TABLE conversations ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"),
+    ]
+}
+
+/// Tools and their servers: the definitions the user accepted, calls run as tasks (followed
+/// across restarts, in their session), and the last check of each model's tool use.
+fn tool_migrations() -> Vec<M<'static>> {
+    vec![
         // each server's tool definitions as the user accepted them (mcp::pins)
         M::up(
             "CREATE TABLE tool_pins (
@@ -141,7 +166,7 @@ pub(super) fn migrations() -> Migrations<'static> {
              ALTER TABLE tool_tasks ADD COLUMN reason TEXT;
              ALTER TABLE tool_tasks ADD COLUMN resumed INTEGER NOT NULL DEFAULT 0;",
         ),
-    ])
+    ]
 }
 
 /// Converts the notices and approval labels older versions stored as words.

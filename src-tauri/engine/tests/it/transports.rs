@@ -87,7 +87,8 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
     ])
     .await;
     for server in ["http", "sse"] {
-        assert_eq!(r.status(server).status, ServerStatus::Running);
+        let v = r.status(server);
+        assert_eq!(v.status, ServerStatus::Running, "{v:?}");
         assert!(r
             .host
             .prompts()
@@ -460,4 +461,23 @@ async fn a_streamable_http_answer_over_the_cap_is_refused_with_a_clear_error() {
         .await;
     assert!(!out.is_error, "{out:?}");
     host.shutdown().await;
+}
+
+/// The test servers' readiness counts only a listener of their own: a port another process took
+/// first is not the server listening (what made this file's tests flaky under load).
+#[test]
+fn a_listener_is_told_from_anothers_on_the_same_port() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let ours = unsafe { libc::getpgrp() } as u32;
+    assert!(crate::support::listens_in_group(ours, port));
+    let mut other = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    assert!(!crate::support::listens_in_group(other.id(), port));
+    other.kill().unwrap();
+    let _ = other.wait();
+    drop(l);
+    assert!(!crate::support::listens_in_group(ours, port));
 }

@@ -17,6 +17,7 @@ use super::handler::CallEvent;
 use super::legacy_tasks;
 use super::shaping::{bounded, result_text};
 use super::state::{Phase, Session};
+use super::tasks::error_outcome;
 use super::{McpHost, RoutedTool, Slot};
 use crate::mcp::catalog::{self, PromptText, ResourceText};
 use crate::mcp::sandbox::BLOCKED_NOTE;
@@ -78,6 +79,26 @@ struct Retry {
     responses: Option<rmcp::model::InputResponses>,
     state: Option<String>,
     round: usize,
+}
+
+/// One call being made: what the steps of its round share.
+struct Call<'a> {
+    server: &'a str,
+    tool: &'a str,
+    /// Its arguments, kept for a second call (as a task, or the next round).
+    arguments: Map<String, Value>,
+    cancel: &'a CancellationToken,
+    /// Who hears its progress and answers the server's questions.
+    events: Option<mpsc::UnboundedSender<CallEvent>>,
+    /// Which round of asking for input this is (0 for the first).
+    round: usize,
+}
+
+impl Call<'_> {
+    /// The call's end as an error the model reads.
+    fn failed(&self, text: String) -> ToolOutcome {
+        error_outcome(self.server, self.tool, text)
+    }
 }
 
 impl McpHost {
@@ -160,181 +181,166 @@ impl McpHost {
         events: Option<mpsc::UnboundedSender<CallEvent>>,
         retry: Option<Retry>,
     ) -> ToolOutcome {
-        let (server, tool) = (server.to_string(), tool.to_string());
-        let err = |text: String| ToolOutcome {
-            server: server.clone(),
-            tool: tool.clone(),
-            text,
-            is_error: true,
-            raw: None,
+        let call = Call {
+            server,
+            tool,
+            arguments,
+            cancel,
+            events,
+            round: retry.as_ref().map_or(0, |r| r.round),
         };
-        let (slot, session) = match self.session(&server) {
+        let (slot, session) = match self.running_session(server) {
             Ok(v) => v,
+            Err(why) => return call.failed(why),
+        };
+        let timeout = self.timeout_for(server);
+        let started = Instant::now();
+        let answer = match send_and_wait(&slot, &session, &call, retry, timeout).await {
+            Ok(Some(answer)) => answer,
+            Ok(None) => return call.failed("The call was cancelled by the user.".into()),
+            Err(why) => return call.failed(why),
+        };
+        self.take_answer(call, &session, answer, timeout, started)
+            .await
+    }
+
+    /// The slot and session of a server that runs; when it does not, why, in words for the model.
+    fn running_session(&self, server: &str) -> Result<(std::sync::Arc<Slot>, Session), String> {
+        match self.session(server) {
+            Ok(v) => Ok(v),
             Err(HostError::NotRunning(_)) => {
-                let why = match &slot_phase(self, &server) {
+                let why = match &slot_phase(self, server) {
                     Some(Phase::Failed(r)) => r.error.clone(),
                     Some(Phase::Starting) => "starting".into(),
                     Some(Phase::Disabled) => "disabled".into(),
                     _ => "stopped".into(),
                 };
-                return err(format!("The server \"{server}\" is not running: {why}"));
+                Err(format!("The server \"{server}\" is not running: {why}"))
             }
-            Err(e) => return err(e.to_string()),
-        };
-        let timeout = self.timeout_for(&server);
-        // kept for a second call as a task, should the server want one
-        let arguments_again = arguments.clone();
-        let mut params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
-        let round = retry.as_ref().map_or(0, |r| r.round);
-        if let Some(r) = retry {
-            params.input_responses = r.responses;
-            params.request_state = r.state;
+            Err(e) => Err(e.to_string()),
         }
-        let started = Instant::now();
-        // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
-        let options = if events.is_some() {
-            PeerRequestOptions::with_timeout(timeout)
-                .reset_timeout_on_progress()
-                .with_max_total_timeout(timeout * 30)
-        } else {
-            PeerRequestOptions::with_timeout(timeout)
-        };
-        let handle = match session
-            .peer
-            .send_request_with_option(
-                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                options,
-            )
-            .await
-        {
-            Ok(h) => h,
-            Err(e) => return err(format!("The call could not be sent: {e}")),
-        };
-        let request_id = handle.id.clone();
-        let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
-        let route = events.clone().map(|tx| slot.routes.open(token, tx));
-        let route_events = events;
-        let res = tokio::select! {
-            r = handle.await_response() => Some(r),
-            _ = cancel.cancelled() => None,
-        };
-        drop(route);
-        let events = route_events;
-        let Some(res) = res else {
-            let note = CancelledNotification::new(CancelledNotificationParam::new(
-                Some(request_id),
-                Some("cancelled by the user".into()),
-            ));
-            if let Err(e) = session.peer.send_notification(note.into()).await {
-                tracing::warn!("could not tell {server} about the cancel: {e}");
-            }
-            return err("The call was cancelled by the user.".into());
-        };
-        match res {
+    }
+
+    /// What a call's answer becomes: a result, a task followed to its end, another round with
+    /// the answers the server asked for, a new sign-in and one more try, or an error in words.
+    async fn take_answer(
+        &self,
+        call: Call<'_>,
+        session: &Session,
+        answer: Result<ServerResult, ServiceError>,
+        timeout: Duration,
+        started: Instant,
+    ) -> ToolOutcome {
+        let (server, tool, cancel) = (call.server, call.tool, call.cancel);
+        match answer {
             Ok(ServerResult::CallToolResult(result))
                 if result.is_error == Some(true)
                     && legacy_tasks::needs_task(None, &result_text(&serde_json::to_value(&result).unwrap_or_default())) =>
             {
-                self.call_as_legacy_task(&server, &tool, &session, arguments_again, cancel, events.as_ref())
+                self.call_as_legacy_task(server, tool, session, call.arguments, cancel, call.events.as_ref())
                     .await
             }
             Ok(ServerResult::CallToolResult(result)) => {
                 if session.auth.is_some() {
-                    self.shared.sign_ins.succeeded(&server);
+                    self.shared.sign_ins.succeeded(server);
                 }
-                self.tool_result(&server, &tool, &session, result)
+                self.tool_result(server, tool, session, result)
             }
             Err(ServiceError::McpError(e)) if legacy_tasks::needs_task(Some(e.code.0), &e.message) => {
-                self.call_as_legacy_task(&server, &tool, &session, arguments_again, cancel, events.as_ref())
+                self.call_as_legacy_task(server, tool, session, call.arguments, cancel, call.events.as_ref())
                     .await
             }
             // the server runs the call as a task: follow it to its end
             Ok(ServerResult::CreateTaskResult(created)) => {
-                self.follow_task(&server, &tool, &created.task, &session, cancel, events.as_ref())
+                self.follow_task(server, tool, &created.task, session, cancel, call.events.as_ref())
                     .await
             }
-            // the server needs answers first (2026-07-28): ask them like any of its questions,
-            // then the same call again with the answers and its state, a bounded number of times
             Ok(ServerResult::InputRequiredResult(asked)) => {
-                if round + 1 >= MAX_INPUT_ROUNDS {
-                    return err(format!(
-                        "The server still asked for more input after {MAX_INPUT_ROUNDS} rounds; the call was given up."
-                    ));
-                }
-                let requests = asked.input_requests.unwrap_or_default();
-                if requests.is_empty() && asked.request_state.is_none() {
-                    return err("The server asked for input but said nothing it needs.".into());
-                }
-                if requests.is_empty() {
-                    // it only wants to be asked again: not at once
-                    tokio::time::sleep(Duration::from_millis(200 * (round as u64 + 1))).await;
-                }
-                let mut responses = rmcp::model::InputResponses::new();
-                for (key, request) in requests {
-                    if let Some(answer) = self.answer(&server, request, events.as_ref(), cancel).await {
-                        responses.insert(key, answer);
-                    }
-                }
-                if cancel.is_cancelled() {
-                    return err("The call was cancelled by the user.".into());
-                }
-                Box::pin(self.call_round(
-                    &server,
-                    &tool,
-                    arguments_again,
-                    cancel,
-                    events,
-                    Some(Retry {
-                        responses: (!responses.is_empty()).then_some(responses),
-                        state: asked.request_state,
-                        round: round + 1,
-                    }),
-                ))
-                .await
+                self.answer_and_call_again(call, asked).await
             }
-            Ok(_) => err("The server answered the call with something that is not a result.".into()),
+            Ok(_) => call.failed("The server answered the call with something that is not a result.".into()),
             // the server wants a (new) sign-in, or more scopes: sign in, then try once more
             Err(e) if super::sign_in::challenge_of(&e).is_some() => {
                 let challenge = super::sign_in::challenge_of(&e).unwrap_or_default();
-                match self
-                    .sign_in_again(&server, session.auth.as_ref(), challenge)
-                    .await
-                {
-                    Ok(()) => {
-                        Box::pin(self.call_round(
-                            &server,
-                            &tool,
-                            arguments_again,
-                            cancel,
-                            events,
-                            None,
-                        ))
-                        .await
-                    }
-                    Err(why) => err(why.to_string()),
-                }
+                self.sign_in_and_call_again(call, session, challenge).await
             }
-            Err(ServiceError::Timeout { .. }) => err(format!(
+            Err(ServiceError::Timeout { .. }) => call.failed(format!(
                 "The tool did not answer within {} s of its last sign of life (after {:.1} s the call was cancelled).",
                 timeout.as_secs(),
                 started.elapsed().as_secs_f64()
             )),
-            Err(e) => {
-                // if the process died, say so with its exit status
-                if let Some(mut rx) = session.exit.clone() {
-                    let _ = tokio::time::timeout(
-                        Duration::from_millis(500),
-                        rx.wait_for(|e| e.is_some()),
-                    )
-                    .await;
-                    if let Some(desc) = rx.borrow().clone() {
-                        return err(format!(
-                            "The server \"{server}\" stopped during the call ({desc})."
-                        ));
-                    }
-                }
-                err(format!("The call failed: {e}"))
+            Err(e) => call.failed(why_the_call_failed(server, session, e).await),
+        }
+    }
+
+    /// The server needs answers first (2026-07-28): asks them like any of its questions, then
+    /// makes the same call again with the answers and its state, a bounded number of times.
+    async fn answer_and_call_again(
+        &self,
+        call: Call<'_>,
+        asked: rmcp::model::InputRequiredResult,
+    ) -> ToolOutcome {
+        let round = call.round;
+        if round + 1 >= MAX_INPUT_ROUNDS {
+            return call.failed(format!(
+                "The server still asked for more input after {MAX_INPUT_ROUNDS} rounds; the call was given up."
+            ));
+        }
+        let requests = asked.input_requests.unwrap_or_default();
+        if requests.is_empty() && asked.request_state.is_none() {
+            return call.failed("The server asked for input but said nothing it needs.".into());
+        }
+        if requests.is_empty() {
+            // it only wants to be asked again: not at once
+            tokio::time::sleep(Duration::from_millis(200 * (round as u64 + 1))).await;
+        }
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, request) in requests {
+            if let Some(answer) = self
+                .answer(call.server, request, call.events.as_ref(), call.cancel)
+                .await
+            {
+                responses.insert(key, answer);
             }
+        }
+        if call.cancel.is_cancelled() {
+            return call.failed("The call was cancelled by the user.".into());
+        }
+        let retry = Retry {
+            responses: (!responses.is_empty()).then_some(responses),
+            state: asked.request_state,
+            round: round + 1,
+        };
+        self.call_again(call, Some(retry)).await
+    }
+
+    /// The same call made again: its next round (`retry`), or from its first.
+    async fn call_again(&self, call: Call<'_>, retry: Option<Retry>) -> ToolOutcome {
+        Box::pin(self.call_round(
+            call.server,
+            call.tool,
+            call.arguments,
+            call.cancel,
+            call.events,
+            retry,
+        ))
+        .await
+    }
+
+    /// Signs in again after the server's challenge, then makes the call once more from its first
+    /// round; a sign-in that does not happen is the call's error.
+    async fn sign_in_and_call_again(
+        &self,
+        call: Call<'_>,
+        session: &Session,
+        challenge: String,
+    ) -> ToolOutcome {
+        match self
+            .sign_in_again(call.server, session.auth.as_ref(), challenge)
+            .await
+        {
+            Ok(()) => self.call_again(call, None).await,
+            Err(why) => call.failed(why.to_string()),
         }
     }
 
@@ -421,4 +427,68 @@ impl McpHost {
 
 fn slot_phase(host: &McpHost, server: &str) -> Option<Phase> {
     host.slot(server).map(|s| s.snapshot().phase.clone())
+}
+
+/// Sends the call (with a retry's answers and state) and waits for its answer, its progress and
+/// questions routed to its listener meanwhile. `None` when the user cancelled first (the server is
+/// then told); an error when the call could not be sent.
+async fn send_and_wait(
+    slot: &Slot,
+    session: &Session,
+    call: &Call<'_>,
+    retry: Option<Retry>,
+    timeout: Duration,
+) -> Result<Option<Result<ServerResult, ServiceError>>, String> {
+    let mut params =
+        CallToolRequestParams::new(call.tool.to_string()).with_arguments(call.arguments.clone());
+    if let Some(r) = retry {
+        params.input_responses = r.responses;
+        params.request_state = r.state;
+    }
+    // with someone listening, progress restarts the timeout; without, a plain timeout is cheaper
+    let options = if call.events.is_some() {
+        PeerRequestOptions::with_timeout(timeout)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(timeout * 30)
+    } else {
+        PeerRequestOptions::with_timeout(timeout)
+    };
+    let handle = session
+        .peer
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            options,
+        )
+        .await
+        .map_err(|e| format!("The call could not be sent: {e}"))?;
+    let request_id = handle.id.clone();
+    let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
+    let route = call.events.clone().map(|tx| slot.routes.open(token, tx));
+    let answer = tokio::select! {
+        r = handle.await_response() => Some(r),
+        _ = call.cancel.cancelled() => None,
+    };
+    drop(route);
+    if answer.is_none() {
+        let note = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(request_id),
+            Some("cancelled by the user".into()),
+        ));
+        if let Err(e) = session.peer.send_notification(note.into()).await {
+            tracing::warn!("could not tell {} about the cancel: {e}", call.server);
+        }
+    }
+    Ok(answer)
+}
+
+/// Why a call failed, in words: when the server's process died, that, with its exit status.
+async fn why_the_call_failed(server: &str, session: &Session, e: ServiceError) -> String {
+    if let Some(mut rx) = session.exit.clone() {
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), rx.wait_for(|e| e.is_some())).await;
+        if let Some(desc) = rx.borrow().clone() {
+            return format!("The server \"{server}\" stopped during the call ({desc}).");
+        }
+    }
+    format!("The call failed: {e}")
 }

@@ -3,7 +3,7 @@
 //! (the step that failed, its exit, its stderr in the log), cancelled (nothing left running), or
 //! asking to be tried again with the 2025 handshake only.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -11,23 +11,21 @@ use std::time::Duration;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RunningService;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
-};
-use rmcp::transport::AuthClient;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{CallRoutes, Handler, Listing};
-use super::rejoin::{HttpSession, KeptSession, Rejoining};
+use super::rejoin::KeptSession;
 use super::shaping::MAX_STDIO_MESSAGE;
 use super::state::{CachedTool, Catalog, Report, Session, Step};
 use crate::mcp::catalog;
-use crate::mcp::config::{header_map, SecretField, ServerConfig, Transport};
+use crate::mcp::config::{SecretField, ServerConfig, Transport};
 use crate::mcp::process::{self, StderrTail};
 use crate::mcp::sandbox::{self, Detector, SandboxState, Sandboxed};
-use crate::mcp::{rest, sse};
+
+mod remote;
+use remote::remote;
 
 /// Everything one attempt needs to know about its server.
 pub struct Target<'a> {
@@ -235,23 +233,35 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
     }
 }
 
-/// The npm package an npx server runs, fetched into its private cache first when its sandbox has
-/// no network (`sandbox::fetch_npm`); once per package, said in its log.
-async fn fetch_for_sandbox(t: &Target<'_>, program: &Path, sb: &Sandboxed) -> Result<(), String> {
-    let Some(packages) = sandbox::npx_packages(&t.config.command, &t.config.args) else {
+/// The package an npx or uvx server runs, fetched into its private cache first when its sandbox
+/// has no network (`sandbox::fetch`); once per package, said in its log. The PATH it is fetched
+/// with is the server's own, so that uv finds the interpreter uvx will.
+async fn fetch_for_sandbox(
+    t: &Target<'_>,
+    program: &Path,
+    sb: &Sandboxed,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    let Some(what) = sandbox::to_fetch(&t.config.command, &t.config.args) else {
         return Ok(());
     };
-    let private = sb.policy.tmp.parent().unwrap_or(&sb.policy.tmp);
-    if sandbox::npm_fetched(private, &packages) {
+    let private = &sb.private;
+    if sandbox::fetched(private, &what) {
         return Ok(());
     }
+    let by = what.fetcher;
     t.log.push(format!(
-        "[switchboard] fetching {} for its sandbox, which has no network (npm, scripts off)",
-        packages.join(" ")
+        "[switchboard] fetching {} for its sandbox, which has no network ({}, {})",
+        what.packages.join(" "),
+        by.name(),
+        by.how()
     ));
-    sandbox::fetch_npm(program, t.path.as_deref(), &packages, private).await?;
-    t.log
-        .push("[switchboard] fetched; npx runs it offline in the sandbox".into());
+    let path = env.get("PATH").map(String::as_str).or(t.path.as_deref());
+    sandbox::fetch(program, path, &what, private).await?;
+    t.log.push(format!(
+        "[switchboard] fetched; {} runs it offline in the sandbox",
+        t.config.command
+    ));
     Ok(())
 }
 
@@ -273,7 +283,7 @@ async fn stdio(
         Err(attempt) => return attempt,
     };
     if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
-        if let Err(e) = fetch_for_sandbox(t, &program, sb).await {
+        if let Err(e) = fetch_for_sandbox(t, &program, sb, &values.env).await {
             return failed(Step::FetchingPackage, e);
         }
     }
@@ -384,167 +394,6 @@ async fn reap(
         step,
         exit: how,
         pid,
-    }
-}
-
-/// Streamable HTTP (rmcp's client: session id, protocol-version header, the GET stream,
-/// re-initialize on an expired session), legacy HTTP+SSE and the REST dialect (our own rmcp
-/// transports). No process to watch: the session lives until it is stopped.
-async fn remote(
-    t: &Target<'_>,
-    values: &Values,
-    discover: bool,
-    cancel: &CancellationToken,
-    resolved: &mut Option<String>,
-) -> Attempt {
-    let transport = t.config.transport();
-    let discover = discover && transport.info().discovers;
-    let url = t.config.url.clone().unwrap_or_default();
-    *resolved = Some(url.clone());
-    let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&values.headers) {
-        Ok(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        Err(e) => return failed(Step::Connecting, e),
-    };
-    let (tx, listings) = mpsc::unbounded_channel();
-    let handler = t.handler(tx);
-    let step = Mutex::new(Step::Handshake);
-    let refused: Refused = Mutex::new(None);
-    let auth = Mutex::new(None);
-    let http = Mutex::new(None);
-    let init = tokio::time::timeout(t.start_timeout, async {
-        let handshake = |e: String| format!("the MCP handshake with {url} failed: {e}");
-        let running = match transport {
-            Transport::Rest => {
-                let transport =
-                    rest::RestTransport::new(&url, &values.headers).map_err(|e| e.to_string())?;
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| handshake(e.to_string()))?
-            }
-            Transport::Sse => {
-                *step.lock().unwrap() = Step::OpeningStream;
-                // signed in: tokens on every request, refreshed as they expire
-                let session_auth = match &t.keep {
-                    Some(keep) => crate::mcp::oauth::restore(&url, keep)
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .map(|m| std::sync::Arc::new(tokio::sync::Mutex::new(m))),
-                    None => None,
-                };
-                *auth.lock().unwrap() = session_auth.clone();
-                let transport = sse::LegacySseTransport::connect(
-                    &url,
-                    &values.headers,
-                    t.start_timeout,
-                    session_auth,
-                )
-                .await
-                .map_err(|e| {
-                    if let Some(challenge) = super::sign_in::challenge_of(&e) {
-                        *refused.lock().unwrap() = Some(Some(challenge));
-                    }
-                    e.to_string()
-                })?;
-                *step.lock().unwrap() = Step::Handshake;
-                handler.serve(transport).await.map_err(|e| {
-                    // the stream opened, but its POSTs are refused
-                    if let Some(challenge) = super::sign_in::challenge_of(&e) {
-                        *refused.lock().unwrap() = Some(Some(challenge));
-                    }
-                    handshake(e.to_string())
-                })?
-            }
-            _ => {
-                let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                    .custom_headers(headers)
-                    .max_sse_event_size(t.max_http_event);
-                let bounded = crate::mcp::http::BoundedClient {
-                    inner: crate::mcp::http::client(),
-                    max_event: t.max_http_event,
-                };
-                // signed in: tokens on every request, refreshed as they expire
-                let manager = match &t.keep {
-                    Some(keep) => crate::mcp::oauth::restore(&url, keep)
-                        .await
-                        .map_err(|e| e.to_string())?,
-                    None => None,
-                };
-                // a kept session is rejoined as it was: no discovery, no new handshake
-                let rejoin = t.rejoin.clone().filter(|k| k.url == url);
-                let lifecycle = match rejoin {
-                    Some(_) => lifecycle(false),
-                    None => lifecycle(discover),
-                };
-                let session = HttpSession::new(&url, rejoin);
-                *http.lock().unwrap() = Some(session.clone());
-                let started = match manager {
-                    Some(m) => {
-                        let client = AuthClient::new(bounded, m);
-                        *auth.lock().unwrap() = Some(client.auth_manager.clone());
-                        let client = Rejoining {
-                            inner: client,
-                            session,
-                        };
-                        let transport = StreamableHttpClientTransport::with_client(client, config);
-                        handler.serve_with_lifecycle(transport, lifecycle).await
-                    }
-                    None => {
-                        let client = Rejoining {
-                            inner: bounded,
-                            session,
-                        };
-                        let transport = StreamableHttpClientTransport::with_client(client, config);
-                        handler.serve_with_lifecycle(transport, lifecycle).await
-                    }
-                };
-                started.map_err(|e| {
-                    if let Some(challenge) = e.auth_challenge() {
-                        *refused.lock().unwrap() = Some(Some(challenge.to_string()));
-                    } else if e.is_authorization_required() {
-                        *refused.lock().unwrap() = Some(None);
-                    }
-                    handshake(e.to_string())
-                })?
-            }
-        };
-        with_catalog(running, &step, t.name, &refused).await
-    });
-    let init = tokio::select! {
-        r = init => r,
-        _ = cancel.cancelled() => return Attempt::Cancelled,
-    };
-    let step = *step.lock().unwrap();
-    if let (Ok(Err(e)), Some(challenge)) = (&init, refused.into_inner().unwrap()) {
-        t.log.push(format!("[switchboard] {e}"));
-        return Attempt::NeedsSignIn(challenge);
-    }
-    match init {
-        Ok(Ok((running, catalog))) => Attempt::Connected(Box::new(Connected {
-            session: Session {
-                auth: auth.into_inner().unwrap(),
-                http: http.into_inner().unwrap(),
-                ..session_of(&running, None, None, None)
-            },
-            running,
-            catalog,
-            listings,
-        })),
-        // a 2025-only server that answered the probe with something else than an error
-        Ok(Err(e)) if discover && step == Step::Handshake => {
-            t.log.push(format!(
-                "[switchboard] {e}; connecting again with the 2025 initialize handshake"
-            ));
-            Attempt::RetryLegacy
-        }
-        Ok(Err(e)) => failed(step, e),
-        Err(_) => failed(
-            step,
-            format!(
-                "no answer from {url} within {} s",
-                t.start_timeout.as_secs()
-            ),
-        ),
     }
 }
 

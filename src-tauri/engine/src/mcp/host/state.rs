@@ -65,7 +65,7 @@ pub enum Step {
     ReadingSecrets,
     /// Setting up its sandbox (or finding that the kernel has none).
     Sandbox,
-    /// Fetching its npm package for a sandbox without network (`sandbox::fetch_npm`).
+    /// Fetching its npm or PyPI package for a sandbox without network (`sandbox::fetch`).
     FetchingPackage,
     StartingProcess,
     /// Reaching a remote server (HTTP, SSE, REST).

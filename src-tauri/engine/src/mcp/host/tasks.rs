@@ -15,8 +15,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolResult, CancelTaskParams, ErrorCode, GetTaskParams, InputRequest, InputResponses, Task,
-    TaskPayload, UpdateTaskParams,
+    CallToolResult, CancelTaskParams, DetailedTask, ErrorCode, GetTaskParams, InputRequest,
+    InputResponses, Task, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::ServiceError;
 use serde_json::Value;
@@ -58,6 +58,65 @@ struct Asked<'a> {
     session: &'a Session,
     events: Option<&'a Events>,
     cancel: &'a CancellationToken,
+}
+
+/// A task being followed: what is known of it, who hears of it, and how its polls go.
+struct Followed<'a> {
+    server: &'a str,
+    tool: &'a str,
+    id: String,
+    state: TaskState,
+    events: Option<&'a Events>,
+    cancel: &'a CancellationToken,
+    /// The keys of the server's questions already answered.
+    answered: HashSet<String>,
+    /// Polls in a row that failed.
+    failed_polls: u32,
+}
+
+impl Followed<'_> {
+    /// Tells whoever listens the task's state.
+    fn tell(&self) {
+        if let Some(tx) = self.events {
+            let _ = tx.send(CallEvent::Task(self.state.clone()));
+        }
+    }
+
+    /// Takes the task's state as the server now has it; said when it changed.
+    fn update(&mut self, now: TaskState) {
+        let now = self.state.updated(now);
+        if now != self.state {
+            self.state = now;
+            self.tell();
+        }
+    }
+
+    /// The task can no longer be followed: its end, said.
+    fn lost(&mut self, reason: TaskEnd, detail: Option<&str>) -> ToolOutcome {
+        let out = self.state.lost(reason, self.server, self.tool, detail);
+        self.tell();
+        out
+    }
+}
+
+/// What one poll came to.
+enum Polled {
+    /// The task as the server has it now.
+    Task(DetailedTask),
+    /// Nothing to read this time: poll again.
+    Again,
+    /// The task is lost: the call's outcome.
+    Ended(ToolOutcome),
+}
+
+/// Counts the task in the session it is polled in (once), so the session is not ended under it.
+fn count_in_session(counted: &mut Counted, session: &Session) {
+    if counted.0.is_none() {
+        if let Some(http) = &session.http {
+            http.task_started();
+            counted.0 = Some(http.clone());
+        }
+    }
 }
 
 impl McpHost {
@@ -194,43 +253,37 @@ impl McpHost {
         }
     }
 
+    /// Polls a task until it ends (or the app does): waits `wait`, then asks its server, whose
+    /// current session it takes each time, and tells `events` each change; `home` is where the
+    /// task lives (learnt at the first poll when `None`).
     #[allow(clippy::too_many_arguments)]
     async fn poll_task(
         &self,
         server: &str,
         tool: &str,
-        mut state: TaskState,
+        state: TaskState,
         mut home: Option<Home>,
         mut wait: Duration,
         cancel: &CancellationToken,
         events: Option<&Events>,
         counted: &mut Counted,
     ) -> ToolOutcome {
-        let tell = |s: &TaskState| {
-            if let Some(tx) = events {
-                let _ = tx.send(CallEvent::Task(s.clone()));
-            }
+        let mut task = Followed {
+            server,
+            tool,
+            id: state.task_id.clone(),
+            state,
+            events,
+            cancel,
+            answered: HashSet::new(),
+            failed_polls: 0,
         };
-        tell(&state);
-        let mut answered: HashSet<String> = HashSet::new();
-        let mut failed_polls = 0;
-        let id = state.task_id.clone();
+        task.tell();
         loop {
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = cancel.cancelled() => {
-                    if self.is_closing() {
-                        // the app ends (and this with it): the task goes on on its server
-                        std::future::pending::<()>().await;
-                    }
-                    self.cancel_task(server, &id).await;
-                    state.status = "cancelled".into();
-                    state.message = Some("Cancelled by the user.".into());
-                    tell(&state);
-                    return cancelled(server, tool);
-                }
+            if let Some(out) = self.wait_or_cancel(&mut task, wait).await {
+                return out;
             }
-            wait = poll_interval(&state);
+            wait = poll_interval(&task.state);
             let Some(session) = self.session_for_task(server, cancel).await else {
                 if self.is_closing() {
                     std::future::pending::<()>().await;
@@ -238,97 +291,134 @@ impl McpHost {
                 if cancel.is_cancelled() {
                     continue; // said at the top of the loop
                 }
-                let out = state.lost(TaskEnd::ServerNotRunning, server, tool, None);
-                tell(&state);
+                return task.lost(TaskEnd::ServerNotRunning, None);
+            };
+            count_in_session(counted, &session);
+            let home =
+                home.get_or_insert_with(|| self.home_of(&session, task.state.session.as_deref()));
+            let now = match self.poll_once(&mut task, &session, home).await {
+                Polled::Task(now) => now,
+                Polled::Again => continue,
+                Polled::Ended(out) => return out,
+            };
+            task.failed_polls = 0;
+            task.update(TaskState::of(&now.task));
+            wait = poll_interval(&task.state);
+            if let TaskPayload::InputRequired { input_requests } = now.payload {
+                let asked = Asked {
+                    server,
+                    id: &task.id,
+                    session: &session,
+                    events,
+                    cancel,
+                };
+                if self
+                    .answer_input(asked, input_requests, &mut task.answered)
+                    .await
+                {
+                    wait = Duration::ZERO;
+                }
+            } else if let Some(out) = self.task_end(server, tool, &session, now.payload) {
                 return out;
-            };
-            if counted.0.is_none() {
-                if let Some(http) = &session.http {
-                    http.task_started();
-                    counted.0 = Some(http.clone());
-                }
             }
-            let home = home.get_or_insert_with(|| self.home_of(&session, state.session.as_deref()));
-            let timeout = self.timeout_for(server);
-            let got = tokio::select! {
-                r = tokio::time::timeout(timeout, session.peer.get_task(GetTaskParams::new(id.clone()))) => r,
-                _ = cancel.cancelled() => continue,
-            };
-            let task = match got {
-                Ok(Ok(got)) => got.task,
-                Ok(Err(ServiceError::McpError(e))) if e.code == ErrorCode::INVALID_PARAMS => {
-                    let why = home.why_unknown(session.http.as_deref());
-                    let out = state.lost(why, server, tool, Some(&e.message));
-                    tell(&state);
-                    return out;
+        }
+    }
+
+    /// Waits `wait` before the next poll. When the user cancels first, the task is cancelled on
+    /// its server and its end said; when the app ends instead, the task goes on on its server
+    /// and this never returns.
+    async fn wait_or_cancel(&self, task: &mut Followed<'_>, wait: Duration) -> Option<ToolOutcome> {
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => None,
+            _ = task.cancel.cancelled() => {
+                if self.is_closing() {
+                    // the app ends (and this with it): the task goes on on its server
+                    std::future::pending::<()>().await;
                 }
-                Ok(Err(ServiceError::McpError(e))) => {
-                    let out = state.lost(TaskEnd::NoAnswer, server, tool, Some(&e.message));
-                    tell(&state);
-                    return out;
-                }
-                _ if self.is_closing() => std::future::pending().await,
-                other => {
-                    failed_polls += 1;
-                    let why = match other {
-                        Err(_) => format!("no answer within {} s", timeout.as_secs()),
-                        Ok(Err(e)) => e.to_string(),
-                        Ok(Ok(_)) => unreachable!(),
-                    };
-                    tracing::warn!("polling a task of {server}: {why}");
-                    if failed_polls >= MAX_FAILED_POLLS {
-                        let out = state.lost(TaskEnd::NoAnswer, server, tool, Some(&why));
-                        tell(&state);
-                        return out;
-                    }
-                    continue;
-                }
-            };
-            failed_polls = 0;
-            let now = state.updated(TaskState::of(&task.task));
-            if now != state {
-                state = now;
-                tell(&state);
+                self.cancel_task(task.server, &task.id).await;
+                task.state.status = "cancelled".into();
+                task.state.message = Some("Cancelled by the user.".into());
+                task.tell();
+                Some(cancelled(task.server, task.tool))
             }
-            wait = poll_interval(&state);
-            match task.payload {
-                TaskPayload::Completed { result } => {
-                    return match serde_json::from_value::<CallToolResult>(Value::Object(result)) {
-                        Ok(r) => self.tool_result(server, tool, &session, r),
-                        Err(e) => error_outcome(
-                            server,
-                            tool,
-                            format!("The task ended with a result that is not a tool result: {e}"),
-                        ),
-                    }
+        }
+    }
+
+    /// One `tasks/get` in `session`, within the server's timeout: the task as it is now; or
+    /// poll again (cancelled meanwhile, or a failed poll short of the limit); or the task lost,
+    /// when the server no longer knows it (why, from where it lives: `home`), answers with an
+    /// error, or failed too many polls in a row. Never returns once the app is closing.
+    async fn poll_once(&self, task: &mut Followed<'_>, session: &Session, home: &Home) -> Polled {
+        let server = task.server;
+        let timeout = self.timeout_for(server);
+        let get = session.peer.get_task(GetTaskParams::new(task.id.clone()));
+        let got = tokio::select! {
+            r = tokio::time::timeout(timeout, get) => r,
+            _ = task.cancel.cancelled() => return Polled::Again,
+        };
+        match got {
+            Ok(Ok(got)) => Polled::Task(got.task),
+            Ok(Err(ServiceError::McpError(e))) if e.code == ErrorCode::INVALID_PARAMS => {
+                let why = home.why_unknown(session.http.as_deref());
+                Polled::Ended(task.lost(why, Some(&e.message)))
+            }
+            Ok(Err(ServiceError::McpError(e))) => {
+                Polled::Ended(task.lost(TaskEnd::NoAnswer, Some(&e.message)))
+            }
+            _ if self.is_closing() => std::future::pending().await,
+            other => {
+                task.failed_polls += 1;
+                let why = match other {
+                    Err(_) => format!("no answer within {} s", timeout.as_secs()),
+                    Ok(Err(e)) => e.to_string(),
+                    Ok(Ok(_)) => unreachable!(),
+                };
+                tracing::warn!("polling a task of {server}: {why}");
+                if task.failed_polls >= MAX_FAILED_POLLS {
+                    return Polled::Ended(task.lost(TaskEnd::NoAnswer, Some(&why)));
                 }
-                TaskPayload::Failed { error } => {
-                    let message = error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("no reason given");
-                    return error_outcome(server, tool, format!("The task failed: {message}"));
-                }
-                TaskPayload::Cancelled => {
-                    return error_outcome(server, tool, "The server cancelled the task.".into())
-                }
-                TaskPayload::InputRequired { input_requests } => {
-                    let asked = Asked {
+                Polled::Again
+            }
+        }
+    }
+
+    /// The call's outcome when the task has ended on its server (completed with a result,
+    /// failed, or cancelled by the server); `None` while it goes on.
+    fn task_end(
+        &self,
+        server: &str,
+        tool: &str,
+        session: &Session,
+        payload: TaskPayload,
+    ) -> Option<ToolOutcome> {
+        match payload {
+            TaskPayload::Completed { result } => Some(
+                match serde_json::from_value::<CallToolResult>(Value::Object(result)) {
+                    Ok(r) => self.tool_result(server, tool, session, r),
+                    Err(e) => error_outcome(
                         server,
-                        id: &id,
-                        session: &session,
-                        events,
-                        cancel,
-                    };
-                    if self
-                        .answer_input(asked, input_requests, &mut answered)
-                        .await
-                    {
-                        wait = Duration::ZERO;
-                    }
-                }
-                _ => {}
+                        tool,
+                        format!("The task ended with a result that is not a tool result: {e}"),
+                    ),
+                },
+            ),
+            TaskPayload::Failed { error } => {
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given");
+                Some(error_outcome(
+                    server,
+                    tool,
+                    format!("The task failed: {message}"),
+                ))
             }
+            TaskPayload::Cancelled => Some(error_outcome(
+                server,
+                tool,
+                "The server cancelled the task.".into(),
+            )),
+            _ => None,
         }
     }
 

@@ -27,7 +27,7 @@ pub use keep::{Keep, Kept, SignedIn};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata, OAuthClientConfig};
 
 /// Sign-in rounds for one server before giving up, until one of its authorized requests
 /// succeeds (a server that keeps refusing every token must not loop the user through the browser).
@@ -178,66 +178,12 @@ pub async fn sign_in(
     keep: &Keep,
 ) -> Result<AuthorizationManager, SignInError> {
     let mut m = AuthorizationManager::new(url).await?;
-    let (metadata, discovered) = match m.resolve_metadata_from_challenge(challenge).await {
-        Ok(found) => (found.metadata, found.source.is_discovered()),
-        // a 2025-03-26 server's own metadata, which rmcp's issuer check refuses (legacy.rs)
-        Err(e) => match legacy::root_metadata(url, challenge).await {
-            Some(metadata) => (metadata, true),
-            None => return Err(e.into()),
-        },
-    };
-    // the spec: refuse an authorization server that does not say it does PKCE (the 2025-03-26
-    // fallback endpoints are guessed, not published: nothing to read there)
-    if discovered && metadata.code_challenge_methods_supported.is_none() {
-        return Err(SignInError::refused(
-            "the server's authorization server does not say it supports PKCE, which signing in safely needs; not signing in",
-        ));
-    }
+    let metadata = authorization_server(&m, url, challenge).await?;
     m.set_metadata(metadata.clone());
     let listener = loopback::Listener::bind().await?;
     let redirect = listener.redirect_uri();
-
-    // the client identity: the user's, else a metadata document the server takes, else register
-    let takes_documents = metadata
-        .additional_fields
-        .get("client_id_metadata_document_supported")
-        == Some(&serde_json::Value::Bool(true));
-    let client = if let Some(id) = &choice.client_id {
-        let mut c = OAuthClientConfig::new(id.clone(), &redirect);
-        if let Some(s) = &choice.client_secret {
-            c = c.with_client_secret(s.clone());
-        }
-        m.configure_client(c.clone())?;
-        c
-    } else if let (Some(doc), true) = (&choice.metadata_url, takes_documents) {
-        let c = OAuthClientConfig::new(doc.clone(), &redirect);
-        m.configure_client(c.clone())?;
-        c
-    } else if metadata.registration_endpoint.is_some() {
-        m.register_client(CLIENT_NAME, &redirect, &[]).await?
-    } else {
-        return Err(SignInError::refused(
-            "the server's authorization server does not let Switchboard register itself: enter the client id it gave you in the server's settings",
-        ));
-    };
-
-    // scopes: the challenge's, else all the server lists, else none; a new round keeps what was
-    // granted before (a step-up adds to it)
-    let before = keep
-        .get()
-        .await
-        .ok()
-        .flatten()
-        .filter(|k| k.issuer == metadata.issuer)
-        .and_then(|k| k.credentials)
-        .map(|c| c.granted_scopes)
-        .unwrap_or_default();
-    let mut scopes = m.select_initial_scopes(&[]).await;
-    for s in before {
-        if !scopes.contains(&s) {
-            scopes.push(s);
-        }
-    }
+    let client = client_identity(&mut m, choice, &metadata, &redirect).await?;
+    let scopes = scopes_to_ask(&m, keep, &metadata).await;
     let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     let auth_url = m.get_authorization_url(&refs).await?;
     let state = url::Url::parse(&auth_url)
@@ -261,26 +207,129 @@ pub async fn sign_in(
     .await?;
     m.set_credential_store(keep.clone());
 
+    let answer = browser_step(browser, &listener, &auth_url, &state).await?;
+    let code = code_of(&answer, metadata.issuer.as_deref())?;
+    m.exchange_code_for_token_with_issuer(&code, &state, answer.issuer.as_deref())
+        .await?;
+    Ok(m)
+}
+
+/// The authorization server's metadata, found from the server's challenge (or, for a 2025-03-26
+/// server, at its root); refused when the server does not say it does PKCE.
+async fn authorization_server(
+    m: &AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, SignInError> {
+    let (metadata, discovered) = match m.resolve_metadata_from_challenge(challenge).await {
+        Ok(found) => (found.metadata, found.source.is_discovered()),
+        // a 2025-03-26 server's own metadata, which rmcp's issuer check refuses (legacy.rs)
+        Err(e) => match legacy::root_metadata(url, challenge).await {
+            Some(metadata) => (metadata, true),
+            None => return Err(e.into()),
+        },
+    };
+    // the spec: refuse an authorization server that does not say it does PKCE (the 2025-03-26
+    // fallback endpoints are guessed, not published: nothing to read there)
+    if discovered && metadata.code_challenge_methods_supported.is_none() {
+        return Err(SignInError::refused(
+            "the server's authorization server does not say it supports PKCE, which signing in safely needs; not signing in",
+        ));
+    }
+    Ok(metadata)
+}
+
+/// The client identity, configured in `m`: the user's, else a metadata document the server
+/// takes, else one registered now; refused when none of them can be had.
+async fn client_identity(
+    m: &mut AuthorizationManager,
+    choice: &ClientChoice,
+    metadata: &AuthorizationMetadata,
+    redirect: &str,
+) -> Result<OAuthClientConfig, SignInError> {
+    let takes_documents = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        == Some(&serde_json::Value::Bool(true));
+    Ok(if let Some(id) = &choice.client_id {
+        let mut c = OAuthClientConfig::new(id.clone(), redirect);
+        if let Some(s) = &choice.client_secret {
+            c = c.with_client_secret(s.clone());
+        }
+        m.configure_client(c.clone())?;
+        c
+    } else if let (Some(doc), true) = (&choice.metadata_url, takes_documents) {
+        let c = OAuthClientConfig::new(doc.clone(), redirect);
+        m.configure_client(c.clone())?;
+        c
+    } else if metadata.registration_endpoint.is_some() {
+        m.register_client(CLIENT_NAME, redirect, &[]).await?
+    } else {
+        return Err(SignInError::refused(
+            "the server's authorization server does not let Switchboard register itself: enter the client id it gave you in the server's settings",
+        ));
+    })
+}
+
+/// The scopes to ask for: the challenge's, else all the server lists, else none; a new round
+/// keeps what was granted before by the same issuer (a step-up adds to it).
+async fn scopes_to_ask(
+    m: &AuthorizationManager,
+    keep: &Keep,
+    metadata: &AuthorizationMetadata,
+) -> Vec<String> {
+    let before = keep
+        .get()
+        .await
+        .ok()
+        .flatten()
+        .filter(|k| k.issuer == metadata.issuer)
+        .and_then(|k| k.credentials)
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default();
+    let mut scopes = m.select_initial_scopes(&[]).await;
+    for s in before {
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    scopes
+}
+
+/// The browser step: the authorization page opened (never anything but a web page: https, or
+/// http on this computer) and the answer awaited on the loopback listener, long for a person,
+/// briefly for redirects followed.
+async fn browser_step(
+    browser: &dyn Browser,
+    listener: &loopback::Listener,
+    auth_url: &str,
+    state: &str,
+) -> Result<loopback::Answer, SignInError> {
     let wait = if browser.interactive() {
         SIGN_IN_WAIT
     } else {
         Duration::from_secs(30)
     };
     // never anything but a web page (https, or http on this computer)
-    openable_authorization_url(&auth_url)?;
-    let answer = {
-        let open = browser.open(&auth_url);
-        let answer = listener.answer(&state, wait);
-        tokio::pin!(open, answer);
-        tokio::select! {
-            a = &mut answer => a,
-            opened = &mut open => match opened {
-                Ok(()) => answer.await,
-                Err(e) => Err(e),
-            },
-        }
-    }?;
-    let expected_issuer = metadata.issuer.as_deref();
+    openable_authorization_url(auth_url)?;
+    let open = browser.open(auth_url);
+    let answer = listener.answer(state, wait);
+    tokio::pin!(open, answer);
+    tokio::select! {
+        a = &mut answer => a,
+        opened = &mut open => match opened {
+            Ok(()) => answer.await,
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// The code in the authorization server's answer; its error when it refused, and nothing acted
+/// on when the answer came from another authorization server than `expected_issuer`.
+fn code_of(
+    answer: &loopback::Answer,
+    expected_issuer: Option<&str>,
+) -> Result<String, SignInError> {
     if let Some(error) = &answer.error {
         // an answer from another authorization server is not acted on, not even its error
         if answer.issuer.is_some() && answer.issuer.as_deref() != expected_issuer {
@@ -293,12 +342,10 @@ pub async fn sign_in(
             description: answer.error_description.clone(),
         });
     }
-    let code = answer
+    answer
         .code
-        .ok_or_else(|| SignInError::refused("the sign-in answer has no code"))?;
-    m.exchange_code_for_token_with_issuer(&code, &state, answer.issuer.as_deref())
-        .await?;
-    Ok(m)
+        .clone()
+        .ok_or_else(|| SignInError::refused("the sign-in answer has no code"))
 }
 
 /// Asks the authorization server to forget the kept tokens (RFC 7009), when its metadata names a

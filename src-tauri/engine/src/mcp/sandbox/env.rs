@@ -22,13 +22,15 @@ const CACHES: &[(&str, &str)] = &[
     ("npm_config_cache", "npm"),
     ("npm_config_store_dir", "pnpm-store"),
     ("UV_CACHE_DIR", "uv"),
+    // uvx keeps a lock in its tools folder even for a one-off run
+    ("UV_TOOL_DIR", "uv-tools"),
     ("PIP_CACHE_DIR", "pip"),
     ("YARN_CACHE_FOLDER", "yarn"),
     ("BUN_INSTALL_CACHE_DIR", "bun"),
 ];
 
-/// Launchers told to work from their cache alone, for a server without network: npx then runs
-/// the package the host fetched for it ([`super::fetch_npm`]), and any launcher says plainly that
+/// Launchers told to work from their cache alone, for a server without network: npx or uvx then runs
+/// the package the host fetched for it ([`super::fetch`]), and any launcher says plainly that
 /// it is offline rather than failing on a name lookup.
 const OFFLINE: &[(&str, &str)] = &[("npm_config_offline", "true"), ("UV_OFFLINE", "1")];
 

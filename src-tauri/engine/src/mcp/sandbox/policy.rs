@@ -211,7 +211,7 @@ fn script_dir(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// What a launcher reads of the user's shared caches and toolchains, read only (cargo's
-/// registry, rustup's toolchains). The caches launchers write (npm, uv, pip…) are never
+/// registry, rustup's toolchains, uv's interpreters). The caches launchers write (npm, uv, pip…) are never
 /// shared: [`environment`] points them into the server's private folder.
 fn launcher_shared(command: &str, home: Option<&Path>) -> Vec<PathBuf> {
     let name = Path::new(command)
@@ -221,6 +221,8 @@ fn launcher_shared(command: &str, home: Option<&Path>) -> Vec<PathBuf> {
     let h = |p: &str| home.map(|h| h.join(p));
     let all = match name {
         "cargo" => vec![h(".cargo/registry"), h(".cargo/git"), h(".rustup")],
+        // the interpreters uv installs, which uvx runs a package with
+        "uvx" | "uv" => vec![h(".local/share/uv/python")],
         _ => vec![],
     };
     all.into_iter().flatten().collect()

@@ -1,7 +1,7 @@
 //! Stdio servers in the kernel sandbox (Landlock and seccomp), with real servers: the npm
 //! filesystem server refused by the kernel outside what its sandbox allows, a Python server
 //! refused TCP and UDP with the network off (and allowed them with it on), the probe server
-//! trying every way out (`probe.rs`), an npx server without network (its package fetched by the
+//! trying every way out (`probe.rs`), an npx and a uvx server without network (its package fetched by the
 //! host), the built-ins sandboxed by default, and what
 //! happens on a kernel without Landlock. Tests that need Landlock say so and pass on a kernel
 //! without it; the last one needs none.
@@ -16,6 +16,7 @@ use switchboard_engine::mcp::{
     McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus, ServerView,
     Step, ToolOutcome,
 };
+use switchboard_engine::secrets::SecretValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -311,6 +312,76 @@ async fn an_npx_server_without_network_is_fetched_for_its_sandbox_and_runs_offli
     let v = view(&host, "memory");
     assert_eq!(v.status, ServerStatus::Running, "{v:?}");
     assert!(!v.stderr_tail.join("\n").contains("fetching"), "{v:?}");
+    host.shutdown().await;
+}
+
+/// A PyPI server run by uvx in a sandbox without network, as the catalog installs one: the host
+/// fetches its pinned package (uv, wheels only, nothing built) into the server's own cache, and
+/// uvx resolves and runs it offline inside; the next start does not fetch again. uvx is on its
+/// own as a user has it (`tests/servers/.uv`, no Python beside it) and finds the system's Python
+/// on the server's PATH, as the fetch does. Needs PyPI, as the test servers' own install does.
+#[tokio::test]
+async fn a_uvx_server_without_network_is_fetched_for_its_sandbox_and_runs_offline() {
+    if !landlock() {
+        return;
+    }
+    let uvx = repo_dir().join("tests/servers/.uv/bin/uvx");
+    assert!(
+        uvx.is_file(),
+        "{} is missing: run `scripts/install-deps.sh --test` (make test does)",
+        uvx.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    const PACKAGE: &str = "mcp-server-time==2026.10.19";
+    let mut time = sandboxed(
+        ServerConfig::new(
+            uvx.display().to_string(),
+            &[PACKAGE, "--local-timezone", "UTC"],
+        ),
+        SandboxConfig::default(),
+    );
+    time.env
+        .insert("PATH".into(), SecretValue::Plain("/usr/bin:/bin".into()));
+    let host = host(dir.path(), vec![("time", time.clone())], None).await;
+    let v = view(&host, "time");
+    assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+    assert!(!v.sandbox.as_ref().unwrap().network);
+    // no way out: the package came from the host's fetch, not from the server
+    assert_eq!(proc_status(v.pid.unwrap(), "Seccomp"), "2");
+    let log = v.stderr_tail.join("\n");
+    assert!(
+        log.contains(&format!("fetching {PACKAGE} for its sandbox")) && log.contains("(uv, "),
+        "{log}"
+    );
+    let cache = dir.path().join("private/time/cache/uv");
+    assert!(cache.join(".switchboard-fetched").is_file());
+    let r = call(
+        &host,
+        "time__get_current_time",
+        json!({"timezone": "Europe/Lisbon"}),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.text.contains("Europe/Lisbon"), "{}", r.text);
+    host.shutdown().await;
+
+    // started again: from its cache, nothing fetched
+    let host = self::host(dir.path(), vec![("time", time.clone())], None).await;
+    let v = view(&host, "time");
+    assert_eq!(v.status, ServerStatus::Running, "{v:?}");
+    assert!(!v.stderr_tail.join("\n").contains("fetching"), "{v:?}");
+    host.shutdown().await;
+
+    // a package that exists only as source is refused before it runs, in uv's words: building
+    // it would run its code outside the sandbox
+    let mut source_only = time;
+    source_only.args = vec!["pyperclip==1.9.0".into()];
+    let host = self::host(dir.path(), vec![("src", source_only)], None).await;
+    let v = view(&host, "src");
+    assert_eq!(v.status, ServerStatus::Failed, "{v:?}");
+    assert_eq!(v.failed_step, Some(Step::FetchingPackage), "{v:?}");
+    let error = v.error.clone().unwrap_or_default();
+    assert!(error.contains("uv could not fetch it"), "{error}");
     host.shutdown().await;
 }
 

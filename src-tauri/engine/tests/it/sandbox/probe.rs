@@ -221,9 +221,13 @@ fn assert_no_way_out(server: &str, r: &Value, w: &World, granted: Option<&str>) 
                 "npm_config_cache",
                 "npm_config_store_dir",
                 "UV_CACHE_DIR",
+                "UV_TOOL_DIR",
                 "PIP_CACHE_DIR",
                 "YARN_CACHE_FOLDER",
                 "BUN_INSTALL_CACHE_DIR",
+                // without network, the launchers work from their caches
+                "npm_config_offline",
+                "UV_OFFLINE",
             ]
             .contains(name)
             || Some(*name) == granted;

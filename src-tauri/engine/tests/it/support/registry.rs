@@ -128,6 +128,15 @@ pub fn npm(name: &str, version: &str, package: &str, package_version: &str) -> V
     }))
 }
 
+/// A PyPI server entry (run with uvx).
+pub fn pypi(name: &str, version: &str, package: &str, package_version: &str) -> Value {
+    listed(json!({
+        "name": name, "description": format!("{name}, from PyPI"), "version": version,
+        "packages": [{"registryType": "pypi", "identifier": package, "version": package_version,
+                      "transport": {"type": "stdio"}}]
+    }))
+}
+
 fn query(target: &str) -> HashMap<String, String> {
     let q = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
     url::form_urlencoded::parse(q.as_bytes())

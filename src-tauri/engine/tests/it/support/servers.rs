@@ -79,53 +79,69 @@ pub fn free_port() -> u16 {
 
 /// server-everything over HTTP on 127.0.0.1: `mode` is `streamableHttp` or `sse`. Returns once it listens.
 pub fn everything_over_http(mode: &str) -> (Background, u16) {
-    let port = free_port();
-    (everything_over_http_at(mode, port), port)
+    serve(
+        |port| everything_command(mode, port),
+        &format!("server-everything ({mode})"),
+    )
 }
 
-/// [`everything_over_http`] on `port` (a server started again where it was).
-pub fn everything_over_http_at(mode: &str, port: u16) -> Background {
+fn everything_command(mode: &str, port: u16) -> std::process::Command {
     let mut cmd = std::process::Command::new("node");
     cmd.arg("-r")
         .arg(fixture("bind-loopback.cjs"))
         .arg(everything_server())
         .arg(mode)
         .env("PORT", port.to_string());
-    listening(cmd, port, &format!("server-everything ({mode})"))
+    cmd
+}
+
+/// [`everything_over_http`] on `port` (a server started again where it was).
+pub fn everything_over_http_at(mode: &str, port: u16) -> Background {
+    listening(
+        everything_command(mode, port),
+        port,
+        &format!("server-everything ({mode})"),
+    )
 }
 
 /// A Streamable HTTP server whose tools answer `mb` MB (`fixtures/huge_http_server.py`): as one
 /// JSON body, or as one SSE event. Returns once it listens; the URL path is `/mcp`.
 pub fn huge_http_server(mb: usize) -> (Background, u16) {
-    let port = free_port();
-    let mut cmd = std::process::Command::new("python3");
-    cmd.arg(fixture("huge_http_server.py"))
-        .arg(port.to_string())
-        .arg(mb.to_string());
-    (
-        listening(cmd, port, "the huge-answer HTTP fixture server"),
-        port,
+    serve(
+        |port| {
+            let mut cmd = std::process::Command::new("python3");
+            cmd.arg(fixture("huge_http_server.py"))
+                .arg(port.to_string())
+                .arg(mb.to_string());
+            cmd
+        },
+        "the huge-answer HTTP fixture server",
     )
 }
 
 /// The REST-dialect fixture server on 127.0.0.1. Returns once it listens.
 pub fn rest_server() -> (Background, u16) {
-    let port = free_port();
-    let mut cmd = std::process::Command::new("python3");
-    cmd.arg(fixture("rest_server.py")).arg(port.to_string());
-    (listening(cmd, port, "the REST fixture server"), port)
+    serve(
+        |port| {
+            let mut cmd = std::process::Command::new("python3");
+            cmd.arg(fixture("rest_server.py")).arg(port.to_string());
+            cmd
+        },
+        "the REST fixture server",
+    )
 }
 
 /// A dual-era Streamable HTTP server on the Python SDK 2.x (`fixtures/dual_era_http_server.py`,
 /// run with the PyPI test venv's python). Returns once it listens; the URL path is `/mcp`.
 pub fn dual_era_http_server() -> (Background, u16) {
-    let port = free_port();
-    let mut cmd = std::process::Command::new(pypi_server("python"));
-    cmd.arg(fixture("dual_era_http_server.py"))
-        .arg(port.to_string());
-    (
-        listening(cmd, port, "the dual-era HTTP fixture server"),
-        port,
+    serve(
+        |port| {
+            let mut cmd = std::process::Command::new(pypi_server("python"));
+            cmd.arg(fixture("dual_era_http_server.py"))
+                .arg(port.to_string());
+            cmd
+        },
+        "the dual-era HTTP fixture server",
     )
 }
 
@@ -169,12 +185,13 @@ pub fn sdk_oauth_server() -> (Background, u16) {
 /// The multi round-trip fixture (`fixtures/mrtr_server.py`: Python SDK 2.x, its `greet` asks
 /// who through `input_required`) on 127.0.0.1. Returns once it listens; the URL path is `/mcp`.
 pub fn mrtr_server() -> (Background, u16) {
-    let port = free_port();
-    let mut cmd = std::process::Command::new(pypi_server("python"));
-    cmd.arg(fixture("mrtr_server.py")).arg(port.to_string());
-    (
-        listening(cmd, port, "the multi round-trip fixture server"),
-        port,
+    serve(
+        |port| {
+            let mut cmd = std::process::Command::new(pypi_server("python"));
+            cmd.arg(fixture("mrtr_server.py")).arg(port.to_string());
+            cmd
+        },
+        "the multi round-trip fixture server",
     )
 }
 
@@ -188,13 +205,17 @@ pub fn oauth_server(access_ttl: u32) -> (Background, u16) {
 /// [`oauth_server`] over `transport`: `streamable-http` (at `/mcp`) or `sse` (the legacy
 /// HTTP+SSE transport, at `/sse`).
 pub fn oauth_server_over(access_ttl: u32, transport: &str) -> (Background, u16) {
-    let port = free_port();
-    let mut cmd = std::process::Command::new(pypi_server("python"));
-    cmd.arg(fixture("oauth_server.py"))
-        .arg(port.to_string())
-        .arg(access_ttl.to_string())
-        .arg(transport);
-    (listening(cmd, port, "the OAuth fixture server"), port)
+    serve(
+        |port| {
+            let mut cmd = std::process::Command::new(pypi_server("python"));
+            cmd.arg(fixture("oauth_server.py"))
+                .arg(port.to_string())
+                .arg(access_ttl.to_string())
+                .arg(transport);
+            cmd
+        },
+        "the OAuth fixture server",
+    )
 }
 
 /// The tasks fixture server (`fixtures/tasks_server.py`: FastMCP with the tasks extension, from the
@@ -208,7 +229,34 @@ pub fn tasks_server(port: u16) -> Background {
 /// Starts `cmd` in its own process group and waits until it accepts connections on `port`.
 /// Fails at once when the process exits first; the time cap is only for a server that hangs
 /// (a Python server takes ~20 s to start on a loaded 2-core machine).
-fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Background {
+fn listening(cmd: std::process::Command, port: u16, what: &str) -> Background {
+    try_listening(cmd, port, what)
+        .unwrap_or_else(|status| panic!("{what} exited ({status}) before it listened on {port}"))
+}
+
+/// Starts the server `make(port)` gives on a port free now, and on another one when it exits
+/// before it listens: a port free when asked can be taken before the server binds it (by another
+/// test's server, or as an outgoing connection's local port).
+fn serve(make: impl Fn(u16) -> std::process::Command, what: &str) -> (Background, u16) {
+    let mut tried = Vec::new();
+    for _ in 0..5 {
+        let port = free_port();
+        match try_listening(make(port), port, what) {
+            Ok(bg) => return (bg, port),
+            Err(status) => tried.push(format!("{port}: {status}")),
+        }
+    }
+    panic!("{what} exited before it listened, on each port tried: {tried:?}")
+}
+
+/// [`listening`], or how the process ended when it ended first. Only a listener of its own
+/// counts: a connection accepted on `port` by another process (another test's server that took
+/// the port first) is not this server listening.
+fn try_listening(
+    mut cmd: std::process::Command,
+    port: u16,
+    what: &str,
+) -> Result<Background, std::process::ExitStatus> {
     use std::os::unix::process::CommandExt;
     let child = cmd
         .stdout(std::process::Stdio::null())
@@ -218,9 +266,15 @@ fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Backgroun
         .unwrap_or_else(|e| panic!("starting {what}: {e}"));
     let mut bg = Background(child);
     let t = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    loop {
         if let Ok(Some(status)) = bg.0.try_wait() {
-            panic!("{what} exited ({status}) before it listened on {port}");
+            drop(bg);
+            return Err(status);
+        }
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            && listens_in_group(bg.0.id(), port)
+        {
+            return Ok(bg);
         }
         // a bound against a hang only: on a busy machine a Python or node server takes a while
         assert!(
@@ -229,7 +283,45 @@ fn listening(mut cmd: std::process::Command, port: u16, what: &str) -> Backgroun
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    bg
+}
+
+/// Whether a process in process group `pgid` holds the socket listening on TCP `port`
+/// (`/proc/net/tcp{,6}`, then the group's descriptors).
+pub fn listens_in_group(pgid: u32, port: u16) -> bool {
+    let hex_port = format!(":{port:04X}");
+    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|t| {
+            t.lines()
+                .skip(1)
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    // local address, state (0A: listening), inode
+                    (f.len() > 9 && f[1].ends_with(&hex_port) && f[3] == "0A")
+                        .then(|| format!("socket:[{}]", f[9]))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let in_group = std::fs::read_to_string(p.path().join("stat")).is_ok_and(|s| {
+            // after the command's closing parenthesis: state, ppid, pgrp
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(2).map(str::to_string))
+                .is_some_and(|g| g == pgid.to_string())
+        });
+        in_group
+            && std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path())
+                        .is_ok_and(|l| inodes.iter().any(|i| l.to_str() == Some(i)))
+                })
+            })
+    })
 }
 
 /// A command from the PyPI test servers' venv (`scripts/install-deps.sh --test`).

@@ -1,0 +1,268 @@
+//! `switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation …] SERVER`: one MCP
+//! server (a URL, or a configured name) through the same `McpHost` as the window, its tools listed
+//! and the given ones called, NDJSON out; the client the conformance suite drives.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context};
+use serde_json::{json, Map, Value};
+use switchboard_engine::mcp::{
+    oauth, CallEvent, ElicitationAction, ElicitationAnswer, HostOptions, McpHost, OAuthClient,
+    SamplingAnswer, ServerConfig, ServerStatus, ToolOutcome,
+};
+use switchboard_engine::secrets::SecretValue;
+use tokio_util::sync::CancellationToken;
+
+use super::{value_of, USAGE};
+
+/// What `mcp-call` was asked to do.
+struct Options {
+    /// The tools to call, each with its arguments when they were given.
+    calls: Vec<(String, Option<Map<String, Value>>)>,
+    /// Call every tool the server lists too.
+    all: bool,
+    /// Accept elicitations with their defaults (else decline them).
+    accept_defaults: bool,
+    /// The server: an http(s) URL or a configured name.
+    target: String,
+    /// How a sign-in's address is opened.
+    browser: Arc<dyn oauth::Browser>,
+    /// A client registered by hand, or a metadata document.
+    client: OAuthClient,
+}
+
+pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
+    super::init_cli_logging();
+    let Options {
+        mut calls,
+        all,
+        accept_defaults,
+        target,
+        browser,
+        client,
+    } = parse_options(rest)?;
+    let exe = std::env::current_exe().context("finding this program")?;
+    let bare_url = target.starts_with("http://") || target.starts_with("https://");
+    let (name, server) = server_to_call(&target, bare_url, client)?;
+    let mut config = switchboard_engine::mcp::McpConfig::default();
+    config.servers.insert(name.clone(), server);
+    let host = McpHost::new(HostOptions {
+        sign_in_by_itself: Some(oauth::BrowserStep(browser)),
+        oauth_in_memory: bare_url,
+        ..HostOptions::new(exe)
+    });
+    host.start_all(&config).await;
+    let view = host.servers().remove(0);
+    print_line(&json!({"server": view}));
+    if view.status != ServerStatus::Running {
+        host.shutdown().await;
+        return Ok(1);
+    }
+    if all {
+        for t in &view.tools {
+            if !calls.iter().any(|(n, _)| n == &t.name) {
+                calls.push((t.name.clone(), None));
+            }
+        }
+    }
+    let mut code = 0;
+    for (tool, args) in calls {
+        let Some(t) = view.tools.iter().find(|t| t.name == tool) else {
+            print_line(&json!({"tool": tool, "error": "no such tool"}));
+            code = 1;
+            continue;
+        };
+        let args = args.unwrap_or_else(|| sample_arguments(&t.input_schema));
+        let out = call_alone(&host, &t.exposed, args.clone(), accept_defaults).await;
+        print_line(
+            &json!({"tool": tool, "arguments": args, "isError": out.is_error, "result": out.text}),
+        );
+    }
+    host.shutdown().await;
+    Ok(code)
+}
+
+/// The command line's options and its one server.
+fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
+    let mut calls: Vec<(String, Option<Map<String, Value>>)> = Vec::new();
+    let mut all = false;
+    let mut accept_defaults = false;
+    let mut target = None;
+    let mut browser: Arc<dyn oauth::Browser> = Arc::new(oauth::PrintUrl);
+    let mut client = OAuthClient::default();
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--call" => calls.push((
+                it.next()
+                    .ok_or_else(|| anyhow!("--call needs a tool name"))?
+                    .clone(),
+                None,
+            )),
+            "--args" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| anyhow!("--args needs a JSON object"))?;
+                let args: Map<String, Value> = serde_json::from_str(v)
+                    .with_context(|| format!("--args {v} is not a JSON object"))?;
+                let last = calls
+                    .last_mut()
+                    .ok_or_else(|| anyhow!("--args goes after the --call it is for"))?;
+                last.1 = Some(args);
+            }
+            "--all" => all = true,
+            "--oauth-browser" => {
+                browser = match it.next().map(String::as_str) {
+                    Some("follow") => Arc::new(oauth::FollowRedirects),
+                    Some("print") => Arc::new(oauth::PrintUrl),
+                    other => bail!("--oauth-browser takes follow or print, not {other:?}"),
+                }
+            }
+            "--oauth-client-id" => client.client_id = Some(value_of(&mut it, a)?),
+            "--oauth-client-secret" => {
+                client.client_secret = Some(SecretValue::Plain(value_of(&mut it, a)?))
+            }
+            "--oauth-client-metadata-url" => {
+                client.client_metadata_url = Some(value_of(&mut it, a)?)
+            }
+            "--elicitation" => {
+                accept_defaults = match it.next().map(String::as_str) {
+                    Some("accept-defaults") => true,
+                    Some("decline") => false,
+                    other => bail!("--elicitation takes accept-defaults or decline, not {other:?}"),
+                }
+            }
+            s if s.starts_with("--") => bail!("unknown option {s}\n\n{USAGE}"),
+            s => {
+                if target.replace(s.to_string()).is_some() {
+                    bail!("give one server");
+                }
+            }
+        }
+    }
+    let target =
+        target.ok_or_else(|| anyhow!("which server? a URL or a configured name\n\n{USAGE}"))?;
+    Ok(Options {
+        calls,
+        all,
+        accept_defaults,
+        target,
+        browser,
+        client,
+    })
+}
+
+/// The server to call and the name it goes by: a bare URL as "server", else the configured
+/// server of that name; with the client given on the command line, if any.
+fn server_to_call(
+    target: &str,
+    bare_url: bool,
+    client: OAuthClient,
+) -> anyhow::Result<(String, ServerConfig)> {
+    let (name, mut server) = if bare_url {
+        ("server".to_string(), ServerConfig::http(target.to_string()))
+    } else {
+        let config = switchboard_engine::mcp::McpConfig::load_or_init(
+            &switchboard_engine::paths::mcp_config_file(),
+        )?;
+        let s = config
+            .servers
+            .get(target)
+            .cloned()
+            .ok_or_else(|| anyhow!("no configured MCP server is named \"{target}\""))?;
+        (target.to_string(), s)
+    };
+    if client != OAuthClient::default() {
+        server.oauth = Some(client);
+    }
+    Ok((name, server))
+}
+
+/// Calls one tool with nobody to ask: its elicitations accepted with their defaults (when
+/// `accept_defaults`, and not for a URL) or declined, its sampling refused.
+async fn call_alone(
+    host: &McpHost,
+    exposed: &str,
+    args: Map<String, Value>,
+    accept_defaults: bool,
+) -> ToolOutcome {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let answers = tokio::spawn(async move {
+        while let Some(ev) = rx.recv().await {
+            match ev {
+                CallEvent::Elicitation(e, reply) => {
+                    reply.send(if accept_defaults && e.url.is_none() {
+                        ElicitationAnswer {
+                            action: ElicitationAction::Accept,
+                            content: Some(defaults_of(e.schema.as_ref())),
+                        }
+                    } else {
+                        ElicitationAnswer::of(ElicitationAction::Decline)
+                    });
+                }
+                CallEvent::Sampling(_, reply) => {
+                    reply.send(SamplingAnswer::Refused(
+                        "mcp-call has no model to sample".into(),
+                    ));
+                }
+                CallEvent::Progress(_) | CallEvent::Task(_) => {}
+            }
+        }
+    });
+    let out = host
+        .call_tool_with_events(exposed, args, &CancellationToken::new(), Some(tx))
+        .await;
+    let _ = answers.await;
+    out
+}
+
+/// One NDJSON line on stdout, flushed (a script reads it as it comes).
+fn print_line(v: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, v);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+/// Arguments for a smoke call when none are given: each required property's default, or a
+/// plain value of its type.
+fn sample_arguments(schema: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(props) = schema["properties"].as_object() {
+        for (name, p) in props {
+            let value = match (p.get("default"), p["type"].as_str()) {
+                (Some(d), _) => d.clone(),
+                _ if !required.contains(&name.as_str()) => continue,
+                (None, Some("number" | "integer")) => json!(1),
+                (None, Some("boolean")) => json!(true),
+                (None, Some("array")) => json!([]),
+                (None, Some("object")) => json!({}),
+                (None, _) => p
+                    .get("enum")
+                    .and_then(|e| e.get(0))
+                    .cloned()
+                    .unwrap_or_else(|| json!("test")),
+            };
+            out.insert(name.clone(), value);
+        }
+    }
+    out
+}
+
+/// An elicitation answered without a person: accept with the schema's defaults.
+fn defaults_of(schema: Option<&Value>) -> Value {
+    let mut content = serde_json::Map::new();
+    if let Some(props) = schema.and_then(|s| s["properties"].as_object()) {
+        for (name, p) in props {
+            if let Some(d) = p.get("default") {
+                content.insert(name.clone(), d.clone());
+            }
+        }
+    }
+    Value::Object(content)
+}
