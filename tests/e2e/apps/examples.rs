@@ -220,7 +220,16 @@ async fn the_pdf_app_renders_a_local_pdf_it_reads_through_its_own_tool() {
     fake.set_responder(calls_with("pdf__display_pdf", args));
     let home = app_home_with_example(&fake, "pdf", &[pdf.to_str().unwrap()]);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
-    show_app(&c, "show me the paper").await;
+    send_and_allow(&c, "show me the paper").await;
+    // it declares the clipboard (for copying text): asked before it loads; without it, the
+    // viewer still works
+    wait_css(&c, ".tool-card .app-box .app-permissions").await;
+    assert_eq!(
+        text_content(&c, ".app-permissions .approval-question").await,
+        "The app of pdf asks to write to your clipboard."
+    );
+    click(&c, ".app-permissions [data-action='refuse']").await;
+    wait_app_ready(&c).await;
     // each of its own tools asks once, on its card, one question at a time; allowed for the
     // app, the viewer goes on
     let t = std::time::Instant::now();

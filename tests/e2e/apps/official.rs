@@ -185,7 +185,7 @@ async fn transcript_is_asked_about_then_granted_the_microphone() {
     wait_css(&c, ".tool-card .app-box .app-permissions").await;
     assert_eq!(
         text_content(&c, ".app-permissions .approval-question").await,
-        "The app of transcript asks to use your microphone, writing to your clipboard."
+        "The app of transcript asks to use your microphone and write to your clipboard."
     );
     assert!(c
         .find(fantoccini::Locator::Css("iframe.app-frame"))

@@ -11,11 +11,13 @@ import { mountApp } from './app-frame.js';
 
 /** The browser features an app may ask for, as the user reads them, and as `allow` names them. */
 const FEATURES = [
-  ['microphone', 'your microphone', 'microphone'],
-  ['camera', 'your camera', 'camera'],
-  ['geolocation', 'your location', 'geolocation'],
-  ['clipboardWrite', 'writing to your clipboard', 'clipboard-write'],
+  ['microphone', 'use your microphone', 'microphone'],
+  ['camera', 'use your camera', 'camera'],
+  ['geolocation', 'know your location', 'geolocation'],
+  ['clipboardWrite', 'write to your clipboard', 'clipboard-write'],
 ];
+/** `a`, `a and b`, `a, b and c`. */
+const listed = (words) => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`);
 /** How many refusals of its policy a card lists at most. */
 const MAX_VIOLATIONS_SHOWN = 3;
 
@@ -74,12 +76,15 @@ export class AppHost {
     box.append(notes);
     this.networkNote(notes, opened);
     const granted = await this.permissions(box, opened);
-    const allow = FEATURES.filter(([k]) => opened.permissions?.[k] && granted?.[k]).map(([, , f]) => f).join('; ');
+    const given = FEATURES.filter(([k]) => opened.permissions?.[k] && granted?.[k]);
+    const allow = given.map(([, , f]) => f).join('; ');
+    // as the spec writes them (`{ microphone: {} }`): an app's SDK refuses any other shape
+    const grantedPermissions = Object.fromEntries(given.map(([k]) => [k, {}]));
     const calls = new AppCalls(box);
     let name = null;
     let violations = 0;
     const violationsList = el('ul', { class: 'app-violations' });
-    return mountApp(box, { ...opened, callId, allow, grantedPermissions: granted ?? {} }, {
+    return mountApp(box, { ...opened, callId, allow, grantedPermissions }, {
       callTool: (viewId, tool, args) => calls.track(tool, ipc.appCallTool(viewId, name, tool, args,
         (ev) => this.onEvent(ev, box))),
       readResource: (viewId, uri) => ipc.appReadResource(viewId, uri),
@@ -135,8 +140,8 @@ export class AppHost {
     if (opened.granted) return opened.granted;
     const yes = await new Promise((resolve) => {
       const question = el('div', { class: 'approval app-permissions', role: 'group', 'aria-label': 'What the app asks to use' },
-        el('p', { class: 'approval-question' }, 'The app of ', el('strong', {}, opened.server), ' asks to use ',
-          wants.map(([, words]) => words).join(', '), '.'),
+        el('p', { class: 'approval-question' }, 'The app of ', el('strong', {}, opened.server), ' asks to ',
+          listed(wants.map(([, words]) => words)), '.'),
         el('div', { class: 'approval-buttons' },
           el('button', { type: 'button', class: 'btn primary', dataset: { action: 'grant' }, onclick: () => { question.remove(); resolve(true); } }, 'Allow'),
           el('button', { type: 'button', class: 'btn', dataset: { action: 'refuse' }, onclick: () => { question.remove(); resolve(false); } }, 'Not now')));

@@ -6,8 +6,8 @@
 mod support;
 
 mod approval;
-mod bundles;
 mod apps;
+mod bundles;
 mod catalog;
 mod context;
 mod conversation;

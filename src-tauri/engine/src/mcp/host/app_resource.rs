@@ -137,9 +137,7 @@ impl McpHost {
         let read = session
             .peer
             .read_resource(ReadResourceRequestParams::new(uri));
-        let result = self
-            .bounded_request(server, "resources/read", read)
-            .await?;
+        let result = self.bounded_request(server, "resources/read", read).await?;
         let value =
             serde_json::to_value(&result).map_err(|e| HostError::Unusable(e.to_string()))?;
         let size = value.to_string().len();
@@ -165,24 +163,22 @@ impl McpHost {
         let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
         let peer = session.peer.clone();
         let value = match listing {
-            AppListing::Resources => {
-                self.bounded_request(server, "resources/list", async move {
+            AppListing::Resources => self
+                .bounded_request(server, "resources/list", async move {
                     peer.list_resources(params).await
                 })
                 .await
                 .and_then(|r| {
                     serde_json::to_value(r).map_err(|e| HostError::Unusable(e.to_string()))
-                })?
-            }
-            AppListing::ResourceTemplates => {
-                self.bounded_request(server, "resources/templates/list", async move {
+                })?,
+            AppListing::ResourceTemplates => self
+                .bounded_request(server, "resources/templates/list", async move {
                     peer.list_resource_templates(params).await
                 })
                 .await
                 .and_then(|r| {
                     serde_json::to_value(r).map_err(|e| HostError::Unusable(e.to_string()))
-                })?
-            }
+                })?,
         };
         Ok(value)
     }
