@@ -89,6 +89,27 @@ pub fn run() {
                     .unwrap(),
             }
         })
+        // the microphone, the camera and the location: only for an app the user granted them
+        // (its frame's `allow` attribute lets only that frame ask); everything else is refused
+        .on_permission_request(|webview, kind| {
+            use tauri::webview::{PermissionKind as K, PermissionResponse as R};
+            let granted = |feature: fn(&switchboard_engine::mcp::apps::AppPermissions) -> bool| {
+                webview
+                    .try_state::<AppState>()
+                    .is_some_and(|s| s.apps.any_granted(feature))
+            };
+            let allowed = match kind {
+                K::Microphone => granted(|p| p.microphone),
+                K::Camera => granted(|p| p.camera),
+                K::Geolocation => granted(|p| p.geolocation),
+                _ => false,
+            };
+            if allowed {
+                R::Allow
+            } else {
+                R::Deny
+            }
+        })
         .setup(|app| {
             let window_state = Arc::new(WindowState::open(app.handle()));
             if let Some(w) = app.get_webview_window("main") {

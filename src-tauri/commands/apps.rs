@@ -1,18 +1,17 @@
-//! MCP Apps: showing a tool's app page on its card (`open_app`), the calls the page makes
-//! (`app_call_tool`, through the same approval as the model's calls, each on its own card), and
-//! forgetting a page (`close_app`, after the window has told it: its server's log says how it
-//! took it), its log messages (`app_log`), and what a server's pages declare (`app_pages`). The
-//! page itself is served by `crate::apps`.
+//! MCP Apps: showing a tool's app page on its card (`open_app`), forgetting a page (`close_app`,
+//! after the window has told it: its server's log says how it took it), its log messages
+//! (`app_log`), what a server's pages declare (`app_pages`), and the window's closing. What a
+//! shown page asks (its calls, its server's resources, context for the model, browser features)
+//! is in `app_bridge.rs`; the page itself is served by `crate::apps`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
-use switchboard_engine::mcp::apps::{content_security_policy, AppPage};
-use switchboard_engine::ChatEvent;
+use serde_json::{json, Value};
+use switchboard_engine::mcp::apps::{content_security_policy, AppPage, AppPermissions};
 use tauri::ipc::Channel;
 use tauri::State;
-use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, ErrorKind, UiError};
+use crate::apps::NewView;
 use crate::AppState;
 
 /// What the window needs to show an app page and start it.
@@ -20,7 +19,7 @@ use crate::AppState;
 #[serde(rename_all = "camelCase")]
 pub struct AppOpened {
     view_id: String,
-    /// Where the frame loads it from.
+    /// Where the window's frame loads the page between it and the app (the app's own origin).
     url: String,
     server: String,
     tool: String,
@@ -30,12 +29,22 @@ pub struct AppOpened {
     tool_input: Value,
     tool_result: Option<Value>,
     prefers_border: Option<bool>,
-    /// The origins the page may reach (what it declared, if its server may reach the network;
-    /// else none), as the bridge tells it (`hostCapabilities.sandbox.csp`).
+    /// The origins the page may reach: those it declares that the user allowed for its server
+    /// (`hostCapabilities.sandbox.csp`).
     approved_csp: Value,
+    /// Origins it declares that it may not reach (its server may not reach the network from
+    /// apps, or the user has not seen them yet): the card says so.
+    closed_origins: Vec<String>,
+    /// Its server lets its apps reach the sites they name (else `closed_origins` are closed for
+    /// that reason, not for being new).
+    app_network: bool,
+    /// What it asks of the browser (microphone, camera, …).
+    permissions: AppPermissions,
+    /// What the user granted this app before (in this run); none: not asked yet.
+    granted: Option<AppPermissions>,
 }
 
-/// Reads the app page of tool call `call_id`'s tool and serves it at a fresh address.
+/// Reads the app page of tool call `call_id`'s tool and serves it at a fresh origin.
 #[tauri::command]
 pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<AppOpened> {
     let runtime = &state.runtime;
@@ -44,36 +53,48 @@ pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<App
         .tool_call_origin(call_id)
         .await?
         .ok_or_else(|| UiError::new(ErrorKind::NotFound, "That tool call does not exist."))?;
-    let uri = runtime
+    let routed = runtime
         .host
         .route_server_tool(&origin.server, &origin.tool)
-        .and_then(|r| r.ui.resource_uri)
+        .ok_or_else(|| UiError::invalid("This tool has no app."))?;
+    let uri = routed
+        .ui
+        .resource_uri
+        .clone()
         .ok_or_else(|| UiError::invalid("This tool has no app."))?;
     let page = runtime.host.app_resource(&origin.server, &uri).await?;
-    // the origins the page declares, only if the user allowed this server's apps the network
-    let network = runtime
-        .mcp_config()
-        .servers
-        .get(&origin.server)
-        .is_some_and(|c| c.app_network);
-    let csp = content_security_policy(&page.domains, network);
-    let approved_csp = if network {
-        json!({
-            "connectDomains": page.domains.connect,
-            "resourceDomains": page.domains.resource,
-            "frameDomains": page.domains.frame,
-        })
-    } else {
-        json!({})
+    // the origins the page declares that the user allowed, when they let this server's apps out
+    let config = runtime.mcp_config().servers.get(&origin.server).cloned();
+    let app_network = config.as_ref().is_some_and(|c| c.app_network);
+    let seen = match &config {
+        Some(c) if c.app_network => c.app_origins.clone(),
+        _ => Vec::new(),
     };
+    let allowed = page.domains.within(&seen);
+    let csp = content_security_policy(&allowed);
+    let approved_csp = json!({
+        "connectDomains": allowed.connect,
+        "resourceDomains": allowed.resource,
+        "frameDomains": allowed.frame,
+        "baseUriDomains": allowed.base_uri,
+    });
     tracing::info!(
-        "showing the app {uri} of {} (declared: {:?})",
+        target: "apps",
+        "showing the app {uri} of {} (declares {:?}, may reach {:?}, asks {:?})",
         origin.server,
-        page.domains
+        page.domains,
+        allowed,
+        page.permissions
     );
-    let view_id = state
-        .apps
-        .add(call_id, origin.server.clone(), page.html, csp);
+    let view_id = state.apps.add(NewView {
+        call_id,
+        server: origin.server.clone(),
+        identity: routed.identity.clone(),
+        page: uri.clone(),
+        html: page.html,
+        csp,
+        asks: page.permissions,
+    });
     let tool_info = runtime
         .host
         .servers()
@@ -91,7 +112,8 @@ pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<App
         _ => None,
     };
     Ok(AppOpened {
-        url: format!("mcpapp://localhost/v/{view_id}"),
+        url: format!("mcpapp://{view_id}/"),
+        granted: state.apps.granted(&view_id),
         view_id,
         server: origin.server,
         tool: origin.tool,
@@ -100,50 +122,10 @@ pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<App
         tool_result,
         prefers_border: page.prefers_border,
         approved_csp,
+        closed_origins: page.domains.beyond(&seen),
+        app_network,
+        permissions: page.permissions,
     })
-}
-
-/// A `tools/call` from app page `view_id`: a tool of its own server, through approval, shown as
-/// its own card (events through `on_event`); the result as the page gets it.
-#[tauri::command]
-pub async fn app_call_tool(
-    state: State<'_, AppState>,
-    view_id: String,
-    name: String,
-    arguments: Option<Map<String, Value>>,
-    on_event: Channel<ChatEvent>,
-) -> CmdResult<Value> {
-    let (call_id, _) = state
-        .apps
-        .origin(&view_id)
-        .ok_or_else(|| UiError::new(ErrorKind::NotFound, "That app is no longer shown."))?;
-    let provider = match state.runtime.store.tool_call_origin(call_id).await? {
-        Some(o) => {
-            state
-                .runtime
-                .store
-                .settings(o.conversation_id)
-                .await?
-                .provider
-        }
-        None => None,
-    };
-    let engine = state.runtime.chat_engine(provider.as_deref());
-    let emit = move |ev: ChatEvent| {
-        let _ = on_event.send(ev);
-    };
-    let outcome = engine
-        .app_call(
-            call_id,
-            &name,
-            arguments.unwrap_or_default(),
-            &emit,
-            &CancellationToken::new(),
-        )
-        .await?;
-    Ok(outcome.raw.unwrap_or_else(|| {
-        json!({"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error})
-    }))
 }
 
 /// How an app page took being closed (`ui/resource-teardown`), as the window saw it.
@@ -171,6 +153,8 @@ pub fn close_app(
     let Some((_, server)) = state.apps.remove(&view_id) else {
         return;
     };
+    // what it gave the model goes with it
+    state.runtime.shared.forget_app_context(&view_id);
     let reason = clip(&reason, 200);
     let how = match teardown {
         None => "it was not asked (it had not started, or had left its page)".to_string(),
@@ -242,7 +226,7 @@ pub async fn app_pages(state: State<'_, AppState>, server: String) -> CmdResult<
 }
 
 /// `s`, at most `max` characters (a log line from a page stays a line).
-fn clip(s: &str, max: usize) -> String {
+pub(super) fn clip(s: &str, max: usize) -> String {
     let one_line: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -1,6 +1,7 @@
 //! Thin `#[tauri::command]`s: each adapts arguments, calls the engine, and adapts the answer.
 
 pub mod app;
+pub mod app_bridge;
 pub mod apps;
 pub mod attach;
 pub mod catalog;
@@ -60,7 +61,12 @@ macro_rules! handler {
             commands::attach::pick_attachments,
             commands::attach::attachment_image,
             commands::apps::open_app,
-            commands::apps::app_call_tool,
+            commands::app_bridge::app_call_tool,
+            commands::app_bridge::app_read_resource,
+            commands::app_bridge::app_list,
+            commands::app_bridge::app_model_context,
+            commands::app_bridge::app_grant,
+            commands::app_bridge::app_csp_violation,
             commands::apps::close_app,
             commands::apps::app_log,
             commands::apps::app_pages,

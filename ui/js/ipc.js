@@ -56,6 +56,10 @@ const core = window.__TAURI__.core;
  * - toolCallArguments { id, arguments, repairs: string[] } — the arguments as they run, repaired
  * - approvalRequested { id, questionId, name, server, tool, arguments, destructive, changed: DiffLine[]|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
+ * - appApprovalRequested { appOf, questionId, app, server, tool, arguments, destructive,
+ *   changed: DiffLine[]|null } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
+ *   how the user knows it) wants to run a tool: asked on that card → answerQuestion
+ * - appApprovalResolved { appOf, questionId, approval: Approval }
  * - toolCallProgress { id, progress, total|null, message|null }
  * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null, reason? }
  *   — the call runs as a task on its server: where it is; a lost one's `reason` (TaskEnd) says why
@@ -203,19 +207,34 @@ export const stopTurn = (turnId) => call('stop_turn', { turnId });
 export const answerQuestion = (id, answer) => call('answer_question', { id, answer });
 export const cancelToolCall = (id) => call('cancel_tool_call', { id });
 /**
- * Serves the app page of a tool call's tool at a fresh address: { viewId, url, server, tool,
- * toolInfo, toolInput, toolResult|null, prefersBorder|null, approvedCsp }.
+ * Serves the app page of a tool call's tool at an origin of its own: { viewId, url, server, tool,
+ * toolInfo, toolInput, toolResult|null, prefersBorder|null, approvedCsp, closedOrigins: string[]
+ * (origins it names that it may not reach), appNetwork, permissions: { camera, microphone,
+ * geolocation, clipboardWrite } (what it asks of the browser), granted: same|null (what the user
+ * granted this app before, in this run) }.
  */
 export const openApp = (callId) => call('open_app', { callId });
 /**
- * A `tools/call` an app page makes: through approval, on its own card (its ChatEvents go to
- * onEvent); resolves with the CallToolResult for the page.
+ * A `tools/call` the app page `viewId` (which calls itself `appName`) makes: through the checks
+ * and approval, asked on its card (appApprovalRequested and elicitation events go to onEvent);
+ * resolves with the CallToolResult for the page, rejects with a UiError when it may not run.
  */
-export function appCallTool(viewId, name, args, onEvent) {
+export function appCallTool(viewId, appName, name, args, onEvent) {
   const channel = new core.Channel();
   channel.onmessage = onEvent;
-  return call('app_call_tool', { viewId, name, arguments: args, onEvent: channel });
+  return call('app_call_tool', { viewId, appName, name, arguments: args, onEvent: channel });
 }
+/** `resources/read` of app page `viewId`: its server's ReadResourceResult. */
+export const appReadResource = (viewId, uri) => call('app_read_resource', { viewId, uri });
+/** `resources/list` ('resources') or `resources/templates/list` ('resourceTemplates') of app page `viewId`. */
+export const appList = (viewId, listing, cursor) => call('app_list', { viewId, listing, cursor });
+/** `ui/update-model-context` of app page `viewId`: its content blocks and structured content. */
+export const appModelContext = (viewId, appName, content, structuredContent) =>
+  call('app_model_context', { viewId, appName, content, structuredContent });
+/** The user answered what app page `viewId` asks of the browser; resolves with its `allow` attribute. */
+export const appGrant = (viewId, granted) => call('app_grant', { viewId, granted });
+/** App page `viewId` had `blocked` refused by its Content-Security-Policy (`directive`). */
+export const appCspViolation = (viewId, directive, blocked) => call('app_csp_violation', { viewId, directive, blocked });
 /**
  * App page `viewId` is no longer shown. `reason`: why (what the page was told); `teardown`:
  * { answered, error, ms } how it took ui/resource-teardown, or null when it had not started.
@@ -233,7 +252,7 @@ export function watchWindowClose(onClose) {
 export const appsClosed = () => call('apps_closed');
 /** A log message from app page `viewId` (`notifications/message`), into its server's log. */
 export const appLog = (viewId, level, data) => call('app_log', { viewId, level, data });
-/** The app pages of `server`'s tools: [{ uri, domains: { connect, resource, frame }, error }]. */
+/** The app pages of `server`'s tools: [{ uri, domains: { connect, resource, frame, baseUri }, error }]. */
 export const appPages = (server) => call('app_pages', { server });
 /**
  * onEvent(ChatEvent) for calls followed outside a turn: tasks still running on their servers when

@@ -58,7 +58,7 @@ async fn in_app(c: &fantoccini::Client, button: &str, condition: &str) {
 
 /// Waits inside the app until `#id`'s text starts with `prefix`; its text.
 async fn app_text(c: &fantoccini::Client, id: &str, prefix: &str) -> String {
-    c.enter_frame(0).await.unwrap();
+    enter_app(c, 0).await;
     wait_until(
         c,
         &format!(
@@ -69,7 +69,7 @@ async fn app_text(c: &fantoccini::Client, id: &str, prefix: &str) -> String {
     )
     .await;
     let text = text_content(c, &format!("#{id}")).await;
-    c.enter_parent_frame().await.unwrap();
+    leave_app(c).await;
     text
 }
 
@@ -91,7 +91,7 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     let context: Value = serde_json::from_str(&app_text(&c, "context", "{").await).unwrap();
     let width = c
         .execute(
-            "return Math.round(document.querySelector('.tool-card .app-box').clientWidth);",
+            "return Math.round(document.querySelector('iframe.app-frame').clientWidth);",
             vec![],
         )
         .await
@@ -101,8 +101,8 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
         json!({
             "theme": "light",
             "displayMode": "inline",
-            "availableDisplayModes": ["inline"],
-            "containerDimensions": {"width": width, "maxHeight": 800},
+            "availableDisplayModes": ["inline", "fullscreen", "pip"],
+            "containerDimensions": {"width": width, "maxHeight": 6000},
             "platform": "desktop",
             "tool": "show",
             "host": "switchboard",
@@ -111,22 +111,39 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     assert_eq!(app_text(&c, "input", "{").await, r#"{"topic":"bridges"}"#);
     assert_eq!(app_text(&c, "result", "shown").await, "shown: bridges");
 
-    // its size, as the SDK's autoResize reports it, within 60–800 px
+    // its size, as the SDK's autoResize reports it: the frame is exactly that tall (its border
+    // added, as it is border-box), so the page never scrolls inside it; tall, it grows past what
+    // used to be an 800 px limit
+    let no_scrollbar = "document.documentElement.scrollHeight <= window.innerHeight";
     in_app(
         &c,
         "#grow",
-        "document.querySelector('iframe.app-frame').style.height === '800px'",
+        "parseInt(document.querySelector('iframe.app-frame').style.height) > 2000",
     )
     .await;
+    in_frame_until(&c, no_scrollbar).await;
     in_app(
         &c,
         "#shrink",
-        "document.querySelector('iframe.app-frame').style.height !== '800px'",
+        "parseInt(document.querySelector('iframe.app-frame').style.height) < 2000",
     )
     .await;
+    in_frame_until(&c, no_scrollbar).await;
     let content = frame_height(&c).await;
     let px: u32 = content.trim_end_matches("px").parse().unwrap();
-    assert!((60..400).contains(&px), "{content}");
+    assert!((62..600).contains(&px), "{content}");
+    let inner = c
+        .execute(
+            "const f = document.querySelector('iframe.app-frame'); return [f.offsetHeight - f.clientHeight, parseInt(f.style.height) - f.clientHeight];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        inner,
+        json!([2, 2]),
+        "the frame's own border, added to the app's height"
+    );
 
     // a link goes through the link dialog; cancelled, the app is told it did not open
     in_app(
@@ -166,11 +183,85 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     );
     assert_refused_call_left_nothing(&c, &marker).await;
     screenshot(&c, "app-bridge.png").await;
+    // its server's resources, read and listed through the host
+    in_app(&c, "#read", "true").await;
+    assert_eq!(
+        app_text(&c, "read-result", "hello").await,
+        "hello from the server"
+    );
+    click_in_app(&c, "#list").await;
+    let listed = app_text(&c, "list-result", "notes://").await;
+    assert!(
+        listed.split(' ').any(|u| u == "notes://greeting"),
+        "{listed}"
+    );
+
+    // context for the model: it goes with the next request, marked as the app's
+    click_in_app(&c, "#model-context").await;
+    assert_eq!(app_text(&c, "model-context-result", "given").await, "given");
+    let asked = fake.chat_requests().len();
+    fake.set_responder(|_: &Value| {
+        crate::support::fake_ollama::Stream::new()
+            .text("Noted.")
+            .done()
+            .reply()
+    });
+    send(&c, "go on").await;
+    wait_css(&c, ".msg.assistant.complete:last-of-type").await;
+    let t = std::time::Instant::now();
+    while fake.chat_requests().len() == asked {
+        assert!(t.elapsed() < WAIT, "the model was not asked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let sent = fake.chat_requests().last().cloned().unwrap();
+    let system = sent["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(
+        system.ends_with("[From the app “sdk-fixture” of sdk]\nThe reader is at the part about bridges.\n{\"part\":2}"),
+        "{system}"
+    );
+
+    // full screen, asked by the app: the window's frame covers the window, the app hears its
+    // fixed size; back inline from the card
+    click_in_app(&c, "#fullscreen").await;
+    assert_eq!(app_text(&c, "mode", "f").await, "fullscreen");
+    wait_css(
+        &c,
+        ".app-box.app-fullscreen iframe.app-frame[data-mode='fullscreen']",
+    )
+    .await;
+    let changed: Value = serde_json::from_str(&app_text(&c, "changed", "{").await).unwrap();
+    assert_eq!(changed["displayMode"], "fullscreen", "{changed}");
+    screenshot(&c, "app-fullscreen.png").await;
+    click(&c, ".app-box [data-action='app-inline']").await;
+    wait_css(&c, ".tool-card iframe.app-frame[data-mode='inline']").await;
+    // picture in picture is not among the modes it declares: not offered
+    let pip = c
+        .execute(
+            "return document.querySelector('.app-box [data-action=\"app-pip\"]').hidden;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(pip, json!(true));
+
+    // a message it writes after the user's click: in the message box, marked as the app's
+    click_in_app(&c, "#say").await;
+    assert_eq!(app_text(&c, "said", "sent").await, "sent");
+    wait_until(
+        &c,
+        "document.querySelector('#input').value === 'Tell me more about bridges.'",
+    )
+    .await;
+    assert_eq!(
+        text_content(&c, ".app-draft").await,
+        "✎ Written by the app “sdk-fixture” of sdk: read it, then send it if you want to."
+    );
+
     // a size below the smallest: the smallest (last, as a 60 px frame is hard to click in)
     in_app(
         &c,
         "#tiny",
-        "document.querySelector('iframe.app-frame').style.height === '60px'",
+        "document.querySelector('iframe.app-frame').style.height === '62px'",
     )
     .await;
     c.close().await.unwrap();

@@ -1,6 +1,8 @@
 //! The npm MCP Apps example servers in the window: system-monitor (its app polls a tool only
-//! apps may call), map (CesiumJS from a CDN: offline it shows its own error and never starts) and
-//! pdf (a local PDF rendered in its viewer); and what the server form says an app names.
+//! apps may call: asked once, no card per poll), map (CesiumJS from a CDN: offline it shows its
+//! own error and never starts) and pdf (a local PDF rendered in its viewer, each of its tools
+//! asked about once, the context it gives the model sent with the next turn); and what the server
+//! form says an app names.
 
 use serde_json::{json, Value};
 
@@ -23,19 +25,15 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
     let home = app_home_with_example(&fake, "system-monitor", &[]);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     show_app(&c, "how is the machine doing?").await;
-    // with the result the app starts polling poll-system-stats: its call asks on its own card
-    wait_css(&c, ".tool-card:nth-of-type(2) .approval").await;
+    // with the result the app starts polling poll-system-stats: asked once, on its own card, in
+    // its name
+    wait_css(&c, ".tool-card .app-box .app-approval").await;
     assert_eq!(
-        text_content(&c, ".tool-card:nth-of-type(2) .card-tool").await,
-        "poll-system-stats"
+        text_content(&c, ".app-approval .approval-question").await,
+        "The app “System Monitor” of system-monitor wants to run system-monitor › poll-system-stats with these arguments:"
     );
-    click(
-        &c,
-        ".tool-card:nth-of-type(2) [data-action='allowConversation']",
-    )
-    .await;
-    wait_css(&c, ".tool-card:nth-of-type(2).ok").await;
-    // what it polled is shown in the app; later polls run without asking (allowed in this chat)
+    click(&c, ".app-approval [data-action='allowConversation']").await;
+    // what it polled is shown in the app
     in_frame_until(
         &c,
         "/^\\d+%$/.test(document.querySelector('#memory-percent')?.textContent ?? '')",
@@ -49,11 +47,21 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
         ),
     )
     .await;
+    // later polls run without asking, and without cards: its card counts them
     wait_until(
         &c,
-        "document.querySelectorAll('.tool-card.ok').length >= 3 && !document.querySelector('.tool-card .approval')",
+        "Number(document.querySelector('.app-calls')?.dataset.calls) >= 3 && !document.querySelector('.app-approval')",
     )
     .await;
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.tool-card').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(1)
+    );
     c.execute(
         "document.querySelector('iframe.app-frame').scrollIntoView({ block: 'start' });",
         vec![],
@@ -100,7 +108,7 @@ async fn the_map_app_renders_offline_and_its_form_says_which_sites_it_names() {
         "document.querySelector('#loading')?.textContent === 'Error: Failed to load CesiumJS from CDN'",
     )
     .await;
-    c.enter_frame(0).await.unwrap();
+    enter_app(&c, 0).await;
     let inside = c
         .execute(
             "return [!!document.querySelector('#cesiumContainer'), !!document.querySelector('#fullscreen-btn'), typeof Cesium];",
@@ -108,7 +116,7 @@ async fn the_map_app_renders_offline_and_its_form_says_which_sites_it_names() {
         )
         .await
         .unwrap();
-    c.enter_parent_frame().await.unwrap();
+    leave_app(&c).await;
     assert_eq!(inside, json!([true, true, "undefined"]));
     // it never sent ui/initialize (it connects once Cesium has loaded)
     assert_eq!(frame_state(&c).await, json!("loading"));
@@ -212,21 +220,45 @@ async fn the_pdf_app_renders_a_local_pdf_it_reads_through_its_own_tool() {
     fake.set_responder(calls_with("pdf__display_pdf", args));
     let home = app_home_with_example(&fake, "pdf", &[pdf.to_str().unwrap()]);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
-    show_app(&c, "show me the paper").await;
-    // each of its own tools asks once; allowed for this chat, the viewer goes on
+    send_and_allow(&c, "show me the paper").await;
+    // it declares the clipboard (for copying text): asked before it loads; without it, the
+    // viewer still works
+    wait_css(&c, ".tool-card .app-box .app-permissions").await;
+    assert_eq!(
+        text_content(&c, ".app-permissions .approval-question").await,
+        "The app of pdf asks to write to your clipboard."
+    );
+    click(&c, ".app-permissions [data-action='refuse']").await;
+    wait_app_ready(&c).await;
+    // each of its own tools asks once, on its card, one question at a time; allowed for the
+    // app, the viewer goes on
     let t = std::time::Instant::now();
+    let mut asked: Vec<String> = Vec::new();
     loop {
         let asking: Value = c
             .execute(
-                "return document.querySelector('.tool-card .approval') ? true : false;",
+                "return [...document.querySelectorAll('.app-approval')].map((q) => q.dataset.tool);",
                 vec![],
             )
             .await
             .unwrap();
-        if asking == json!(true) {
-            click(&c, ".tool-card .approval [data-action='allowConversation']").await;
+        let asking = asking.as_array().unwrap();
+        assert!(asking.len() <= 1, "two questions at once: {asking:?}");
+        if let Some(tool) = asking.first() {
+            let tool = tool.as_str().unwrap().to_string();
+            assert!(!asked.contains(&tool), "{tool} asked twice ({asked:?})");
+            click(&c, ".app-approval [data-action='allowConversation']").await;
+            wait_until(
+                &c,
+                &format!(
+                    "!document.querySelector('.app-approval[data-tool={}]')",
+                    json!(tool)
+                ),
+            )
+            .await;
+            asked.push(tool);
         }
-        c.enter_frame(0).await.unwrap();
+        enter_app(&c, 0).await;
         // rendered: its page drawn (612 × 792 pt at 100 %) and its text in the text layer
         let shown = c
             .execute(
@@ -237,23 +269,23 @@ async fn the_pdf_app_renders_a_local_pdf_it_reads_through_its_own_tool() {
             )
             .await
             .unwrap();
-        c.enter_parent_frame().await.unwrap();
+        leave_app(&c).await;
         if shown == json!(true) {
             break;
         }
         assert!(t.elapsed() < WAIT, "the PDF viewer did not render its page");
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
-    let tools = c
-        .execute(
-            "return [...document.querySelectorAll('.tool-card .card-tool')].map((n) => n.textContent);",
-            vec![],
+    assert!(asked.contains(&"read_pdf_bytes".to_string()), "{asked:?}");
+    // no card but the model's
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.tool-card').length;",
+            vec![]
         )
         .await
-        .unwrap();
-    assert!(
-        tools.as_array().unwrap().contains(&json!("read_pdf_bytes")),
-        "{tools}"
+        .unwrap(),
+        json!(1)
     );
     c.execute(
         "document.querySelector('iframe.app-frame').scrollIntoView({ block: 'center' });",

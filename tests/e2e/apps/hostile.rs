@@ -1,7 +1,8 @@
 //! A hostile app page (tests/fixtures/hostile_app_server.py) next to the built-in calculator: it
-//! tries to leave its frame, open a window, read the window, use storage, reach the network or
-//! the IPC, and call tools it may not; it never answers its teardown, and it makes its frame
-//! navigate elsewhere.
+//! tries to leave its frames, open a window, read the window and the other app shown, reach the
+//! network or the IPC, call tools it may not, and write a message for the user nobody asked for;
+//! its allowed calls are asked about once, in its name, on its card; it never answers its
+//! teardown, and it makes its frame navigate elsewhere.
 
 use std::time::{Duration, Instant};
 
@@ -22,20 +23,53 @@ fn hostile_server(port: u16, marker: &std::path::Path) -> switchboard_engine::mc
     )
 }
 
-/// The page's report, the `ui/message` it wrote ("report:" and JSON) into the message box.
-async fn report(c: &fantoccini::Client) -> Value {
+/// The report (JSON in `#report`) of app `n`'s page, once it is done.
+async fn report(c: &fantoccini::Client, n: u16) -> Value {
+    enter_app(c, n).await;
     wait_until(
         c,
-        "document.querySelector('#input').value.includes('report:')",
+        "document.querySelector('#state')?.textContent === 'done'",
     )
     .await;
-    let text = c
-        .execute("return document.querySelector('#input').value;", vec![])
-        .await
-        .unwrap();
-    let text = text.as_str().unwrap();
-    let json = &text[text.find("report:").unwrap() + 7..];
-    serde_json::from_str(json.lines().next().unwrap()).unwrap()
+    let text = text_content(c, "#report").await;
+    leave_app(c).await;
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `#id`'s text in the first app's page, once `condition` (there) holds.
+async fn app_text_when(c: &fantoccini::Client, id: &str, condition: &str) -> String {
+    enter_app(c, 0).await;
+    wait_until(c, condition).await;
+    let text = text_content(c, &format!("#{id}")).await;
+    leave_app(c).await;
+    text
+}
+
+async fn count(c: &fantoccini::Client, css: &str) -> u64 {
+    c.execute(
+        &format!("return document.querySelectorAll({}).length;", json!(css)),
+        vec![],
+    )
+    .await
+    .unwrap()
+    .as_u64()
+    .unwrap()
+}
+
+/// The model shows the page twice (two calls in one reply): two apps of the same server.
+fn shows_twice(req: &Value) -> crate::support::fake_ollama::Reply {
+    use crate::support::fake_ollama::{last_message, Stream};
+    if last_message(req)["role"] == "user" {
+        Stream::new()
+            .tool_calls(&[
+                ("a", "evil__show", json!({})),
+                ("b", "evil__show", json!({})),
+            ])
+            .done()
+            .reply()
+    } else {
+        Stream::new().text("Shown.").done().reply()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,29 +80,86 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let fake = FakeOllama::start().await;
-    fake.set_responder(calls("evil__show"));
+    fake.set_responder(shows_twice);
     let scratch = tempfile::tempdir().unwrap();
     let marker = scratch.path().join("secret-ran");
     let home = app_home_with_calculator(&fake, "evil", hostile_server(port, &marker));
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 2).await;
     let before = c.current_url().await.unwrap();
     let windows = c.windows().await.unwrap().len();
-    send_and_allow(&c, "show it").await;
-    wait_css(&c, ".tool-card.ok iframe.app-frame").await;
-    let report = report(&c).await;
-    assert_eq!(report["tauri"], "undefined", "{report}");
-    assert_eq!(report["ipc"], "undefined", "{report}");
-    assert_eq!(report["parent"], "blocked", "{report}");
-    assert_eq!(report["storage"], "blocked", "{report}");
-    assert_eq!(report["fetch"], "blocked", "{report}");
-    assert_eq!(report["top"], "blocked", "{report}");
-    // no allow-popups: window.open gives nothing
-    assert_eq!(report["windowOpen"], "blocked", "{report}");
+    send(&c, "show it").await;
+    for done in 1..=2 {
+        wait_css(&c, ".tool-card .approval").await;
+        click(&c, ".tool-card .approval [data-action='allowOnce']").await;
+        wait_until(
+            &c,
+            &format!("document.querySelectorAll('.tool-card.ok').length >= {done}"),
+        )
+        .await;
+    }
+    wait_until(
+        &c,
+        "document.querySelectorAll('.tool-card iframe.app-frame').length === 2",
+    )
+    .await;
+    // two apps, two origins of their own, neither the window's
+    let origins = c
+        .execute(
+            "return [...document.querySelectorAll('iframe.app-frame')].map((f) => new URL(f.src).host);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_ne!(origins[0], origins[1], "{origins}");
+    for n in 0..2 {
+        let report = report(&c, n).await;
+        assert_eq!(report["tauri"], "undefined", "{report}");
+        assert_eq!(report["ipc"], "undefined", "{report}");
+        // its parent is the page between it and the window; the window is out of reach, from
+        // its own code or run in its parent's
+        assert_eq!(report["parent"], "the page between", "{report}");
+        assert_eq!(report["window"], "blocked", "{report}");
+        assert_eq!(report["windowViaParent"], "blocked", "{report}");
+        // the other app shown is there, and unreadable
+        assert_eq!(report["otherApps"], 1, "{report}");
+        assert_eq!(report["otherAppsRead"], 0, "{report}");
+        // storage of its own: a fresh origin, nobody else's data in it
+        assert_eq!(report["storageBefore"], 0, "{report}");
+        assert_eq!(report["fetch"], "blocked", "{report}");
+        assert_eq!(report["undeclared"], "blocked", "{report}");
+        assert_eq!(report["top"], "blocked", "{report}");
+        // no allow-popups: window.open gives nothing
+        assert_eq!(report["windowOpen"], "blocked", "{report}");
+        // WebKit exposes its message handler to every frame; what the page sent through it, in
+        // Tauri's own shape but without the window's invoke key (renaming this conversation),
+        // was dropped: the store agrees (below)
+        assert_eq!(report["webkitIpc"], "present", "{report}");
+        // tools it may not call: the calculator's (which runs, by either name) and its own
+        // model-only one; refused before anything runs or asks
+        for (key, tool) in [("add", "add"), ("calculatorAdd", "calculator__add")] {
+            assert_eq!(
+                report[key],
+                format!(
+                    "refused: The app cannot call \"{tool}\": evil offers no such tool to apps."
+                ),
+                "{report}"
+            );
+        }
+        assert_eq!(
+            report["secret"],
+            "refused: The app cannot call \"secret\": evil offers no such tool to apps.",
+            "{report}"
+        );
+        // a message nobody asked for: refused
+        assert!(
+            report["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("refused: Message sending denied"),
+            "{report}"
+        );
+    }
     assert_eq!(c.windows().await.unwrap().len(), windows);
-    // WebKit exposes its message handler to every frame; what the page sent through it, in
-    // Tauri's own shape but without the window's invoke key (renaming this conversation), was
-    // dropped: the store agrees
-    assert_eq!(report["webkitIpc"], "present", "{report}");
     let titles = c
         .execute_async(
             "const done = arguments[arguments.length - 1];
@@ -78,21 +169,9 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         .await
         .unwrap();
     assert_eq!(titles, json!(["show it"]), "the store agrees");
-    // tools it may not call: the calculator's (which runs, by either name) and its own
-    // model-only one; refused before anything runs or asks (no card)
-    for (key, tool) in [("add", "add"), ("calculatorAdd", "calculator__add")] {
-        assert_eq!(
-            report[key],
-            format!("refused: The app cannot call \"{tool}\": evil offers no such tool to apps."),
-            "{report}"
-        );
-    }
-    assert_eq!(
-        report["secret"],
-        "refused: The app cannot call \"secret\": evil offers no such tool to apps.",
-        "{report}"
-    );
-    assert_refused_call_left_nothing(&c, &marker).await;
+    assert!(!marker.exists(), "the model-only tool ran");
+    assert_eq!(count(&c, ".tool-card").await, 2);
+    assert_eq!(count(&c, ".app-approval").await, 0);
     // the window is where it was, nothing reached the listener, no script ran in the window
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(c.current_url().await.unwrap(), before);
@@ -103,13 +182,69 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
             .unwrap(),
         Value::Null
     );
+    // what its policy refused is said on its card and in its server's log
+    wait_css(&c, ".tool-card .app-box .app-csp").await;
+    let log = wait_for_log(&c, "evil", "by its Content-Security-Policy").await;
+    assert!(
+        log.iter().any(|l| l.starts_with(&format!(
+            "[switchboard] its app was refused http://127.0.0.1:{port}/steal"
+        ))),
+        "{log:#?}"
+    );
+    screenshot(&c, "app-hostile.png").await;
+
+    // the user clicks and types in the window while the page keeps writing messages: none lands
+    click(&c, "#input").await;
+    c.find(fantoccini::Locator::Css("#input"))
+        .await
+        .unwrap()
+        .send_keys("typing here")
+        .await
+        .unwrap();
+    // (not on a card's summary: that folds the card, and the app's frame with it)
+    click(&c, "#chat-title").await;
+    click(&c, "#input").await;
+    let tried = app_text_when(
+        &c,
+        "sneaky",
+        "Number((document.querySelector('#sneaky')?.textContent ?? '0/0').split('/')[1]) >= 8",
+    )
+    .await;
+    let (refused, tries) = tried.split_once('/').unwrap();
+    assert_eq!(refused, tries, "{tried}");
+    let typed = c
+        .execute("return document.querySelector('#input').value;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(typed, "typing here");
+    assert_eq!(count(&c, ".app-draft").await, 0);
+    // a click in the app: its message lands in the message box, marked as the app's. This app
+    // pulls the focus into itself all the time, so the window cannot see the focus go into it
+    // with the click; the click counts once the window has had no input of its own for the
+    // browser's activation time (5 s), so that the activation cannot be the window's typing
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    click_in_app(&c, "#say").await;
+    // (its own timer's messages may land with it now: they follow the user's click in it)
+    wait_until(
+        &c,
+        "document.querySelector('#input').value.startsWith('typing here\\n') && document.querySelector('#input').value.includes('\\nhello from the app')",
+    )
+    .await;
+    assert_eq!(
+        text_content(&c, ".app-draft").await,
+        "✎ Written by the app “evil” of evil: read it, then send it if you want to."
+    );
 
     // closed by the user, it never answers its teardown: its frame goes after the wait anyway
     assert_eq!(frame_state(&c).await, json!("ready"));
     click(&c, ".tool-card [data-action='close-app']").await;
     let asked = Instant::now();
     assert_eq!(frame_state(&c).await, json!("closing"));
-    wait_until(&c, "!document.querySelector('iframe.app-frame')").await;
+    wait_until(
+        &c,
+        "document.querySelectorAll('iframe.app-frame').length === 1",
+    )
+    .await;
     assert!(
         asked.elapsed() >= Duration::from_millis(2500),
         "removed after {:?}, before its time to answer was over",
@@ -124,22 +259,165 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         }),
         "{log:#?}"
     );
-    wait_css(&c, ".tool-card [data-action='show-app']").await;
+    c.close().await.unwrap();
+}
 
-    // the frame navigates itself: to another mcpapp: address (none it may know), to http, to its
-    // own address again (which would be served)
+/// The app's own calls: asked about once (three at once, one question), on its card, in its
+/// name; allowed for the app, they run without asking and without cards; arguments that do not
+/// fit are refused unasked; turned off in the chat, refused; an app-only read-only tool runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls("evil__show"));
+    let scratch = tempfile::tempdir().unwrap();
+    let home = app_home_with(&fake, "evil", hostile_server(9, &scratch.path().join("m")));
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    show_app(&c, "show it").await;
+    report(&c, 0).await;
+    click_in_app(&c, "#peek").await;
+    wait_css(&c, ".tool-card .app-box .app-approval").await;
+    assert_eq!(
+        text_content(&c, ".app-approval .approval-question").await,
+        "The app “evil” of evil wants to run evil › peek with these arguments:"
+    );
+    // one question for its three calls, no card of their own
+    assert_eq!(count(&c, ".app-approval").await, 1);
+    assert_eq!(count(&c, ".tool-card").await, 1);
+    screenshot(&c, "app-call-approval.png").await;
+    click(&c, ".app-approval [data-action='allowConversation']").await;
+    let peeked = app_text_when(
+        &c,
+        "peeked",
+        "(document.querySelector('#peeked')?.textContent ?? '').endsWith(';')",
+    )
+    .await;
+    // each ran, in order, and the app got the server's own result
+    let results: Vec<Value> = peeked
+        .trim_end_matches(';')
+        .split(" | ")
+        .map(|r| serde_json::from_str(r.strip_prefix("ran: ").expect(&peeked)).unwrap())
+        .collect();
+    assert_eq!(results.len(), 3, "{peeked}");
+    for (n, r) in results.iter().enumerate() {
+        assert_eq!(
+            r["content"][0]["text"],
+            format!("peeked {}", n + 1),
+            "{peeked}"
+        );
+        assert_eq!(r["isError"], false, "{peeked}");
+    }
+    assert_eq!(count(&c, ".app-approval").await, 0);
+    // allowed for this app: again, unasked; the card counts its calls (the refused ones too)
+    let before: u64 = c
+        .execute(
+            "return Number(document.querySelector('.app-calls').dataset.calls);",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    click_in_app(&c, "#peek").await;
+    app_text_when(
+        &c,
+        "peeked",
+        "(document.querySelector('#peeked')?.textContent ?? '').split(';').length === 3",
+    )
+    .await;
+    assert_eq!(count(&c, ".app-approval").await, 0);
+    wait_until(
+        &c,
+        &format!(
+            "document.querySelector('.app-calls')?.dataset.calls === '{}'",
+            before + 3
+        ),
+    )
+    .await;
+    // arguments that do not fit: refused, nobody asked
+    click_in_app(&c, "#bad-args").await;
+    let bad = app_text_when(&c, "bad", "!!document.querySelector('#bad')?.textContent").await;
+    assert!(
+        bad.starts_with("refused: The arguments do not fit \"peek\": "),
+        "{bad}"
+    );
+    // app-only and read-only, from a server whose word is believed: runs unasked
+    click_in_app(&c, "#glance").await;
+    let glanced = app_text_when(
+        &c,
+        "glanced",
+        "!!document.querySelector('#glanced')?.textContent",
+    )
+    .await;
+    assert!(glanced.contains("glanced"), "{glanced}");
+    // eval runs in its page
+    click_in_app(&c, "#eval").await;
+    assert_eq!(
+        app_text_when(
+            &c,
+            "evaluated",
+            "!!document.querySelector('#evaluated')?.textContent"
+        )
+        .await,
+        "eval: 42"
+    );
+    // turned off in this chat: refused for the app too
+    c.execute_async(
+        "const done = arguments[arguments.length - 1];
+         window.__TAURI__.core.invoke('list_conversations').then((l) =>
+           window.__TAURI__.core.invoke('set_conversation_tools',
+             { id: l[0].id, choice: { disabledServers: [], disabledTools: ['evil/peek'] } })).then(() => done(true));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    click_in_app(&c, "#peek").await;
+    let off = app_text_when(
+        &c,
+        "peeked",
+        "(document.querySelector('#peeked')?.textContent ?? '').split(';').length === 4",
+    )
+    .await;
+    assert!(
+        off.ends_with("refused: The app cannot call \"peek\": it is turned off in this chat.;"),
+        "{off}"
+    );
+    assert_eq!(count(&c, ".app-approval").await, 0);
+    assert_eq!(count(&c, ".tool-card").await, 1);
+    c.close().await.unwrap();
+}
+
+/// Its frame navigates itself: to another mcpapp: address (none it may know), to http, to its
+/// own address again (which would be served): each closes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn a_frame_that_loads_another_page_is_closed() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls("evil__show"));
+    let scratch = tempfile::tempdir().unwrap();
+    let home = app_home_with(
+        &fake,
+        "evil",
+        hostile_server(port, &scratch.path().join("m")),
+    );
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    let before = c.current_url().await.unwrap();
+    send_and_allow(&c, "show it").await;
+    wait_app_ready(&c).await;
     for (button, url) in [
-        ("#nav-app", "mcpapp://localhost/v/ffff"),
+        ("#nav-app", "mcpapp://ffff…/app"),
         ("#nav-http", "http://127.0.0.1"),
         ("#nav-self", "its own address"),
     ] {
-        show_app_again(&c).await;
         in_frame_until(
             &c,
             "document.querySelector('#state').textContent === 'done'",
         )
         .await;
-        let before = server_log(&c, "evil").await;
+        let before_log = server_log(&c, "evil").await;
         click_in_app(&c, button).await;
         // the frame shows the one page it was given: anything else loaded in it closes it
         wait_until(&c, "!document.querySelector('iframe.app-frame')").await;
@@ -151,9 +429,10 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         // its server's log says so, in a line after what it had: its last (the wait fails if not)
         let closed = "[switchboard] app closed (it loaded another page): it was not asked (it had not started, or had left its page)";
         wait_for_log_where(&c, "evil", closed, |log| {
-            log != before.as_slice() && log.last().is_some_and(|l| l == closed)
+            log != before_log.as_slice() && log.last().is_some_and(|l| l == closed)
         })
         .await;
+        show_app_again(&c).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(listener.accept().is_err(), "the frame reached the network");
@@ -161,18 +440,53 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     c.close().await.unwrap();
 }
 
-/// Allowed the network in its server's settings, the same page reaches the origin it declares
-/// (and only because it declared it: the policy lists exactly that).
+/// Its server allowed the network: the page reaches the origins it declares that the user saw
+/// when allowing them, and no other (an origin it names later stays closed, and its card says so).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
-async fn an_app_reaches_the_origins_it_declares_when_its_server_is_allowed() {
+async fn an_app_reaches_only_the_origins_the_user_saw_and_allowed() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let fake = FakeOllama::start().await;
     fake.set_responder(calls("evil__show"));
     let scratch = tempfile::tempdir().unwrap();
-    let mut server = hostile_server(port, &scratch.path().join("secret-ran"));
+    let mut server = hostile_server(port, &scratch.path().join("m"));
     server.app_network = true;
+    // the user saw (and allowed) only evil.example: the page's address was added later
+    server.app_origins = vec!["https://evil.example".into()];
+    let home = app_home_with(&fake, "evil", server);
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    send_and_allow(&c, "show it").await;
+    let unseen = report(&c, 0).await;
+    assert_eq!(unseen["fetch"], "blocked", "{unseen}");
+    assert_eq!(unseen["undeclared"], "blocked", "{unseen}");
+    let note = c
+        .execute(
+            "return document.querySelector('.tool-card .app-network')?.dataset.origins ?? null;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(note, json!(format!("http://127.0.0.1:{port}")));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        listener.accept().is_err(),
+        "the page reached an origin the user never saw"
+    );
+    c.close().await.unwrap();
+
+    // the user saw it too: now it is reached (and only because it was declared and seen)
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls("evil__show"));
+    let mut server = hostile_server(port, &scratch.path().join("m"));
+    server.app_network = true;
+    server.app_origins = vec![
+        format!("http://127.0.0.1:{port}"),
+        "https://evil.example".into(),
+    ];
     let home = app_home_with(&fake, "evil", server);
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     // the listener answers whatever comes, so the page's fetch completes
@@ -187,16 +501,27 @@ async fn an_app_reaches_the_origins_it_declares_when_its_server_is_allowed() {
         String::from_utf8_lossy(&buf[..n]).to_string()
     });
     send_and_allow(&c, "show it").await;
-    let report = report(&c).await;
+    let report = report(&c, 0).await;
     let request = served.join().unwrap();
     assert!(
         request.contains("/steal") || request.contains("/pixel"),
         "{request}"
     );
     assert_eq!(report["fetch"], "sent", "{report}");
+    // an address it did not declare stays closed
+    assert_eq!(report["undeclared"], "blocked", "{report}");
     // still in its frame
-    assert_eq!(report["parent"], "blocked", "{report}");
+    assert_eq!(report["window"], "blocked", "{report}");
     assert_eq!(report["tauri"], "undefined", "{report}");
     assert_eq!(report["windowOpen"], "blocked", "{report}");
+    assert_eq!(
+        c.execute(
+            "return document.querySelector('.tool-card .app-network');",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        Value::Null
+    );
     c.close().await.unwrap();
 }

@@ -8,6 +8,7 @@
 mod bridge;
 mod examples;
 mod hostile;
+mod official;
 
 use serde_json::{json, Value};
 
@@ -141,18 +142,38 @@ async fn show_app_again(c: &fantoccini::Client) {
     wait_app_ready(c).await;
 }
 
+/// Enters the page of the `n`th app shown (the window's frame `n` holds the page between window
+/// and app, which holds the app's page), once that page's frame is there.
+async fn enter_app(c: &fantoccini::Client, n: u16) {
+    wait_until(
+        c,
+        &format!("document.querySelectorAll('iframe.app-frame').length > {n}"),
+    )
+    .await;
+    c.enter_frame(n).await.unwrap();
+    wait_until(c, "!!document.querySelector('iframe')").await;
+    c.enter_frame(0).await.unwrap();
+}
+
+/// Back in the window from an app's page ([`enter_app`]), even when that page's frames are gone
+/// (switching to the window itself leaves every frame).
+async fn leave_app(c: &fantoccini::Client) {
+    let window = c.window().await.unwrap();
+    c.switch_to_window(window).await.unwrap();
+}
+
 /// Waits in the app frame until `condition` holds there; back in the window after.
 async fn in_frame_until(c: &fantoccini::Client, condition: &str) {
-    c.enter_frame(0).await.unwrap();
+    enter_app(c, 0).await;
     wait_until(c, condition).await;
-    c.enter_parent_frame().await.unwrap();
+    leave_app(c).await;
 }
 
 /// Clicks `button` inside the app frame; back in the window after.
 async fn click_in_app(c: &fantoccini::Client, button: &str) {
-    c.enter_frame(0).await.unwrap();
+    enter_app(c, 0).await;
     click(c, button).await;
-    c.enter_parent_frame().await.unwrap();
+    leave_app(c).await;
 }
 
 /// What an app's call of a tool it may not call left: nothing ran (no `marker`, which the
@@ -189,17 +210,20 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
     // the model's call asks first, as every call of a tool that may change something
     send_and_allow(&c, "what time is it on the server?").await;
     wait_css(&c, ".tool-card.ok iframe.app-frame").await;
+    // the window's frame: the page between window and app, at an origin of the app's own
     let frame = c
         .execute(
             "const f = document.querySelector('iframe.app-frame');
-             return [f.getAttribute('sandbox'), f.src.startsWith('mcpapp://localhost/v/')];",
+             return [f.getAttribute('sandbox'), /^mcpapp:\\/\\/[0-9a-f]{32}\\/$/.test(f.src), window.origin];",
             vec![],
         )
         .await
         .unwrap();
-    assert_eq!(frame, json!(["allow-scripts", true]));
+    assert_eq!(frame[0], "allow-scripts allow-same-origin allow-forms");
+    assert_eq!(frame[1], true, "{frame}");
+    let window_origin = frame[2].clone();
     // inside: the page got the call's result, and its button calls the tool again
-    c.enter_frame(0).await.unwrap();
+    enter_app(&c, 0).await;
     wait_until(
         &c,
         "/^\\d{4}-\\d\\d-\\d\\dT/.test(document.querySelector('#server-time')?.textContent ?? '')",
@@ -208,21 +232,40 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
     let first = text_content(&c, "#server-time").await;
     let inside = c
         .execute(
-            "return [typeof window.__TAURI_INTERNALS__, typeof window.ipc, window.origin];",
+            "let top; try { top = String(window.top.location.href); } catch (e) { top = 'blocked'; }
+             return [typeof window.__TAURI_INTERNALS__, typeof window.ipc, window.origin,
+                     window.parent.location.origin, top];",
             vec![],
         )
         .await
         .unwrap();
-    assert_eq!(inside, json!(["undefined", "undefined", "null"]));
+    // no IPC; its parent is the page between (its own origin), the window is out of reach
+    assert_eq!(inside[0], "undefined", "{inside}");
+    assert_eq!(inside[1], "undefined", "{inside}");
+    assert_eq!(inside[2], inside[3], "{inside}");
+    assert_ne!(inside[2], window_origin, "{inside}");
+    assert_eq!(inside[4], "blocked", "{inside}");
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     click(&c, "#get-time-btn").await;
-    c.enter_parent_frame().await.unwrap();
-    // the app's call is a card of its own, asking like the model's
-    wait_until(&c, "document.querySelectorAll('.tool-card').length === 2").await;
-    wait_css(&c, ".tool-card:last-of-type .approval").await;
+    leave_app(&c).await;
+    // the app's call asks on the app's own card, in the app's name; no card of its own
+    wait_css(&c, ".tool-card .app-box .app-approval").await;
+    assert_eq!(
+        text_content(&c, ".app-approval .approval-question").await,
+        "The app “Get Time App” of basic-vanillajs wants to run basic-vanillajs › get-time with these arguments:"
+    );
     screenshot(&c, "app.png").await;
-    click(&c, ".tool-card:last-of-type [data-action='allowOnce']").await;
-    wait_css(&c, ".tool-card:last-of-type.ok").await;
+    click(&c, ".app-approval [data-action='allowOnce']").await;
+    wait_until(&c, "!document.querySelector('.app-approval')").await;
+    assert_eq!(
+        c.execute(
+            "return document.querySelectorAll('.tool-card').length;",
+            vec![]
+        )
+        .await
+        .unwrap(),
+        json!(1)
+    );
     in_frame_until(
         &c,
         &format!(

@@ -1,57 +1,67 @@
-// An MCP App on a tool card: its page in a sandboxed frame (its own scheme, an opaque origin:
-// `sandbox="allow-scripts"` without same-origin), and the host side of the apps bridge
-// (JSON-RPC over postMessage, ext-apps protocol 2026-01-26). Only messages from this frame's own
-// window are read; the page gets its tool's input and result, nothing else of the conversation.
-// What it asks goes through the window's own rules: tool calls through approval (each its own
-// card), links through the link dialog, messages into the message box for the user to send.
-// Before its frame is removed, for whatever reason, a page that has started is told
-// (`ui/resource-teardown`) and given TEARDOWN_WAIT_MS to answer. A page that loads another page
-// in its frame (or itself again) is closed at once: a frame shows the one page it was given.
+// An MCP App on a tool card, as the reference host (ext-apps' basic-host) runs one: the window's
+// frame holds the page between the window and the app (the sandbox proxy, served from the app's
+// own origin `mcpapp://<view id>`, one per app shown), which holds the app's page in a frame of
+// that same origin; the app's `window.parent` is that page, not the window. The host side of the
+// apps bridge (JSON-RPC over postMessage, ext-apps protocol 2026-01-26) is here and in
+// app-bridge.js: only messages from this frame's window are read, and the page gets its tool's
+// input and result, nothing else of the conversation. Before the frame is removed, for
+// whatever reason, a page that has started is told (`ui/resource-teardown`) and given
+// TEARDOWN_WAIT_MS to answer. A frame that loads another page (or the app's frame inside it
+// does) is closed at once: a frame shows the one page it was given.
+//
+// Sizes: inline, the frame is as tall as the app says it is (`size-changed`, plus the frame's
+// border, as the frame is border-box), up to MAX_INLINE_HEIGHT; the app hears the width it has
+// and that height as its limit (`containerDimensions`). Full screen (the whole window) and
+// picture in picture (a small frame that stays in a corner) are offered to the app and on its
+// card; there the app gets a fixed size.
 import { el } from '../dom.js';
+import { DISPLAY_MODES, MAX_INLINE_HEIGHT, answer, hostContext } from './app-bridge.js';
 
-const PROTOCOL = '2026-01-26';
-const MAX_HEIGHT = 800;
-const MIN_HEIGHT = 60;
-/** The largest message read from a page. */
-const MAX_MESSAGE_CHARS = 1_000_000;
-const MAX_TEXT_CHARS = 20_000;
 /** How long a page has to answer `ui/resource-teardown` before its frame is removed anyway. */
 export const TEARDOWN_WAIT_MS = 3000;
-/** The most log messages taken from one page (each goes to its server's log). */
-const MAX_LOG_MESSAGES = 200;
+const INITIAL_HEIGHT = 400;
+const MIN_HEIGHT = 60;
+/** The largest message read from a page. */
+const MAX_MESSAGE_CHARS = 2_000_000;
 /** What a page may still ask while it is being closed. */
 const WHILE_CLOSING = new Set(['ping', 'notifications/message', 'ui/notifications/size-changed']);
-
 /**
- * Mounts the app of `opened` (from `open_app`) into `box`.
- * host: { callTool(viewId, name, args) → Promise<CallToolResult>, openLink(url) → Promise<boolean>
- *         (opened, or the user said no), draftMessage(text), log(viewId, level, data),
- *         close(viewId, reason, teardown) (the frame is gone; teardown: { answered, error, ms },
- *         or null when the page had not started), ended(note) (the app ended by itself: it left
- *         its page or asked to be closed), theme() → 'light'|'dark' }
- * Returns { frame, result(r), close(reason) → Promise (resolves once the frame is gone) }.
+ * Mounts the app of `opened` (from `open_app`, with `allow`: the browser features granted) into
+ * `box`. host: { callTool(viewId, name, args) → Promise<CallToolResult>, readResource(viewId,
+ * uri), list(viewId, listing, cursor), modelContext(viewId, params), openLink(url) →
+ * Promise<boolean> (opened, or the user said no), draftMessage(text, appName),
+ * log(viewId, level, data), violation({ directive, blocked }), close(viewId, reason, teardown)
+ * (the frame is gone; teardown: { answered, error, ms }, or null when the page had not started),
+ * ended(note) (the app ended by itself: it left its page or asked to be closed), theme() →
+ * 'light'|'dark', named(name) (the app said its name) }.
+ * Returns { frame, controls (buttons for its card: display modes), result(r), close(reason) →
+ * Promise (resolves once the frame is gone) }.
  */
 export function mountApp(box, opened, host) {
   const frame = el('iframe', {
     class: 'app-frame',
-    sandbox: 'allow-scripts',
+    sandbox: 'allow-scripts allow-same-origin allow-forms',
+    allow: opened.allow || null,
     referrerpolicy: 'no-referrer',
     title: `App of ${opened.server} › ${opened.tool}`,
     src: opened.url,
   });
-  frame.style.height = '160px';
+  frame.style.height = `${INITIAL_HEIGHT}px`;
   frame.dataset.viewId = opened.viewId;
+  frame.dataset.mode = 'inline';
   // loading → ready (it said initialized) → closing (told, waiting for its answer) → closed
   let state;
   const setState = (s) => { state = s; frame.dataset.state = s; };
   setState('loading');
   box.append(frame);
+  const app = { name: null, modes: null, height: null }; // what the page said of itself
+  let mode = 'inline';
+  let target = '*'; // the proxy's origin, once it said it is ready
   const queue = [];
   const pending = new Map(); // the host's requests to the page, by id
   let nextId = 1;
-  let logged = 0;
   let closing = null;
-  const post = (msg) => frame.contentWindow?.postMessage(msg, '*');
+  const post = (msg) => frame.contentWindow?.postMessage(msg, target);
   const notify = (method, params) => {
     const msg = { jsonrpc: '2.0', method, params };
     if (state === 'ready') post(msg); else if (state === 'loading') queue.push(msg);
@@ -65,18 +75,79 @@ export function mountApp(box, opened, host) {
     pending.set(id, (m) => { clearTimeout(timer); resolve(m); });
     post({ jsonrpc: '2.0', id, method, params });
   });
-  const text = (params) => {
-    const blocks = Array.isArray(params?.content) ? params.content : params?.content ? [params.content] : [];
-    return blocks.filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n')
-      .slice(0, MAX_TEXT_CHARS);
+
+  const border = () => {
+    const s = getComputedStyle(frame);
+    return s.boxSizing === 'border-box'
+      ? (parseFloat(s.borderTopWidth) || 0) + (parseFloat(s.borderBottomWidth) || 0) : 0;
   };
+  const dimensions = () => (mode === 'inline'
+    ? { width: Math.round(frame.clientWidth || box.clientWidth || 600), maxHeight: MAX_INLINE_HEIGHT }
+    : { width: Math.round(frame.clientWidth), height: Math.round(frame.clientHeight) });
+  const fitHeight = () => {
+    if (mode !== 'inline' || app.height === null) return;
+    frame.style.height = `${Math.max(MIN_HEIGHT, Math.min(MAX_INLINE_HEIGHT, Math.ceil(app.height))) + border()}px`;
+  };
+
+  /** Shows the app inline, in full screen or in picture in picture; the app hears it. */
+  const setMode = (next) => {
+    if (!DISPLAY_MODES.includes(next) || state === 'closed') return mode;
+    if (!offered(next)) return mode;
+    mode = next;
+    frame.dataset.mode = next;
+    box.classList.toggle('app-fullscreen', next === 'fullscreen');
+    box.classList.toggle('app-pip', next === 'pip');
+    if (next === 'inline') fitHeight(); else frame.style.height = '';
+    offer();
+    requestAnimationFrame(() => notify('ui/notifications/host-context-changed',
+      { displayMode: next, containerDimensions: dimensions() }));
+    return mode;
+  };
+  const modeButton = (m, words) => el('button', {
+    type: 'button', class: 'btn small', dataset: { action: `app-${m}`, mode: m },
+    hidden: m === 'inline', onclick: () => setMode(m),
+  }, words);
+  const controls = [
+    modeButton('inline', 'Back in the chat'),
+    modeButton('fullscreen', 'Full screen'),
+    modeButton('pip', 'Picture in picture'),
+  ];
+  /** Inline always; another mode if the app said it can be shown so (or said nothing). */
+  const offered = (m) => m === 'inline' || !app.modes || app.modes.includes(m);
+  /** The card offers the modes the app can be shown in, but the one it is in. */
+  const offer = () => {
+    for (const b of controls) b.hidden = b.dataset.mode === mode || !offered(b.dataset.mode);
+  };
+  offer();
+  const onKey = (e) => { if (e.key === 'Escape' && mode !== 'inline') setMode('inline'); };
+  window.addEventListener('keydown', onKey);
+  // the width it has, and the theme, as they change
+  let size = '';
+  const resized = new ResizeObserver(() => {
+    // inline its height is the app's own; else both are the host's
+    const d = dimensions();
+    const now = mode === 'inline' ? `${d.width}` : `${d.width}x${d.height}`;
+    if (d.width && now !== size) {
+      size = now;
+      notify('ui/notifications/host-context-changed', { containerDimensions: d });
+    }
+  });
+  resized.observe(frame);
+  const scheme = matchMedia('(prefers-color-scheme: dark)');
+  const onTheme = () => notify('ui/notifications/host-context-changed', { theme: host.theme() });
+  scheme.addEventListener('change', onTheme);
 
   /** The frame goes now; its server's log says why and how the page took it. */
   const remove = (reason, teardown) => {
     window.removeEventListener('message', onMessage);
+    window.removeEventListener('keydown', onKey);
+    scheme.removeEventListener('change', onTheme);
+    resized.disconnect();
     frame.removeEventListener('load', onLoad);
     for (const done of pending.values()) done(null);
     pending.clear();
+    box.classList.remove('app-fullscreen', 'app-pip');
+    for (const b of controls) b.remove();
     frame.remove();
     setState('closed');
     host.close(opened.viewId, reason, teardown);
@@ -89,10 +160,10 @@ export function mountApp(box, opened, host) {
       let teardown = null;
       if (started) {
         const t0 = performance.now();
-        const answer = await request('ui/resource-teardown', { reason }, TEARDOWN_WAIT_MS);
+        const said = await request('ui/resource-teardown', { reason }, TEARDOWN_WAIT_MS);
         teardown = {
-          answered: Boolean(answer),
-          error: answer?.error ? String(answer.error.message ?? 'an error') : null,
+          answered: Boolean(said),
+          error: said?.error ? String(said.error.message ?? 'an error') : null,
           ms: Math.round(performance.now() - t0),
         };
       }
@@ -110,17 +181,34 @@ export function mountApp(box, opened, host) {
       host.ended(note);
     }
   };
+  const navigated = () => ended('it loaded another page', 'The app loaded another page in its frame, so it was closed.', false);
 
-  // the first load is the page; any later one is another page in its frame (or it again)
+  // the first load is the page between window and app; any later one is another page in its place
   let loads = 0;
   const onLoad = () => {
     loads += 1;
-    if (loads > 1) ended('it loaded another page', 'The app loaded another page in its frame, so it was closed.', false);
+    if (loads > 1) navigated();
   };
   frame.addEventListener('load', onLoad);
 
+  // what the bridge's answers need of this frame
+  const ctx = {
+    opened, host, frame, app,
+    reply, fail, notify,
+    context: () => hostContext(opened, host, { mode, dimensions: dimensions() }),
+    initialized: () => {
+      if (state !== 'loading') return;
+      setState('ready');
+      for (const msg of queue.splice(0)) post(msg);
+    },
+    sized: (h) => { app.height = h; fitHeight(); },
+    offer,
+    setMode,
+    ended,
+  };
+
   const onMessage = async (ev) => {
-    if (ev.source !== frame.contentWindow) return; // only this page, whatever it claims
+    if (ev.source !== frame.contentWindow) return; // only this frame, whatever it claims
     const m = ev.data;
     if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0') return;
     try { if (JSON.stringify(m).length > MAX_MESSAGE_CHARS) return; } catch { return; }
@@ -130,97 +218,24 @@ export function mountApp(box, opened, host) {
       if (done && ('result' in m || 'error' in m)) { pending.delete(m.id); done(m); }
       return;
     }
+    // between the window and the page in its frame
+    if (m.method === 'ui/notifications/sandbox-proxy-ready') {
+      if (state !== 'loading') return;
+      if (typeof ev.origin === 'string' && ev.origin !== 'null') target = ev.origin;
+      post({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params: { allow: opened.allow ?? '' } });
+      return;
+    }
+    if (m.method === 'ui/notifications/sandbox-app-navigated') { navigated(); return; }
+    if (m.method === 'ui/notifications/sandbox-csp-violation') {
+      host.violation({ directive: String(m.params?.directive ?? ''), blocked: String(m.params?.blocked ?? '') });
+      return;
+    }
     const isRequest = m.id !== undefined && m.id !== null;
-    if (state === 'closing' && !WHILE_CLOSING.has(m.method)) {
+    if ((state === 'closing' || state === 'closed') && !WHILE_CLOSING.has(m.method)) {
       if (isRequest) fail(m.id, -32000, 'The app is being closed.');
       return;
     }
-    switch (m.method) {
-      case 'ui/initialize':
-        reply(m.id, {
-          protocolVersion: PROTOCOL,
-          hostInfo: { name: 'switchboard', version: '0.1.0' },
-          hostCapabilities: {
-            serverTools: {}, openLinks: {}, logging: {}, message: { text: {} },
-            sandbox: { csp: opened.approvedCsp ?? {} },
-          },
-          hostContext: {
-            toolInfo: { id: String(opened.callId), tool: opened.toolInfo ?? { name: opened.tool } },
-            theme: host.theme(),
-            displayMode: 'inline',
-            availableDisplayModes: ['inline'],
-            containerDimensions: { width: Math.round(box.clientWidth || 600), maxHeight: MAX_HEIGHT },
-            locale: navigator.language,
-            timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-            userAgent: 'switchboard/0.1.0',
-            platform: 'desktop',
-            deviceCapabilities: { touch: false, hover: true },
-          },
-        });
-        return;
-      case 'ui/notifications/initialized':
-        if (state !== 'loading') return;
-        setState('ready');
-        for (const msg of queue.splice(0)) post(msg);
-        return;
-      case 'ui/notifications/size-changed': {
-        const h = Number(m.params?.height);
-        if (Number.isFinite(h)) frame.style.height = `${Math.max(MIN_HEIGHT, Math.min(MAX_HEIGHT, Math.ceil(h)))}px`;
-        return;
-      }
-      case 'ping':
-        if (isRequest) reply(m.id, {});
-        return;
-      case 'notifications/message': {
-        if (isRequest || logged >= MAX_LOG_MESSAGES) return;
-        logged += 1;
-        const p = m.params ?? {};
-        const data = typeof p.data === 'string' ? p.data : JSON.stringify(p.data ?? null);
-        host.log(opened.viewId, String(p.level ?? 'info'), typeof p.logger === 'string' ? `${p.logger}: ${data}` : data);
-        return;
-      }
-      case 'tools/call': {
-        if (!isRequest) return;
-        const name = m.params?.name;
-        const args = m.params?.arguments ?? {};
-        if (typeof name !== 'string' || typeof args !== 'object' || Array.isArray(args)) {
-          fail(m.id, -32602, 'tools/call needs a tool name and an arguments object');
-          return;
-        }
-        try {
-          reply(m.id, await host.callTool(opened.viewId, name, args));
-        } catch (e) {
-          fail(m.id, -32000, e?.message ?? String(e));
-        }
-        return;
-      }
-      case 'ui/open-link': {
-        if (!isRequest) return;
-        const url = String(m.params?.url ?? '');
-        if (!/^https?:\/\//i.test(url)) { reply(m.id, { isError: true }); return; }
-        // the link dialog shows where it goes first; the page learns whether it opened
-        let done = false;
-        try { done = await host.openLink(url); } catch { done = false; }
-        reply(m.id, done ? {} : { isError: true });
-        return;
-      }
-      case 'ui/message': {
-        if (!isRequest) return;
-        const said = text(m.params);
-        if (!said) { reply(m.id, { isError: true }); return; }
-        host.draftMessage(said); // the user sees it in the message box and sends it, or not
-        reply(m.id, {});
-        return;
-      }
-      case 'ui/request-display-mode':
-        if (isRequest) reply(m.id, { mode: 'inline' });
-        return;
-      case 'ui/notifications/request-teardown':
-        ended('it asked to be closed', 'The app closed itself.', true);
-        return;
-      default:
-        if (isRequest) fail(m.id, -32601, `${m.method} is not supported by this host`);
-    }
+    await answer(ctx, m, isRequest);
   };
   window.addEventListener('message', onMessage);
   notify('ui/notifications/tool-input', { arguments: opened.toolInput ?? {} });
@@ -228,6 +243,7 @@ export function mountApp(box, opened, host) {
 
   return {
     frame,
+    controls,
     /** The call ended after the page was shown. */
     result(r) { notify('ui/notifications/tool-result', r); },
     /**

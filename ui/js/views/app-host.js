@@ -1,9 +1,27 @@
-// MCP Apps on their cards: opens a call's app page (views/app-frame.js) and routes what the page
-// asks through the window's own rules: its tool calls get cards of their own and the same
-// approval as the model's, its links the link dialog, its messages the message box, its log
-// messages its server's log.
+// MCP Apps on their cards: opens a call's app (views/app-frame.js) and routes what it asks
+// through the window's own rules. Its tool calls are shown on its own card (how many of each,
+// the last one's end; no card per call), and when one must be asked about, the question is on
+// that card too, in the app's name, once per app and tool. Browser features it asks for
+// (microphone, camera, …) are asked about before it loads. A message it writes goes into the
+// message box marked as the app's. What its Content-Security-Policy refuses is said on its card
+// and in its server's log. Its links go through the link dialog, its log to its server's log.
 import * as ipc from '../ipc.js';
+import { el } from '../dom.js';
 import { mountApp } from './app-frame.js';
+
+/** The browser features an app may ask for, as the user reads them, and as `allow` names them. */
+const FEATURES = [
+  ['microphone', 'use your microphone', 'microphone'],
+  ['camera', 'use your camera', 'camera'],
+  ['geolocation', 'know your location', 'geolocation'],
+  ['clipboardWrite', 'write to your clipboard', 'clipboard-write'],
+];
+/** `a`, `a and b`, `a, b and c`. */
+const listed = (words) => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`);
+/** How many refusals of its policy a card lists at most. */
+const MAX_VIOLATIONS_SHOWN = 3;
+
+const asked = (permissions) => FEATURES.filter(([k]) => permissions?.[k]);
 
 export class AppHost {
   /**
@@ -13,6 +31,7 @@ export class AppHost {
   constructor(chat, app) {
     this.chat = chat;
     this.app = app;
+    this.draftNote = null;
     // the window closing: its apps are told first
     ipc.watchWindowClose(async () => {
       await this.chat.cards.closeAll('the window is closing');
@@ -20,13 +39,31 @@ export class AppHost {
     }).catch(() => {});
   }
 
-  /** A message an app wrote: into the message box, for the user to send or not. */
-  draftMessage(text) {
+  /**
+   * A message the app of `server` (which calls itself `name`) wrote after the user clicked or
+   * typed in it: into the message box, for the user to send or not, marked as the app's until
+   * it is sent or cleared.
+   */
+  draftMessage(text, server, name) {
     const input = this.app.input;
     input.value = input.value ? `${input.value}\n${text}` : text;
     this.app.autosize();
     input.focus();
-    this.app.toast('The app wrote a message for you: it is in the message box, send it if you want to.');
+    const from = name ? `the app “${name}” of ${server}` : `the app of ${server}`;
+    this.draftNote?.dispatchEvent(new Event('gone'));
+    const note = el('p', { class: 'app-draft', role: 'status' },
+      `✎ Written by ${from}: read it, then send it if you want to.`);
+    const form = input.form ?? input.parentElement;
+    // it goes when the message is sent (Enter, or the Send button) or the box is emptied
+    const listening = new AbortController();
+    const gone = () => { note.remove(); listening.abort(); if (this.draftNote === note) this.draftNote = null; };
+    const opts = { signal: listening.signal };
+    form?.addEventListener('submit', gone, opts);
+    input.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) gone(); }, opts);
+    input.addEventListener('input', () => { if (!input.value.trim()) gone(); }, opts);
+    note.addEventListener('gone', gone, opts);
+    form?.prepend(note);
+    this.draftNote = note;
   }
 
   /**
@@ -35,47 +72,181 @@ export class AppHost {
    */
   async open(callId, box, onEnded) {
     const opened = await ipc.openApp(callId);
-    const running = new Set(); // the page's calls not finished yet
-    let gone = false;
-    return mountApp(box, { ...opened, callId }, {
-      callTool: (viewId, name, args) => ipc.appCallTool(viewId, name, args, (ev) => {
-        if (ev.type === 'toolCallStarted') {
-          if (gone) return; // its chat may no longer be shown
-          running.add(ev.id);
-        }
-        if (ev.type === 'toolCallFinished') running.delete(ev.id);
-        this.onEvent(ev);
-      }),
+    const notes = el('div', { class: 'app-notes' });
+    box.append(notes);
+    this.networkNote(notes, opened);
+    const granted = await this.permissions(box, opened);
+    const given = FEATURES.filter(([k]) => opened.permissions?.[k] && granted?.[k]);
+    const allow = given.map(([, , f]) => f).join('; ');
+    // as the spec writes them (`{ microphone: {} }`): an app's SDK refuses any other shape
+    const grantedPermissions = Object.fromEntries(given.map(([k]) => [k, {}]));
+    const calls = new AppCalls(box);
+    let name = null;
+    let violations = 0;
+    const violationsList = el('ul', { class: 'app-violations' });
+    return mountApp(box, { ...opened, callId, allow, grantedPermissions }, {
+      callTool: (viewId, tool, args) => calls.track(tool, ipc.appCallTool(viewId, name, tool, args,
+        (ev) => this.onEvent(ev, box))),
+      readResource: (viewId, uri) => ipc.appReadResource(viewId, uri),
+      list: (viewId, listing, cursor) => ipc.appList(viewId, listing, cursor),
+      modelContext: (viewId, content, structured) => ipc.appModelContext(viewId, name, content, structured),
       openLink: (url) => this.app.openLink(url),
-      draftMessage: (text) => this.draftMessage(text),
+      draftMessage: (text) => this.draftMessage(text, opened.server, name),
       log: (viewId, level, data) => ipc.appLog(viewId, level, data).catch(() => {}),
+      violation: ({ directive, blocked }) => {
+        violations += 1;
+        ipc.appCspViolation(opened.viewId, directive, blocked).catch(() => {});
+        if (violations === 1) {
+          notes.append(el('div', { class: 'app-note app-csp', role: 'status' },
+            el('p', {}, 'The app tried something its security policy does not allow (its server’s log lists it):'),
+            violationsList));
+        }
+        if (violations <= MAX_VIOLATIONS_SHOWN) {
+          violationsList.append(el('li', {}, el('code', {}, blocked || 'inline code'), ` (${directive || 'policy'})`));
+        } else {
+          violationsList.dataset.more = String(violations - MAX_VIOLATIONS_SHOWN);
+        }
+      },
       close: (viewId, reason, teardown) => {
-        gone = true;
-        for (const id of running) ipc.cancelToolCall(id).catch(() => {});
+        for (const n of [notes, calls.node, ...box.querySelectorAll('.app-approval')]) n.remove();
         ipc.closeApp(viewId, reason, teardown).catch(() => {});
       },
       ended: (note) => onEnded?.(note),
       // the window's theme (Settings → This window), else the desktop's
       theme: () => document.documentElement.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+      named: (n) => { name = n; },
     });
   }
 
-  /** What happens to a call an app page made: on its own card. */
-  onEvent(ev) {
-    const cards = this.chat.cards;
+  /** Origins the page names that it may not reach: the card says which, and why. */
+  networkNote(notes, opened) {
+    const closed = opened.closedOrigins ?? [];
+    if (!closed.length) return;
+    const list = closed.flatMap((d, i) => [i ? ', ' : '', el('code', { class: 'origin' }, d)]);
+    notes.append(el('p', { class: 'app-note app-network muted', dataset: { origins: closed.join(' ') } },
+      ...(opened.appNetwork
+        ? ['This app names sites you have not allowed yet: ', ...list,
+          '. They stay closed until you allow them in its server’s settings.']
+        : ['This app names sites it would reach: ', ...list,
+          '. Its server’s settings do not let its apps reach any site, so it reaches none.'])));
+  }
+
+  /**
+   * What the app asks of the browser: asked about once per app (in this run) before it loads;
+   * what the user granted (null: nothing asked).
+   */
+  async permissions(box, opened) {
+    const wants = asked(opened.permissions);
+    if (!wants.length) return null;
+    if (opened.granted) return opened.granted;
+    const yes = await new Promise((resolve) => {
+      const question = el('div', { class: 'approval app-permissions', role: 'group', 'aria-label': 'What the app asks to use' },
+        el('p', { class: 'approval-question' }, 'The app of ', el('strong', {}, opened.server), ' asks to ',
+          listed(wants.map(([, words]) => words)), '.'),
+        el('div', { class: 'approval-buttons' },
+          el('button', { type: 'button', class: 'btn primary', dataset: { action: 'grant' }, onclick: () => { question.remove(); resolve(true); } }, 'Allow'),
+          el('button', { type: 'button', class: 'btn', dataset: { action: 'refuse' }, onclick: () => { question.remove(); resolve(false); } }, 'Not now')));
+      box.append(question);
+    });
+    const granted = Object.fromEntries(FEATURES.map(([k]) => [k, yes && Boolean(opened.permissions[k])]));
+    await ipc.appGrant(opened.viewId, granted);
+    return granted;
+  }
+
+  /** A question about one of an app's calls, on the app's card (`box`). */
+  onEvent(ev, box) {
     switch (ev.type) {
-      case 'toolCallStarted': cards.add(ev); break;
-      case 'toolCallFinished': cards.finish(ev.id, ev); break;
-      case 'toolCallProgress': cards.showProgress(ev.id, ev); break;
-      case 'approvalRequested':
-        cards.requestApproval(ev, (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
+      case 'appApprovalRequested': askAboutAppCall(box, ev); break;
+      case 'appApprovalResolved':
+        box.querySelector(`.app-approval[data-question="${Number(ev.questionId)}"]`)?.remove();
         break;
-      case 'approvalResolved': cards.resolveApproval(ev); break;
       case 'elicitationRequested':
-        cards.askUser(ev.callId, ev.elicitation,
+        this.chat.cards.askUser(ev.callId, ev.elicitation,
           (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
         break;
       default: break;
     }
+  }
+}
+
+/** The question about an app's call of a tool, in the app's name, on its card. */
+function askAboutAppCall(box, ev) {
+  const error = el('p', { class: 'field-error approval-error', role: 'alert' });
+  const choose = async (action) => {
+    error.textContent = '';
+    for (const b of bar.querySelectorAll('button')) b.disabled = true;
+    try {
+      await ipc.answerQuestion(ev.questionId, { kind: 'approval', action });
+    } catch (e) {
+      error.textContent = e?.message ?? String(e);
+      for (const b of bar.querySelectorAll('button')) b.disabled = false;
+    }
+  };
+  const button = (action, words, primary) => el('button', {
+    type: 'button', class: `btn${primary ? ' primary' : ''}${action === 'deny' ? ' danger' : ''}`,
+    dataset: { action }, onclick: () => choose(action),
+  }, words);
+  const bar = el('div', {
+    class: `approval app-approval${ev.destructive ? ' destructive' : ''}`, role: 'group',
+    'aria-label': 'Approve the app’s tool call', dataset: { question: ev.questionId, tool: ev.tool },
+  },
+  el('p', { class: 'approval-question' },
+    ev.destructive ? '⚠ This tool can change or delete data. ' : '',
+    el('span', { class: 'app-asker' }, capitalized(ev.app)), ' wants to run ',
+    el('strong', {}, `${ev.server} › ${ev.tool}`), ' with these arguments:'),
+  ev.changed ? el('p', { class: 'tool-changed' },
+    '⚠ This tool is not what it was when you accepted it; accept its new definition in the servers list first to allow it for good.') : null,
+  el('pre', { class: 'code args' }, JSON.stringify(ev.arguments ?? {}, null, 2)),
+  el('div', { class: 'approval-buttons' },
+    button('allowOnce', 'Allow once', true),
+    button('allowConversation', 'Allow for this app'),
+    ev.destructive || ev.changed ? null : button('alwaysAllow', 'Always allow'),
+    button('deny', 'Deny')),
+  error);
+  box.append(bar);
+  bar.tabIndex = -1;
+  bar.focus({ preventScroll: true });
+  bar.scrollIntoView({ block: 'nearest' });
+}
+
+const capitalized = (s) => (s ? s[0].toUpperCase() + s.slice(1) : s);
+
+/** The calls an app made, on its card: how many of each tool, and how the last one ended. */
+class AppCalls {
+  constructor(box) {
+    this.node = el('p', { class: 'app-calls muted', hidden: true });
+    box.append(this.node);
+    this.counts = new Map();
+    this.running = 0;
+    this.last = null;
+  }
+
+  /** Follows one call (`promise`, its result); resolves or rejects as it does. */
+  async track(tool, promise) {
+    this.counts.set(tool, (this.counts.get(tool) ?? 0) + 1);
+    this.running += 1;
+    this.show();
+    const t0 = performance.now();
+    try {
+      const r = await promise;
+      this.last = { tool, ok: !r?.isError, ms: Math.round(performance.now() - t0) };
+      return r;
+    } catch (e) {
+      this.last = { tool, ok: false, ms: Math.round(performance.now() - t0), error: e?.message ?? String(e) };
+      throw e;
+    } finally {
+      this.running -= 1;
+      this.show();
+    }
+  }
+
+  show() {
+    const each = [...this.counts].map(([t, n]) => `${t} ×${n}`).join(', ');
+    const last = this.last
+      ? ` · last: ${this.last.tool} ${this.last.ok ? 'done' : 'failed'} in ${this.last.ms} ms${this.last.error ? ` (${this.last.error})` : ''}`
+      : '';
+    this.node.textContent = `The app’s calls: ${each}${this.running ? ` · ${this.running} running` : ''}${last}`;
+    this.node.dataset.calls = String([...this.counts.values()].reduce((a, b) => a + b, 0));
+    this.node.hidden = false;
   }
 }

@@ -1,5 +1,7 @@
 // The server form's "Let its apps reach the sites they name": what that server's app pages
-// declare (read from the server when the box is ticked), so the user knows what they allow.
+// declare (read from the server when the box is ticked), so the user knows what they allow. What
+// was shown is what is allowed (`shownOrigins`, saved as the server's `appOrigins`): a site a
+// page names later stays closed until the user has seen it here too.
 import { el } from '../dom.js';
 
 let shown = 0; // the latest request wins
@@ -37,6 +39,7 @@ const KINDS = [
   ['connect', 'talk to'],
   ['resource', 'load scripts, styles, images and fonts from'],
   ['frame', 'embed pages of'],
+  ['baseUri', 'set their base address to'],
 ];
 
 /** One page and what it names. */
@@ -46,7 +49,7 @@ function pageItem(p) {
     item.append(`could not be read (${p.error})`);
     return item;
   }
-  const named = KINDS.filter(([k]) => p.domains[k].length);
+  const named = KINDS.filter(([k]) => p.domains[k]?.length);
   if (!named.length) {
     item.append('names no site, so it reaches nothing even when allowed');
     return item;
@@ -58,6 +61,15 @@ function pageItem(p) {
   }
   item.append('may then', list);
   return item;
+}
+
+/**
+ * The origins `box` shows (each once, sorted), or null when it shows none it could read (the
+ * server is not running, or its pages could not be read).
+ */
+export function shownOrigins(box) {
+  if (!box.querySelector('.app-pages')) return null;
+  return [...new Set([...box.querySelectorAll('code.origin')].map((c) => c.textContent))].sort();
 }
 
 /** Forgets a reading under way (the form closed). */

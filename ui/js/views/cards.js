@@ -81,7 +81,7 @@ export class ToolCards {
             offer();
           },
         }, 'Close the app');
-        bar.replaceChildren(close);
+        bar.replaceChildren(...(app.controls ?? []), close);
         box.prepend(bar);
       } catch (e) {
         note.textContent = `The app could not be shown: ${e?.message ?? e}`;

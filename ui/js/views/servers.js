@@ -5,7 +5,7 @@ import { el, $ } from '../dom.js';
 import { stepText, sandboxText, sandboxDetail, sandboxMissing, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
 import { diffView } from './diff.js';
-import { showAppOrigins, hideAppOrigins } from './app-origins.js';
+import { showAppOrigins, hideAppOrigins, shownOrigins } from './app-origins.js';
 
 export function summarize(servers) {
   const running = servers.filter((s) => s.status === 'running').length;
@@ -426,6 +426,9 @@ export class ServersView {
     const disabled = this.editing ? Boolean(this.config.mcpServers[this.editing]?.disabled) : false;
     const logLevel = $('#srv-log-level', this.form).value || null;
     const appNetwork = $('#srv-app-network', this.form).checked;
+    // the sites the user saw listed are those allowed (unread: what was allowed before)
+    const before = this.editing ? this.config.mcpServers[this.editing]?.appOrigins ?? [] : [];
+    const appOrigins = appNetwork ? shownOrigins($('#srv-app-origins', this.form)) ?? before : [];
     const timeoutText = $('#srv-timeout', this.form).value.trim();
     const timeout = timeoutText === '' ? null : Number(timeoutText);
     if (timeout !== null && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= 3600)) {
@@ -439,7 +442,7 @@ export class ServersView {
     if (this.transport(transport).remote) {
       const headers = this.readRows('headers');
       if (typeof headers === 'string') { this.showError('headers', headers); return; }
-      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, appNetwork, disabled, trusted, oauth: this.readOAuth() };
+      server = { type: transport, url: $('#srv-url', this.form).value.trim(), headers, logLevel, timeout, appNetwork, appOrigins, disabled, trusted, oauth: this.readOAuth() };
     } else {
       const cwd = $('#srv-cwd', this.form).value.trim();
       const command = $('#srv-command', this.form).value.trim();
@@ -458,7 +461,7 @@ export class ServersView {
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;
-      server = { command, args, env, cwd: cwd || null, logLevel, timeout, appNetwork, disabled, trusted, sandbox };
+      server = { command, args, env, cwd: cwd || null, logLevel, timeout, appNetwork, appOrigins, disabled, trusted, sandbox };
     }
     try {
       await this.actions.save(this.editing, this.copyOf, name, server);

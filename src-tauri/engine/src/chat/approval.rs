@@ -59,6 +59,9 @@ pub struct ApprovalRequest {
     /// The tool's `inputSchema`: edited arguments must fit it.
     #[serde(skip)]
     pub schema: Option<Value>,
+    /// An MCP App makes this call, not the model: how the user knows it (`AppCaller::label`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 /// What happens to a call before anyone is asked.

@@ -196,6 +196,7 @@ mod tests {
             destructive: true,
             changed: None,
             schema,
+            app: None,
         })
     }
 

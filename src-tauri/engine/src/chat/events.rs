@@ -146,6 +146,26 @@ pub enum ChatEvent {
         /// The tool's definition changed since the user accepted it: what changed.
         changed: Option<Vec<crate::mcp::pins::DiffLine>>,
     },
+    /// The app shown on call `app_of`'s card (named `app`) wants to call `server`'s `tool`, and the
+    /// user is asked there: answer question `question_id`.
+    #[serde(rename_all = "camelCase")]
+    AppApprovalRequested {
+        app_of: i64,
+        question_id: QuestionId,
+        app: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+        destructive: bool,
+        changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+    },
+    /// The question `question_id` on call `app_of`'s app is settled (`approval`: how).
+    #[serde(rename_all = "camelCase")]
+    AppApprovalResolved {
+        app_of: i64,
+        question_id: QuestionId,
+        approval: Approval,
+    },
     /// A call was for a tool of `server`, which waits for the user to sign in: the window offers it.
     SignInNeeded { server: String },
     /// How call `id` came to run or not; `edited`: with the user's arguments.

@@ -54,6 +54,7 @@ use crate::llm::LlmClient;
 use crate::settings::{LiveSettings, Settings};
 use crate::store::{Store, StoreError, ToolChoice};
 
+pub use app_calls::{AppCaller, MAX_APP_CONTEXT_CHARS};
 pub use attachments::{with_attachments, Attachment, MAX_ATTACHMENT_CHARS};
 pub use broker::{Answer, AnswerError, Broker, Question, QuestionId};
 pub use events::{ChatEvent, Emit, SamplingOutcome};
@@ -210,6 +211,12 @@ pub struct EngineShared {
     /// By LLM server and model: how many times bigger than estimated the server last said a
     /// request's prompt was (its tokenizer and chat template); estimates are multiplied by it.
     pub token_ratio: Mutex<HashMap<String, f64>>,
+    /// The apps the user allowed a tool for the rest of a conversation ("Allow for this app").
+    pub(crate) app_allowed: Mutex<HashSet<app_calls::AppToolKey>>,
+    /// Where an app's calls of one tool wait while the user is asked about one of them.
+    pub(crate) app_gates: Mutex<HashMap<app_calls::AppToolKey, app_calls::AppGate>>,
+    /// What the apps shown give the model, by conversation, then by shown app: (whose, what).
+    pub(crate) app_context: Mutex<HashMap<i64, app_calls::AppContexts>>,
 }
 
 impl EngineShared {

@@ -32,6 +32,12 @@ pub trait ToolHost: Send + Sync {
     fn route_server_tool(&self, _server: &str, _tool: &str) -> Option<RoutedTool> {
         None
     }
+    /// The `inputSchema` of `server`'s tool, by its own name (an MCP App's call).
+    fn server_tool_schema(&self, _server: &str, _tool: &str) -> Option<Value> {
+        None
+    }
+    /// Adds a line to `server`'s log (what an app did).
+    fn note(&self, _server: &str, _line: String) {}
     /// The servers that wait for the user to sign in (their tools are not offered until then).
     fn waiting_for_sign_in(&self) -> Vec<String> {
         vec![]
@@ -103,6 +109,12 @@ impl ToolHost for McpHost {
     }
     fn route_server_tool(&self, server: &str, tool: &str) -> Option<RoutedTool> {
         McpHost::route_server_tool(self, server, tool)
+    }
+    fn server_tool_schema(&self, server: &str, tool: &str) -> Option<Value> {
+        McpHost::server_tool_schema(self, server, tool)
+    }
+    fn note(&self, server: &str, line: String) {
+        McpHost::note(self, server, line)
     }
     fn waiting_for_sign_in(&self) -> Vec<String> {
         self.servers()

@@ -1,9 +1,11 @@
 //! MCP Apps (the `io.modelcontextprotocol/ui` extension, SEP-1865): a tool whose definition links
 //! a `ui://` resource gets that HTML shown with its result, as an app the user can use. Here: what
 //! a tool's `_meta.ui` says (its resource, who may call it), reading the resource, and the Content
-//! Security Policy it runs under, built from what the resource declares — network only when it
-//! declares domains *and* the user allowed that server (`appNetwork` in its config). The frame,
-//! its origin and the bridge to it live in the app (src-tauri/apps.rs, ui/js/views/app-frame.js).
+//! Security Policy it runs under, built from what the resource declares — network only to the
+//! origins it declares *and* the user allowed for that server (`appNetwork`, `appOrigins` in its
+//! config) — and what it asks of the browser (`permissions`, granted only after the user agreed).
+//! The frames, their origins and the bridge live in the app (src-tauri/apps.rs,
+//! ui/js/views/app-frame.js).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -13,6 +15,9 @@ pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
 pub const APP_MIME: &str = "text/html;profile=mcp-app";
 /// The largest page shown (the example apps are single files of 0.2–4.3 MB).
 pub const MAX_APP_HTML: usize = 8 * 1024 * 1024;
+/// The largest answer an app gets to a `resources/read` of its server (server-video-resource's
+/// videos are base64 blobs of a few MB).
+pub const MAX_APP_READ: usize = 48 * 1024 * 1024;
 
 /// What a tool's `_meta.ui` says about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,16 +75,22 @@ pub struct AppDomains {
     pub resource: Vec<String>,
     /// Frames it embeds.
     pub frame: Vec<String>,
+    /// Where its `<base href>` may point.
+    pub base_uri: Vec<String>,
 }
 
 impl AppDomains {
     pub fn is_empty(&self) -> bool {
-        self.connect.is_empty() && self.resource.is_empty() && self.frame.is_empty()
+        self.connect.is_empty()
+            && self.resource.is_empty()
+            && self.frame.is_empty()
+            && self.base_uri.is_empty()
     }
 
     pub fn of(csp: Option<&Value>) -> AppDomains {
         let list = |key: &str| -> Vec<String> {
-            csp.and_then(|c| c.get(key))
+            let mut v: Vec<String> = csp
+                .and_then(|c| c.get(key))
                 .and_then(Value::as_array)
                 .map(|v| {
                     v.iter()
@@ -87,19 +98,56 @@ impl AppDomains {
                         .filter_map(origin_source)
                         .collect()
                 })
-                .unwrap_or_default()
+                .unwrap_or_default();
+            v.dedup();
+            v
         };
         AppDomains {
             connect: list("connectDomains"),
             resource: list("resourceDomains"),
             frame: list("frameDomains"),
+            base_uri: list("baseUriDomains"),
         }
+    }
+
+    /// Every origin it names, each once, sorted: what the user is shown before allowing them.
+    pub fn all(&self) -> Vec<String> {
+        let mut all: Vec<String> = [&self.connect, &self.resource, &self.frame, &self.base_uri]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// Only the origins that are also in `allowed` (what the user saw and allowed).
+    pub fn within(&self, allowed: &[String]) -> AppDomains {
+        let keep = |v: &Vec<String>| -> Vec<String> {
+            v.iter().filter(|o| allowed.contains(o)).cloned().collect()
+        };
+        AppDomains {
+            connect: keep(&self.connect),
+            resource: keep(&self.resource),
+            frame: keep(&self.frame),
+            base_uri: keep(&self.base_uri),
+        }
+    }
+
+    /// The origins it names that `allowed` does not have.
+    pub fn beyond(&self, allowed: &[String]) -> Vec<String> {
+        self.all()
+            .into_iter()
+            .filter(|o| !allowed.contains(o))
+            .collect()
     }
 }
 
 /// A declared domain as a CSP source: an http(s)/ws(s) origin, or a host (with a leading `*.`
 /// wildcard at most). Anything else (keywords, paths, schemes like `data:`, separators that would
-/// end the directive) is dropped.
+/// end the directive) is dropped. An IP address is kept only as itself: a wildcard over numbers
+/// (`*.0.0.1`, which would reach addresses nobody named) is dropped.
 fn origin_source(d: &str) -> Option<String> {
     let d = d.trim();
     if d.is_empty() || d.len() > 253 {
@@ -115,13 +163,17 @@ fn origin_source(d: &str) -> Option<String> {
         Some((h, p)) if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
         _ => (rest, None),
     };
+    let wildcard = host.starts_with("*.");
     let bare = host.strip_prefix("*.").unwrap_or(host);
     let valid = !bare.is_empty()
         && bare.contains('.')
         && bare
             .split('.')
             .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
-    if !valid {
+    let numeric = bare
+        .split('.')
+        .all(|l| l.chars().all(|c| c.is_ascii_digit()));
+    if !valid || (wildcard && numeric) {
         return None;
     }
     let mut s = String::new();
@@ -137,39 +189,103 @@ fn origin_source(d: &str) -> Option<String> {
     Some(s)
 }
 
-/// The Content-Security-Policy an app page runs under. Without `network` (the user has not
-/// allowed its server to reach the network from apps) the declared domains are left out: the
-/// page reaches nothing but itself. Code it carries may also run from `blob:` and `data:`
-/// addresses, as workers too (server-pdf's PDF.js starts its worker that way, as the SDK's
-/// reference host allows): those hold only what the page itself made, a worker inherits this
-/// policy, and none of it reaches the network.
-pub fn content_security_policy(domains: &AppDomains, network: bool) -> String {
+/// What a page asks of the browser (`_meta.ui.permissions`): each is granted only after the user
+/// agreed, through its frame's `allow` attribute (Permissions Policy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppPermissions {
+    pub camera: bool,
+    pub microphone: bool,
+    pub geolocation: bool,
+    pub clipboard_write: bool,
+}
+
+impl AppPermissions {
+    /// What `_meta.ui.permissions` asks for: each key present as an object.
+    pub fn of(permissions: Option<&Value>) -> AppPermissions {
+        let asks = |key: &str| {
+            permissions
+                .and_then(|p| p.get(key))
+                .is_some_and(Value::is_object)
+        };
+        AppPermissions {
+            camera: asks("camera"),
+            microphone: asks("microphone"),
+            geolocation: asks("geolocation"),
+            clipboard_write: asks("clipboardWrite"),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == AppPermissions::default()
+    }
+
+    /// Only what both ask for and grant.
+    pub fn and(&self, other: &AppPermissions) -> AppPermissions {
+        AppPermissions {
+            camera: self.camera && other.camera,
+            microphone: self.microphone && other.microphone,
+            geolocation: self.geolocation && other.geolocation,
+            clipboard_write: self.clipboard_write && other.clipboard_write,
+        }
+    }
+
+    /// The Permissions Policy features, as an iframe's `allow` attribute lists them.
+    pub fn allow_attribute(&self) -> String {
+        [
+            (self.camera, "camera"),
+            (self.microphone, "microphone"),
+            (self.geolocation, "geolocation"),
+            (self.clipboard_write, "clipboard-write"),
+        ]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| name)
+        .collect::<Vec<_>>()
+        .join("; ")
+    }
+}
+
+/// The Content-Security-Policy an app page runs under, with the origins it may reach: those it
+/// declares that the user allowed (`AppDomains::within`); none, and the page reaches nothing but
+/// itself. Its code may `eval` (three.js and other libraries build code at run time; the
+/// reference host allows it) and may also run from `blob:` and `data:` addresses, as workers
+/// too (server-pdf's PDF.js starts its worker that way): all of that is code the page itself
+/// carries, a worker inherits this policy, and none of it reaches the network.
+pub fn content_security_policy(allowed: &AppDomains) -> String {
     let join = |extra: &[String]| {
-        if network && !extra.is_empty() {
-            format!(" {}", extra.join(" "))
-        } else {
+        if extra.is_empty() {
             String::new()
+        } else {
+            format!(" {}", extra.join(" "))
         }
     };
-    let resource = join(&domains.resource);
-    let connect = if network && !domains.connect.is_empty() {
-        domains.connect.join(" ")
-    } else {
-        "'none'".into()
+    let or_none = |list: &[String]| {
+        if list.is_empty() {
+            "'none'".to_string()
+        } else {
+            list.join(" ")
+        }
     };
-    let frame = if network && !domains.frame.is_empty() {
-        domains.frame.join(" ")
-    } else {
-        "'none'".into()
-    };
+    let resource = join(&allowed.resource);
     format!(
-        "default-src 'none'; script-src 'self' 'unsafe-inline' blob: data:{resource}; \
-         worker-src 'self' blob: data:; style-src 'self' 'unsafe-inline'{resource}; \
+        "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data:{resource}; \
+         worker-src 'self' blob: data:; style-src 'self' 'unsafe-inline' blob: data:{resource}; \
          img-src 'self' data: blob:{resource}; font-src 'self' data: blob:{resource}; \
-         media-src 'self' data: blob:{resource}; connect-src {connect}; frame-src {frame}; \
-         object-src 'none'; base-uri 'none'; form-action 'none'"
+         media-src 'self' data: blob:{resource}; connect-src {}; frame-src {}; \
+         object-src 'none'; base-uri {}; form-action 'none'",
+        or_none(&allowed.connect),
+        or_none(&allowed.frame),
+        or_none(&allowed.base_uri),
     )
 }
+
+/// The policy of the page between the window and an app (the sandbox proxy, served from the
+/// app's own origin): its one script, and a frame of its own origin (the app's page). The app
+/// can run code in it (they share an origin), so it reaches less than any app: nothing.
+pub const PROXY_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     frame-src 'self'; connect-src 'none'; img-src 'none'; object-src 'none'; base-uri 'none'; \
+     form-action 'none'";
 
 /// A fresh id for one shown app page (128 random bits, as hex): its address, so one page cannot
 /// guess another's.
@@ -180,20 +296,26 @@ pub fn view_id() -> String {
 }
 
 /// The page as served: its policy also as the first thing in its `<head>` (the response header
-/// is the one that counts; this keeps the page closed if it were ever loaded without it).
-pub fn with_policy_meta(html: &str, csp: &str) -> String {
+/// is the one that counts; this keeps the page closed if it were ever loaded without it), then
+/// `first` (markup the host puts before anything of the page's own).
+pub fn with_policy_meta(html: &str, csp: &str, first: &str) -> String {
     let meta = format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">{first}",
         csp.replace('"', "&quot;")
     );
+    // after the start of its <head>, else of <html>, else its doctype (anything before a
+    // doctype would put the page in quirks mode)
     let lower = html.to_ascii_lowercase();
-    match lower
-        .find("<head")
-        .and_then(|i| lower[i..].find('>').map(|j| i + j + 1))
-    {
-        Some(at) => format!("{}{meta}{}", &html[..at], &html[at..]),
-        None => format!("{meta}{html}"),
-    }
+    let after = |tag: &str| {
+        lower
+            .find(tag)
+            .and_then(|i| lower[i..].find('>').map(|j| i + j + 1))
+    };
+    let at = after("<head")
+        .or_else(|| after("<html"))
+        .or_else(|| after("<!doctype"))
+        .unwrap_or(0);
+    format!("{}{meta}{}", &html[..at], &html[at..])
 }
 
 /// A UI resource, read.
@@ -202,6 +324,8 @@ pub struct AppResource {
     pub uri: String,
     pub html: String,
     pub domains: AppDomains,
+    /// What it asks of the browser (microphone, camera, …).
+    pub permissions: AppPermissions,
     /// The page would rather have (or not have) a border drawn around it.
     pub prefers_border: Option<bool>,
 }
@@ -262,52 +386,128 @@ mod tests {
     fn declared_domains_are_kept_only_as_origins() {
         let d = AppDomains::of(Some(&json!({
             "connectDomains": ["https://api.example.com", "wss://live.example.com:8443", "'unsafe-eval'",
-                               "https://a.example.com; script-src *", "*", "data:", "https://x.example.com/path"],
+                               "https://a.example.com; script-src *", "*", "data:", "https://x.example.com/path",
+                               "http://127.0.0.1:8080", "https://*.0.0.1", "*.168.1.1"],
             "resourceDomains": ["https://*.cdn.example.net", "unpkg.com", "*.b.example.org", "http://localhost"],
+            "baseUriDomains": ["https://cdn.example.com"],
         })));
+        // an address is kept as itself; a wildcard over numbers is not
         assert_eq!(
             d.connect,
-            vec!["https://api.example.com", "wss://live.example.com:8443"]
+            vec![
+                "https://api.example.com",
+                "wss://live.example.com:8443",
+                "http://127.0.0.1:8080"
+            ]
         );
         assert_eq!(
             d.resource,
             vec!["https://*.cdn.example.net", "unpkg.com", "*.b.example.org"]
         );
         assert!(d.frame.is_empty());
+        assert_eq!(d.base_uri, vec!["https://cdn.example.com"]);
     }
 
-    #[test]
-    fn the_policy_lets_an_app_reach_the_network_only_when_its_server_may() {
-        let d = AppDomains {
+    fn example() -> AppDomains {
+        AppDomains {
             connect: vec!["https://api.example.com".into()],
             resource: vec!["https://cdn.example.com".into()],
             frame: vec![],
-        };
-        let closed = content_security_policy(&d, false);
+            base_uri: vec![],
+        }
+    }
+
+    #[test]
+    fn the_policy_lets_an_app_reach_only_what_it_declares_and_the_user_allowed() {
+        let d = example();
+        let closed = content_security_policy(&d.within(&[]));
         assert!(closed.starts_with("default-src 'none';"), "{closed}");
         assert!(closed.contains("connect-src 'none'"), "{closed}");
         assert!(!closed.contains("example.com"), "{closed}");
         assert!(closed.contains("frame-src 'none'") && closed.contains("form-action 'none'"));
-        let open = content_security_policy(&d, true);
+        assert!(closed.contains("base-uri 'none'"), "{closed}");
+        let all = d.all();
+        assert_eq!(
+            all,
+            vec!["https://api.example.com", "https://cdn.example.com"]
+        );
+        let open = content_security_policy(&d.within(&all));
         assert!(
             open.contains("connect-src https://api.example.com;"),
             "{open}"
         );
         assert!(
-            open.contains("script-src 'self' 'unsafe-inline' blob: data: https://cdn.example.com;"),
+            open.contains("script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: https://cdn.example.com;"),
             "{open}"
         );
-        // local code (blob:, data:) may run, as a worker too; nothing else
+        // allowed for one origin only: the other stays closed, and is named as not allowed
+        let one = vec!["https://cdn.example.com".to_string()];
+        let part = content_security_policy(&d.within(&one));
+        assert!(part.contains("connect-src 'none'"), "{part}");
+        assert!(
+            part.contains("img-src 'self' data: blob: https://cdn.example.com;"),
+            "{part}"
+        );
+        assert_eq!(d.beyond(&one), vec!["https://api.example.com"]);
+        // an origin the user allowed that the page does not declare is not reached either
+        let other = vec!["https://other.example.org".to_string()];
+        assert_eq!(content_security_policy(&d.within(&other)), closed);
+        // local code (blob:, data:, eval) may run, as a worker too; nothing else
         assert!(
             closed.contains("worker-src 'self' blob: data:;"),
             "{closed}"
         );
         assert!(!closed.contains("http"), "{closed}");
-        assert!(!open.contains("unsafe-eval"));
-        // nothing declared: closed either way
-        assert_eq!(
-            content_security_policy(&AppDomains::default(), true),
-            content_security_policy(&AppDomains::default(), false)
+        // the proxy between window and app reaches nothing and runs only its own script
+        assert!(
+            PROXY_CSP.contains("connect-src 'none'") && PROXY_CSP.contains("script-src 'self';")
         );
+        assert!(!PROXY_CSP.contains("unsafe"));
+    }
+
+    #[test]
+    fn the_policy_and_the_hosts_script_come_first_in_the_page() {
+        let first = "<script src=\"/w.js\"></script>";
+        let page = with_policy_meta(
+            "<!DOCTYPE html><html><head><title>x</title>",
+            "a 'b' \"c\"",
+            first,
+        );
+        assert_eq!(
+            page,
+            "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"a 'b' &quot;c&quot;\"><script src=\"/w.js\"></script><title>x</title>"
+        );
+        // no <head>: after <html>, else after the doctype, never before it
+        assert!(
+            with_policy_meta("<!doctype html><html lang=en><p>x", "p", first)
+                .starts_with("<!doctype html><html lang=en><meta ")
+        );
+        assert!(with_policy_meta("<!DOCTYPE html><p>x", "p", first)
+            .starts_with("<!DOCTYPE html><meta "));
+        assert!(with_policy_meta("<p>x", "p", first).starts_with("<meta "));
+    }
+
+    #[test]
+    fn permissions_are_what_the_page_asks_and_the_user_grants() {
+        let asked = AppPermissions::of(Some(
+            &json!({"microphone": {}, "clipboardWrite": {}, "camera": true}),
+        ));
+        assert_eq!(
+            asked,
+            AppPermissions {
+                microphone: true,
+                clipboard_write: true,
+                ..Default::default()
+            }
+        );
+        assert_eq!(asked.allow_attribute(), "microphone; clipboard-write");
+        let granted = AppPermissions {
+            microphone: true,
+            camera: true,
+            ..Default::default()
+        };
+        assert_eq!(asked.and(&granted).allow_attribute(), "microphone");
+        assert!(AppPermissions::of(None).is_empty());
+        assert_eq!(AppPermissions::default().allow_attribute(), "");
     }
 }

@@ -76,6 +76,11 @@ pub struct ServerConfig {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub app_network: bool,
+    /// The origins its app pages named when the user allowed them the network (the list the
+    /// server form showed): an app reaches only those it declares *and* are here. An origin a
+    /// page names later stays closed until the user allows it too.
+    #[serde(rename = "appOrigins", default, skip_serializing_if = "Vec::is_empty")]
+    pub app_origins: Vec<String>,
     /// How Switchboard signs in to this (HTTP) server when it asks (OAuth): the client the
     /// user registered with its authorization server. Absent: a metadata document or
     /// registration, as the authorization server allows. The tokens are never here.
@@ -265,6 +270,7 @@ impl ServerConfig {
             sandbox: None,
             timeout: None,
             app_network: false,
+            app_origins: Vec::new(),
             oauth: None,
             source: None,
         }

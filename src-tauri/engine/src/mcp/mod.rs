@@ -32,7 +32,8 @@ pub use config::{
     SandboxSetting, ServerConfig, LOG_LEVELS, TOOL_TIMEOUT_RANGE,
 };
 pub use host::{
-    file_uri, result_images, result_text, task_is_open, CallEvent, Elicitation, ElicitationAction,
+    file_uri, result_images, result_text, task_is_open, AppListing, CallEvent, Elicitation,
+    ElicitationAction,
     ElicitationAnswer, HostError, HostOptions, KeptSession, McpHost, PinBook, Progress, Reply,
     ResultImage, RoutedTool, SamplingAnswer, SamplingRequest, SamplingText, SandboxView,
     ServerStatus, ServerView, SignInView, Step, TaskEnd, TaskHandle, TaskState, ToolOutcome,

@@ -143,6 +143,7 @@ impl Runtime {
                 trusted: Some(false),
                 // nor may its apps reach the network until the user says so
                 app_network: false,
+                app_origins: Vec::new(),
                 ..c.server
             };
             // nothing of this user's can be kept for a server that was not theirs

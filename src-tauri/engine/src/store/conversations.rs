@@ -191,6 +191,23 @@ impl Store {
         .await
     }
 
+    /// The servers and tools a conversation may use (without loading its messages).
+    pub async fn tool_choice(&self, id: i64) -> Result<ToolChoice, StoreError> {
+        self.call(move |c| {
+            let t: Option<String> = c
+                .query_row(
+                    "SELECT tool_choice FROM conversations WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or(StoreError::NoConversation(id))?;
+            Ok(t.and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default())
+        })
+        .await
+    }
+
     /// A conversation's own settings (without loading its messages).
     pub async fn settings(&self, id: i64) -> Result<ConversationSettings, StoreError> {
         self.call(move |c| {

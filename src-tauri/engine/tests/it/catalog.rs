@@ -256,7 +256,7 @@ async fn app_pages_are_read_and_app_only_tools_are_not_the_models() {
         &page.html[..80]
     );
     assert!(page.domains.is_empty(), "{:?}", page.domains);
-    let csp = content_security_policy(&page.domains, true);
+    let csp = content_security_policy(&page.domains.within(&page.domains.all()));
     assert!(csp.contains("connect-src 'none'"), "{csp}");
     // a resource that is not an app page is refused as one
     assert!(host

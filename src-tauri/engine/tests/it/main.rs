@@ -6,6 +6,7 @@
 mod support;
 
 mod approval;
+mod apps;
 mod attachments;
 mod bundles;
 mod catalog;

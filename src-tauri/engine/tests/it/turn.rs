@@ -101,6 +101,8 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::Done { .. } => "done",
             ChatEvent::ApprovalRequested { .. } => "ask",
             ChatEvent::ApprovalResolved { .. } => "answer",
+            ChatEvent::AppApprovalRequested { .. } => "app-ask",
+            ChatEvent::AppApprovalResolved { .. } => "app-answer",
             ChatEvent::ToolCallProgress { .. } => "progress",
             ChatEvent::ElicitationRequested { .. } => "elicit",
             ChatEvent::SamplingRequested { .. } => "sample",

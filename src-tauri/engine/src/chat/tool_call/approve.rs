@@ -160,6 +160,7 @@ impl ChatEngine {
                 .then(|| self.tools.tool_change(&routed.server, &routed.tool))
                 .flatten(),
             schema: (!schema.is_null()).then(|| schema.clone()),
+            app: None,
         }
     }
 

@@ -87,7 +87,7 @@ impl ChatEngine {
 
     /// A server asks the user for input during call `call_id`: the question goes to the user
     /// (a form on the card); the server hears the answer, or `cancel` when there is none.
-    pub(super) async fn elicit(
+    pub(in crate::chat) async fn elicit(
         &self,
         call_id: i64,
         elicitation: crate::mcp::Elicitation,

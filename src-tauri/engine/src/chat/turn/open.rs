@@ -90,6 +90,8 @@ impl ChatEngine {
         }
         messages.extend(history);
         messages.extend(added);
+        // what the apps shown in this chat give the model (`ui/update-model-context`)
+        self.add_app_context(conversation_id, &mut messages);
         let wrap_up = req.resume == Some(Resume::WrapUp);
         if wrap_up {
             // not stored: an instruction for this one reply

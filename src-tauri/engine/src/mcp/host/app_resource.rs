@@ -1,11 +1,24 @@
 //! Reading an MCP App's page (`mcp::apps`): the `ui://` resource of a tool, checked to be an app
-//! page, with what it declares about itself.
+//! page, with what it declares about itself; and what a shown app may ask of its own server
+//! (`resources/read`, `resources/list`, `resources/templates/list`), answered as the server
+//! answered.
 
-use rmcp::model::ReadResourceRequestParams;
+use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::Value;
 
 use super::{HostError, McpHost};
-use crate::mcp::apps::{AppDomains, AppPage, AppResource, APP_MIME, MAX_APP_HTML};
+use crate::mcp::apps::{
+    AppDomains, AppPage, AppPermissions, AppResource, APP_MIME, MAX_APP_HTML, MAX_APP_READ,
+};
+
+/// The lists an app may ask its server for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppListing {
+    /// `resources/list`
+    Resources,
+    /// `resources/templates/list`
+    ResourceTemplates,
+}
 
 impl McpHost {
     /// Reads `server`'s UI resource `uri` (`resources/read`): its HTML (text, or base64 in a
@@ -74,6 +87,7 @@ impl McpHost {
             uri: uri.to_string(),
             html,
             domains: AppDomains::of(ui.and_then(|u| u.get("csp"))),
+            permissions: AppPermissions::of(ui.and_then(|u| u.get("permissions"))),
             prefers_border: ui
                 .and_then(|u| u.get("prefersBorder"))
                 .and_then(Value::as_bool),
@@ -112,5 +126,60 @@ impl McpHost {
             });
         }
         Ok(pages)
+    }
+}
+
+impl McpHost {
+    /// `resources/read` of `server`'s resource `uri` for one of its apps: the result as the server
+    /// gave it (text or base64 blobs), refused when bigger than [`MAX_APP_READ`].
+    pub async fn app_read_resource(&self, server: &str, uri: &str) -> Result<Value, HostError> {
+        let (_, session) = self.session(server)?;
+        let read = session
+            .peer
+            .read_resource(ReadResourceRequestParams::new(uri));
+        let result = self.bounded_request(server, "resources/read", read).await?;
+        let value =
+            serde_json::to_value(&result).map_err(|e| HostError::Unusable(e.to_string()))?;
+        let size = value.to_string().len();
+        if size > MAX_APP_READ {
+            return Err(HostError::Unusable(format!(
+                "{uri} is {} MB, more than an app may read at once ({} MB)",
+                size / (1024 * 1024),
+                MAX_APP_READ / (1024 * 1024)
+            )));
+        }
+        Ok(value)
+    }
+
+    /// One page (from `cursor`) of `server`'s resources or resource templates, for one of its
+    /// apps, as the server listed them.
+    pub async fn app_list(
+        &self,
+        server: &str,
+        listing: AppListing,
+        cursor: Option<String>,
+    ) -> Result<Value, HostError> {
+        let (_, session) = self.session(server)?;
+        let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
+        let peer = session.peer.clone();
+        let value = match listing {
+            AppListing::Resources => self
+                .bounded_request(server, "resources/list", async move {
+                    peer.list_resources(params).await
+                })
+                .await
+                .and_then(|r| {
+                    serde_json::to_value(r).map_err(|e| HostError::Unusable(e.to_string()))
+                })?,
+            AppListing::ResourceTemplates => self
+                .bounded_request(server, "resources/templates/list", async move {
+                    peer.list_resource_templates(params).await
+                })
+                .await
+                .and_then(|r| {
+                    serde_json::to_value(r).map_err(|e| HostError::Unusable(e.to_string()))
+                })?,
+        };
+        Ok(value)
     }
 }

@@ -32,6 +32,7 @@ use super::process::StderrTail;
 use super::sandbox;
 use supervisor::{Command, Supervisor};
 
+pub use app_resource::AppListing;
 pub use calls::{HostError, ToolOutcome};
 pub use handler::{
     CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, Progress, Reply, SamplingAnswer,

@@ -150,6 +150,18 @@ impl McpHost {
             .map(|t| t.input_schema.clone())
     }
 
+    /// The `inputSchema` of `server`'s tool `tool` (by its own name: an app-only tool has no
+    /// exposed one).
+    pub fn server_tool_schema(&self, server: &str, tool: &str) -> Option<Value> {
+        let snapshot = self.slot(server)?.snapshot();
+        snapshot
+            .catalog
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema.clone())
+    }
+
     /// Which server and tool an exposed name stands for.
     pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
         let (server, tool) = self.names().get(exposed).cloned()?;

@@ -1,0 +1,189 @@
+// The host's answers to what an MCP App asks (the requests and notifications the ext-apps
+// protocol 2026-01-26 defines for a view, and those the SDK's bridge forwards), each through the
+// window's rules: its tool calls through the checks and approval (`app_call_tool`), its
+// server's resources as its server answers, links through the link dialog, a message into the
+// message box (only right after the user clicked or typed in the app, and marked as the app's),
+// context for the model, its size and display mode, its log. Anything else: `-32601`.
+const PROTOCOL = '2026-01-26';
+export const DISPLAY_MODES = ['inline', 'fullscreen', 'pip'];
+/** The tallest an app is shown in the chat. */
+export const MAX_INLINE_HEIGHT = 6000;
+
+/** How long the browser counts a click or key press as recent (its transient activation). */
+const ACTIVATION_MS = 5000;
+/** How long the window must have had no input of its own before the focus left it for an app. */
+const QUIET_MS = 1000;
+
+// The window's own clicks and key presses: a page's gesture is one the window did not see.
+let windowInputAt = -Infinity;
+for (const type of ['pointerdown', 'keydown']) {
+  window.addEventListener(type, (e) => { if (e.isTrusted) windowInputAt = performance.now(); }, true);
+}
+// When the focus went from the window into an app's frame (the one under the pointer): a click
+// in an app. Only when the window had been quiet a moment: the focus moved amid the user's
+// typing is not that.
+const focusedInto = new WeakMap();
+window.addEventListener('blur', () => {
+  const now = performance.now();
+  if (now - windowInputAt < QUIET_MS) return;
+  for (const frame of document.querySelectorAll('iframe.app-frame')) {
+    if (frame.matches(':hover')) focusedInto.set(frame, now);
+  }
+});
+
+/**
+ * Whether the user just clicked or pressed a key in `frame` (and not elsewhere): the browser
+ * says there was such an input a moment ago (it passes a frame's up to the window, and no page
+ * can fake one), the pointer is over the frame, and the input was not the window's own: the
+ * window saw none in that moment, or the focus went into this frame after the last one it saw.
+ */
+export function gestureIn(frame) {
+  if (!navigator.userActivation?.isActive || !frame.matches(':hover')) return false;
+  const into = focusedInto.get(frame);
+  return performance.now() - windowInputAt > ACTIVATION_MS || (into !== undefined && into > windowInputAt);
+}
+const MAX_TEXT_CHARS = 20_000;
+/** The most log messages taken from one page (each goes to its server's log). */
+const MAX_LOG_MESSAGES = 200;
+
+/** The host context an app gets at `ui/initialize`. */
+export function hostContext(opened, host, { mode, dimensions }) {
+  return {
+    toolInfo: { id: String(opened.callId), tool: opened.toolInfo ?? { name: opened.tool } },
+    theme: host.theme(),
+    displayMode: mode,
+    availableDisplayModes: DISPLAY_MODES,
+    containerDimensions: dimensions,
+    locale: navigator.language,
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    userAgent: 'switchboard/0.1.0',
+    platform: 'desktop',
+    deviceCapabilities: { touch: false, hover: true },
+    safeAreaInsets: { top: 0, right: 0, bottom: 0, left: 0 },
+  };
+}
+
+const text = (params) => {
+  const blocks = Array.isArray(params?.content) ? params.content : params?.content ? [params.content] : [];
+  return blocks.filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n')
+    .slice(0, MAX_TEXT_CHARS);
+};
+
+/** `host.<what>(…)`, answered to request `m`: its result, or an error with its message. */
+async function relay(ctx, m, what) {
+  try {
+    ctx.reply(m.id, await what());
+  } catch (e) {
+    ctx.fail(m.id, -32000, e?.message ?? String(e));
+  }
+}
+
+/** Answers message `m` (a request when `isRequest`) of the app in `ctx` (app-frame.js). */
+export async function answer(ctx, m, isRequest) {
+  const { opened, host, app } = ctx;
+  const p = m.params ?? {};
+  switch (m.method) {
+    case 'ui/initialize': {
+      if (!isRequest) return;
+      if (typeof p.appInfo?.name === 'string') { app.name = p.appInfo.name.slice(0, 60); host.named?.(app.name); }
+      const modes = p.appCapabilities?.availableDisplayModes;
+      if (Array.isArray(modes)) { app.modes = modes.filter((x) => DISPLAY_MODES.includes(x)); ctx.offer(); }
+      ctx.reply(m.id, {
+        protocolVersion: PROTOCOL,
+        hostInfo: { name: 'switchboard', version: '0.1.0' },
+        hostCapabilities: {
+          openLinks: {},
+          serverTools: {},
+          serverResources: {},
+          logging: {},
+          message: { text: {} },
+          updateModelContext: { text: {}, structuredContent: {} },
+          sandbox: { csp: opened.approvedCsp ?? {}, permissions: opened.grantedPermissions ?? {} },
+        },
+        hostContext: ctx.context(),
+      });
+      return;
+    }
+    case 'ui/notifications/initialized':
+      ctx.initialized();
+      return;
+    case 'ui/notifications/size-changed': {
+      const h = Number(p.height);
+      if (Number.isFinite(h) && h >= 0) ctx.sized(Math.min(h, MAX_INLINE_HEIGHT));
+      return;
+    }
+    case 'ping':
+      if (isRequest) ctx.reply(m.id, {});
+      return;
+    case 'notifications/message': {
+      if (isRequest || app.logged >= MAX_LOG_MESSAGES) return;
+      app.logged = (app.logged ?? 0) + 1;
+      const data = typeof p.data === 'string' ? p.data : JSON.stringify(p.data ?? null);
+      host.log(opened.viewId, String(p.level ?? 'info'), typeof p.logger === 'string' ? `${p.logger}: ${data}` : data);
+      return;
+    }
+    case 'tools/call': {
+      if (!isRequest) return;
+      const args = p.arguments ?? {};
+      if (typeof p.name !== 'string' || typeof args !== 'object' || Array.isArray(args)) {
+        ctx.fail(m.id, -32602, 'tools/call needs a tool name and an arguments object');
+        return;
+      }
+      await relay(ctx, m, () => host.callTool(opened.viewId, p.name, args));
+      return;
+    }
+    case 'resources/read':
+      if (!isRequest) return;
+      if (typeof p.uri !== 'string') { ctx.fail(m.id, -32602, 'resources/read needs a uri'); return; }
+      await relay(ctx, m, () => host.readResource(opened.viewId, p.uri));
+      return;
+    case 'resources/list':
+    case 'resources/templates/list': {
+      if (!isRequest) return;
+      const listing = m.method === 'resources/list' ? 'resources' : 'resourceTemplates';
+      const cursor = typeof p.cursor === 'string' ? p.cursor : null;
+      await relay(ctx, m, () => host.list(opened.viewId, listing, cursor));
+      return;
+    }
+    case 'ui/open-link': {
+      if (!isRequest) return;
+      const url = String(p.url ?? '');
+      if (!/^https?:\/\//i.test(url)) { ctx.reply(m.id, { isError: true }); return; }
+      // the link dialog shows where it goes first; the page learns whether it opened
+      let done = false;
+      try { done = await host.openLink(url); } catch { done = false; }
+      ctx.reply(m.id, done ? {} : { isError: true });
+      return;
+    }
+    case 'ui/message': {
+      if (!isRequest) return;
+      // only what the user just asked for in this app, and shown as the app's
+      if (!gestureIn(ctx.frame)) {
+        ctx.fail(m.id, -32000, 'Message sending denied: an app may write a message only right after the user clicked or typed in it.');
+        return;
+      }
+      const said = text(p);
+      if (!said) { ctx.fail(m.id, -32602, 'Invalid message format: no text'); return; }
+      host.draftMessage(said, app.name);
+      ctx.reply(m.id, {});
+      return;
+    }
+    case 'ui/update-model-context': {
+      if (!isRequest) return;
+      const content = Array.isArray(p.content) ? p.content : [];
+      const structured = p.structuredContent && typeof p.structuredContent === 'object' && !Array.isArray(p.structuredContent)
+        ? p.structuredContent : null;
+      await relay(ctx, m, async () => { await host.modelContext(opened.viewId, content, structured); return {}; });
+      return;
+    }
+    case 'ui/request-display-mode':
+      if (!isRequest) return;
+      ctx.reply(m.id, { mode: ctx.setMode(String(p.mode ?? '')) });
+      return;
+    case 'ui/notifications/request-teardown':
+      ctx.ended('it asked to be closed', 'The app closed itself.', true);
+      return;
+    default:
+      if (isRequest) ctx.fail(m.id, -32601, `${m.method} is not supported by this host`);
+  }
+}
