@@ -245,7 +245,7 @@ async fn an_sdk_app_gets_its_context_and_input_and_what_it_asks_goes_through_the
     assert_eq!(pip, json!(true));
 
     // a message it writes after the user's click: in the message box, marked as the app's
-    click_in_app(&c, "#say").await;
+    user_click_in_app(&c, "#say").await;
     assert_eq!(app_text(&c, "said", "sent").await, "sent");
     wait_until(
         &c,

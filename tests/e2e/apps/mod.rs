@@ -169,11 +169,45 @@ async fn in_frame_until(c: &fantoccini::Client, condition: &str) {
     leave_app(c).await;
 }
 
-/// Clicks `button` inside the app frame; back in the window after.
+/// Clicks `button` inside the app frame; back in the window after. First the window's chat is
+/// scrolled so the button is in sight, as a person would: WebDriver scrolls it into view inside
+/// the app's page only (the window is of another origin), and a click on a point below the
+/// window's edge reaches nothing.
 async fn click_in_app(c: &fantoccini::Client, button: &str) {
+    enter_app(c, 0).await;
+    let at = c
+        .execute(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect();
+             return r.top + r.height / 2;",
+            vec![json!(button)],
+        )
+        .await
+        .unwrap();
+    leave_app(c).await;
+    c.execute(
+        "const f = document.querySelector('iframe.app-frame');
+         const y = f.getBoundingClientRect().top + f.clientTop + arguments[0];
+         let s = f.parentElement;
+         while (s && !(s.scrollHeight > s.clientHeight && /auto|scroll/.test(getComputedStyle(s).overflowY))) s = s.parentElement;
+         if (s) { const box = s.getBoundingClientRect(); s.scrollTop += y - (box.top + s.clientHeight / 2); }",
+        vec![at],
+    )
+    .await
+    .unwrap();
     enter_app(c, 0).await;
     click(c, button).await;
     leave_app(c).await;
+}
+
+/// Clicks `button` inside the app frame as the user's own gesture in the app (what lets an app
+/// write a message), some seconds after the test last used the window. The window counts an
+/// input as the app's when the focus went into its frame after the window's own last input, or
+/// when the window saw none within the browser's activation span (`app-bridge.js`, `gestureIn`).
+/// WebDriver's clicks inside a frame do not move the window's focus (its `activeElement` stays
+/// the body), so only the second rule can be driven here: wait out that span first.
+async fn user_click_in_app(c: &fantoccini::Client, button: &str) {
+    tokio::time::sleep(std::time::Duration::from_millis(5200)).await;
+    click_in_app(c, button).await;
 }
 
 /// What an app's call of a tool it may not call left: nothing ran (no `marker`, which the

@@ -104,8 +104,7 @@ async fn basic_vue_reads_its_parent_and_its_buttons_work() {
     .await;
     let first = in_app_eval(&c, "document.querySelector('code.server-time').textContent").await;
     // Get Server Time: a call of its own server's tool, asked on its card in its name
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    click_in_app(&c, ".action:nth-of-type(1) button").await;
+    user_click_in_app(&c, ".action:nth-of-type(1) button").await;
     wait_css(&c, ".app-box .app-approval").await;
     assert_eq!(
         text_content(&c, ".app-approval .app-asker").await,
@@ -121,7 +120,7 @@ async fn basic_vue_reads_its_parent_and_its_buttons_work() {
     click_in_app(&c, ".action:nth-of-type(3) button").await;
     wait_for_log(&c, "basic-vue", "[app] [info] This is log text.").await;
     // Send Message: the user clicked it, so it lands in the message box, marked as the app's
-    click_in_app(&c, ".action:nth-of-type(2) button").await;
+    user_click_in_app(&c, ".action:nth-of-type(2) button").await;
     wait_until(
         &c,
         "document.querySelector('#input').value === 'This is message text.'",
@@ -337,6 +336,9 @@ async fn nudge(c: &fantoccini::Client, css: &str, by: i32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn scenario_modeler_recomputes_when_a_parameter_moves() {
+    // its figures: the metric cards (end MRR, revenue, profit) and the summary line; the first
+    // slider is the starting MRR, which moves the cards (the summary's growth is a rate: it stays)
+    const FIGURES: &str = "[...document.querySelectorAll('.metric-value, .summary-value')].map((n) => n.textContent).join('|')";
     let (_fake, _home, App { c, driver: _driver }) = show_example(
         "scenario-modeler",
         "scenario-modeler__get-scenario-data",
@@ -346,22 +348,12 @@ async fn scenario_modeler_recomputes_when_a_parameter_moves() {
     show_app(&c, "model a scenario").await;
     in_frame_until(
         &c,
-        "!!document.querySelector('.slider-input') && !!document.querySelector('.summary-value')",
+        "!!document.querySelector('.slider-input') && !!document.querySelector('.metric-value')",
     )
     .await;
-    let before = in_app_eval(
-        &c,
-        "[...document.querySelectorAll('.summary-value')].map((n) => n.textContent).join('|')",
-    )
-    .await;
+    let before = in_app_eval(&c, FIGURES).await;
     nudge(&c, ".slider-input", 5).await;
-    in_frame_until(
-        &c,
-        &format!(
-            "[...document.querySelectorAll('.summary-value')].map((n) => n.textContent).join('|') !== {before}"
-        ),
-    )
-    .await;
+    in_frame_until(&c, &format!("{FIGURES} !== {before}")).await;
     screenshot(&c, "app-scenario-modeler.png").await;
     c.close().await.unwrap();
 }

@@ -33,9 +33,8 @@ pub use config::{
 };
 pub use host::{
     file_uri, result_images, result_text, task_is_open, AppListing, CallEvent, Elicitation,
-    ElicitationAction,
-    ElicitationAnswer, HostError, HostOptions, KeptSession, McpHost, PinBook, Progress, Reply,
-    ResultImage, RoutedTool, SamplingAnswer, SamplingRequest, SamplingText, SandboxView,
-    ServerStatus, ServerView, SignInView, Step, TaskEnd, TaskHandle, TaskState, ToolOutcome,
-    ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    ElicitationAction, ElicitationAnswer, HostError, HostOptions, KeptSession, McpHost, PinBook,
+    Progress, Reply, ResultImage, RoutedTool, SamplingAnswer, SamplingRequest, SamplingText,
+    SandboxView, ServerStatus, ServerView, SignInView, Step, TaskEnd, TaskHandle, TaskState,
+    ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };
