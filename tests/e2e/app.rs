@@ -74,6 +74,24 @@ impl App {
         }
     }
 
+    /// Kills the app's own process (SIGKILL: nothing of its exit runs, as in a crash or a
+    /// `kill -9`), then ends the session and the driver; its MCP servers go with the driver.
+    pub async fn kill(self) {
+        let main = self
+            .driver
+            .app_processes()
+            .into_iter()
+            .find(|(_, label)| label == "main (switchboard)")
+            .expect("the app's process")
+            .0;
+        // SAFETY: a signal to a process id read just now from /proc, under our driver
+        unsafe {
+            libc::kill(main, libc::SIGKILL);
+        }
+        let _ = self.c.close().await;
+        drop(self.driver);
+    }
+
     /// [`App::launch`], then waits until its `n` MCP servers all run.
     pub async fn launch_with_servers(home: &Path, n: usize) -> App {
         let app = App::launch(home).await;

@@ -421,17 +421,7 @@ async fn a_task_survives_the_app_being_killed_and_stop_on_its_card_cancels_one()
     let App { c, driver } = App::launch_with_servers(home.path(), 1).await;
     send(&c, "add 40 and 2, slowly").await;
     wait_css(&c, ".tool-card.running[data-task='working']").await;
-    let main = driver
-        .app_processes()
-        .into_iter()
-        .find(|(_, label)| label == "main (switchboard)")
-        .expect("the app's process")
-        .0;
-    unsafe {
-        libc::kill(main, libc::SIGKILL);
-    }
-    let _ = c.close().await;
-    drop(driver);
+    App { c, driver }.kill().await;
 
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     click(&c, "#conversation-list .conv").await;

@@ -353,7 +353,29 @@ async fn check_in_window(c: &fantoccini::Client, model: &str) {
     )
     .await;
     click(c, "#check-start").await;
-    wait_until(c, "!document.querySelector('#check-proposal').hidden && !document.querySelector('#check-start').disabled").await;
+    // done: its proposal shown and Check enabled again; a timeout says where the check stood
+    // (this wait has timed out now and then in CI, with nothing else to go on)
+    let t = Instant::now();
+    loop {
+        let now = c
+            .execute(
+                "return [!document.querySelector('#check-proposal').hidden && !document.querySelector('#check-start').disabled,
+                         document.querySelector('#check-status').textContent,
+                         document.querySelector('#check-start').disabled,
+                         document.querySelectorAll('#check-table tbody tr').length];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if now[0] == json!(true) {
+            return;
+        }
+        assert!(
+            t.elapsed() < WAIT,
+            "the check of {model} never ended: [done, status, Check disabled, rows] = {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Every row of the check's table: (probe, mode, outcome, passed).

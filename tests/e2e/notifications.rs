@@ -244,17 +244,7 @@ async fn a_task_that_completes_after_its_turn_is_notified_and_a_click_opens_its_
     send(&c, "add 40 and 2, slowly").await;
     wait_css(&c, ".tool-card.running[data-task='working']").await;
     let title = text_content(&c, "#chat-title").await;
-    let main = driver
-        .app_processes()
-        .into_iter()
-        .find(|(_, label)| label == "main (switchboard)")
-        .expect("the app's process")
-        .0;
-    unsafe {
-        libc::kill(main, libc::SIGKILL);
-    }
-    let _ = c.close().await;
-    drop(driver);
+    App { c, driver }.kill().await;
 
     let App { c, driver: _driver } = App::launch_with_notifications(home.path()).await;
     x_focus_app(false);

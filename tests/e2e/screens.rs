@@ -176,12 +176,12 @@ async fn every_screen_at_the_default_and_the_minimum_size() {
         }
     });
     // the built-in servers, and an MCP Apps example
-    let mut servers: Vec<(&str, switchboard_engine::mcp::ServerConfig)> =
-        switchboard_engine::mcp::McpConfig::default_builtin()
-            .servers
-            .into_iter()
-            .map(|(name, config)| (&*Box::leak(name.into_boxed_str()), config))
-            .collect();
+    let builtin = switchboard_engine::mcp::McpConfig::default_builtin();
+    let mut servers: Vec<(&str, switchboard_engine::mcp::ServerConfig)> = builtin
+        .servers
+        .iter()
+        .map(|(name, config)| (name.as_str(), config.clone()))
+        .collect();
     servers.push((
         "basic-vanillajs",
         crate::apps::example_server("basic-vanillajs", &[]),

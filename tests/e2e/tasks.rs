@@ -60,17 +60,7 @@ async fn approve_then_kill(home: &std::path::Path) {
     assert!(text_content(&c, ".tool-card .card-task")
         .await
         .starts_with("Running as a task on the server"));
-    let main = driver
-        .app_processes()
-        .into_iter()
-        .find(|(_, label)| label == "main (switchboard)")
-        .expect("the app's process")
-        .0;
-    unsafe {
-        libc::kill(main, libc::SIGKILL);
-    }
-    let _ = c.close().await;
-    drop(driver);
+    App { c, driver }.kill().await;
 }
 
 /// The call is approved, the app is killed while the task runs, the app starts again on the same

@@ -153,15 +153,7 @@ async fn the_window_comes_back_as_it_was_after_a_quit_and_after_a_kill() {
     .await;
 
     // ---- killed (SIGKILL: nothing runs at exit) ----
-    let main = driver
-        .app_processes()
-        .into_iter()
-        .find(|(_, l)| l == "main (switchboard)")
-        .expect("the app's process")
-        .0;
-    unsafe { libc::kill(main, libc::SIGKILL) };
-    drop(c);
-    drop(driver);
+    App { c, driver }.kill().await;
 
     // ---- second run: all of it back ----
     let App { c, driver } = App::launch(home.path()).await;
