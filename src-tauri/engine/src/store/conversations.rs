@@ -193,30 +193,25 @@ impl Store {
 
     /// The servers and tools a conversation may use (without loading its messages).
     pub async fn tool_choice(&self, id: i64) -> Result<ToolChoice, StoreError> {
-        self.call(move |c| {
-            let t: Option<String> = c
-                .query_row(
-                    "SELECT tool_choice FROM conversations WHERE id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .ok_or(StoreError::NoConversation(id))?;
-            Ok(t.and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default())
-        })
-        .await
+        self.json_column(id, "SELECT tool_choice FROM conversations WHERE id = ?1")
+            .await
     }
 
     /// A conversation's own settings (without loading its messages).
     pub async fn settings(&self, id: i64) -> Result<ConversationSettings, StoreError> {
+        self.json_column(id, "SELECT settings FROM conversations WHERE id = ?1")
+            .await
+    }
+
+    /// A conversation's JSON column read by `sql` (which selects it by `?1`, the id): its value,
+    /// or the default when it is empty or no longer reads.
+    async fn json_column<T>(&self, id: i64, sql: &'static str) -> Result<T, StoreError>
+    where
+        T: serde::de::DeserializeOwned + Default + Send + 'static,
+    {
         self.call(move |c| {
             let t: Option<String> = c
-                .query_row(
-                    "SELECT settings FROM conversations WHERE id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )
+                .query_row(sql, [id], |r| r.get(0))
                 .optional()?
                 .ok_or(StoreError::NoConversation(id))?;
             Ok(t.and_then(|t| serde_json::from_str(&t).ok())
