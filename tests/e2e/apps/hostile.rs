@@ -218,16 +218,70 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         .unwrap();
     assert_eq!(typed, "typing here");
     assert_eq!(count(&c, ".app-draft").await, 0);
-    // a click in the app: its message lands in the message box, marked as the app's. This app
-    // pulls the focus into itself all the time, so the window cannot see the focus go into it
-    // with the click; the click counts once the window has had no input of its own for the
-    // browser's activation time (5 s), so that the activation cannot be the window's typing
+    // the same with the pointer resting on the app while the user types in the window and then
+    // pauses: the page pulls the focus into itself all the time, which must not pass for a click
+    c.execute(
+        "document.querySelector('iframe.app-frame').scrollIntoView({ block: 'center' });",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let frame = c
+        .find(fantoccini::Locator::Css("iframe.app-frame"))
+        .await
+        .unwrap();
+    use fantoccini::actions::InputSource;
+    c.perform_actions(fantoccini::actions::MouseActions::new("mouse".into()).then(
+        fantoccini::actions::PointerAction::MoveToElement {
+            element: frame,
+            duration: None,
+            x: 0.0,
+            y: 0.0,
+        },
+    ))
+    .await
+    .unwrap();
+    let hovered = c
+        .execute(
+            "return document.querySelector('iframe.app-frame').matches(':hover');",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(hovered, json!(true));
+    c.find(fantoccini::Locator::Css("#input"))
+        .await
+        .unwrap()
+        .send_keys(" and more")
+        .await
+        .unwrap();
+    let tries_then: u64 = tries.parse().unwrap();
+    let tried = app_text_when(
+        &c,
+        "sneaky",
+        &format!(
+            "Number((document.querySelector('#sneaky')?.textContent ?? '0/0').split('/')[1]) >= {}",
+            tries_then + 12
+        ),
+    )
+    .await;
+    let (refused, tries) = tried.split_once('/').unwrap();
+    assert_eq!(refused, tries, "{tried}");
+    let typed = c
+        .execute("return document.querySelector('#input').value;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(typed, "typing here and more");
+    assert_eq!(count(&c, ".app-draft").await, 0);
+    // a click in the app: its message lands in the message box, marked as the app's. The click
+    // counts once the window has had no input of its own for the browser's activation time
+    // (5 s), so that the activation cannot be the window's typing
     tokio::time::sleep(Duration::from_millis(5500)).await;
     click_in_app(&c, "#say").await;
     // (its own timer's messages may land with it now: they follow the user's click in it)
     wait_until(
         &c,
-        "document.querySelector('#input').value.startsWith('typing here\\n') && document.querySelector('#input').value.includes('\\nhello from the app')",
+        "document.querySelector('#input').value.startsWith('typing here and more\\n') && document.querySelector('#input').value.includes('\\nhello from the app')",
     )
     .await;
     assert_eq!(
@@ -275,8 +329,28 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     show_app(&c, "show it").await;
     report(&c, 0).await;
+    // full screen from its card's button: the question about its call shows with it, in sight
+    // and answerable (the rest of the card stays in the chat, under the app)
+    click(&c, ".app-box [data-action='app-fullscreen']").await;
+    wait_css(
+        &c,
+        ".app-box.app-fullscreen iframe.app-frame[data-mode='fullscreen']",
+    )
+    .await;
     click_in_app(&c, "#peek").await;
     wait_css(&c, ".tool-card .app-box .app-approval").await;
+    let seen = c
+        .execute(
+            "const a = document.querySelector('.app-approval');
+             const r = a.getBoundingClientRect();
+             const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+             return [r.height > 0 && r.top >= 0 && r.bottom <= innerHeight, a.contains(hit),
+                     !!document.querySelector('.app-box.app-fullscreen')];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(seen, json!([true, true, true]));
     assert_eq!(
         text_content(&c, ".app-approval .approval-question").await,
         "The app “evil” of evil wants to run evil › peek with these arguments:"
@@ -286,6 +360,8 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-call-approval.png").await;
     click(&c, ".app-approval [data-action='allowConversation']").await;
+    click(&c, ".app-box [data-action='app-inline']").await;
+    wait_css(&c, ".tool-card iframe.app-frame[data-mode='inline']").await;
     let peeked = app_text_when(
         &c,
         "peeked",

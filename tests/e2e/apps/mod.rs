@@ -200,11 +200,9 @@ async fn click_in_app(c: &fantoccini::Client, button: &str) {
 }
 
 /// Clicks `button` inside the app frame as the user's own gesture in the app (what lets an app
-/// write a message), some seconds after the test last used the window. The window counts an
-/// input as the app's when the focus went into its frame after the window's own last input, or
-/// when the window saw none within the browser's activation span (`app-bridge.js`, `gestureIn`).
-/// WebDriver's clicks inside a frame do not move the window's focus (its `activeElement` stays
-/// the body), so only the second rule can be driven here: wait out that span first.
+/// write a message), some seconds after the test last used the window: the window counts an
+/// input as the app's only when it saw none of its own within the browser's activation span
+/// (`app-bridge.js`, `gestureIn`).
 async fn user_click_in_app(c: &fantoccini::Client, button: &str) {
     tokio::time::sleep(std::time::Duration::from_millis(5200)).await;
     click_in_app(c, button).await;

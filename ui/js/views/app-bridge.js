@@ -11,36 +11,23 @@ export const MAX_INLINE_HEIGHT = 6000;
 
 /** How long the browser counts a click or key press as recent (its transient activation). */
 const ACTIVATION_MS = 5000;
-/** How long the window must have had no input of its own before the focus left it for an app. */
-const QUIET_MS = 1000;
 
 // The window's own clicks and key presses: a page's gesture is one the window did not see.
 let windowInputAt = -Infinity;
 for (const type of ['pointerdown', 'keydown']) {
   window.addEventListener(type, (e) => { if (e.isTrusted) windowInputAt = performance.now(); }, true);
 }
-// When the focus went from the window into an app's frame (the one under the pointer): a click
-// in an app. Only when the window had been quiet a moment: the focus moved amid the user's
-// typing is not that.
-const focusedInto = new WeakMap();
-window.addEventListener('blur', () => {
-  const now = performance.now();
-  if (now - windowInputAt < QUIET_MS) return;
-  for (const frame of document.querySelectorAll('iframe.app-frame')) {
-    if (frame.matches(':hover')) focusedInto.set(frame, now);
-  }
-});
 
 /**
- * Whether the user just clicked or pressed a key in `frame` (and not elsewhere): the browser
- * says there was such an input a moment ago (it passes a frame's up to the window, and no page
- * can fake one), the pointer is over the frame, and the input was not the window's own: the
- * window saw none in that moment, or the focus went into this frame after the last one it saw.
+ * Whether the user just clicked or pressed a key in `frame`: the browser says there was such an
+ * input a moment ago (it passes a frame's up to the window, and no page can fake one), the
+ * pointer is over the frame, and the window itself saw no input of its own in that moment, so
+ * the input was in a frame. Where the focus is says nothing: a page can pull the focus into
+ * itself whenever it likes, while the pointer happens to rest on it.
  */
 export function gestureIn(frame) {
   if (!navigator.userActivation?.isActive || !frame.matches(':hover')) return false;
-  const into = focusedInto.get(frame);
-  return performance.now() - windowInputAt > ACTIVATION_MS || (into !== undefined && into > windowInputAt);
+  return performance.now() - windowInputAt > ACTIVATION_MS;
 }
 const MAX_TEXT_CHARS = 20_000;
 /** The most log messages taken from one page (each goes to its server's log). */
