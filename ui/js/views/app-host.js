@@ -62,7 +62,8 @@ export class AppHost {
     input.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) gone(); }, opts);
     input.addEventListener('input', () => { if (!input.value.trim()) gone(); }, opts);
     note.addEventListener('gone', gone, opts);
-    form?.prepend(note);
+    // above the message box, its width (not beside it in the composer's row, which squeezed the box)
+    input.before(note);
     this.draftNote = note;
   }
 
