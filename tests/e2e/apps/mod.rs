@@ -7,8 +7,10 @@
 
 mod bridge;
 mod examples;
+mod frameworks;
 mod hostile;
 mod official;
+mod rendering;
 
 use serde_json::{json, Value};
 
