@@ -360,6 +360,28 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-call-approval.png").await;
     click(&c, ".app-approval [data-action='allowConversation']").await;
+    // picture in picture from its card's button: a small frame in the window's corner, its
+    // app still there and on top; then back in the chat
+    click(&c, ".app-box [data-action='app-pip']").await;
+    wait_css(&c, ".app-box.app-pip iframe.app-frame[data-mode='pip']").await;
+    let pip = c
+        .execute(
+            "const b = document.querySelector('.app-box.app-pip').getBoundingClientRect();
+             const f = document.querySelector('iframe.app-frame').getBoundingClientRect();
+             const hit = document.elementFromPoint(f.left + f.width / 2, f.top + f.height / 2);
+             return [getComputedStyle(document.querySelector('.app-box.app-pip')).position,
+                     b.right <= innerWidth && b.bottom <= innerHeight && b.width < innerWidth / 2,
+                     f.height > 100, hit === document.querySelector('iframe.app-frame')];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(pip, json!(["fixed", true, true, true]));
+    in_frame_until(
+        &c,
+        "document.querySelector('#state').textContent === 'done'",
+    )
+    .await;
     click(&c, ".app-box [data-action='app-inline']").await;
     wait_css(&c, ".tool-card iframe.app-frame[data-mode='inline']").await;
     let peeked = app_text_when(
