@@ -4,19 +4,12 @@
 //! of its own server's tool (asked once, on its card, in the app's name), and writes a message
 //! into the message box after the user's click in it.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::*;
 
 /// The first ISO time in the app's page ('' while there is none).
 const TIME: &str = "(document.body.innerText.match(/\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z?/) ?? [''])[0]";
-
-async fn app_eval(c: &fantoccini::Client, expr: &str) -> Value {
-    enter_app(c, 0).await;
-    let v = c.execute(&format!("return {expr};"), vec![]).await.unwrap();
-    leave_app(c).await;
-    v
-}
 
 async fn the_basic_app_works(name: &str, tool: &'static str) {
     let fake = FakeOllama::start().await;
@@ -25,7 +18,7 @@ async fn the_basic_app_works(name: &str, tool: &'static str) {
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     show_app(&c, "what time is it?").await;
     in_frame_until(&c, &format!("{TIME} !== ''")).await;
-    let first = app_eval(&c, TIME).await;
+    let first = in_app_eval(&c, TIME).await;
     // its buttons, named by their words (each framework marks them up its own way)
     enter_app(&c, 0).await;
     c.execute(

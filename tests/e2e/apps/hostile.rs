@@ -45,17 +45,6 @@ async fn app_text_when(c: &fantoccini::Client, id: &str, condition: &str) -> Str
     text
 }
 
-async fn count(c: &fantoccini::Client, css: &str) -> u64 {
-    c.execute(
-        &format!("return document.querySelectorAll({}).length;", json!(css)),
-        vec![],
-    )
-    .await
-    .unwrap()
-    .as_u64()
-    .unwrap()
-}
-
 /// The model shows the page twice (two calls in one reply): two apps of the same server.
 fn shows_twice(req: &Value) -> crate::support::fake_ollama::Reply {
     use crate::support::fake_ollama::{last_message, Stream};

@@ -17,14 +17,6 @@ use serde_json::{json, Value};
 
 use super::*;
 
-/// Evaluates `expr` in the page of the first app shown; back in the window after.
-async fn in_app_eval(c: &fantoccini::Client, expr: &str) -> Value {
-    enter_app(c, 0).await;
-    let v = c.execute(&format!("return {expr};"), vec![]).await.unwrap();
-    leave_app(c).await;
-    v
-}
-
 /// Shows `tool` of example `name` (with `args`) and waits until its app has started.
 async fn show_example(
     name: &str,

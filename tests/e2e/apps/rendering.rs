@@ -25,14 +25,6 @@ async fn shown(
     (fake, home, app)
 }
 
-/// Evaluates `expr` in the first app's page; back in the window after.
-async fn app_eval(c: &fantoccini::Client, expr: &str) -> Value {
-    enter_app(c, 0).await;
-    let v = c.execute(&format!("return {expr};"), vec![]).await.unwrap();
-    leave_app(c).await;
-    v
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn cohort_heatmap_draws_its_data_and_another_metric_unasked() {
@@ -51,7 +43,7 @@ async fn cohort_heatmap_draws_its_data_and_another_metric_unasked() {
     click(&c, ".app-approval [data-action='allowConversation']").await;
     const DRAWN: &str = "!document.body.innerText.includes('Loading') && document.querySelectorAll('body *').length > 100";
     in_frame_until(&c, DRAWN).await;
-    let before = app_eval(&c, "document.body.innerText").await;
+    let before = in_app_eval(&c, "document.body.innerText").await;
     // another metric: a new call of its own, allowed for the app, drawn again
     enter_app(&c, 0).await;
     c.execute(
@@ -68,7 +60,7 @@ async fn cohort_heatmap_draws_its_data_and_another_metric_unasked() {
     )
     .await;
     leave_app(&c).await;
-    assert_eq!(count_of(&c, ".app-approval").await, 0);
+    assert_eq!(count(&c, ".app-approval").await, 0);
     screenshot(&c, "app-cohort-heatmap.png").await;
     c.close().await.unwrap();
 }
@@ -132,16 +124,4 @@ async fn sheet_music_draws_the_score_it_was_given() {
         .contains("This app names sites it would reach: https://paulrosen.github.io."));
     screenshot(&c, "app-sheet-music.png").await;
     c.close().await.unwrap();
-}
-
-/// How many elements in the window match `css`.
-async fn count_of(c: &fantoccini::Client, css: &str) -> u64 {
-    c.execute(
-        "return document.querySelectorAll(arguments[0]).length;",
-        vec![json!(css)],
-    )
-    .await
-    .unwrap()
-    .as_u64()
-    .unwrap()
 }
