@@ -53,15 +53,7 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
         "Number(document.querySelector('.app-calls')?.dataset.calls) >= 3 && !document.querySelector('.app-approval')",
     )
     .await;
-    assert_eq!(
-        c.execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![]
-        )
-        .await
-        .unwrap(),
-        json!(1)
-    );
+    assert_eq!(count(&c, ".tool-card").await, 1);
     c.execute(
         "document.querySelector('iframe.app-frame').scrollIntoView({ block: 'start' });",
         vec![],
@@ -278,15 +270,7 @@ async fn the_pdf_app_renders_a_local_pdf_it_reads_through_its_own_tool() {
     }
     assert!(asked.contains(&"read_pdf_bytes".to_string()), "{asked:?}");
     // no card but the model's
-    assert_eq!(
-        c.execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![]
-        )
-        .await
-        .unwrap(),
-        json!(1)
-    );
+    assert_eq!(count(&c, ".tool-card").await, 1);
     c.execute(
         "document.querySelector('iframe.app-frame').scrollIntoView({ block: 'center' });",
         vec![],

@@ -12,10 +12,7 @@ use super::*;
 const TIME: &str = "(document.body.innerText.match(/\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z?/) ?? [''])[0]";
 
 async fn the_basic_app_works(name: &str, tool: &'static str) {
-    let fake = FakeOllama::start().await;
-    fake.set_responder(calls_with(tool, json!({})));
-    let home = app_home_with_example(&fake, name, &[]);
-    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    let (_fake, _home, App { c, driver: _driver }) = show_example(name, tool, json!({})).await;
     show_app(&c, "what time is it?").await;
     in_frame_until(&c, &format!("{TIME} !== ''")).await;
     let first = in_app_eval(&c, TIME).await;
@@ -46,15 +43,7 @@ async fn the_basic_app_works(name: &str, tool: &'static str) {
         .await
         .starts_with("✎ Written by the app “"));
     // no card but the model's call
-    assert_eq!(
-        c.execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![]
-        )
-        .await
-        .unwrap(),
-        json!(1)
-    );
+    assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, &format!("app-{name}.png")).await;
     c.close().await.unwrap();
 }

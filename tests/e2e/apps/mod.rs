@@ -164,6 +164,19 @@ async fn leave_app(c: &fantoccini::Client) {
     c.switch_to_window(window).await.unwrap();
 }
 
+/// Shows `tool` of example `name` (with `args`) and waits until its app has started.
+async fn show_example(
+    name: &str,
+    tool: &'static str,
+    args: Value,
+) -> (FakeOllama, tempfile::TempDir, App) {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls_with(tool, args));
+    let home = app_home_with_example(&fake, name, &[]);
+    let app = App::launch_with_servers(home.path(), 1).await;
+    (fake, home, app)
+}
+
 /// Evaluates `expr` in the page of the first app shown; back in the window after.
 async fn in_app_eval(c: &fantoccini::Client, expr: &str) -> Value {
     enter_app(c, 0).await;
@@ -311,15 +324,7 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
     screenshot(&c, "app.png").await;
     click(&c, ".app-approval [data-action='allowOnce']").await;
     wait_until(&c, "!document.querySelector('.app-approval')").await;
-    assert_eq!(
-        c.execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![]
-        )
-        .await
-        .unwrap(),
-        json!(1)
-    );
+    assert_eq!(count(&c, ".tool-card").await, 1);
     in_frame_until(
         &c,
         &format!(

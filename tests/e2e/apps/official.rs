@@ -17,19 +17,6 @@ use serde_json::{json, Value};
 
 use super::*;
 
-/// Shows `tool` of example `name` (with `args`) and waits until its app has started.
-async fn show_example(
-    name: &str,
-    tool: &'static str,
-    args: Value,
-) -> (FakeOllama, tempfile::TempDir, App) {
-    let fake = FakeOllama::start().await;
-    fake.set_responder(calls_with(tool, args));
-    let home = app_home_with_example(&fake, name, &[]);
-    let app = App::launch_with_servers(home.path(), 1).await;
-    (fake, home, app)
-}
-
 /// Answers the app's question on its card about `tool` with "Allow for this app".
 async fn allow_for_the_app(c: &fantoccini::Client, tool: &str) {
     let css = format!(
@@ -123,15 +110,7 @@ async fn basic_vue_reads_its_parent_and_its_buttons_work() {
         "✎ Written by the app “Get Time App” of basic-vue: read it, then send it if you want to."
     );
     // no card but the model's call
-    assert_eq!(
-        c.execute(
-            "return document.querySelectorAll('.tool-card').length;",
-            vec![]
-        )
-        .await
-        .unwrap(),
-        json!(1)
-    );
+    assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-vue.png").await;
     c.close().await.unwrap();
 }

@@ -7,33 +7,20 @@
 //! - sheet-music: the ABC notation the model wrote is drawn as a score; the site it names for its
 //!   sounds stays closed (its server does not let its apps reach any), and its card says so.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::*;
-
-/// Shows `tool` of example `name` with `args` on its card; the window, once the app started.
-async fn shown(
-    name: &str,
-    tool: &'static str,
-    args: Value,
-) -> (FakeOllama, tempfile::TempDir, App) {
-    let fake = FakeOllama::start().await;
-    fake.set_responder(calls_with(tool, args));
-    let home = app_home_with_example(&fake, name, &[]);
-    let app = App::launch_with_servers(home.path(), 1).await;
-    show_app(&app.c, "show it").await;
-    (fake, home, app)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn cohort_heatmap_draws_its_data_and_another_metric_unasked() {
-    let (_fake, _home, App { c, driver: _driver }) = shown(
+    let (_fake, _home, App { c, driver: _driver }) = show_example(
         "cohort-heatmap",
         "cohort-heatmap__get-cohort-data",
         json!({}),
     )
     .await;
+    show_app(&c, "show it").await;
     // its own data call: asked on its card, in its name
     wait_css(&c, ".tool-card .app-box .app-approval").await;
     assert_eq!(
@@ -69,12 +56,13 @@ async fn cohort_heatmap_draws_its_data_and_another_metric_unasked() {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn shadertoy_runs_its_shader_on_webgl() {
     let (_fake, _home, App { c, driver: _driver }) =
-        shown(
+        show_example(
             "shadertoy",
             "shadertoy__render-shadertoy",
             json!({"fragmentShader": "void mainImage(out vec4 fragColor, in vec2 fragCoord) {\n  vec2 uv = fragCoord / iResolution.xy;\n  fragColor = vec4(uv, 0.5 + 0.5 * sin(iTime), 1.0);\n}"}),
         )
         .await;
+    show_app(&c, "show it").await;
     in_frame_until(
         &c,
         "!!document.querySelector('canvas')?.getContext('webgl2')",
@@ -107,12 +95,13 @@ async fn shadertoy_runs_its_shader_on_webgl() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn sheet_music_draws_the_score_it_was_given() {
-    let (_fake, _home, App { c, driver: _driver }) = shown(
+    let (_fake, _home, App { c, driver: _driver }) = show_example(
         "sheet-music",
         "sheet-music__play-sheet-music",
         json!({"abcNotation": "X:1\nT:A Scale\nM:4/4\nL:1/4\nK:C\nCDEF|GABc|"}),
     )
     .await;
+    show_app(&c, "show it").await;
     in_frame_until(
         &c,
         "document.querySelectorAll('svg .abcjs-note').length >= 8 && document.body.innerText.includes('A Scale')",
