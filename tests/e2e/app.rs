@@ -357,6 +357,18 @@ fn retry_find(e: &fantoccini::error::CmdError) -> bool {
         || matches!(e, fantoccini::error::CmdError::Standard(w) if w.message.contains("Stale element"))
 }
 
+/// How many elements in the window match `css`.
+pub async fn count(c: &Client, css: &str) -> u64 {
+    c.execute(
+        "return document.querySelectorAll(arguments[0]).length;",
+        vec![serde_json::json!(css)],
+    )
+    .await
+    .unwrap()
+    .as_u64()
+    .unwrap()
+}
+
 pub async fn text_content(c: &Client, css: &str) -> String {
     let v = c
         .execute(

@@ -52,17 +52,6 @@ pub(crate) async fn hand_over(
     v == json!(true)
 }
 
-async fn count(c: &Client, css: &str) -> u64 {
-    c.execute(
-        "return document.querySelectorAll(arguments[0]).length;",
-        vec![json!(css)],
-    )
-    .await
-    .unwrap()
-    .as_u64()
-    .unwrap()
-}
-
 async fn wait_count(c: &Client, css: &str, n: usize) {
     wait_until(
         c,

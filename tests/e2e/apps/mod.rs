@@ -185,18 +185,6 @@ async fn in_app_eval(c: &fantoccini::Client, expr: &str) -> Value {
     v
 }
 
-/// How many elements in the window match `css`.
-async fn count(c: &fantoccini::Client, css: &str) -> u64 {
-    c.execute(
-        "return document.querySelectorAll(arguments[0]).length;",
-        vec![json!(css)],
-    )
-    .await
-    .unwrap()
-    .as_u64()
-    .unwrap()
-}
-
 /// Waits in the app frame until `condition` holds there; back in the window after.
 async fn in_frame_until(c: &fantoccini::Client, condition: &str) {
     enter_app(c, 0).await;
