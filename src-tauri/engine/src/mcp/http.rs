@@ -121,10 +121,57 @@ pub fn describe(e: &reqwest::Error) -> String {
 
 /// rmcp's Streamable HTTP client on [`client`], with an SSE event cap of `max_event` bytes; an
 /// answer to a request over a cap is that request's JSON-RPC error (the session goes on).
+///
+/// It also puts the session's own stream (the GET rmcp opens right after
+/// `notifications/initialized`, from a task of its own) before the session's first request: a
+/// request waits until the server has answered that GET, at most [`STREAM_FIRST_WAIT`]. Without
+/// this the GET could reach the server after a request it started (a busy machine is enough),
+/// and a server that sends on that stream what the request started (its questions, or the
+/// answer after the request's own stream closed, as SEP-1699's resumption does) takes the late
+/// GET for the client's reconnection.
 #[derive(Clone)]
 pub struct BoundedClient {
     pub inner: reqwest::Client,
     pub max_event: usize,
+    /// true while the session's own GET is due and unanswered
+    stream_due: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+/// The longest a request waits for the session's own stream to be answered.
+pub const STREAM_FIRST_WAIT: Duration = Duration::from_secs(2);
+
+impl BoundedClient {
+    pub fn new(inner: reqwest::Client, max_event: usize) -> Self {
+        Self {
+            inner,
+            max_event,
+            stream_due: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+
+    /// Waits while the session's own GET is due (never longer than [`STREAM_FIRST_WAIT`], and
+    /// not at all once it was answered or refused).
+    async fn after_the_session_stream(&self) {
+        let mut due = self.stream_due.subscribe();
+        if !*due.borrow_and_update() {
+            return;
+        }
+        let answered = tokio::time::timeout(STREAM_FIRST_WAIT, due.wait_for(|due| !*due)).await;
+        if answered.is_err() {
+            tracing::debug!(
+                "the server did not answer the session's GET stream in time; requests go on"
+            );
+            self.stream_due.send_replace(false);
+        }
+    }
+}
+
+fn is_initialized(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ClientJsonRpcMessage::Notification(n)
+            if matches!(n.notification, rmcp::model::ClientNotification::InitializedNotification(_))
+    )
 }
 
 type Sse = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
@@ -218,6 +265,10 @@ impl StreamableHttpClient for BoundedClient {
         _theirs: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
         let id = request_id(&message);
+        let opens_the_session = is_initialized(&message) && session_id.is_some();
+        if !opens_the_session {
+            self.after_the_session_stream().await;
+        }
         let session = session_id.as_deref().map(String::from);
         let sent = self
             .inner
@@ -230,6 +281,10 @@ impl StreamableHttpClient for BoundedClient {
                 self.max_event,
             )
             .await;
+        if opens_the_session && matches!(sent, Ok(StreamableHttpPostResponse::Accepted)) {
+            // rmcp opens the session's own stream next
+            self.stream_due.send_replace(true);
+        }
         match sent {
             Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) => {
                 match id.as_ref().and_then(|id| refusal(id, max_size)) {
@@ -264,7 +319,10 @@ impl StreamableHttpClient for BoundedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<Sse, StreamableHttpError<reqwest::Error>> {
-        self.inner
+        // the session's own stream (a resumption carries the last event's id)
+        let own = last_event_id.is_none();
+        let answer = self
+            .inner
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -273,7 +331,11 @@ impl StreamableHttpClient for BoundedClient {
                 custom_headers,
                 self.max_event,
             )
-            .await
+            .await;
+        if own {
+            self.stream_due.send_replace(false);
+        }
+        answer
     }
 
     async fn get_stream_with_max_sse_event_size(

@@ -497,3 +497,153 @@ fn a_listener_is_told_from_anothers_on_the_same_port() {
     drop(l);
     assert!(!crate::support::listens_in_group(ours, port));
 }
+
+/// The session's own stream (the GET opened after `notifications/initialized`) is in place
+/// before the session's first request: the server answers that GET late (300 ms) and the first
+/// request still arrives only after it. A server that sends on this stream what a request
+/// started would otherwise see the GET come after the request (what made the conformance
+/// suite's `sse-retry` scenario fail on a busy machine: it took the late GET for a
+/// reconnection). A server that never answers the GET holds the first request at most
+/// `STREAM_FIRST_WAIT`, and the session goes on.
+#[tokio::test]
+async fn the_sessions_own_stream_is_answered_before_the_first_request() {
+    for get_answer in [Some(Duration::from_millis(300)), None] {
+        let (port, seen) = session_stream_server(get_answer);
+        let r = rig(vec![(
+            "s",
+            ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),
+        )])
+        .await;
+        assert_eq!(
+            r.status("s").status,
+            ServerStatus::Running,
+            "{:?}",
+            r.status("s")
+        );
+        let seen = seen.lock().unwrap().clone();
+        let at = |what: &str| {
+            seen.iter()
+                .find(|(w, _)| w == what)
+                .map(|(_, t)| *t)
+                .unwrap_or_else(|| panic!("no {what} in {seen:?}"))
+        };
+        let list = at("POST tools/list");
+        match get_answer {
+            Some(_) => assert!(
+                list >= at("GET answered"),
+                "tools/list came before the GET was answered: {seen:?}"
+            ),
+            None => {
+                let waited = list.duration_since(at("GET"));
+                assert!(
+                    waited
+                        >= switchboard_engine::mcp::http::STREAM_FIRST_WAIT
+                            - Duration::from_millis(100),
+                    "the first request waited for the GET: {seen:?}"
+                );
+            }
+        }
+        r.host.shutdown().await;
+    }
+}
+
+/// A Streamable HTTP server (one thread per connection) that records what arrives when, and
+/// answers its GET after `get_answer` with 405, or never.
+/// What a test server saw, and when.
+type Seen = Arc<Mutex<Vec<(String, std::time::Instant)>>>;
+
+fn session_stream_server(get_answer: Option<Duration>) -> (u16, Seen) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut conn = conn;
+                loop {
+                    let mut head = Vec::new();
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                        head.push(line.trim_end().to_string());
+                        line.clear();
+                    }
+                    let Some(first) = head.first().cloned() else {
+                        return;
+                    };
+                    let length = head
+                        .iter()
+                        .find_map(|h| {
+                            let (k, v) = h.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    if first.starts_with("GET") {
+                        log.lock()
+                            .unwrap()
+                            .push(("GET".into(), std::time::Instant::now()));
+                        let Some(after) = get_answer else {
+                            std::thread::sleep(Duration::from_secs(30));
+                            return;
+                        };
+                        std::thread::sleep(after);
+                        log.lock()
+                            .unwrap()
+                            .push(("GET answered".into(), std::time::Instant::now()));
+                        let _ = conn.write_all(
+                            b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n",
+                        );
+                        continue;
+                    }
+                    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let method = message["method"].as_str().unwrap_or("").to_string();
+                    log.lock()
+                        .unwrap()
+                        .push((format!("POST {method}"), std::time::Instant::now()));
+                    let result = match method.as_str() {
+                        "initialize" => json!({
+                            "protocolVersion": "2025-06-18",
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "late-get", "version": "1"},
+                        }),
+                        "tools/list" => json!({"tools": []}),
+                        _ => json!({}),
+                    };
+                    let answer = match message.get("id") {
+                        None => "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_string(),
+                        Some(_) if method == "server/discover" => {
+                            let body = json!({"jsonrpc": "2.0", "id": message["id"],
+                                "error": {"code": -32601, "message": "Method not found"}})
+                            .to_string();
+                            format!(
+                                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                                body.len()
+                            )
+                        }
+                        Some(id) => {
+                            let body =
+                                json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                            format!(
+                                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\nContent-Length: {}\r\n\r\n{body}",
+                                body.len()
+                            )
+                        }
+                    };
+                    if conn.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, seen)
+}

@@ -194,10 +194,8 @@ async fn serve_streamable(
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
         .custom_headers(headers)
         .max_sse_event_size(t.max_http_event);
-    let bounded = crate::mcp::http::BoundedClient {
-        inner: crate::mcp::http::client(),
-        max_event: t.max_http_event,
-    };
+    let bounded =
+        crate::mcp::http::BoundedClient::new(crate::mcp::http::client(), t.max_http_event);
     // signed in: tokens on every request, refreshed as they expire
     let manager = match &t.keep {
         Some(keep) => crate::mcp::oauth::restore(url, keep)
