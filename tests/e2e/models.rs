@@ -347,9 +347,18 @@ async fn check_in_window(c: &fantoccini::Client, model: &str) {
     .await
     .unwrap();
     click(c, "#models-button").await;
+    // the dialog done opening: the model's format and the model list filled in and the focus in
+    // the download field. A click computed before the list came in could land where the button had
+    // been (the dialog was centered and grew both ways; now it is anchored at the top) and start
+    // nothing: CI saw it now and then, the check at status "", 0 rows, Check enabled.
     wait_until(
         c,
-        &format!("document.querySelector('#check-model-name').textContent === '{model}'"),
+        &format!(
+            "document.querySelector('#check-model-name').textContent === '{model}' \
+             && document.querySelector('#check-format').textContent !== '' \
+             && document.querySelectorAll('#models-list li').length > 0 \
+             && document.activeElement === document.querySelector('#pull-name')"
+        ),
     )
     .await;
     click(c, "#check-start").await;
