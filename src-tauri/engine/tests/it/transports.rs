@@ -294,12 +294,18 @@ async fn a_rest_dialect_server_is_a_tool_source_like_any_other() {
     r.host.shutdown().await;
 }
 
+/// A listener on a free local port, and the port.
+fn local_listener() -> (std::net::TcpListener, u16) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (listener, port)
+}
+
 /// A raw HTTP server on a thread: each connection's request head is recorded, and answered with
 /// what `respond` returns for it (then the connection is closed).
 fn raw_http(respond: impl Fn(&str) -> Vec<u8> + Send + 'static) -> (u16, Arc<Mutex<Vec<String>>>) {
     use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
+    let (listener, port) = local_listener();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     std::thread::spawn(move || {
@@ -547,16 +553,15 @@ async fn the_sessions_own_stream_is_answered_before_the_first_request() {
     }
 }
 
-/// A Streamable HTTP server (one thread per connection) that records what arrives when, and
-/// answers its GET after `get_answer` with 405, or never.
 /// What a test server saw, and when.
 type Seen = Arc<Mutex<Vec<(String, std::time::Instant)>>>;
 
+/// A Streamable HTTP server (one thread per connection) that records what arrives when, and
+/// answers its GET after `get_answer` with 405, or never.
 fn session_stream_server(get_answer: Option<Duration>) -> (u16, Seen) {
     use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (listener, port) = local_listener();
+    let seen = Seen::default();
     let log = seen.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
