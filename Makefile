@@ -5,7 +5,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test deps test-deps build e2e screenshots bundle lint clean test-real-llm eval-tools fuzz bench-memory bench-window
+.PHONY: run test deps test-deps build e2e screenshots bundle test-packages lint clean test-real-llm eval-tools fuzz bench-memory bench-window
 
 run: deps
 	$(CARGO) build
@@ -21,11 +21,13 @@ build: deps
 	$(CARGO) build
 
 # Unit and integration tests (the engine headless: src-tauri/engine/tests/it; the app's CLI and the
-# conformance suite: tests/app), then the E2E tests in the real window under Xvfb (tests/e2e).
+# conformance suite: tests/app), the packages (tests/packages), then the E2E tests in the real window
+# under Xvfb (tests/e2e).
 # A plain `cargo build` first: E2E drives that binary.
 test: test-deps
 	$(CARGO) build
 	$(CARGO) test --workspace
+	$(MAKE) test-packages
 	$(MAKE) e2e
 
 # Opt-in, slow, not in `make test`: a real model (Gemma 3 270M on llama.cpp's llama-server, built here)
@@ -81,15 +83,29 @@ screenshots: e2e
 	mkdir -p docs/screenshots
 	cp target/screenshots/*.png docs/screenshots/
 
-# The installable .deb (target/release/bundle/deb/), with the npm Tauri CLI. The built-in servers' small
-# binary goes in next to the app (an external binary named the way Tauri wants: NAME-<target triple>).
+# The packages (target/release/bundle/): the .deb and the .rpm by Tauri's bundler (the npm Tauri CLI),
+# the AppImage by scripts/appimage.sh from the .deb's files (Tauri's AppImage step downloads its tools
+# from GitHub; see the script). The built-in servers' small binary goes in next to the app (an
+# external binary named the way Tauri wants: NAME-<target triple>). tests/packages/check.sh checks them.
 TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
+EXTERNAL_BIN = --config '{"bundle":{"externalBin":["target/external/switchboard-mcp"]}}'
 bundle: deps
-	npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund --loglevel=error
 	$(CARGO) build --release -p switchboard-engine --bin switchboard-mcp
 	mkdir -p target/external
 	cp target/release/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
-	npx tauri build --bundles deb --config '{"bundle":{"externalBin":["target/external/switchboard-mcp"]}}'
+	npx tauri build --bundles deb,rpm $(EXTERNAL_BIN)
+	scripts/appimage.sh target/release
+
+# The same three packages from the debug build (seconds, no release build), and their checks: what
+# make test runs. The release ones differ only in the binaries' build profile.
+test-packages:
+	$(CARGO) build
+	mkdir -p target/external
+	cp target/debug/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
+	npx tauri bundle --debug --bundles deb,rpm $(EXTERNAL_BIN)
+	scripts/appimage.sh target/debug
+	tests/packages/check.sh target/debug
 
 lint:
 	$(CARGO) fmt --all --check

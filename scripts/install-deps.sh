@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what Switchboard needs to build, run and test. Idempotent: skips what is present.
-#   scripts/install-deps.sh          system packages to build and run the app
+#   scripts/install-deps.sh          system packages to build and run the app (and to pack it: mksquashfs)
 #   scripts/install-deps.sh --test   also E2E tooling (Xvfb, WebKitWebDriver, tauri-driver), the npm test servers,
 #                                    uv (uvx),
 #                                    and a Secret Service to test secrets against (gnome-keyring, run by the
 #                                    tests in their own dbus-run-session; secret-tool to look inside it), and
 #                                    xdg-open (the E2E sign-in opens its page through it, as on a desktop), and a
 #                                    desktop notification server (dunst; dbus-monitor watches what the app sends it),
-#                                    and axe-core (the accessibility audit injects it into the window)
+#                                    and axe-core (the accessibility audit injects it into the window), and the
+#                                    Tauri CLI and rpm (make test packs the debug build and reads the packages)
 set -euo pipefail
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$(dirname "$0")/.."
@@ -19,9 +20,11 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
-      libayatana-appindicator3-dev libxdo-dev libssl-dev pkg-config build-essential curl file)
+      libayatana-appindicator3-dev libxdo-dev libssl-dev pkg-config build-essential curl file
+      squashfs-tools)
 if [ $want_test = 1 ]; then
-  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3 gnome-keyring libsecret-tools dbus-daemon xdg-utils dunst dbus-bin)
+  pkgs+=(xvfb xauth webkit2gtk-driver xdotool python3 gnome-keyring libsecret-tools dbus-daemon xdg-utils dunst dbus-bin
+         rpm)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 
@@ -50,6 +53,8 @@ if [ $want_test = 1 ]; then
         && cp package-lock.json node_modules/.installed-lock.json)
     fi
   }
+  # The Tauri CLI: make test bundles the debug build and checks the packages (tests/packages).
+  npm_pinned . "the Tauri CLI"
   # Real MCP servers used by the tests (npm).
   npm_pinned tests/servers "npm test servers"
   # What the E2E tests inject into the window (axe-core).
