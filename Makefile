@@ -94,16 +94,18 @@ bundle: deps
 	$(CARGO) build --release -p switchboard-engine --bin switchboard-mcp
 	mkdir -p target/external
 	cp target/release/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
-	npx tauri build --bundles deb,rpm $(EXTERNAL_BIN)
+	rm -rf target/release/bundle/deb target/release/bundle/rpm target/release/bundle/appimage
+	npx --no-install tauri build --bundles deb,rpm $(EXTERNAL_BIN)
 	scripts/appimage.sh target/release
 
 # The same three packages from the debug build (seconds, no release build), and their checks: what
 # make test runs. The release ones differ only in the binaries' build profile.
-test-packages:
+test-packages: test-deps
 	$(CARGO) build
 	mkdir -p target/external
 	cp target/debug/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
-	npx tauri bundle --debug --bundles deb,rpm $(EXTERNAL_BIN)
+	rm -rf target/debug/bundle/deb target/debug/bundle/rpm target/debug/bundle/appimage
+	npx --no-install tauri bundle --debug --bundles deb,rpm $(EXTERNAL_BIN)
 	scripts/appimage.sh target/debug
 	tests/packages/check.sh target/debug
 

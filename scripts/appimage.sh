@@ -16,17 +16,17 @@
 #     entry, icons, the .mcpb MIME type), and uses the system's WebKitGTK 4.1 and GTK 3, as the .deb
 #     and .rpm do: AppRun says which package to install when they are missing.
 set -euo pipefail
+profile_dir="$(readlink -f "${1:?usage: scripts/appimage.sh target/release|target/debug}")"
 cd "$(dirname "$0")/.."
-
-profile_dir="${1:?usage: scripts/appimage.sh target/release|target/debug}"
 arch="$(uname -m)"
 if [ "$arch" != x86_64 ]; then
   echo "appimage: only x86_64 is built (the runtime used is AppImageKit's runtime-x86_64); this is $arch" >&2
   exit 1
 fi
-deb="$(ls "$profile_dir"/bundle/deb/*.deb 2>/dev/null | head -1 || true)"
-if [ -z "$deb" ]; then
-  echo "appimage: no .deb in $profile_dir/bundle/deb; run tauri bundle (make bundle does) first" >&2
+version="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' tauri.conf.json)"
+deb="$profile_dir/bundle/deb/Switchboard_${version}_amd64.deb"
+if [ ! -f "$deb" ]; then
+  echo "appimage: no $deb; run tauri bundle (make bundle does) first" >&2
   exit 1
 fi
 command -v mksquashfs >/dev/null || { echo "appimage: mksquashfs is missing (scripts/install-deps.sh installs squashfs-tools)" >&2; exit 1; }
@@ -46,7 +46,6 @@ if [ ! -s "$runtime" ]; then
   mv "$runtime.part" "$runtime"
 fi
 
-version="$(dpkg-deb -f "$deb" Version)"
 out_dir="$profile_dir/bundle/appimage"
 appdir="$out_dir/Switchboard.AppDir"
 image="$out_dir/Switchboard_${version}_x86_64.AppImage"
@@ -63,19 +62,15 @@ cat > "$appdir/AppRun" <<'APPRUN'
 #!/bin/sh
 # Switchboard's AppImage entry point: the app in this AppDir, on the system's WebKitGTK 4.1 and GTK 3.
 HERE="$(dirname "$(readlink -f "$0")")"
+# the libraries the loader would not find (as it would look: LD_LIBRARY_PATH included)
 missing=""
-if command -v ldconfig >/dev/null 2>&1 || [ -x /sbin/ldconfig ]; then
-  libs="$( (ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null) )"
-  # an empty listing says nothing (an ldconfig that could not read its cache): then the loader speaks
-  if [ -n "$libs" ]; then
-    for lib in libwebkit2gtk-4.1.so.0 libgtk-3.so.0; do
-      case "$libs" in *"$lib"*) ;; *) missing="$missing $lib" ;; esac
-    done
-  fi
+if command -v ldd >/dev/null 2>&1; then
+  missing="$(ldd "$HERE/usr/bin/switchboard" 2>/dev/null | sed -n 's/^[[:space:]]*\([^[:space:]]*\) => not found.*/\1/p' | tr '\n' ' ')"
 fi
 if [ -n "$missing" ]; then
-  echo "Switchboard needs WebKitGTK 4.1 and GTK 3, which this system lacks:$missing" >&2
-  echo "Install them: sudo apt install libwebkit2gtk-4.1-0 (Debian, Ubuntu), sudo dnf install webkit2gtk4.1 (Fedora)," >&2
+  echo "Switchboard needs libraries this system lacks: $missing" >&2
+  echo "They come with WebKitGTK 4.1 and GTK 3. Install them: sudo apt install libwebkit2gtk-4.1-0 (Debian, Ubuntu)," >&2
+  echo "sudo dnf install webkit2gtk4.1 (Fedora)," >&2
   echo "sudo pacman -S webkit2gtk-4.1 (Arch), sudo zypper install libwebkit2gtk-4_1-0 (openSUSE)." >&2
   exit 127
 fi
