@@ -46,6 +46,29 @@ async fn app_text_when(c: &fantoccini::Client, id: &str, condition: &str) -> Str
 }
 
 /// The model shows the page twice (two calls in one reply): two apps of the same server.
+/// Waits until the app's sneaky messages have been tried at least `at_least` times, and checks
+/// that every one was refused: the message box still holds only what the user `typed`, and no
+/// app draft shows. Returns how many tries there were.
+async fn all_refused(c: &fantoccini::Client, at_least: u64, typed: &str) -> u64 {
+    let tried = app_text_when(
+        c,
+        "sneaky",
+        &format!(
+            "Number((document.querySelector('#sneaky')?.textContent ?? '0/0').split('/')[1]) >= {at_least}"
+        ),
+    )
+    .await;
+    let (refused, tries) = tried.split_once('/').unwrap();
+    assert_eq!(refused, tries, "{tried}");
+    let value = c
+        .execute("return document.querySelector('#input').value;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(value, typed);
+    assert_eq!(count(c, ".app-draft").await, 0);
+    tries.parse().unwrap()
+}
+
 fn shows_twice(req: &Value) -> crate::support::fake_ollama::Reply {
     use crate::support::fake_ollama::{last_message, Stream};
     if last_message(req)["role"] == "user" {
@@ -193,20 +216,7 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     // (not on a card's summary: that folds the card, and the app's frame with it)
     click(&c, "#chat-title").await;
     click(&c, "#input").await;
-    let tried = app_text_when(
-        &c,
-        "sneaky",
-        "Number((document.querySelector('#sneaky')?.textContent ?? '0/0').split('/')[1]) >= 8",
-    )
-    .await;
-    let (refused, tries) = tried.split_once('/').unwrap();
-    assert_eq!(refused, tries, "{tried}");
-    let typed = c
-        .execute("return document.querySelector('#input').value;", vec![])
-        .await
-        .unwrap();
-    assert_eq!(typed, "typing here");
-    assert_eq!(count(&c, ".app-draft").await, 0);
+    let tries = all_refused(&c, 8, "typing here").await;
     // the same with the pointer resting on the app while the user types in the window and then
     // pauses: the page pulls the focus into itself all the time, which must not pass for a click
     c.execute(
@@ -244,24 +254,7 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         .send_keys(" and more")
         .await
         .unwrap();
-    let tries_then: u64 = tries.parse().unwrap();
-    let tried = app_text_when(
-        &c,
-        "sneaky",
-        &format!(
-            "Number((document.querySelector('#sneaky')?.textContent ?? '0/0').split('/')[1]) >= {}",
-            tries_then + 12
-        ),
-    )
-    .await;
-    let (refused, tries) = tried.split_once('/').unwrap();
-    assert_eq!(refused, tries, "{tried}");
-    let typed = c
-        .execute("return document.querySelector('#input').value;", vec![])
-        .await
-        .unwrap();
-    assert_eq!(typed, "typing here and more");
-    assert_eq!(count(&c, ".app-draft").await, 0);
+    all_refused(&c, tries + 12, "typing here and more").await;
     // a click in the app: its message lands in the message box, marked as the app's. The click
     // counts once the window has had no input of its own for the browser's activation time
     // (5 s), so that the activation cannot be the window's typing
