@@ -89,24 +89,24 @@ screenshots: e2e
 # external binary named the way Tauri wants: NAME-<target triple>). tests/packages/check.sh checks them.
 TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
 EXTERNAL_BIN = --config '{"bundle":{"externalBin":["target/external/switchboard-mcp"]}}'
+# The three packages of target/$(1) (release or debug), the .deb and .rpm by `tauri $(2)`.
+define pack
+	mkdir -p target/external
+	cp target/$(1)/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
+	rm -rf target/$(1)/bundle/deb target/$(1)/bundle/rpm target/$(1)/bundle/appimage
+	npx --no-install tauri $(2) --bundles deb,rpm $(EXTERNAL_BIN)
+	scripts/appimage.sh target/$(1)
+endef
 bundle: deps
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CARGO) build --release -p switchboard-engine --bin switchboard-mcp
-	mkdir -p target/external
-	cp target/release/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
-	rm -rf target/release/bundle/deb target/release/bundle/rpm target/release/bundle/appimage
-	npx --no-install tauri build --bundles deb,rpm $(EXTERNAL_BIN)
-	scripts/appimage.sh target/release
+	$(call pack,release,build)
 
 # The same three packages from the debug build (seconds, no release build), and their checks: what
 # make test runs. The release ones differ only in the binaries' build profile.
 test-packages: test-deps
 	$(CARGO) build
-	mkdir -p target/external
-	cp target/debug/switchboard-mcp target/external/switchboard-mcp-$(TRIPLE)
-	rm -rf target/debug/bundle/deb target/debug/bundle/rpm target/debug/bundle/appimage
-	npx --no-install tauri bundle --debug --bundles deb,rpm $(EXTERNAL_BIN)
-	scripts/appimage.sh target/debug
+	$(call pack,debug,bundle --debug)
 	tests/packages/check.sh target/debug
 
 lint:
