@@ -164,7 +164,7 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "env": [names], "allowUnsandboxed": false}`. Paths are absolute (or start
+/// "write": [paths], "env": [names], "allowUnsandboxed": false, "limits": {…}}`. Paths are absolute (or start
 /// with `~/`); folders include everything under them (but credentials and the app's own folders,
 /// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -187,6 +187,41 @@ pub struct SandboxConfig {
     /// Landlock). Ignored where it can: there the sandbox always applies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_unsandboxed: bool,
+    /// Its processes, memory and open files (`mcp/sandbox/limits.rs`); the defaults when left
+    /// out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsConfig>,
+}
+
+/// A sandboxed server's resource limits as its config sets them (`mcp/sandbox/limits.rs`); any
+/// left out takes its default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitsConfig {
+    /// Processes and threads it may have at once, beyond the user's others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+    /// Memory each of its processes may use (MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    /// Files (and sockets, pipes) each of its processes may have open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_files: Option<u64>,
+}
+
+impl LimitsConfig {
+    /// Why a configured limit is not one (too small to start anything, or absurd).
+    pub fn check(&self) -> Result<(), String> {
+        let within = |v: Option<u64>, name: &str, lo: u64, hi: u64| match v {
+            Some(v) if !(lo..=hi).contains(&v) => {
+                Err(format!("{name} must be between {lo} and {hi}"))
+            }
+            _ => Ok(()),
+        };
+        within(self.processes, "limits.processes", 8, 1 << 20)?;
+        within(self.memory_mb, "limits.memoryMb", 64, 1 << 24)?;
+        within(self.open_files, "limits.openFiles", 64, 1 << 20)
+    }
 }
 
 impl SandboxConfig {

@@ -12,7 +12,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use super::config::{ServerConfig, SELF_COMMAND};
-use super::sandbox::{Sandboxed, BLOCKED_NOTE};
+use super::sandbox::{Groups, Sandboxed, BLOCKED_NOTE};
 
 pub const STDERR_LINES: usize = 200;
 const STDERR_LINE_MAX: usize = 2000;
@@ -252,6 +252,9 @@ pub fn spawn(
     // `sandbox` (its ruleset fd) outlives this call, which forks and execs
     let mut child: Child = cmd.spawn()?;
     let pid = child.id();
+    if let Some(sb) = sandbox {
+        supervise(sb, &mut child, pid, &log)?;
+    }
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
@@ -288,6 +291,57 @@ pub fn spawn(
     })
 }
 
+/// Starts the host's part of a sandbox (`sandbox/supervise.rs`) for the process just started,
+/// when it is supervised: the calls its filter hands over are answered, what it refuses is told in
+/// `log`, and the process groups it makes are ended with it ([`terminate`]). A listener that did
+/// not arrive ends the process: it must not run half supervised.
+fn supervise(
+    sb: &Sandboxed,
+    child: &mut Child,
+    pid: Option<u32>,
+    log: &StderrTail,
+) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let listener = match sb.prepared.listener() {
+            None => return Ok(()),
+            Some(Ok(l)) => l,
+            Some(Err(e)) => {
+                let _ = child.start_kill();
+                return Err(std::io::Error::other(format!(
+                    "cannot supervise its sandbox: {e}"
+                )));
+            }
+        };
+        let devices: Vec<PathBuf> = super::sandbox::DEVICES.iter().map(PathBuf::from).collect();
+        let log = log.clone();
+        super::sandbox::supervise::Supervisor {
+            listener,
+            write: sb
+                .policy
+                .write
+                .iter()
+                .filter(|w| !devices.contains(w))
+                .cloned()
+                .collect(),
+            groups: sb.groups.clone(),
+            report: Box::new(move |what| log.push(format!("{BLOCKED_NOTE}{what}"))),
+        }
+        .start();
+        if let Some(pid) = pid {
+            TRACKED.lock().unwrap().insert(pid, sb.groups.clone());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (sb, child, pid, log);
+    Ok(())
+}
+
+/// The process groups each supervised server's processes made, by the server's pid, for
+/// [`terminate`].
+static TRACKED: std::sync::LazyLock<Mutex<std::collections::BTreeMap<u32, Groups>>> =
+    std::sync::LazyLock::new(Default::default);
+
 fn describe_status(status: std::process::ExitStatus) -> String {
     #[cfg(unix)]
     {
@@ -313,7 +367,8 @@ fn describe_status(status: std::process::ExitStatus) -> String {
     }
 }
 
-/// Ends the process group: SIGTERM, then SIGKILL if it is still there after `grace`.
+/// Ends the process group, and the groups a sandboxed server's processes made (a grandchild
+/// that called `setsid()` too): SIGTERM, then SIGKILL if it is still there after `grace`.
 pub async fn terminate(
     pid: Option<u32>,
     exit: &mut watch::Receiver<Option<String>>,
@@ -323,6 +378,7 @@ pub async fn terminate(
     if exit.borrow().is_some() {
         // the leader is gone; still make sure nothing it started lingers
         signal_group(pid, libc::SIGKILL);
+        TRACKED.lock().unwrap().remove(&pid);
         return;
     }
     signal_group(pid, libc::SIGTERM);
@@ -331,6 +387,7 @@ pub async fn terminate(
         .is_ok();
     // SIGKILL the group either way: children that ignored SIGTERM or outlived the leader
     signal_group(pid, libc::SIGKILL);
+    TRACKED.lock().unwrap().remove(&pid);
     if !exited {
         let _ = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(|e| e.is_some())).await;
     }
@@ -340,6 +397,10 @@ fn signal_group(pid: u32, sig: i32) {
     #[cfg(unix)]
     unsafe {
         libc::kill(-(pid as i32), sig);
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(groups) = TRACKED.lock().unwrap().get(&pid) {
+        super::sandbox::supervise::kill_groups(groups, sig);
     }
 }
 

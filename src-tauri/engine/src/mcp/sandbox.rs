@@ -1,10 +1,13 @@
 //! Running a stdio server in a kernel sandbox. On Linux: Landlock (which files and folders it may
 //! read, run or write; TCP and UDP by port; path Unix sockets from ABI 9; signals and abstract
-//! Unix sockets kept inside), and a seccomp filter (no socket at all without the network, no
-//! Unix socket by path below ABI 9, no typing into a terminal: see [`seccomp_filter`]).
+//! Unix sockets kept inside); a seccomp allow-list (`seccomp.rs`: every system call a server does
+//! not need fails with EPERM; sockets only of the families its network setting allows; no
+//! keyrings, System V IPC, io_uring, namespaces or `ptrace`); the changes to a file's metadata
+//! done by the host, only inside its write grants, and the process groups it makes noted so they
+//! end with it (`supervise.rs`); and resource limits (`limits.rs`).
 //!
 //! Everything that allocates is done in the parent: the paths are resolved, the ruleset is made
-//! (its fd kept open), the seccomp program compiled. Between fork and exec the child makes only
+//! (its fd kept open), the seccomp programs compiled. Between fork and exec the child makes only
 //! system calls ([`Prepared::install`]), so the exec'd server and everything it starts are
 //! confined, and the host itself never is. The child also starts its own session (no
 //! controlling terminal, `mcp/process.rs`), inherits no descriptor but 0–2 and only the
@@ -119,17 +122,26 @@ mod detect;
 mod enforced;
 mod env;
 mod fetch;
+mod limits;
 mod policy;
 mod protect;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
+#[cfg(target_os = "linux")]
+pub mod supervise;
 
 pub use detect::*;
 pub use enforced::*;
 pub use env::*;
 pub use fetch::*;
+pub use limits::*;
 pub use policy::*;
 pub use protect::*;
 #[cfg(test)]
 use {detect::path_in, policy::program_dir};
+
+/// The process groups (and sessions) a sandboxed server's processes made.
+pub type Groups = std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<i32>>>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -142,7 +154,7 @@ pub enum SandboxError {
     Landlock(String),
     #[error("the kernel has no Landlock")]
     NoLandlock,
-    #[error("cannot make the network filter: {0}")]
+    #[error("cannot make its system call filter: {0}")]
     Seccomp(String),
 }
 
@@ -150,19 +162,27 @@ pub enum SandboxError {
 pub struct Prepared {
     #[cfg(target_os = "linux")]
     ruleset: std::os::fd::OwnedFd,
-    /// The seccomp program (for `SECCOMP_SET_MODE_FILTER`).
+    /// The allow-list (`seccomp.rs`), for `SECCOMP_SET_MODE_FILTER`.
     #[cfg(target_os = "linux")]
     filter: Vec<libc::sock_filter>,
+    /// The filter that hands calls to the host, and the socket pair its listener comes
+    /// through, when the host supervises (`supervise.rs`); taken once the server runs.
+    #[cfg(target_os = "linux")]
+    supervision: std::sync::Mutex<Option<(Vec<libc::sock_filter>, supervise::Handover)>>,
+    /// The resource limits, as `setrlimit` takes them.
+    #[cfg(target_os = "linux")]
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// The highest capability this kernel knows (`/proc/sys/kernel/cap_last_cap`).
     #[cfg(target_os = "linux")]
     last_cap: u32,
 }
 
 impl Policy {
-    /// Makes the Landlock ruleset and the seccomp program (in the parent: this allocates).
-    /// `abi` is the kernel's, for what Landlock cannot do there itself.
+    /// Makes the Landlock ruleset, the seccomp programs and the resource limits (in the
+    /// parent: this allocates). `abi` is the kernel's, for what Landlock cannot do there
+    /// itself; `supervised`: the host answers the calls `seccomp::SUPERVISED` hands it.
     #[cfg(target_os = "linux")]
-    pub fn prepare(&self, abi: i32) -> Result<Prepared, SandboxError> {
+    pub fn prepare(&self, abi: i32, supervised: bool) -> Result<Prepared, SandboxError> {
         use landlock::{
             path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset,
             RulesetAttr, RulesetCreatedAttr, Scope,
@@ -178,7 +198,7 @@ impl Policy {
             .scope(Scope::from_all(v))
             .map_err(ll)?;
         if !self.network {
-            // no rule for any port: every TCP bind and connect is refused
+            // no rule for any port: every TCP (and from ABI 10 UDP) bind and connect is refused
             ruleset = ruleset.handle_access(AccessNet::from_all(v)).map_err(ll)?;
         }
         let created = ruleset
@@ -189,9 +209,23 @@ impl Policy {
             .add_rules(path_beneath_rules(&self.write, AccessFs::from_all(v)))
             .map_err(ll)?;
         let fd: Option<std::os::fd::OwnedFd> = created.into();
+        let shape = seccomp::Shape {
+            network: self.network,
+            abi,
+            supervised,
+        };
+        let supervision = if supervised {
+            let pair = supervise::Handover::new()
+                .map_err(|e| SandboxError::Seccomp(format!("cannot make its socket pair: {e}")))?;
+            Some((seccomp::handed_over(), pair))
+        } else {
+            None
+        };
         Ok(Prepared {
             ruleset: fd.ok_or(SandboxError::NoLandlock)?,
-            filter: seccomp_filter(self.network, abi)?,
+            filter: seccomp::allow_list(shape)?,
+            supervision: std::sync::Mutex::new(supervision),
+            rlimits: limits::rlimits(&self.limits),
             last_cap: std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
                 .ok()
                 .and_then(|s| s.trim().parse().ok())
@@ -200,121 +234,8 @@ impl Policy {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub fn prepare(&self, _abi: i32) -> Result<Prepared, SandboxError> {
+    pub fn prepare(&self, _abi: i32, _supervised: bool) -> Result<Prepared, SandboxError> {
         Err(SandboxError::NoLandlock)
-    }
-}
-
-/// The seccomp program, always there for a sandboxed server (its rules are EACCES, the errno
-/// Landlock uses, so a server sees one kind of refusal):
-/// - with the network off, `socket()` of every family, Unix ones included (no connection by path
-///   or abstract name: `socketpair` still works, so runtimes keep their pipes), and
-///   `io_uring_setup` (io_uring makes sockets without `socket()`);
-/// - with it on, below Landlock ABI 9 (which confines path sockets to the folders it may write),
-///   `socket(AF_UNIX, …)` too: nothing reaches the session bus, an ssh-agent or Docker by path;
-/// - below ABI 9, a datagram `socketpair` (its ends can be pointed at any path with `sendto`);
-/// - `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`: nothing typed into a terminal;
-/// - below ABI 3, `truncate` by path (Landlock cannot control it there);
-/// - on x86-64, every x32 system call (numbers from 2^30, which the rules above would not see).
-#[cfg(target_os = "linux")]
-fn seccomp_filter(network: bool, abi: i32) -> Result<Vec<libc::sock_filter>, SandboxError> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
-    use std::collections::BTreeMap;
-    let sc = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
-    // arguments the kernel reads as 32-bit (int, unsigned int) are compared on their low half
-    let arg = |i: u8, op: SeccompCmpOp, v: u64| {
-        SeccompCondition::new(i, SeccompCmpArgLen::Dword, op, v).map_err(sc)
-    };
-    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(sc);
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    if !network {
-        rules.insert(libc::SYS_socket, vec![]);
-        rules.insert(libc::SYS_io_uring_setup, vec![]);
-    } else if abi < 9 {
-        let unix = arg(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
-        rules.insert(libc::SYS_socket, vec![rule(vec![unix])?]);
-    }
-    if abi < 9 {
-        // SOCK_TYPE_MASK: the type without SOCK_CLOEXEC and SOCK_NONBLOCK
-        let dgram = arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM as u64)?;
-        rules.insert(libc::SYS_socketpair, vec![rule(vec![dgram])?]);
-    }
-    rules.insert(
-        libc::SYS_ioctl,
-        vec![
-            rule(vec![arg(1, SeccompCmpOp::Eq, libc::TIOCSTI)?])?,
-            rule(vec![arg(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
-        ],
-    );
-    if abi < 3 {
-        rules.insert(libc::SYS_truncate, vec![]);
-    }
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(sc)?;
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        arch,
-    )
-    .map_err(sc)?;
-    let program: BpfProgram = filter.try_into().map_err(sc)?;
-    // seccompiler's sock_filter is the kernel's struct, as libc's is
-    let mut out = no_x32();
-    out.extend(program.iter().map(|f| libc::sock_filter {
-        code: f.code,
-        jt: f.jt,
-        jf: f.jf,
-        k: f.k,
-    }));
-    Ok(out)
-}
-
-/// `TIOCLINUX` (not in libc for every target): the Linux console's ioctl that can paste the
-/// selection into its input.
-#[cfg(target_os = "linux")]
-const TIOCLINUX: u64 = 0x541C;
-
-/// On x86-64, refuses the x32 system calls (their numbers have bit 30 set, so a rule on
-/// `socket` would not see x32's `socket`); seccompiler does not. Nothing elsewhere.
-#[cfg(target_os = "linux")]
-fn no_x32() -> Vec<libc::sock_filter> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // struct seccomp_data: nr at 0, arch at 4
-        const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
-        const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-        let ld = |k| libc::sock_filter {
-            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
-            jt: 0,
-            jf: 0,
-            k,
-        };
-        let jump = |op: u32, k, jt, jf| libc::sock_filter {
-            code: (libc::BPF_JMP | op | libc::BPF_K) as u16,
-            jt,
-            jf,
-            k,
-        };
-        vec![
-            ld(4),
-            // another architecture: left to seccompiler's own check
-            jump(libc::BPF_JEQ, AUDIT_ARCH_X86_64, 0, 3),
-            ld(0),
-            jump(libc::BPF_JGE, X32_SYSCALL_BIT, 0, 1),
-            libc::sock_filter {
-                code: (libc::BPF_RET | libc::BPF_K) as u16,
-                jt: 0,
-                jf: 0,
-                k: libc::SECCOMP_RET_ERRNO | libc::EACCES as u32,
-            },
-        ]
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        Vec::new()
     }
 }
 
@@ -322,18 +243,26 @@ impl Prepared {
     /// Applies the sandbox in `cmd`'s child, after fork and before exec. The child only calls
     /// `prctl` (to drop every capability from its bounding and ambient sets: a server started
     /// by root holds none, and so cannot use CAP_SYS_ADMIN or CAP_PERFMON to read other
-    /// processes' `/proc` files past Landlock; then `PR_SET_NO_NEW_PRIVS`),
-    /// `landlock_restrict_self`, `seccomp` and `close_range` (or `fcntl` on a kernel before
-    /// 5.11): no allocation, no lock. Every descriptor above 2 is
-    /// made close-on-exec, so the server inherits nothing of the host's (the pipe that tells
-    /// the parent an exec failed is close-on-exec already). `self` must live until the spawn
-    /// returned (the child uses its ruleset fd, which is close-on-exec, so the server never
-    /// holds it).
+    /// processes' `/proc` files past Landlock; then `PR_SET_NO_NEW_PRIVS`), `setrlimit`,
+    /// `landlock_restrict_self`, `seccomp` (the filter that hands calls to the host first, with
+    /// its listener sent to the parent by `sendmsg` and closed; then the allow-list), and
+    /// `close_range` (or `fcntl` on a kernel before 5.11): no allocation, no lock. Every
+    /// descriptor above 2 is made close-on-exec, so the server inherits nothing of the host's
+    /// (the pipe that tells the parent an exec failed is close-on-exec already). `self` must
+    /// live until the spawn returned (the child uses its ruleset fd and socket pair, both
+    /// close-on-exec, so the server never holds them).
     #[cfg(target_os = "linux")]
     pub fn install(&self, cmd: &mut tokio::process::Command) {
         use std::os::fd::AsRawFd;
         let fd = self.ruleset.as_raw_fd();
         let filter = self.filter.clone();
+        let handed = self
+            .supervision
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|(f, pair)| (f.clone(), pair.child.as_raw_fd()));
+        let rlimits = self.rlimits.clone();
         let last_cap = self.last_cap;
         unsafe {
             cmd.pre_exec(move || {
@@ -351,8 +280,20 @@ impl Prepared {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                for (resource, value) in &rlimits {
+                    let lim = libc::rlimit {
+                        rlim_cur: *value,
+                        rlim_max: *value,
+                    };
+                    if libc::setrlimit(*resource, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                if let Some((handed, child)) = &handed {
+                    supervise::Handover::install_in_child(*child, handed)?;
                 }
                 let program = libc::sock_fprog {
                     len: filter.len() as u16,
@@ -375,6 +316,19 @@ impl Prepared {
 
     #[cfg(not(target_os = "linux"))]
     pub fn install(&self, _cmd: &mut tokio::process::Command) {}
+
+    /// After the spawn: the listener of the filter that hands calls to the host, when it
+    /// supervises (`None` when it does not).
+    #[cfg(target_os = "linux")]
+    pub fn listener(&self) -> Option<std::io::Result<std::os::fd::OwnedFd>> {
+        let (_, pair) = self.supervision.lock().unwrap().take()?;
+        Some(pair.receive())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn listener(&self) -> Option<std::io::Result<std::os::fd::OwnedFd>> {
+        None
+    }
 }
 
 /// Marks every descriptor from 3 up close-on-exec (between fork and exec: system calls only).
@@ -408,6 +362,10 @@ pub struct Sandboxed {
     pub policy: Policy,
     pub prepared: Prepared,
     pub detector: std::sync::Arc<Detector>,
+    /// The host answers the calls the filter hands it (`supervise.rs`).
+    pub supervised: bool,
+    /// The process groups its processes made (when supervised), ended with it.
+    pub groups: Groups,
 }
 
 /// Makes a server's private folder (`0700`, whatever the umask) and its own folders (as the
@@ -430,12 +388,18 @@ pub fn set_up(wanted: &Wanted, places: &Places, abi: i32) -> Result<Sandboxed, S
         crate::paths::private_dir(&dir).map_err(folder(&dir))?;
     }
     let policy = policy(wanted, places);
-    let prepared = policy.prepare(abi)?;
+    #[cfg(target_os = "linux")]
+    let supervised = supervise::available();
+    #[cfg(not(target_os = "linux"))]
+    let supervised = false;
+    let prepared = policy.prepare(abi, supervised)?;
     Ok(Sandboxed {
         private: places.private.clone(),
         detector: std::sync::Arc::new(Detector::new(&policy)),
         policy,
         prepared,
+        supervised,
+        groups: Default::default(),
     })
 }
 

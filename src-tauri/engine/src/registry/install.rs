@@ -287,6 +287,7 @@ impl Pending {
             read,
             write,
             allow_unsandboxed: false,
+            limits: None,
             env: vec![],
         }));
         config.source = Some(self.source(&given, bundle_dir.as_deref()));

@@ -205,6 +205,11 @@ fn check_program(cfg: &ServerConfig) -> Result<(), FieldError> {
         }
     }
     if let Some(SandboxSetting::On(sb)) = &cfg.sandbox {
+        if let Some(l) = &sb.limits {
+            if let Err(e) = l.check() {
+                return field("sandbox", format!("The sandbox's {e}."));
+            }
+        }
         for p in sb.read.iter().chain(&sb.write) {
             check_sandbox_folder(p)?;
         }

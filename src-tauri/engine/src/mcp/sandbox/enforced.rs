@@ -17,8 +17,23 @@ pub struct Protection {
 }
 
 /// The protections of a server sandboxed with or without the network on a kernel with Landlock
-/// ABI `abi` (0: none at all, then nothing is enforced).
+/// ABI `abi` (0: none at all, then nothing is enforced), where the host supervises or not
+/// ([`super::supervise::available`]) and runs as root or not.
 pub fn protections(abi: i32, network: bool) -> Vec<Protection> {
+    #[cfg(target_os = "linux")]
+    let supervised = super::supervise::available();
+    #[cfg(not(target_os = "linux"))]
+    let supervised = false;
+    protections_with(abi, network, supervised, super::processes_counted())
+}
+
+/// [`protections`], with what the host can do told.
+pub fn protections_with(
+    abi: i32,
+    network: bool,
+    supervised: bool,
+    processes_counted: bool,
+) -> Vec<Protection> {
     let has = |n: i32| abi >= n;
     let landlock = |n: i32| {
         if has(n) {
@@ -49,7 +64,7 @@ pub fn protections(abi: i32, network: bool) -> Vec<Protection> {
         Protection {
             what: "other processes (ptrace, their memory and environment in /proc)",
             enforced: sandboxed,
-            how: landlock(1),
+            how: either(1, "seccomp (no ptrace, no process_vm_*)"),
         },
         Protection {
             what: "truncating files it may only read",
@@ -57,12 +72,23 @@ pub fn protections(abi: i32, network: bool) -> Vec<Protection> {
             how: either(3, "seccomp"),
         },
         Protection {
+            what: "permissions, owner and times of files outside its write grants",
+            enforced: sandboxed,
+            how: if supervised {
+                "done by Switchboard, only inside its write grants".into()
+            } else {
+                "seccomp (refused by path; this system cannot supervise, so on files it may only \
+                 read and has opened, not enforced)"
+                    .into()
+            },
+        },
+        Protection {
             what: "Unix sockets by path (session bus, ssh-agent, Docker)",
             enforced: sandboxed,
             how: if network && has(9) {
                 "Landlock ABI 9 (only in folders it may write)".into()
             } else {
-                either(9, "seccomp (no Unix socket)")
+                either(9, "seccomp (no Unix socket; no datagram socket pair)")
             },
         },
         Protection {
@@ -73,6 +99,17 @@ pub fn protections(abi: i32, network: bool) -> Vec<Protection> {
             } else {
                 either(6, "seccomp (no Unix socket)")
             },
+        },
+        Protection {
+            what: "the kernel keyrings, System V IPC and POSIX message queues",
+            enforced: sandboxed,
+            how: "seccomp".into(),
+        },
+        Protection {
+            what:
+                "io_uring, namespaces, eBPF, perf and other kernel interfaces servers do not need",
+            enforced: sandboxed,
+            how: "seccomp (an allow-list)".into(),
         },
         Protection {
             what: "signals to processes outside its sandbox",
@@ -98,6 +135,29 @@ pub fn protections(abi: i32, network: bool) -> Vec<Protection> {
             what: "privileges (a server started by root holds no capability)",
             enforced: sandboxed,
             how: "dropped before it starts, and no_new_privs".into(),
+        },
+        Protection {
+            what: "processes it starts outliving it (a new session or process group)",
+            enforced: sandboxed && supervised,
+            how: if supervised {
+                "noted by Switchboard and ended with it".into()
+            } else {
+                "needs seccomp notifications (Linux 5.6) and Yama's ptrace_scope below 2".into()
+            },
+        },
+        Protection {
+            what: "memory and open files (a runaway server)",
+            enforced: sandboxed,
+            how: "resource limits per process".into(),
+        },
+        Protection {
+            what: "processes and threads (a fork bomb)",
+            enforced: sandboxed && processes_counted,
+            how: if processes_counted {
+                "a resource limit on the user's processes".into()
+            } else {
+                "the kernel does not count processes against root, which runs Switchboard".into()
+            },
         },
     ];
     if !network {

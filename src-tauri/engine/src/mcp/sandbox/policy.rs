@@ -108,6 +108,8 @@ pub struct Policy {
     /// Protected paths (credentials, the app's folders) that a grant held and that were left
     /// out of it.
     pub left_out: Vec<PathBuf>,
+    /// Its processes, memory and open files.
+    pub limits: Limits,
 }
 
 /// `~/x` → home/x.
@@ -290,18 +292,29 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     for c in launcher_shared(&places.command, home) {
         add(&mut found, &c);
     }
-    for p in &wanted.config.read {
-        if !add(&mut named_read, &expand(p, home)) {
-            missing.push(p.clone());
+    let protected = &places.protected;
+    // a configured path names a protected one only when it is written as it (or inside it):
+    // one that leads there through a link (`~/keys → ~/.ssh`) does not
+    let names = |p: &Path| protected.iter().any(|x| p.starts_with(x));
+    let mut named = |list: &mut Vec<(PathBuf, bool)>, p: &str| {
+        let written = expand(p, home);
+        let mut real = Vec::new();
+        if add(&mut real, &written) {
+            list.push((real.remove(0), names(&written)));
+        } else {
+            missing.push(p.to_string());
         }
-    }
-    add(&mut write, &places.private);
-    for d in &wanted.own {
-        add(&mut write, d);
+    };
+    for p in &wanted.config.read {
+        named(&mut named_read, p);
     }
     for p in &wanted.config.write {
-        if !add(&mut write, &expand(p, home)) {
-            missing.push(p.clone());
+        named(&mut write, p);
+    }
+    // the host's own choices: its private folder, a built-in's own folders
+    for d in std::iter::once(&places.private).chain(&wanted.own) {
+        if let Ok(real) = d.canonicalize() {
+            write.push((real, true));
         }
     }
     let mut devices = Vec::new();
@@ -309,15 +322,14 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
         add(&mut devices, Path::new(p));
     }
     let (mut read, mut writable, mut left_out) = (Vec::new(), devices, Vec::new());
-    let protected = &places.protected;
     for g in &found {
         split_around(g, protected, false, &mut read, &mut left_out);
     }
-    for g in &named_read {
-        split_around(g, protected, true, &mut read, &mut left_out);
+    for (g, named) in &named_read {
+        split_around(g, protected, *named, &mut read, &mut left_out);
     }
-    for g in &write {
-        split_around(g, protected, true, &mut writable, &mut left_out);
+    for (g, named) in &write {
+        split_around(g, protected, *named, &mut writable, &mut left_out);
     }
     Policy {
         read,
@@ -326,6 +338,7 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
         tmp: places.private.join("tmp"),
         missing,
         left_out,
+        limits: Limits::of(wanted.config.limits.as_ref()),
     }
 }
 

@@ -3,37 +3,145 @@
 //! split around it: the grant's entries are granted one by one, those that hold a protected
 //! path split again, and the protected path itself is left out (Landlock only adds rights, so a
 //! folder cannot be granted "but for" something inside). A protected path is granted only when
-//! the config names it, or something inside it, itself.
+//! the config names it, or something inside it, itself: a link to it is not its name. The
+//! entries of a split grant are granted without their links (Landlock grants what a path leads
+//! to, so a link `~/keys → ~/.ssh` in a granted folder would grant `~/.ssh`).
 
 use super::*;
 
-/// Under home: credentials and keys, never readable unless named.
+/// Under home: what people keep secrets in, never readable unless named. Credentials and keys;
+/// the shells' and REPLs' histories (commands typed with passwords in them); browser, mail and
+/// chat profiles (cookies, saved passwords, tokens); password managers; cloud, registry and
+/// build tools' logins. Add what a new tool keeps its login in here.
 pub const CREDENTIALS: &[&str] = &[
+    // keys and logins
     ".ssh",
     ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
+    ".pki",
     ".netrc",
-    ".npmrc",
-    ".yarnrc.yml",
-    ".pypirc",
-    ".git-credentials",
-    ".config/git/credentials",
-    ".config/gh",
-    ".config/hub",
-    ".docker/config.json",
-    ".kube",
+    ".pgpass",
+    ".my.cnf",
+    ".Xauthority",
+    ".ICEauthority",
     ".local/share/keyrings",
     ".gnome2/keyrings",
     ".password-store",
-    ".pki",
+    ".config/Bitwarden",
+    ".config/Bitwarden CLI",
+    ".config/1Password",
+    ".1password",
+    ".config/keepassxc",
+    ".local/share/KeePassXC",
+    ".config/op",
+    ".vault-token",
+    // cloud and infrastructure
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/doctl",
+    ".config/hcloud",
+    ".oci",
+    ".kube",
+    ".terraform.d/credentials.tfrc.json",
+    ".terraformrc",
+    ".boto",
+    ".s3cfg",
+    ".config/rclone",
+    ".config/heroku",
+    ".fly",
+    ".config/netlify",
+    ".vercel",
+    ".wrangler",
+    // package registries and build tools
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".config/pip",
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".local/share/uv/credentials",
     ".config/uv",
-    ".vault-token",
-    ".terraform.d/credentials.tfrc.json",
+    ".rye/credentials",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".nuget/NuGet/NuGet.Config",
+    ".config/NuGet/NuGet.Config",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".docker/config.json",
+    ".config/containers/auth.json",
+    // source hosting
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".config/tea",
+    // histories
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".histfile",
+    ".sh_history",
+    ".local/share/fish/fish_history",
+    ".config/fish/fish_history",
+    ".local/share/atuin",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
+    ".irb_history",
+    ".lesshst",
+    ".wget-hsts",
+    ".ipython/profile_default/history.sqlite",
+    // browsers
+    ".mozilla",
+    ".librewolf",
+    ".waterfox",
+    "snap/firefox",
+    ".var/app/org.mozilla.firefox",
+    ".config/google-chrome",
+    ".config/google-chrome-beta",
+    ".config/google-chrome-unstable",
+    ".config/chromium",
+    ".var/app/org.chromium.Chromium",
+    "snap/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    ".config/opera",
+    ".config/epiphany",
+    ".local/share/epiphany",
+    ".config/qutebrowser",
+    ".local/share/qutebrowser",
+    // mail and chat
+    ".thunderbird",
+    ".var/app/org.mozilla.Thunderbird",
+    "snap/thunderbird",
+    ".local/share/evolution",
+    ".config/evolution",
+    ".mutt",
+    ".muttrc",
+    ".msmtprc",
+    ".mbsyncrc",
+    ".fetchmailrc",
+    ".offlineimaprc",
+    ".config/aerc",
+    ".config/Signal",
+    ".config/Slack",
+    ".config/discord",
+    ".config/Element",
+    ".local/share/TelegramDesktop",
+    // wallets
+    ".bitcoin",
+    ".electrum",
+    ".ethereum",
+    ".config/Exodus",
 ];
 
 /// The protected paths: [`CREDENTIALS`] under `home`, and `app` (the app's config, data and
@@ -92,6 +200,12 @@ pub fn split_around(
     };
     for e in entries.flatten() {
         let child = e.path();
+        // a link among the entries is never granted: its target would be (`~/keys → ~/.ssh`),
+        // and the target is reachable only when it is granted itself
+        if e.file_type().is_ok_and(|t| t.is_symlink()) {
+            push(left_out, &child);
+            continue;
+        }
         if protected.iter().any(|p| child.starts_with(p)) {
             push(left_out, &child);
         } else if inside.iter().any(|p| p.starts_with(&child)) {

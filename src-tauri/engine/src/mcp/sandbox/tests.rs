@@ -263,6 +263,45 @@ fn credentials_and_the_apps_data_are_never_granted_unless_named() {
 }
 
 #[test]
+fn a_link_to_a_credential_grants_nothing_whether_listed_or_found_in_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "key").unwrap();
+    std::fs::create_dir_all(home.join("notes")).unwrap();
+    std::fs::write(home.join("notes/a.txt"), "x").unwrap();
+    // links that already sit in home: to the keys, and to a harmless folder
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+    std::os::unix::fs::symlink(home.join("notes"), home.join("notes-link")).unwrap();
+    let mut pl = places(&d);
+    pl.protected = protected(Some(&home), &[]);
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    // all of home (split around .ssh), and the link to the keys by its own name
+    w.config.read = vec!["~".into(), "~/keys".into()];
+    w.config.write = vec!["~/keys".into()];
+    let p = policy(&w, &pl);
+    let keys = home.join(".ssh");
+    for list in [&p.read, &p.write] {
+        assert!(
+            !list
+                .iter()
+                .any(|r| keys.starts_with(r) || r.starts_with(&keys)),
+            "{list:?}"
+        );
+    }
+    // the links among home's entries are not granted; what they point to is, on its own
+    assert!(!p.read.contains(&home.join("keys")), "{:?}", p.read);
+    assert!(!p.read.contains(&home.join("notes-link")), "{:?}", p.read);
+    assert!(p.read.contains(&home.join("notes")), "{:?}", p.read);
+    assert!(p.left_out.contains(&home.join("keys")), "{:?}", p.left_out);
+    // naming the folder itself still grants it
+    w.config.read = vec!["~/.ssh".into()];
+    w.config.write = vec![];
+    assert!(policy(&w, &pl).read.contains(&keys));
+}
+
+#[test]
 fn program_folders_are_never_home_root_or_shared() {
     let home = Path::new("/home/u");
     assert_eq!(
@@ -376,17 +415,6 @@ fn paths_are_found_in_messages() {
 
 #[cfg(target_os = "linux")]
 #[test]
-fn the_filter_grows_with_what_the_kernel_lacks() {
-    let len = |network, abi| seccomp_filter(network, abi).unwrap().len();
-    // always something (terminal ioctls); more without the network, more below ABI 9 and 3
-    assert!(len(true, 10) > 0);
-    assert!(len(false, 10) > len(true, 10));
-    assert!(len(true, 7) > len(true, 10));
-    assert!(len(true, 2) > len(true, 7));
-}
-
-#[cfg(target_os = "linux")]
-#[test]
 fn the_newest_abi_the_crate_knows_is_asked_for() {
     // a newer crate knows a newer ABI: look at what it adds, then raise LANDLOCK_BEST
     assert_eq!(landlock::ABI::from(i32::MAX), LANDLOCK_BEST);
@@ -395,7 +423,7 @@ fn the_newest_abi_the_crate_knows_is_asked_for() {
 #[test]
 fn an_older_kernel_says_what_it_cannot_enforce() {
     let missing = |abi, network| -> Vec<&str> {
-        protections(abi, network)
+        protections_with(abi, network, true, true)
             .into_iter()
             .filter(|p| !p.enforced)
             .map(|p| p.what)
@@ -410,5 +438,24 @@ fn an_older_kernel_says_what_it_cannot_enforce() {
         missing(4, true),
         vec!["signals to processes outside its sandbox", "device ioctls"]
     );
-    assert_eq!(missing(0, false).len(), protections(0, false).len());
+    assert_eq!(
+        missing(0, false).len(),
+        protections_with(0, false, true, true).len()
+    );
+    // a system that cannot supervise, and root, whose processes the kernel does not count
+    let without = |supervised, counted| -> Vec<&str> {
+        protections_with(10, false, supervised, counted)
+            .into_iter()
+            .filter(|p| !p.enforced)
+            .map(|p| p.what)
+            .collect()
+    };
+    assert_eq!(
+        without(false, true),
+        vec!["processes it starts outliving it (a new session or process group)"]
+    );
+    assert_eq!(
+        without(true, false),
+        vec!["processes and threads (a fork bomb)"]
+    );
 }

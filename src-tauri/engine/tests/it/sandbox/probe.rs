@@ -8,8 +8,11 @@ use std::collections::BTreeSet;
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
-use switchboard_engine::mcp::sandbox::{kernel_abi, ENV_ALLOWED};
+use switchboard_engine::mcp::sandbox::{kernel_abi, processes_counted, ENV_ALLOWED};
+use switchboard_engine::mcp::LimitsConfig;
 use switchboard_engine::mcp::{McpConfig, McpHost, SandboxConfig, ServerConfig};
 
 use super::{call, landlock, sandboxed, view};
@@ -43,7 +46,40 @@ struct World {
     log: PathBuf,
     abstract_name: String,
     canary: PathBuf,
+    /// Files whose permissions, owner, times and attributes no sandboxed server may change.
+    victims: Vec<PathBuf>,
+    /// A link in home to a credentials folder (`~/notes/keys → ~/.ssh`), and a file through it.
+    linked: PathBuf,
+    /// A System V shared memory segment and message queue of another process's, by key.
+    ipc: Ipc,
     _listeners: (UnixListener, UnixDatagram, UnixListener),
+}
+
+/// A shared memory segment and a message queue the test makes (and removes).
+struct Ipc {
+    key: i32,
+    shm: i32,
+    msg: i32,
+}
+
+impl Ipc {
+    fn make() -> Ipc {
+        // a key of this run's own (ftok-like, from the pid and the time)
+        let key = (std::process::id() as i32 ^ rand_suffix() as i32) & 0x3fff_ffff | 1;
+        let shm = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+        let msg = unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+        assert!(shm >= 0 && msg >= 0, "System V IPC for the test");
+        Ipc { key, shm, msg }
+    }
+}
+
+impl Drop for Ipc {
+    fn drop(&mut self) {
+        unsafe {
+            libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
+            libc::msgctl(self.msg, libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
 }
 
 fn world(root: &Path) -> World {
@@ -84,7 +120,15 @@ fn world(root: &Path) -> World {
     };
     let canary = root.join("inherited-fd-canary");
     write(&canary, "the host's");
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("notes/keys")).unwrap();
+    for v in [".ssh/id_rsa", "notes/todo.txt"] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(home.join(v), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     World {
+        victims: vec![home.join(".ssh/id_rsa"), home.join("notes/todo.txt")],
+        linked: home.join("notes/keys/id_rsa"),
+        ipc: Ipc::make(),
         _listeners: (
             UnixListener::bind(&agent).unwrap(),
             UnixDatagram::bind(&log).unwrap(),
@@ -144,6 +188,9 @@ async fn probe(host: &McpHost, server: &str, w: &World, pids: Value, ptrace: Val
             "dgramSockets": [w.log],
             "pids": pids,
             "ptrace": ptrace,
+            "metaPaths": w.victims,
+            "shmKey": w.ipc.key,
+            "linkedRead": [w.linked],
         }),
     )
     .await;
@@ -176,11 +223,67 @@ fn assert_no_way_out(server: &str, r: &Value, w: &World, granted: Option<&str>) 
     ] {
         assert!(refused(&r[route][what]), "{server} {route}: {r}");
     }
+    // a raw Unix pair is a datagram one: refused like it
+    assert!(
+        refused(&r["rawPair"][w.log.to_str().unwrap()]),
+        "{server}: {r}"
+    );
     // runtimes keep their socketpairs
     assert_eq!(r["streamPair"], "ok", "{server}");
+    assert_eq!(r["ioUring"], "EPERM", "{server}");
+    let network = granted.is_some();
+    for (family, on) in [
+        ("inet", true),
+        ("inet6", true),
+        ("netlink", true),
+        ("unix", kernel_abi() >= 9),
+        ("packet", false),
+        ("key", false),
+        ("alg", false),
+        ("vsock", false),
+        ("xdp", false),
+        ("tipc", false),
+        ("can", false),
+        ("bluetooth", false),
+    ] {
+        let want = if network && on { "ok" } else { "EPERM" };
+        assert_eq!(r["families"][family], want, "{server} socket {family}: {r}");
+    }
+    for v in &w.victims {
+        let m = &r["meta"][v.to_str().unwrap()];
+        for way in [
+            "chmod",
+            "chown",
+            "utime",
+            "xattr",
+            "chmodViaOPath",
+            "fchmodat2EmptyPath",
+            "fchmodOfReadOnly",
+        ] {
+            assert!(refused(&m[way]), "{server} {way} {}: {m}", v.display());
+        }
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(v).unwrap();
+        assert_eq!(
+            meta.mode() & 0o7777,
+            0o600,
+            "{server} changed {}",
+            v.display()
+        );
+        assert_ne!(meta.mtime(), 1, "{server} changed {}", v.display());
+    }
+    // its own files' metadata it changes (the host does it for it)
+    assert_eq!(r["ownMeta"], "ok", "{server}");
+    for route in ["keyring", "addKey", "sysvShm", "sysvMsg", "userNamespace"] {
+        assert_eq!(r[route], "EPERM", "{server} {route}: {r}");
+    }
+    assert!(
+        refused(&r["linkedRead"][w.linked.to_str().unwrap()]),
+        "{server} read through a link: {r}"
+    );
     assert_eq!(r["devTty"], "EACCES", "{server}");
-    assert_eq!(r["tiocsti"], "EACCES", "{server}");
-    assert_eq!(r["tioclinux"], "EACCES", "{server}");
+    assert_eq!(r["tiocsti"], "EPERM", "{server}");
+    assert_eq!(r["tioclinux"], "EPERM", "{server}");
     for who in ["parent", "sibling", "other"] {
         assert!(refused(&r["procEnviron"][who]), "{server} {who}: {r}");
         assert!(refused(&r["procMem"][who]), "{server} {who}: {r}");
@@ -239,6 +342,31 @@ fn assert_no_way_out(server: &str, r: &Value, w: &World, granted: Option<&str>) 
 }
 
 fn assert_every_way_open(r: &Value, w: &World, host_only: &str) {
+    assert_eq!(r["rawPair"][w.log.to_str().unwrap()], "ok", "{r}");
+    assert_eq!(r["ioUring"], "ok", "{r}");
+    for family in ["inet", "inet6", "netlink", "unix"] {
+        assert_eq!(r["families"][family], "ok", "{family}: {r}");
+    }
+    for v in &w.victims {
+        let m = &r["meta"][v.to_str().unwrap()];
+        for way in [
+            "chmod",
+            "chown",
+            "utime",
+            "chmodViaOPath",
+            "fchmodat2EmptyPath",
+            "fchmodOfReadOnly",
+        ] {
+            assert_eq!(m[way], "ok", "{way} {}: {m}", v.display());
+        }
+        // a file system without user attributes says so; never a refusal
+        assert!(!refused(&m["xattr"]), "{m}");
+    }
+    assert_eq!(r["ownMeta"], "ok");
+    for route in ["keyring", "addKey", "sysvShm", "sysvMsg"] {
+        assert_eq!(r[route], "ok", "{route}: {r}");
+    }
+    assert_eq!(r["linkedRead"][w.linked.to_str().unwrap()], "ok");
     for s in &w.secret {
         assert_eq!(r["read"][s.to_str().unwrap()], "ok", "{}", s.display());
     }
@@ -367,6 +495,8 @@ async fn the_probe_finds_no_way_out_of_the_sandbox_and_every_way_without_it() {
             .protections
             .iter()
             .filter(|p| !p.enforced)
+            // root's processes are not counted by the kernel: said, and tested on its own
+            .filter(|p| processes_counted() || !p.what.contains("fork bomb"))
             .map(|p| p.what)
             .collect();
         assert_eq!(missing.is_empty(), kernel_abi() >= 6, "{name}: {missing:?}");
@@ -389,4 +519,104 @@ async fn the_probe_finds_no_way_out_of_the_sandbox_and_every_way_without_it() {
     assert_every_way_open(&r, &w, &host_only);
     assert_eq!(r["session"], "own");
     host.shutdown().await;
+}
+
+/// Whether process `pid` is still there (not ended, not a zombie waiting to be reaped).
+fn alive(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let state = s.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(!matches!(state, 'Z' | 'X'))
+        })
+        .unwrap_or(false)
+}
+
+/// A line of `/proc/PID/limits` (`Max open files`): its soft limit.
+fn limit(pid: u32, name: &str) -> String {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_sandboxed_server_is_held_to_its_limits_and_nothing_it_starts_outlives_it() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let probe_cfg = python("probe_server.py");
+    let limited = sandboxed(
+        probe_cfg.clone(),
+        SandboxConfig {
+            limits: Some(LimitsConfig {
+                processes: Some(32),
+                memory_mb: Some(256),
+                open_files: Some(64),
+            }),
+            ..Default::default()
+        },
+    );
+    let mut opts = host_options();
+    opts.sandbox_dir = dir.path().join("private");
+    let host = McpHost::new(opts);
+    let mut config = McpConfig::default();
+    config.servers.insert("limited".into(), limited);
+    config.servers.insert("open".into(), probe_cfg);
+    host.start_all(&config).await;
+    let pid = |name: &str| view(&host, name).pid.unwrap();
+    let ask = json!({"limits": {"allocMb": 512, "forks": 200}, "detach": true});
+    let run = |name: &'static str| {
+        let host = &host;
+        let ask = ask.clone();
+        async move {
+            let r = call(host, &format!("{name}__probe"), ask).await;
+            assert!(!r.is_error, "{name}: {r:?}");
+            serde_json::from_str::<Value>(&r.text).unwrap()
+        }
+    };
+    let boxed = run("limited").await;
+    let open = run("open").await;
+
+    // its limits, as the kernel holds them
+    let p = pid("limited");
+    assert_eq!(limit(p, "Max open files"), "64");
+    assert_eq!(limit(p, "Max data size"), (256u64 << 20).to_string());
+    assert_eq!(limit(p, "Max core file size"), "0");
+    assert!(boxed["openFiles"].as_u64().unwrap() < 64, "{boxed}");
+    assert!(open["openFiles"].as_u64().unwrap() > 64, "{open}");
+    assert_eq!(boxed["bigAlloc"], "ENOMEM", "{boxed}");
+    assert_eq!(open["bigAlloc"], "ok", "{open}");
+    assert_eq!(open["forks"], 200, "{open}");
+    if processes_counted() {
+        // the user's other threads when it started, plus its 32
+        assert!(boxed["forks"].as_u64().unwrap() < 200, "{boxed}");
+    } else {
+        // root: the kernel does not count its processes, and the row says so
+        let sb = view(&host, "limited").sandbox.unwrap();
+        assert!(sb
+            .protections
+            .iter()
+            .any(|p| p.what.contains("fork bomb") && !p.enforced));
+    }
+
+    // a grandchild in a session of its own: ended with its sandboxed server, not without one
+    let (boxed_child, open_child) = (
+        boxed["detached"].as_u64().unwrap(),
+        open["detached"].as_u64().unwrap(),
+    );
+    assert!(alive(boxed_child) && alive(open_child));
+    host.shutdown().await;
+    let gone = wait_until(Duration::from_secs(10), || !alive(boxed_child)).await;
+    let left = alive(open_child);
+    unsafe { libc::kill(open_child as i32, libc::SIGKILL) };
+    assert!(
+        gone,
+        "the sandboxed server's detached grandchild outlived it"
+    );
+    assert!(left, "the control: unsandboxed, it outlives its server");
 }

@@ -396,3 +396,15 @@ pub fn host_options() -> HostOptions {
 pub async fn calculator_host() -> Arc<McpHost> {
     host_of(vec![("calculator", builtin("calculator"))]).await
 }
+
+/// Waits (at most `limit`) until `f` holds, looking every 50 ms; whether it did.
+pub async fn wait_until(limit: Duration, f: impl Fn() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while !f() {
+        if t.elapsed() > limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    true
+}

@@ -1,0 +1,706 @@
+//! The host's part of a sandbox: the calls the seccomp filter hands over
+//! ([`super::seccomp::SUPERVISED`], `SECCOMP_RET_USER_NOTIF`), answered by a thread of the host
+//! for each sandboxed server.
+//!
+//! - **A file's metadata** (`chmod`, `chown`, `utimes` and kin, by path or descriptor): Landlock
+//!   has no right for them, so a server could make `~/.ssh/id_rsa` readable to everyone. The host
+//!   does the change itself, on the very file the server named (resolved by the host from the
+//!   server's working folder or descriptor, `/proc/self` as the server's), and only when that
+//!   file is inside one of the server's write grants; anything else fails with EPERM and is told in the
+//!   server's log. Never a set-user-ID or set-group-ID bit. The server's memory is read, never
+//!   trusted twice: the call is done on the host's copy of its arguments, not continued (the
+//!   man page's warning: a continued call re-reads memory the server may have changed).
+//! - **A new session or process group** (`setsid`, `setpgid`): let through, and noted, so that
+//!   ending the server ends the groups its processes made too ([`kill_groups`]): a grandchild
+//!   that calls `setsid()` does not outlive it.
+//!
+//! The filter's listener comes from the child through a socket pair before it runs the server
+//! (`Handover`); the thread ends when no process of the server is left.
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+
+use super::Groups;
+
+/// Whether this kernel and system let the host supervise: the seccomp notification action
+/// (Linux 5.0; 5.5 to let a call continue), `openat2` (5.6), and reading a child's memory (Yama's
+/// `ptrace_scope` below 2). Without it, [`super::seccomp`] refuses the metadata calls by path.
+pub fn available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let action = libc::SECCOMP_RET_USER_NOTIF;
+        let notify = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_GET_ACTION_AVAIL,
+                0u32,
+                &action as *const u32,
+            )
+        } == 0;
+        // openat2 with a bad size: EINVAL or E2BIG where it exists, ENOSYS where not
+        let openat2 = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                std::ptr::null::<u8>(),
+                0usize,
+            )
+        } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS);
+        let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        notify && openat2 && yama < 2
+    })
+}
+
+/// The two ends of the socket pair the child sends its listener through.
+pub struct Handover {
+    pub(super) parent: OwnedFd,
+    pub(super) child: OwnedFd,
+}
+
+impl Handover {
+    pub fn new() -> std::io::Result<Handover> {
+        let mut fds = [0; 2];
+        let made = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        if made != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(unsafe {
+            Handover {
+                parent: OwnedFd::from_raw_fd(fds[0]),
+                child: OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+
+    /// In the child, after fork: installs `filter` with a listener and sends the listener to the
+    /// parent. System calls only (no allocation: the message is built on the stack).
+    ///
+    /// # Safety
+    /// Between fork and exec, with `filter` alive.
+    pub(super) unsafe fn install_in_child(
+        child: RawFd,
+        filter: &[libc::sock_filter],
+    ) -> std::io::Result<()> {
+        let program = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_ptr() as *mut libc::sock_filter,
+        };
+        let listener = libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32,
+            &program as *const libc::sock_fprog,
+        );
+        if listener < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let listener = listener as RawFd;
+        // one byte, and the listener as SCM_RIGHTS
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        // CMSG_SPACE(4) is 24 on 64-bit systems; aligned for cmsghdr
+        let mut control = [0u64; 4];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), listener);
+        let sent = libc::sendmsg(child, &msg, libc::MSG_NOSIGNAL);
+        let err = std::io::Error::last_os_error();
+        libc::close(listener);
+        if sent < 0 {
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// In the parent, once the child has run the server: the listener it sent.
+    pub fn receive(self) -> std::io::Result<OwnedFd> {
+        drop(self.child);
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut control = [0u64; 4];
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let got = unsafe {
+            libc::recvmsg(
+                self.parent.as_raw_fd(),
+                &mut msg,
+                libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+            )
+        };
+        if got < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
+        if cmsg.is_null()
+            || unsafe {
+                (*cmsg).cmsg_level != libc::SOL_SOCKET || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+            }
+        {
+            return Err(std::io::Error::other(
+                "the sandbox's listener did not arrive",
+            ));
+        }
+        let fd = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>()) };
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+/// What the supervising thread needs.
+pub struct Supervisor {
+    pub listener: OwnedFd,
+    /// The server's write grants, resolved (never a device).
+    pub write: Vec<PathBuf>,
+    pub groups: Groups,
+    /// Tells the server's log what the sandbox refused.
+    pub report: Box<dyn Fn(String) + Send>,
+}
+
+impl Supervisor {
+    /// Answers the server's handed-over calls on a thread of its own, until no process of the
+    /// server is left.
+    pub fn start(self) {
+        let _ = std::thread::Builder::new()
+            .name("sandbox-supervisor".into())
+            .spawn(move || self.run());
+    }
+
+    fn run(self) {
+        let fd = self.listener.as_raw_fd();
+        loop {
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            if unsafe { libc::poll(&mut poll, 1, -1) } < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                return;
+            }
+            if poll.revents & libc::POLLIN == 0 {
+                // POLLHUP: no process uses the filter any more
+                return;
+            }
+            let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            if unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut req) } != 0 {
+                match errno() {
+                    libc::EINTR | libc::ENOENT => continue,
+                    _ => return,
+                }
+            }
+            let answer = self.answer(&req);
+            let mut resp = libc::seccomp_notif_resp {
+                id: req.id,
+                val: 0,
+                error: 0,
+                flags: 0,
+            };
+            match answer {
+                Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+                Answer::Done => {}
+                Answer::Failed(e) => resp.error = -e,
+            }
+            // ENOENT: the process is gone (killed while it waited)
+            unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+        }
+    }
+
+    /// Whether notification `id` is still the one its process waits in (it was not killed, so
+    /// its pid was not reused).
+    fn still_valid(&self, id: u64) -> bool {
+        let r = unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+                &id,
+            )
+        };
+        r == 0
+    }
+
+    fn answer(&self, req: &libc::seccomp_notif) -> Answer {
+        let tid = req.pid as i32;
+        let a = req.data.args;
+        let call = Call::of(req.data.nr as i64, &a);
+        let Some(call) = call else {
+            // a call this supervisor does not know: refused, as the allow-list refuses
+            return Answer::Failed(libc::EPERM);
+        };
+        match call {
+            Call::Session => {
+                if let Some(tgid) = tgid_of(tid) {
+                    self.groups.lock().unwrap().insert(tgid);
+                }
+                Answer::Continue
+            }
+            Call::Group { pid, pgid } => {
+                let target = if pid == 0 { tgid_of(tid) } else { Some(pid) };
+                if let Some(t) = target {
+                    let group = if pgid == 0 { t } else { pgid };
+                    self.groups.lock().unwrap().insert(group);
+                }
+                Answer::Continue
+            }
+            Call::Meta { target, op } => match self.meta(tid, req.id, &target, &op) {
+                Ok(()) => Answer::Done,
+                Err(e) => Answer::Failed(e),
+            },
+        }
+    }
+
+    /// Does `op` on `target` for thread `tid`, when it is inside the write grants.
+    fn meta(&self, tid: i32, id: u64, target: &Target, op: &Op) -> Result<(), i32> {
+        // the server's memory first, then whether it is still the same process
+        let (path, times) = match target {
+            Target::Fd(_) => (None, op.times(tid)?),
+            Target::At { path, .. } => (Some(read_path(tid, *path)?), op.times(tid)?),
+        };
+        if !self.still_valid(id) {
+            return Err(libc::ESRCH);
+        }
+        let file = open_target(tid, target, path.as_deref())?;
+        let real = real_path(&file);
+        let inside = real
+            .as_deref()
+            .is_some_and(|r| self.write.iter().any(|w| r.starts_with(w)));
+        if !inside {
+            let shown = real
+                .map(|p| p.display().to_string())
+                .or(path.map(|p| String::from_utf8_lossy(&p).into_owned()))
+                .unwrap_or_else(|| "a file".into());
+            (self.report)(format!("{shown} (changing its {})", op.what()));
+            return Err(libc::EPERM);
+        }
+        op.apply(&file, times.as_ref())
+    }
+}
+
+/// A handed-over call, read from its arguments.
+enum Call {
+    Session,
+    Group { pid: i32, pgid: i32 },
+    Meta { target: Target, op: Op },
+}
+
+/// The file a metadata call names.
+enum Target {
+    /// A descriptor of the server's.
+    Fd(i32),
+    /// A path (its address in the server's memory) from a folder descriptor or its working
+    /// folder (`AT_FDCWD`), with `AT_SYMLINK_NOFOLLOW` and `AT_EMPTY_PATH`.
+    At { dirfd: i32, path: u64, flags: i32 },
+}
+
+/// What a metadata call changes.
+enum Op {
+    Mode(u32),
+    Owner(u32, u32),
+    /// The address of its times in the server's memory (0: now), and their form.
+    Times(u64, TimesForm),
+}
+
+#[derive(Clone, Copy)]
+enum TimesForm {
+    /// `struct timespec[2]` (`utimensat`).
+    Timespec,
+    /// `struct timeval[2]` (`utimes`, `futimesat`).
+    Timeval,
+    /// `struct utimbuf` (`utime`): two `time_t`.
+    Utimbuf,
+}
+
+impl Call {
+    fn of(nr: i64, a: &[u64; 6]) -> Option<Call> {
+        let int = |i: usize| a[i] as i32;
+        let at = |dirfd: usize, path: usize, flags: Option<usize>| Target::At {
+            dirfd: int(dirfd),
+            path: a[path],
+            flags: flags.map(int).unwrap_or(0),
+        };
+        let cwd = |path: usize, flags: i32| Target::At {
+            dirfd: libc::AT_FDCWD,
+            path: a[path],
+            flags,
+        };
+        let meta = |target, op| Some(Call::Meta { target, op });
+        match nr {
+            libc::SYS_setsid => Some(Call::Session),
+            libc::SYS_setpgid => Some(Call::Group {
+                pid: int(0),
+                pgid: int(1),
+            }),
+            libc::SYS_fchmod => meta(Target::Fd(int(0)), Op::Mode(a[1] as u32)),
+            libc::SYS_fchmodat => meta(at(0, 1, None), Op::Mode(a[2] as u32)),
+            libc::SYS_fchmodat2 => meta(at(0, 1, Some(3)), Op::Mode(a[2] as u32)),
+            libc::SYS_fchown => meta(Target::Fd(int(0)), Op::Owner(a[1] as u32, a[2] as u32)),
+            libc::SYS_fchownat => meta(at(0, 1, Some(4)), Op::Owner(a[2] as u32, a[3] as u32)),
+            libc::SYS_utimensat if a[1] == 0 => {
+                meta(Target::Fd(int(0)), Op::Times(a[2], TimesForm::Timespec))
+            }
+            libc::SYS_utimensat => meta(at(0, 1, Some(3)), Op::Times(a[2], TimesForm::Timespec)),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_chmod => meta(cwd(0, 0), Op::Mode(a[1] as u32)),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_chown => meta(cwd(0, 0), Op::Owner(a[1] as u32, a[2] as u32)),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_lchown => meta(
+                cwd(0, libc::AT_SYMLINK_NOFOLLOW),
+                Op::Owner(a[1] as u32, a[2] as u32),
+            ),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_utime => meta(cwd(0, 0), Op::Times(a[1], TimesForm::Utimbuf)),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_utimes => meta(cwd(0, 0), Op::Times(a[1], TimesForm::Timeval)),
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_futimesat => meta(at(0, 1, None), Op::Times(a[2], TimesForm::Timeval)),
+            _ => {
+                let _ = cwd;
+                None
+            }
+        }
+    }
+}
+
+impl Op {
+    fn what(&self) -> &'static str {
+        match self {
+            Op::Mode(_) => "permissions",
+            Op::Owner(..) => "owner",
+            Op::Times(..) => "times",
+        }
+    }
+
+    /// Its times, read from the server's memory (`None`: now).
+    fn times(&self, tid: i32) -> Result<Option<[libc::timespec; 2]>, i32> {
+        let Op::Times(addr, form) = *self else {
+            return Ok(None);
+        };
+        if addr == 0 {
+            return Ok(None);
+        }
+        let word = |b: &[u8], i: usize| i64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        let ts = |sec: i64, nsec: i64| libc::timespec {
+            tv_sec: sec as libc::time_t,
+            tv_nsec: nsec as _,
+        };
+        Ok(Some(match form {
+            TimesForm::Timespec => {
+                let b = read_mem(tid, addr, 32)?;
+                [ts(word(&b, 0), word(&b, 1)), ts(word(&b, 2), word(&b, 3))]
+            }
+            TimesForm::Timeval => {
+                let b = read_mem(tid, addr, 32)?;
+                let usec = |u: i64| {
+                    if !(0..1_000_000).contains(&u) {
+                        Err(libc::EINVAL)
+                    } else {
+                        Ok(u * 1000)
+                    }
+                };
+                [
+                    ts(word(&b, 0), usec(word(&b, 1))?),
+                    ts(word(&b, 2), usec(word(&b, 3))?),
+                ]
+            }
+            TimesForm::Utimbuf => {
+                let b = read_mem(tid, addr, 16)?;
+                [ts(word(&b, 0), 0), ts(word(&b, 1), 0)]
+            }
+        }))
+    }
+
+    /// Does it on `file` (an `O_PATH` descriptor of the host's).
+    fn apply(&self, file: &OwnedFd, times: Option<&[libc::timespec; 2]>) -> Result<(), i32> {
+        let fd = file.as_raw_fd();
+        let empty = c"".as_ptr();
+        let r = match *self {
+            Op::Mode(mode) => {
+                // never set-user-ID or set-group-ID: the host may have rights the server has not
+                let mode = mode & 0o1777;
+                if is_symlink(file) {
+                    return Err(libc::EOPNOTSUPP);
+                }
+                let via = CString::new(format!("/proc/self/fd/{fd}")).map_err(|_| libc::EINVAL)?;
+                unsafe { libc::chmod(via.as_ptr(), mode as libc::mode_t) }
+            }
+            Op::Owner(uid, gid) => {
+                if unsafe { libc::geteuid() } == 0 && !owner_change_allowed(file, uid, gid) {
+                    return Err(libc::EPERM);
+                }
+                unsafe { libc::fchownat(fd, empty, uid, gid, libc::AT_EMPTY_PATH) }
+            }
+            Op::Times(..) => unsafe {
+                libc::syscall(
+                    libc::SYS_utimensat,
+                    fd,
+                    empty,
+                    times.map_or(std::ptr::null(), |t| t.as_ptr()),
+                    libc::AT_EMPTY_PATH,
+                ) as i32
+            },
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    }
+}
+
+/// Run by root, the host could give a file away: only what an owner without privileges could
+/// do (its own user, a group it is in), else refused.
+fn owner_change_allowed(file: &OwnedFd, uid: u32, gid: u32) -> bool {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    let keep = u32::MAX;
+    (uid == keep || uid == st.st_uid) && (gid == keep || gid == st.st_gid)
+}
+
+fn is_symlink(file: &OwnedFd) -> bool {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstat(file.as_raw_fd(), &mut st) };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// The thread group (process) of thread `tid`.
+fn tgid_of(tid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `len` bytes of thread `tid`'s memory at `addr`.
+fn read_mem(tid: i32, addr: u64, len: usize) -> Result<Vec<u8>, i32> {
+    let mut buf = vec![0u8; len];
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    };
+    let n = unsafe { libc::process_vm_readv(tid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        // EPERM: it cannot be read (an orphan, where Yama allows only descendants)
+        return Err(match errno() {
+            libc::ESRCH => libc::ESRCH,
+            libc::EPERM => libc::EPERM,
+            _ => libc::EFAULT,
+        });
+    }
+    if n as usize != len {
+        return Err(libc::EFAULT);
+    }
+    Ok(buf)
+}
+
+/// The NUL-terminated path at `addr` in thread `tid`'s memory (at most `PATH_MAX`), read a page
+/// at a time so that the string's end may sit just before unmapped memory.
+fn read_path(tid: i32, addr: u64) -> Result<Vec<u8>, i32> {
+    const PAGE: u64 = 4096;
+    const MAX: usize = libc::PATH_MAX as usize;
+    if addr == 0 {
+        return Err(libc::EFAULT);
+    }
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < MAX {
+        let chunk = (PAGE - at % PAGE) as usize;
+        let chunk = chunk.min(MAX - out.len());
+        let bytes = read_mem(tid, at, chunk)?;
+        if let Some(end) = bytes.iter().position(|b| *b == 0) {
+            out.extend_from_slice(&bytes[..end]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&bytes);
+        at += chunk as u64;
+    }
+    Err(libc::ENAMETOOLONG)
+}
+
+fn open_proc(path: &str, flags: i32) -> Result<OwnedFd, i32> {
+    let c = CString::new(path).map_err(|_| libc::EINVAL)?;
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(match errno() {
+            libc::ENOENT => libc::EBADF,
+            e => e,
+        });
+    }
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `/proc/self/…` and `/proc/thread-self/…` as the server means them (its own, not the host's):
+/// the C library changes a link's mode through `/proc/self/fd/N`.
+fn own_proc(path: &[u8], tid: i32) -> Vec<u8> {
+    let tgid = tgid_of(tid).unwrap_or(tid);
+    for (prefix, own) in [
+        (&b"/proc/self"[..], format!("/proc/{tgid}")),
+        (
+            &b"/proc/thread-self"[..],
+            format!("/proc/{tgid}/task/{tid}"),
+        ),
+    ] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            if rest.is_empty() || rest.starts_with(b"/") {
+                let mut out = own.into_bytes();
+                out.extend_from_slice(rest);
+                return out;
+            }
+        }
+    }
+    path.to_vec()
+}
+
+/// The file `target` names, as an `O_PATH` descriptor of the host's: resolved from the
+/// server's folder descriptor or working folder (and `/proc/self` as the server's), following
+/// the last link unless told not to. Whatever way it was reached (a magic link of `/proc`
+/// too), what is done to it depends only on where it is ([`real_path`] against the grants).
+fn open_target(tid: i32, target: &Target, path: Option<&[u8]>) -> Result<OwnedFd, i32> {
+    match (target, path) {
+        (Target::Fd(fd), _) => open_proc(&format!("/proc/{tid}/fd/{fd}"), 0),
+        (Target::At { dirfd, flags, .. }, Some(path)) => {
+            let base = if *dirfd == libc::AT_FDCWD {
+                open_proc(&format!("/proc/{tid}/cwd"), 0)?
+            } else {
+                open_proc(&format!("/proc/{tid}/fd/{dirfd}"), 0)?
+            };
+            if path.is_empty() {
+                return if flags & libc::AT_EMPTY_PATH != 0 {
+                    Ok(base)
+                } else {
+                    Err(libc::ENOENT)
+                };
+            }
+            let c = CString::new(own_proc(path, tid)).map_err(|_| libc::EINVAL)?;
+            let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+            how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+            if flags & libc::AT_SYMLINK_NOFOLLOW != 0 {
+                how.flags |= libc::O_NOFOLLOW as u64;
+            }
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    base.as_raw_fd(),
+                    c.as_ptr(),
+                    &how as *const libc::open_how,
+                    std::mem::size_of::<libc::open_how>(),
+                )
+            };
+            if fd < 0 {
+                return Err(errno());
+            }
+            Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+        }
+        (Target::At { .. }, None) => Err(libc::EFAULT),
+    }
+}
+
+/// Where the file behind the host's descriptor is (`None` for what is not a file of a folder:
+/// a pipe, a socket, a deleted file).
+fn real_path(file: &OwnedFd) -> Option<PathBuf> {
+    let p = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let text = p.to_str()?;
+    (p.is_absolute() && !text.ends_with(" (deleted)")).then_some(p)
+}
+
+enum Answer {
+    /// Let the call run as it is (only for calls whose arguments are values, not memory).
+    Continue,
+    /// Done by the host.
+    Done,
+    Failed(i32),
+}
+
+/// Ends the process groups (and sessions) a sandboxed server's processes made, with `signal`:
+/// each only while a sandboxed process is still in it (a group whose processes all ended may
+/// have its number reused by someone else's).
+pub fn kill_groups(groups: &Groups, signal: i32) {
+    let list: Vec<i32> = groups.lock().unwrap().iter().copied().collect();
+    if list.is_empty() {
+        return;
+    }
+    let members = sandboxed_groups();
+    for g in list {
+        if g > 1 && members.contains(&g) {
+            unsafe { libc::kill(-g, signal) };
+        }
+    }
+}
+
+/// The process groups that hold a sandboxed process (`NoNewPrivs` and a seccomp filter).
+fn sandboxed_groups() -> BTreeSet<i32> {
+    let mut out = BTreeSet::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(str::trim)
+                .unwrap_or_default()
+                .to_string()
+        };
+        if field("NoNewPrivs:") != "1" || field("Seccomp:") != "2" {
+            continue;
+        }
+        let pgid = unsafe { libc::getpgid(pid) };
+        if pgid > 0 {
+            out.insert(pgid);
+        }
+    }
+    out
+}
