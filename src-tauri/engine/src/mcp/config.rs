@@ -170,9 +170,13 @@ impl From<SandboxSetting> for SandboxRepr {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxConfig {
-    /// May it open network connections (TCP, UDP, DNS)? Off: none at all.
+    /// May it open network connections (TCP, UDP, DNS)? Off: none at all, but to `hosts`.
     #[serde(default)]
     pub network: bool,
+    /// With the network off, the hosts it may still reach (`example.com`, `*.example.com`,
+    /// `example.com:443`, an address): enforced by the host (`mcp/sandbox/network.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// Folders and files it may read (and run programs from).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<String>,
@@ -207,6 +211,106 @@ pub struct LimitsConfig {
     /// Files (and sockets, pipes) each of its processes may have open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_files: Option<u64>,
+}
+
+/// One entry of a server's `hosts`: a name (or `*.` and a domain, for every name under it), or
+/// an address, with a port or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRule {
+    /// Lowercase, without a trailing dot; for `*.example.org`, `example.org`.
+    pub host: String,
+    pub wildcard: bool,
+    pub address: Option<std::net::IpAddr>,
+    pub port: Option<u16>,
+}
+
+impl HostRule {
+    /// `example.com`, `example.com:443`, `*.example.com`, `10.0.0.5`, `[::1]:8080`; why not
+    /// otherwise.
+    pub fn parse(text: &str) -> Result<HostRule, String> {
+        let t = text.trim();
+        let bad = || {
+            Err(format!(
+                "\"{t}\" is not a host: give a name (example.com, *.example.com) or an address, \
+                 with a port or not (example.com:443)"
+            ))
+        };
+        if t.is_empty() || t.len() > 260 {
+            return bad();
+        }
+        let (host, port) = if let Some(rest) = t.strip_prefix('[') {
+            let Some((addr, after)) = rest.split_once(']') else {
+                return bad();
+            };
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None if after.is_empty() => None,
+                None => return bad(),
+            };
+            (addr, port)
+        } else if t.matches(':').count() > 1 {
+            // a bare IPv6 address
+            (t, None)
+        } else {
+            match t.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (t, None),
+            }
+        };
+        let port = match port {
+            Some(p) => match p.parse::<u16>() {
+                Ok(p) if p > 0 => Some(p),
+                _ => return bad(),
+            },
+            None => None,
+        };
+        if let Ok(address) = host.parse::<std::net::IpAddr>() {
+            return Ok(HostRule {
+                host: address.to_string(),
+                wildcard: false,
+                address: Some(address),
+                port,
+            });
+        }
+        let lower = host.trim_end_matches('.').to_ascii_lowercase();
+        let (wildcard, name) = match lower.strip_prefix("*.") {
+            Some(n) => (true, n.to_string()),
+            None => (false, lower),
+        };
+        let label_ok = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        };
+        if name.is_empty() || !name.split('.').all(label_ok) {
+            return bad();
+        }
+        Ok(HostRule {
+            host: name,
+            wildcard,
+            address: None,
+            port,
+        })
+    }
+
+    /// Whether `name` (lowercase, no trailing dot) is this rule's.
+    pub fn names(&self, name: &str) -> bool {
+        if self.address.is_some() {
+            return false;
+        }
+        (!self.wildcard && name == self.host)
+            || (self.wildcard
+                && name
+                    .strip_suffix(&self.host)
+                    .is_some_and(|head| head.ends_with('.')))
+    }
+
+    pub fn port_ok(&self, port: u16) -> bool {
+        self.port.is_none_or(|p| p == port)
+    }
 }
 
 impl LimitsConfig {

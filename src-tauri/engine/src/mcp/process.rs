@@ -218,6 +218,12 @@ pub fn spawn(
         // the server's own children (npx → node) are found on the same PATH; its env may override
         cmd.env("PATH", p);
     }
+    if let Some(sb) = sandbox.filter(|sb| sb.supervised && !sb.policy.network) {
+        // its name lookups over TCP, which the host takes to its DNS stub
+        // (`sandbox/network.rs`): the C library's resolver reads this
+        let _ = sb;
+        cmd.env("RES_OPTIONS", "use-vc");
+    }
     // a built-in is told its own folder, the one its sandbox grants
     let args = match cfg.builtin() {
         Some(name) => crate::servers::with_own_folder(name, &cfg.args),
@@ -315,8 +321,24 @@ fn supervise(
         };
         let devices: Vec<PathBuf> = super::sandbox::DEVICES.iter().map(PathBuf::from).collect();
         let log = log.clone();
+        let network = if sb.policy.network {
+            None
+        } else {
+            let net =
+                super::sandbox::network::Network::start(sb.policy.reach(), sb.attempts.clone());
+            match net {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    let _ = child.start_kill();
+                    return Err(std::io::Error::other(format!(
+                        "cannot start its sandbox's network: {e}"
+                    )));
+                }
+            }
+        };
         super::sandbox::supervise::Supervisor {
             listener,
+            network,
             write: sb
                 .policy
                 .write

@@ -123,6 +123,7 @@ mod enforced;
 mod env;
 mod fetch;
 mod limits;
+pub mod network;
 mod policy;
 mod protect;
 #[cfg(target_os = "linux")]
@@ -135,6 +136,7 @@ pub use enforced::*;
 pub use env::*;
 pub use fetch::*;
 pub use limits::*;
+pub use network::{Attempts, NetAttempt, Reach};
 pub use policy::*;
 pub use protect::*;
 #[cfg(test)]
@@ -210,14 +212,14 @@ impl Policy {
             .map_err(ll)?;
         let fd: Option<std::os::fd::OwnedFd> = created.into();
         let shape = seccomp::Shape {
-            network: self.network,
+            net: self.net(supervised),
             abi,
             supervised,
         };
         let supervision = if supervised {
             let pair = supervise::Handover::new()
                 .map_err(|e| SandboxError::Seccomp(format!("cannot make its socket pair: {e}")))?;
-            Some((seccomp::handed_over(), pair))
+            Some((seccomp::handed_over(shape), pair))
         } else {
             None
         };
@@ -236,6 +238,28 @@ impl Policy {
     #[cfg(not(target_os = "linux"))]
     pub fn prepare(&self, _abi: i32, _supervised: bool) -> Result<Prepared, SandboxError> {
         Err(SandboxError::NoLandlock)
+    }
+
+    /// What it may reach of the network, as the filters see it: some hosts only where the host
+    /// supervises (else none).
+    #[cfg(target_os = "linux")]
+    pub fn net(&self, supervised: bool) -> seccomp::Net {
+        match self.reach() {
+            Reach::All => seccomp::Net::On,
+            Reach::Hosts(_) if supervised => seccomp::Net::Hosts,
+            _ => seccomp::Net::Off,
+        }
+    }
+
+    /// What it may reach of the network.
+    pub fn reach(&self) -> Reach {
+        if self.network {
+            Reach::All
+        } else if self.hosts.is_empty() {
+            Reach::None
+        } else {
+            Reach::Hosts(self.hosts.clone())
+        }
     }
 }
 
@@ -366,11 +390,18 @@ pub struct Sandboxed {
     pub supervised: bool,
     /// The process groups its processes made (when supervised), ended with it.
     pub groups: Groups,
+    /// What it tried of the network (noted when supervised and not on all of it).
+    pub attempts: Attempts,
 }
 
 /// Makes a server's private folder (`0700`, whatever the umask) and its own folders (as the
 /// user has them), then its policy and ruleset.
-pub fn set_up(wanted: &Wanted, places: &Places, abi: i32) -> Result<Sandboxed, SandboxError> {
+pub fn set_up(
+    wanted: &Wanted,
+    places: &Places,
+    abi: i32,
+    attempts: Attempts,
+) -> Result<Sandboxed, SandboxError> {
     fn folder(dir: &Path) -> impl FnOnce(std::io::Error) -> SandboxError + '_ {
         move |source| SandboxError::Folder {
             path: dir.display().to_string(),
@@ -400,6 +431,7 @@ pub fn set_up(wanted: &Wanted, places: &Places, abi: i32) -> Result<Sandboxed, S
         prepared,
         supervised,
         groups: Default::default(),
+        attempts,
     })
 }
 

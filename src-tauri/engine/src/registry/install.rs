@@ -288,6 +288,7 @@ impl Pending {
             write,
             allow_unsandboxed: false,
             limits: None,
+            hosts: vec![],
             env: vec![],
         }));
         config.source = Some(self.source(&given, bundle_dir.as_deref()));

@@ -110,6 +110,49 @@ impl Runtime {
         self.commit_mcp(next).await
     }
 
+    /// Lets a sandboxed server reach `host` (one of what its sandbox refused: a name, an
+    /// address, with a port or not), or all of the network when `host` is none; saved in its
+    /// config, returned to apply (it starts again with it).
+    pub async fn allow_server_network(
+        &self,
+        name: &str,
+        host: Option<&str>,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        let Some(s) = next.servers.get_mut(name) else {
+            return Err(McpConfigError::NoServer(name.to_string()));
+        };
+        let invalid = |message: String| McpConfigError::Invalid {
+            field: "sandbox".into(),
+            message,
+        };
+        // a built-in's default sandbox is made explicit, as it is
+        let Some(wanted) = mcp::sandbox::wanted(s) else {
+            return Err(invalid(format!("\"{name}\" does not run in a sandbox.")));
+        };
+        let mut sb = wanted.config;
+        match host {
+            None => sb.network = true,
+            Some(h) => {
+                let rule = mcp::HostRule::parse(h).map_err(invalid)?;
+                let text = match rule.port {
+                    Some(p) if rule.address.is_some_and(|a| a.is_ipv6()) => {
+                        format!("[{}]:{p}", rule.host)
+                    }
+                    Some(p) => format!("{}:{p}", rule.host),
+                    None if rule.wildcard => format!("*.{}", rule.host),
+                    None => rule.host.clone(),
+                };
+                if !sb.hosts.contains(&text) {
+                    sb.hosts.push(text);
+                }
+            }
+        }
+        s.sandbox = Some(mcp::SandboxSetting::On(sb));
+        self.commit_mcp(next).await
+    }
+
     /// Adds the chosen servers of an import (all or nothing), turned off and not trusted: a
     /// server from someone else's config runs only after the user says so a second time. Their
     /// headers, and environment values whose names say they are secret (keys, tokens,

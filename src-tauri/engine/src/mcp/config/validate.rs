@@ -210,6 +210,11 @@ fn check_program(cfg: &ServerConfig) -> Result<(), FieldError> {
                 return field("sandbox", format!("The sandbox's {e}."));
             }
         }
+        for h in &sb.hosts {
+            if let Err(e) = super::HostRule::parse(h) {
+                return field("sandbox", format!("{e}."));
+            }
+        }
         for p in sb.read.iter().chain(&sb.write) {
             check_sandbox_folder(p)?;
         }

@@ -198,13 +198,17 @@ impl McpHost {
         };
         let timeout = self.timeout_for(server);
         let started = Instant::now();
+        let tried = slot.attempts.list();
         let answer = match send_and_wait(&slot, &session, &call, retry, timeout).await {
             Ok(Some(answer)) => answer,
             Ok(None) => return call.failed("The call was cancelled by the user.".into()),
             Err(why) => return call.failed(why),
         };
-        self.take_answer(call, &session, answer, timeout, started)
-            .await
+        let mut outcome = self
+            .take_answer(call, &session, answer, timeout, started)
+            .await;
+        note_network_refused(&mut outcome, server, &slot.attempts.refused_since(&tried));
+        outcome
     }
 
     /// The slot and session of a server that runs; when it does not, why, in words for the model.
@@ -496,4 +500,62 @@ async fn why_the_call_failed(server: &str, session: &Session, e: ServiceError) -
         }
     }
     format!("The call failed: {e}")
+}
+
+/// The key of the host's own part of a card's result (`raw`): never the server's (rmcp's result
+/// type has no such field, and it is removed before the host's is put in).
+pub const HOST_NOTE_KEY: &str = "_switchboard";
+
+/// What the sandbox kept a server's call from reaching (`refused`, noted by the sandbox during
+/// the call), told to the model in the result and to the card as data (its one action: allow
+/// that host).
+fn note_network_refused(
+    outcome: &mut ToolOutcome,
+    server: &str,
+    refused: &[crate::mcp::sandbox::NetAttempt],
+) {
+    // the host's part is the host's alone
+    if let Some(Value::Object(m)) = outcome.raw.as_mut() {
+        m.remove(HOST_NOTE_KEY);
+    }
+    if refused.is_empty() {
+        return;
+    }
+    // the guess from the server's words gives way to what the sandbox saw
+    if let Some(at) = outcome
+        .text
+        .find("\n\n[Switchboard] Blocked by sandbox: network access")
+    {
+        let end = outcome.text[at + 2..]
+            .find("\n\n")
+            .map_or(outcome.text.len(), |e| at + 2 + e);
+        outcome.text.replace_range(at..end, "");
+    }
+    let tried: Vec<String> = refused
+        .iter()
+        .map(|a| match a.count {
+            1 => a.target.clone(),
+            n => format!("{} ({n} times)", a.target),
+        })
+        .collect();
+    outcome.text.push_str(&format!(
+        "\n\n[Switchboard] The sandbox kept the server \"{server}\" off the network: it tried {}. \
+         The user can allow it in the server's settings.",
+        tried.join(", ")
+    ));
+    let mut raw = match outcome.raw.take() {
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            let mut m = Map::new();
+            m.insert("result".into(), other);
+            m
+        }
+        None => Map::new(),
+    };
+    raw.remove(HOST_NOTE_KEY);
+    raw.insert(
+        HOST_NOTE_KEY.into(),
+        serde_json::json!({ "server": server, "networkRefused": refused }),
+    );
+    outcome.raw = Some(Value::Object(raw));
 }

@@ -53,6 +53,8 @@ pub struct Target<'a> {
     /// The session to start in, without a handshake (a Streamable HTTP server whose tasks ran in
     /// it when the app last ended).
     pub rejoin: Option<KeptSession>,
+    /// What its sandbox refused of the network (kept across starts).
+    pub attempts: &'a sandbox::Attempts,
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -203,7 +205,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                 private: sandbox::private_dir(t.sandbox_dir, t.name),
                 protected: sandbox::protected(t.sandbox_home, t.app_dirs),
             };
-            let sb = sandbox::set_up(&wanted, &places, t.landlock_abi)
+            let sb = sandbox::set_up(&wanted, &places, t.landlock_abi, t.attempts.clone())
                 .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
             for m in &sb.policy.missing {
                 t.log.push(format!(

@@ -197,6 +197,8 @@ struct Slot {
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     log: StderrTail,
     routes: handler::CallRoutes,
+    /// What its sandbox refused (or let through) of the network (`sandbox/network.rs`).
+    attempts: sandbox::Attempts,
 }
 
 impl Slot {
@@ -235,6 +237,8 @@ fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
         kernel_abi: abi,
         protections: sandbox::protections(abi, wanted.config.network),
         blocked: slot.log.newest_with(sandbox::BLOCKED_NOTE),
+        hosts: wanted.config.hosts,
+        attempts: slot.attempts.list(),
     })
 }
 
@@ -381,6 +385,16 @@ impl McpHost {
             Phase::Starting
         })));
         let (commands, commands_rx) = mpsc::unbounded_channel();
+        let attempts = {
+            let log = log.clone();
+            sandbox::Attempts::reporting(move |a| {
+                log.push(format!(
+                    "{}the network: it tried {}",
+                    sandbox::BLOCKED_NOTE,
+                    a.target
+                ))
+            })
+        };
         let supervisor = Supervisor {
             shared: self.shared.clone(),
             name: name.to_string(),
@@ -388,6 +402,7 @@ impl McpHost {
             log: log.clone(),
             routes: routes.clone(),
             state: state_tx,
+            attempts: attempts.clone(),
         };
         let task = tokio::spawn(supervisor.run(commands_rx));
         Arc::new(Slot {
@@ -397,6 +412,7 @@ impl McpHost {
             task: Mutex::new(Some(task)),
             log,
             routes,
+            attempts,
         })
     }
 

@@ -304,6 +304,11 @@ pub struct SandboxView {
     pub protections: Vec<crate::mcp::sandbox::Protection>,
     /// The last refusal its log tells of (a heuristic: see `sandbox::Detector`).
     pub blocked: Option<String>,
+    /// Without all of the network, the hosts it may still reach, as its config lists them.
+    pub hosts: Vec<String>,
+    /// What it tried of the network, refused or let through, with how many times (noted by
+    /// the sandbox itself: `sandbox/network.rs`).
+    pub attempts: Vec<crate::mcp::sandbox::NetAttempt>,
 }
 
 /// Where an exposed name leads, and what the server says the tool does (annotations are hints

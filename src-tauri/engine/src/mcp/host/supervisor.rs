@@ -43,6 +43,8 @@ pub struct Supervisor {
     pub log: StderrTail,
     pub routes: CallRoutes,
     pub state: watch::Sender<Arc<Snapshot>>,
+    /// What its sandbox refused of the network, across its starts.
+    pub attempts: crate::mcp::sandbox::Attempts,
 }
 
 /// How a running session ended.
@@ -187,6 +189,7 @@ impl Supervisor {
                 secrets: &self.shared.opts.secrets,
                 keep: self.shared.keep_for(&self.config),
                 rejoin: rejoin.clone(),
+                attempts: &self.attempts,
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;

@@ -101,6 +101,8 @@ pub struct Policy {
     /// Read, write, create, delete (files: read, write, truncate).
     pub write: Vec<PathBuf>,
     pub network: bool,
+    /// Without the network, the hosts it may still reach (`network.rs`).
+    pub hosts: Vec<crate::mcp::config::HostRule>,
     /// Its `TMPDIR`.
     pub tmp: PathBuf,
     /// Configured folders that do not exist, left out.
@@ -335,6 +337,12 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
         read,
         write: writable,
         network: wanted.config.network,
+        hosts: wanted
+            .config
+            .hosts
+            .iter()
+            .filter_map(|h| crate::mcp::config::HostRule::parse(h).ok())
+            .collect(),
         tmp: places.private.join("tmp"),
         missing,
         left_out,

@@ -29,7 +29,7 @@ use seccompiler::{
 use super::SandboxError;
 
 /// A system call by number, with its name (for the tests and the docs).
-type Call = (i64, &'static str);
+pub type Call = (i64, &'static str);
 
 macro_rules! calls {
     ($($name:ident),* $(,)?) => {
@@ -145,9 +145,8 @@ const ALLOWED: &[Call] = calls![
     SYS_io_submit,
     SYS_io_cancel,
     SYS_io_getevents,
-    // the network (`socket` and `socketpair` are checked: [`SOCKET_RULES`])
-    SYS_connect,
-    SYS_bind,
+    // the network (`socket`, `socketpair`, `connect`, `bind` and sending to an address are
+    // checked: [`allow_list`])
     SYS_listen,
     SYS_accept,
     SYS_accept4,
@@ -155,9 +154,6 @@ const ALLOWED: &[Call] = calls![
     SYS_getpeername,
     SYS_getsockopt,
     SYS_setsockopt,
-    SYS_sendto,
-    SYS_sendmsg,
-    SYS_sendmmsg,
     SYS_recvfrom,
     SYS_recvmsg,
     SYS_recvmmsg,
@@ -341,27 +337,60 @@ const CLONE_NEW: u64 = (libc::CLONE_NEWNS
 /// selection into its input.
 const TIOCLINUX: u64 = 0x541C;
 
-/// The socket families a server may open: with the network, IPv4, IPv6 and the kernel's routing
-/// table (`NETLINK_ROUTE`: the C library reads the interfaces' addresses there for
-/// `getaddrinfo`), and Unix sockets where Landlock confines them to its folders (`unix_scoped`);
-/// without it, none.
-fn socket_families(network: bool, unix_scoped: bool) -> Vec<(u64, Option<u64>)> {
-    let mut out = Vec::new();
-    if network {
-        out.push((libc::AF_INET as u64, None));
-        out.push((libc::AF_INET6 as u64, None));
-        out.push((libc::AF_NETLINK as u64, Some(libc::NETLINK_ROUTE as u64)));
-        if unix_scoped {
-            out.push((libc::AF_UNIX as u64, None));
+/// What a server may reach of the network, as the filters see it (`network.rs` decides where).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    /// Nothing: where the host supervises, TCP sockets whose `connect` and `bind` go to the
+    /// host (which refuses them and notes where they went); else no socket at all.
+    Off,
+    /// Some hosts: TCP sockets whose `connect` and `bind` go to the host, which does them when
+    /// allowed.
+    Hosts,
+    /// All of it.
+    On,
+}
+
+/// The socket families (and a protocol, or the types) a server may open: with the network,
+/// IPv4, IPv6 and the kernel's routing table (`NETLINK_ROUTE`: the C library reads the
+/// interfaces' addresses there for `getaddrinfo`), and Unix sockets where Landlock confines them
+/// to its folders (`unix_scoped`); with some hosts (or none, supervised), IPv4 and IPv6 streams
+/// only (no datagram: its destination is in memory a filter cannot read), and the routing table
+/// for some hosts; without the network and supervision, none.
+fn socket_families(shape: Shape) -> Vec<(u64, Option<u64>, &'static [i32])> {
+    const IP: &[i32] = &[libc::SOCK_STREAM, libc::SOCK_DGRAM];
+    const STREAM: &[i32] = &[libc::SOCK_STREAM];
+    let (inet, inet6, netlink) = (
+        libc::AF_INET as u64,
+        libc::AF_INET6 as u64,
+        libc::AF_NETLINK as u64,
+    );
+    let route = Some(libc::NETLINK_ROUTE as u64);
+    match (shape.net, shape.supervised) {
+        (Net::On, _) => {
+            let mut out = vec![
+                (inet, None, IP),
+                (inet6, None, IP),
+                (netlink, route, &[][..]),
+            ];
+            if shape.abi >= UNIX_SCOPED_ABI {
+                out.push((libc::AF_UNIX as u64, None, &[][..]));
+            }
+            out
         }
+        (Net::Hosts, true) => vec![
+            (inet, None, STREAM),
+            (inet6, None, STREAM),
+            (netlink, route, &[][..]),
+        ],
+        (Net::Off, true) => vec![(inet, None, STREAM), (inet6, None, STREAM)],
+        (Net::Hosts | Net::Off, false) => vec![],
     }
-    out
 }
 
 /// What the filters are made for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
-    pub network: bool,
+    pub net: Net,
     /// The kernel's Landlock ABI.
     pub abi: i32,
     /// The host supervises [`SUPERVISED`] (else they are refused or allowed, see there).
@@ -388,16 +417,42 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
     // kernel's SOCK_TYPE_MASK, 0xf)
     let kind = |t: i32| arg(1, SeccompCmpOp::MaskedEq(0xf), t as u64);
     let mut socket = Vec::new();
-    for (family, protocol) in socket_families(shape.network, shape.abi >= UNIX_SCOPED_ABI) {
+    for (family, protocol, types) in socket_families(shape) {
         let f = || arg(0, SeccompCmpOp::Eq, family);
         match protocol {
             Some(p) => socket.push(rule(vec![f()?, arg(2, SeccompCmpOp::Eq, p)?])?),
-            // IP: streams and datagrams (ICMP's "ping" sockets too), never raw packets
-            None if family != libc::AF_UNIX as u64 => {
-                socket.push(rule(vec![f()?, kind(libc::SOCK_STREAM)?])?);
-                socket.push(rule(vec![f()?, kind(libc::SOCK_DGRAM)?])?);
+            // IP: streams (and datagrams, ICMP's "ping" sockets too), never raw packets
+            None if !types.is_empty() => {
+                for t in types {
+                    socket.push(rule(vec![f()?, kind(*t)?])?);
+                }
             }
             None => socket.push(rule(vec![f()?])?),
+        }
+    }
+    // connecting, binding and sending to an address: with the network as they are; else
+    // `connect` and `bind` are the host's (supervised) and nothing is sent to an address (a TCP
+    // fast open connects without `connect`)
+    let sending = [libc::SYS_sendto, libc::SYS_sendmsg, libc::SYS_sendmmsg];
+    let hands_network = shape.supervised && shape.net != Net::On;
+    if hands_network {
+        rules.insert(libc::SYS_connect, vec![]);
+        rules.insert(libc::SYS_bind, vec![]);
+        let no_fast_open = |i: u8| arg(i, SeccompCmpOp::MaskedEq(libc::MSG_FASTOPEN as u64), 0);
+        let no_address =
+            SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Eq, 0).map_err(sc)?;
+        rules.insert(
+            libc::SYS_sendto,
+            vec![rule(vec![no_fast_open(3)?, no_address])?],
+        );
+        rules.insert(libc::SYS_sendmsg, vec![rule(vec![no_fast_open(2)?])?]);
+        rules.insert(libc::SYS_sendmmsg, vec![rule(vec![no_fast_open(3)?])?]);
+    } else {
+        for nr in [libc::SYS_connect, libc::SYS_bind]
+            .into_iter()
+            .chain(sending)
+        {
+            rules.insert(nr, vec![]);
         }
     }
     if !socket.is_empty() {
@@ -577,19 +632,32 @@ fn prelude(allowed: &BTreeMap<i64, Vec<SeccompRule>>) -> Vec<libc::sock_filter> 
     out
 }
 
-/// The filter that hands [`SUPERVISED`] to the host (`SECCOMP_RET_USER_NOTIF`), and lets every
-/// other call through to the allow-list. Installed with a listener (`supervise.rs`).
-pub fn handed_over() -> Vec<libc::sock_filter> {
+/// The network calls handed to the host when the server may not reach all of the network.
+pub const SUPERVISED_NETWORK: &[Call] = &[(libc::SYS_connect, "connect"), (libc::SYS_bind, "bind")];
+
+/// What the host answers for a server of `shape`.
+pub fn supervised_calls(shape: Shape) -> Vec<Call> {
+    let mut out = SUPERVISED.to_vec();
+    if shape.net != Net::On {
+        out.extend_from_slice(SUPERVISED_NETWORK);
+    }
+    out
+}
+
+/// The filter that hands [`supervised_calls`] to the host (`SECCOMP_RET_USER_NOTIF`), and lets
+/// every other call through to the allow-list. Installed with a listener (`supervise.rs`).
+pub fn handed_over(shape: Shape) -> Vec<libc::sock_filter> {
     let ld = |k| stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, k);
     let ret = |k| stmt(libc::BPF_RET | libc::BPF_K, k);
-    let n = SUPERVISED.len();
+    let calls = supervised_calls(shape);
+    let n = calls.len();
     let mut out = vec![
         ld(ARCH),
         jump(audit_arch(), 1, 0),
         ret(libc::SECCOMP_RET_ALLOW),
         ld(NR),
     ];
-    for (i, (nr, _)) in SUPERVISED.iter().enumerate() {
+    for (i, (nr, _)) in calls.iter().enumerate() {
         // to the notify return, after the remaining checks and the allow
         let to_notify = (n - i) as u8;
         out.push(jump(*nr as u32, to_notify, 0));

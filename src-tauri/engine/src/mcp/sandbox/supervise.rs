@@ -13,6 +13,10 @@
 //! - **A new session or process group** (`setsid`, `setpgid`): let through, and noted, so that
 //!   ending the server ends the groups its processes made too ([`kill_groups`]): a grandchild
 //!   that calls `setsid()` does not outlive it.
+//! - **Connecting and binding a socket**, when the server may reach none or only some of the
+//!   network (`network.rs`): the host takes the server's socket (`pidfd_getfd`) and connects it
+//!   where `Network::route` says (the DNS stub, the address asked, or nowhere: EACCES, noted), or
+//!   binds it to a loopback address; a connect that takes time is done on a thread of its own.
 //!
 //! The filter's listener comes from the child through a socket pair before it runs the server
 //! (`Handover`); the thread ends when no process of the server is left.
@@ -178,6 +182,8 @@ impl Handover {
 /// What the supervising thread needs.
 pub struct Supervisor {
     pub listener: OwnedFd,
+    /// Where its connections may go, when not everywhere.
+    pub network: Option<std::sync::Arc<super::network::Network>>,
     /// The server's write grants, resolved (never a device).
     pub write: Vec<PathBuf>,
     pub groups: Groups,
@@ -220,6 +226,9 @@ impl Supervisor {
                 }
             }
             let answer = self.answer(&req);
+            if matches!(answer, Answer::Later) {
+                continue;
+            }
             let mut resp = libc::seccomp_notif_resp {
                 id: req.id,
                 val: 0,
@@ -228,11 +237,10 @@ impl Supervisor {
             };
             match answer {
                 Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
-                Answer::Done => {}
+                Answer::Done | Answer::Later => {}
                 Answer::Failed(e) => resp.error = -e,
             }
-            // ENOENT: the process is gone (killed while it waited)
-            unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+            send(fd, &mut resp);
         }
     }
 
@@ -276,6 +284,98 @@ impl Supervisor {
                 Ok(()) => Answer::Done,
                 Err(e) => Answer::Failed(e),
             },
+            Call::Connect { fd, addr, len } => match self.connect(tid, req.id, fd, addr, len) {
+                Ok(()) => Answer::Later,
+                Err(e) => Answer::Failed(e),
+            },
+            Call::Bind { fd, addr, len } => match self.bind(tid, req.id, fd, addr, len) {
+                Ok(()) => Answer::Done,
+                Err(e) => Answer::Failed(e),
+            },
+        }
+    }
+
+    /// The server's socket `fd` and the address at `addr`, read once (and the notification
+    /// still its process's).
+    fn socket_and_address(
+        &self,
+        tid: i32,
+        id: u64,
+        fd: i32,
+        addr: u64,
+        len: u32,
+    ) -> Result<(OwnedFd, std::net::SocketAddr, i32), i32> {
+        let bytes = read_mem(tid, addr, (len as usize).min(128))?;
+        let to = sockaddr(&bytes).ok_or(libc::EAFNOSUPPORT)?;
+        let sock = grab_fd(tid, fd)?;
+        if !self.still_valid(id) {
+            return Err(libc::ESRCH);
+        }
+        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
+        if domain != libc::AF_INET && domain != libc::AF_INET6 {
+            return Err(libc::EPERM);
+        }
+        Ok((sock, to, domain))
+    }
+
+    /// Connects the server's socket where its network lets it go; the answer is sent when the
+    /// connect returns (on a thread of its own: a connect may wait).
+    fn connect(&self, tid: i32, id: u64, fd: i32, addr: u64, len: u32) -> Result<(), i32> {
+        let Some(net) = &self.network else {
+            return Err(libc::EPERM);
+        };
+        let (sock, to, domain) = self.socket_and_address(tid, id, fd, addr, len)?;
+        let dest = match net.route(to) {
+            super::network::Route::Refused => return Err(libc::EACCES),
+            super::network::Route::Stub(stub) => stub,
+            super::network::Route::Direct => to,
+        };
+        let listener = self.listener.as_raw_fd();
+        // the listener outlives the thread: it is closed only when no process of the server
+        // is left, and this one waits in its connect
+        let listener = unsafe { libc::dup(listener) };
+        if listener < 0 {
+            return Err(libc::EAGAIN);
+        }
+        let listener = unsafe { OwnedFd::from_raw_fd(listener) };
+        std::thread::Builder::new()
+            .name("sandbox-connect".into())
+            .spawn(move || {
+                let r = sys_connect(&sock, dest, domain);
+                let mut resp = libc::seccomp_notif_resp {
+                    id,
+                    val: 0,
+                    error: r.err().map_or(0, |e| -e),
+                    flags: 0,
+                };
+                send(listener.as_raw_fd(), &mut resp);
+            })
+            .map(|_| ())
+            .map_err(|_| libc::EAGAIN)
+    }
+
+    /// Binds the server's socket, to a loopback address only.
+    fn bind(&self, tid: i32, id: u64, fd: i32, addr: u64, len: u32) -> Result<(), i32> {
+        let Some(net) = &self.network else {
+            return Err(libc::EPERM);
+        };
+        let (sock, at, domain) = self.socket_and_address(tid, id, fd, addr, len)?;
+        if !net.may_bind(at) {
+            (self.report)(format!("the network: it tried to listen on {at}"));
+            return Err(libc::EACCES);
+        }
+        let (raw, raw_len) = raw_sockaddr(at, domain);
+        let r = unsafe {
+            libc::bind(
+                sock.as_raw_fd(),
+                (&raw as *const libc::sockaddr_storage).cast(),
+                raw_len,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(errno())
         }
     }
 
@@ -309,8 +409,25 @@ impl Supervisor {
 /// A handed-over call, read from its arguments.
 enum Call {
     Session,
-    Group { pid: i32, pgid: i32 },
-    Meta { target: Target, op: Op },
+    Group {
+        pid: i32,
+        pgid: i32,
+    },
+    Meta {
+        target: Target,
+        op: Op,
+    },
+    /// `connect(fd, addr, len)`, `bind(fd, addr, len)`: the address in the server's memory.
+    Connect {
+        fd: i32,
+        addr: u64,
+        len: u32,
+    },
+    Bind {
+        fd: i32,
+        addr: u64,
+        len: u32,
+    },
 }
 
 /// The file a metadata call names.
@@ -360,9 +477,19 @@ impl Call {
                 pid: int(0),
                 pgid: int(1),
             }),
+            libc::SYS_connect => Some(Call::Connect {
+                fd: int(0),
+                addr: a[1],
+                len: a[2] as u32,
+            }),
+            libc::SYS_bind => Some(Call::Bind {
+                fd: int(0),
+                addr: a[1],
+                len: a[2] as u32,
+            }),
             libc::SYS_fchmod => meta(Target::Fd(int(0)), Op::Mode(a[1] as u32)),
             libc::SYS_fchmodat => meta(at(0, 1, None), Op::Mode(a[2] as u32)),
-            libc::SYS_fchmodat2 => meta(at(0, 1, Some(3)), Op::Mode(a[2] as u32)),
+            super::seccomp::SYS_FCHMODAT2 => meta(at(0, 1, Some(3)), Op::Mode(a[2] as u32)),
             libc::SYS_fchown => meta(Target::Fd(int(0)), Op::Owner(a[1] as u32, a[2] as u32)),
             libc::SYS_fchownat => meta(at(0, 1, Some(4)), Op::Owner(a[2] as u32, a[3] as u32)),
             libc::SYS_utimensat if a[1] == 0 => {
@@ -653,7 +780,129 @@ enum Answer {
     Continue,
     /// Done by the host.
     Done,
+    /// Answered by the host from another thread.
+    Later,
     Failed(i32),
+}
+
+/// Sends the answer to a notification (ENOENT: the process is gone, killed while it waited).
+fn send(listener: RawFd, resp: &mut libc::seccomp_notif_resp) {
+    unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, resp) };
+}
+
+/// Thread `tid`'s process's descriptor `fd`, as a descriptor of the host's (the same open
+/// socket or file).
+fn grab_fd(tid: i32, fd: i32) -> Result<OwnedFd, i32> {
+    let tgid = tgid_of(tid).ok_or(libc::ESRCH)?;
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0u32) };
+    if pidfd < 0 {
+        return Err(errno());
+    }
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0u32) };
+    if got < 0 {
+        return Err(match errno() {
+            libc::EBADF => libc::EBADF,
+            // an orphan, where Yama lets only ancestors take a descriptor
+            _ => libc::EPERM,
+        });
+    }
+    Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
+}
+
+fn sockopt(sock: &OwnedFd, name: i32) -> Result<i32, i32> {
+    let mut v: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            name,
+            (&mut v as *mut i32).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        Ok(v)
+    } else {
+        Err(libc::ENOTSOCK)
+    }
+}
+
+/// An IPv4 or IPv6 address as the server wrote it (`struct sockaddr_in`, `sockaddr_in6`).
+fn sockaddr(b: &[u8]) -> Option<std::net::SocketAddr> {
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+    let family = u16::from_ne_bytes(b.get(0..2)?.try_into().ok()?) as i32;
+    let port = u16::from_be_bytes(b.get(2..4)?.try_into().ok()?);
+    match family {
+        libc::AF_INET => {
+            let o: [u8; 4] = b.get(4..8)?.try_into().ok()?;
+            Some(SocketAddr::new(Ipv4Addr::from(o).into(), port))
+        }
+        libc::AF_INET6 => {
+            let o: [u8; 16] = b.get(8..24)?.try_into().ok()?;
+            Some(SocketAddr::new(Ipv6Addr::from(o).into(), port))
+        }
+        _ => None,
+    }
+}
+
+/// `at` as a socket of `domain` takes it (an IPv4 address as IPv4-mapped IPv6 for an IPv6
+/// socket).
+fn raw_sockaddr(at: std::net::SocketAddr, domain: i32) -> (libc::sockaddr_storage, u32) {
+    use std::net::{IpAddr, SocketAddr};
+    let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let ip6 = |ip: IpAddr| match ip {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        IpAddr::V6(v6) => v6,
+    };
+    match (at, domain) {
+        (SocketAddr::V4(v4), libc::AF_INET) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: v4.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(*v4.ip()).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            unsafe { std::ptr::write((&mut st as *mut libc::sockaddr_storage).cast(), sin) };
+            (st, std::mem::size_of::<libc::sockaddr_in>() as u32)
+        }
+        _ => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: at.port().to_be(),
+                sin6_flowinfo: 0,
+                sin6_addr: libc::in6_addr {
+                    s6_addr: ip6(at.ip()).octets(),
+                },
+                sin6_scope_id: 0,
+            };
+            unsafe { std::ptr::write((&mut st as *mut libc::sockaddr_storage).cast(), sin6) };
+            (st, std::mem::size_of::<libc::sockaddr_in6>() as u32)
+        }
+    }
+}
+
+/// Connects the host's copy of the server's socket to `to`.
+fn sys_connect(sock: &OwnedFd, to: std::net::SocketAddr, domain: i32) -> Result<(), i32> {
+    if domain == libc::AF_INET && to.is_ipv6() {
+        return Err(libc::EAFNOSUPPORT);
+    }
+    let (raw, len) = raw_sockaddr(to, domain);
+    let r = unsafe {
+        libc::connect(
+            sock.as_raw_fd(),
+            (&raw as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
 }
 
 /// Ends the process groups (and sessions) a sandboxed server's processes made, with `signal`:

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use switchboard_engine::mcp::sandbox::{kernel_abi, SandboxState, BLOCKED_NOTE};
+use switchboard_engine::mcp::sandbox::{kernel_abi, supervise, SandboxState, BLOCKED_NOTE};
 use switchboard_engine::mcp::{
     McpConfig, McpHost, SandboxConfig, SandboxSetting, ServerConfig, ServerStatus, ServerView,
     Step, ToolOutcome,
@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
+mod network;
 mod probe;
 
 /// Whether this kernel can sandbox; says so when it cannot.
@@ -203,14 +204,47 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
         assert_eq!(v.sandbox.unwrap().state, SandboxState::On);
     }
 
-    // off: the kernel refuses both (seccomp: no socket of any family, EPERM; Landlock: no TCP)
+    // off: refused both. Where the host supervises, its TCP connect goes to the host, which
+    // refuses it (EACCES) and says exactly where it tried; UDP sockets are refused (seccomp,
+    // EPERM). Where it does not, no socket at all (EPERM), told from the server's words.
+    let supervised = supervise::available();
     let r = call(&host, "closed__tcp", json!({ "port": tcp_port })).await;
-    assert!(r.is_error && r.text.contains("[Errno 1]"), "{r:?}");
-    assert!(
-        r.text.contains("Blocked by sandbox: network access"),
-        "{}",
-        r.text
-    );
+    if supervised {
+        assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+        let said = format!(
+            "[Switchboard] The sandbox kept the server \"closed\" off the network: it tried 127.0.0.1:{tcp_port}."
+        );
+        assert!(r.text.contains(&said), "{}", r.text);
+        assert!(
+            !r.text.contains("Blocked by sandbox"),
+            "told once: {}",
+            r.text
+        );
+        // the card's part: the server and what it tried, as data
+        let note = &r.raw.as_ref().unwrap()["_switchboard"];
+        assert_eq!(note["server"], "closed");
+        assert_eq!(
+            note["networkRefused"][0]["target"],
+            format!("127.0.0.1:{tcp_port}")
+        );
+        // counted, not repeated
+        let again = call(&host, "closed__tcp", json!({ "port": tcp_port })).await;
+        assert!(again.is_error, "{again:?}");
+        let sb = view(&host, "closed").sandbox.unwrap();
+        let tried: Vec<(String, u64, bool)> = sb
+            .attempts
+            .iter()
+            .map(|a| (a.target.clone(), a.count, a.allowed))
+            .collect();
+        assert_eq!(tried, [(format!("127.0.0.1:{tcp_port}"), 2, false)]);
+    } else {
+        assert!(r.is_error && r.text.contains("[Errno 1]"), "{r:?}");
+        assert!(
+            r.text.contains("Blocked by sandbox: network access"),
+            "{}",
+            r.text
+        );
+    }
     let r = call(&host, "closed__udp", json!({ "port": udp_port })).await;
     assert!(r.is_error && r.text.contains("[Errno 1]"), "{r:?}");
     assert!(

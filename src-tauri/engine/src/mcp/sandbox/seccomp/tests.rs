@@ -46,7 +46,7 @@ const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
 
 fn shape(network: bool, abi: i32, supervised: bool) -> Shape {
     Shape {
-        network,
+        net: if network { Net::On } else { Net::Off },
         abi,
         supervised,
     }
@@ -146,10 +146,60 @@ fn what_servers_need_runs_and_the_rest_is_refused() {
 }
 
 #[test]
+fn without_all_of_the_network_connecting_and_binding_are_the_hosts() {
+    let inet = libc::AF_INET as u64;
+    let (stream, dgram) = (libc::SOCK_STREAM as u64, libc::SOCK_DGRAM as u64);
+    let netlink = libc::AF_NETLINK as u64;
+    let route = libc::NETLINK_ROUTE as u64;
+    for net in [Net::Off, Net::Hosts] {
+        let s = Shape {
+            net,
+            abi: 7,
+            supervised: true,
+        };
+        let f = allow_list(s).unwrap();
+        let handed = handed_over(s);
+        // TCP sockets, whose connect and bind go to the host
+        assert_eq!(call(&f, libc::SYS_socket, &[inet, stream]), ALLOW);
+        assert_eq!(call(&f, libc::SYS_socket, &[inet, dgram]), EPERM);
+        for nr in [libc::SYS_connect, libc::SYS_bind] {
+            assert_eq!(call(&f, nr, &[3, 0x1000, 16]), ALLOW);
+            assert_eq!(call(&handed, nr, &[]), libc::SECCOMP_RET_USER_NOTIF);
+        }
+        // nothing sent to an address, no TCP fast open
+        assert_eq!(call(&f, libc::SYS_sendto, &[3, 0x1000, 5, 0, 0, 0]), ALLOW);
+        assert_eq!(
+            call(&f, libc::SYS_sendto, &[3, 0x1000, 5, 0, 0x2000, 16]),
+            EPERM
+        );
+        let fast = libc::MSG_FASTOPEN as u64;
+        assert_eq!(
+            call(&f, libc::SYS_sendto, &[3, 0x1000, 5, fast, 0, 0]),
+            EPERM
+        );
+        assert_eq!(call(&f, libc::SYS_sendmsg, &[3, 0x1000, 0]), ALLOW);
+        assert_eq!(call(&f, libc::SYS_sendmsg, &[3, 0x1000, fast]), EPERM);
+        assert_eq!(call(&f, libc::SYS_sendmmsg, &[3, 0x1000, 1, fast]), EPERM);
+        // the routing table only for some hosts
+        let want = if net == Net::Hosts { ALLOW } else { EPERM };
+        assert_eq!(call(&f, libc::SYS_socket, &[netlink, 3, route]), want);
+    }
+    // with all of it, the kernel has them; without supervision, no socket at all
+    let on = Shape {
+        net: Net::On,
+        abi: 7,
+        supervised: true,
+    };
+    assert_eq!(call(&handed_over(on), libc::SYS_connect, &[]), ALLOW);
+    let alone = allow_list(shape(false, 7, false)).unwrap();
+    assert_eq!(call(&alone, libc::SYS_socket, &[inet, stream]), EPERM);
+}
+
+#[test]
 fn sockets_are_only_of_the_families_the_network_setting_allows() {
     let inet = libc::AF_INET as u64;
     let stream = libc::SOCK_STREAM as u64;
-    let off = allow_list(shape(false, 7, true)).unwrap();
+    let off = allow_list(shape(false, 7, false)).unwrap();
     for family in [
         libc::AF_INET,
         libc::AF_INET6,
@@ -252,7 +302,7 @@ fn arguments_that_reach_outside_are_refused() {
 
 #[test]
 fn metadata_and_sessions_go_to_the_host_when_it_supervises() {
-    let handed = handed_over();
+    let handed = handed_over(shape(true, 7, true));
     let supervised = allow_list(shape(false, 7, true)).unwrap();
     for (nr, name) in SUPERVISED {
         // the allow-list lets them through to the host's filter, which hands them over
