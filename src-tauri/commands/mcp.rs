@@ -130,6 +130,25 @@ pub async fn set_mcp_server_enabled(
     Ok(())
 }
 
+/// Lets a sandboxed server reach what its sandbox refused: one host (as it tried it), or the
+/// whole network when `host` is none; saved in its config and applied (it starts again).
+#[tauri::command]
+pub async fn allow_mcp_server_network(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    name: String,
+    host: Option<String>,
+) -> CmdResult<()> {
+    apply(
+        &app,
+        state
+            .runtime
+            .allow_server_network(&name, host.as_deref())
+            .await?,
+    );
+    Ok(())
+}
+
 #[tauri::command]
 pub async fn restart_mcp_server(state: State<'_, AppState>, name: String) -> CmdResult<()> {
     if state.runtime.host.restart(&name).await {

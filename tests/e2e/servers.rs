@@ -461,26 +461,71 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
     );
     click(&c, "#servers-close").await;
 
-    // the call is refused by the kernel; the card says the sandbox blocked it
+    // the call is refused; the card says what the sandbox kept it from, with the one action
+    // that allows exactly that (where the host supervises the sandbox's network; else the
+    // sandbox's refusal is read from the server's words)
+    let supervised = switchboard_engine::mcp::sandbox::supervise::available();
+    let target = format!("127.0.0.1:{port}");
     send(&c, "connect to the port").await;
     wait_css(&c, ".tool-card.error").await;
     let card = text_content(&c, ".tool-card").await;
     assert!(card.contains("[Errno 13] Permission denied"), "{card}");
-    assert!(
-        card.contains("Blocked by sandbox: network access"),
-        "{card}"
-    );
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "no connection came");
-
-    // and so does its row
+    if !supervised {
+        assert!(
+            card.contains("Blocked by sandbox: network access"),
+            "{card}"
+        );
+    } else {
+        let note = text_content(&c, ".tool-card .sandbox-note").await;
+        assert!(
+            note.contains(&format!("The sandbox kept net off the network: it tried {target}.")),
+            "{note}"
+        );
+        // the row counts it, with the same action
+        click(&c, "#servers-button").await;
+        wait_until(
+            &c,
+            &format!("document.querySelector(\".server[data-name='net'] [data-network-refused]\")?.textContent.includes('it tried {target}')"),
+        )
+        .await;
+        screenshot(&c, "servers-sandbox.png").await;
+        click(&c, "#servers-close").await;
+        c.execute(
+            "document.querySelectorAll('.tool-card').forEach((d) => d.open = true);",
+            vec![],
+        )
+        .await
+        .unwrap();
+        screenshot(&c, "card-kept-off-the-network.png").await;
+        click(&c, &format!(".tool-card .sandbox-note [data-host='{target}']")).await;
+        wait_until(
+            &c,
+            "document.querySelector('.tool-card .sandbox-note')?.textContent.includes('Allowed:')",
+        )
+        .await;
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+        assert_eq!(
+            saved["mcpServers"]["net"]["sandbox"],
+            json!({"network": false, "hosts": [target]})
+        );
+        // it starts again with it, and the next call gets through
+        click(&c, "#servers-button").await;
+        wait_until(
+            &c,
+            &format!("document.querySelector(\".server.running[data-name='net'] .server-sandbox\")?.textContent === 'sandboxed (network: {target} only)'"),
+        )
+        .await;
+        click(&c, "#servers-close").await;
+        send(&c, "connect again").await;
+        wait_until(&c, "document.querySelectorAll('.tool-card.ok').length === 1").await;
+        listener.set_nonblocking(false).unwrap();
+        assert!(listener.accept().is_ok(), "the allowed connection came");
+    }
     click(&c, "#servers-button").await;
-    wait_until(
-        &c,
-        "document.querySelector(\".server[data-name='net'] .server-blocked\")?.textContent.includes('Blocked by sandbox: network access')",
-    )
-    .await;
-    screenshot(&c, "servers-sandbox.png").await;
+    wait_css(&c, "#servers-dialog[open] .server[data-name='net']").await;
 
     // the form: let it use the network
     click(&c, ".server[data-name='net'] [data-act='edit']").await;
@@ -516,10 +561,11 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
     .await;
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
-    assert_eq!(
-        saved["mcpServers"]["net"]["sandbox"],
-        json!({"network": true, "read": [read.display().to_string()]})
-    );
+    let mut want = json!({"network": true, "read": [read.display().to_string()]});
+    if supervised {
+        want["hosts"] = json!([target]);
+    }
+    assert_eq!(saved["mcpServers"]["net"]["sandbox"], want);
 
     // and the calculator out of its default sandbox
     click(&c, ".server[data-name='calculator'] [data-act='edit']").await;

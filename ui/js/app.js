@@ -72,6 +72,7 @@ const chat = new ChatView($('#messages'), {
   onResume: (how) => resume(how),
   onChatSettings: () => $('#chat-settings-button').click(),
   onShowEarlier: () => showEarlier(),
+  onAllowNetwork: (server, host) => ipc.allowServerNetwork(server, host).then(() => reloadServerConfig()),
 });
 const composer = new ComposerView(
   { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },
@@ -187,6 +188,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
   acceptTool: (server, tool, hash) => ipc.acceptToolDefinition(server, tool, hash).catch(reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
+  allowNetwork: (name, host) => ipc.allowServerNetwork(name, host).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
   signIn: (name) => signInServer(name),
   signOut: (name) => ipc.signOutMcpServer(name).catch(reportServerError),

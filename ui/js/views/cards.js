@@ -4,7 +4,7 @@
 import { el, formatDuration } from '../dom.js';
 import { elicitationForm } from './elicitation.js';
 import { diffView } from './diff.js';
-import { approvalText, isRefused, resumedText, taskText } from './words.js';
+import { approvalText, isRefused, networkTried, resumedText, taskText } from './words.js';
 
 export class ToolCards {
   /** `chat`: the ChatView the cards live in (its root, scrolling, link and Stop handlers). */
@@ -163,9 +163,38 @@ export class ToolCards {
       extras.unshift(...images.map((img) => el('img', { class: 'result-image', alt: img.name, title: `${img.name} (${img.width}×${img.height})`, src: img.thumbnail })));
     }
     if (extras.length) card.querySelector('.card-body').append(...extras);
+    const kept = raw?._switchboard;
+    if (kept?.networkRefused?.length) card.querySelector('.card-body').append(this.networkNote(kept.server, kept.networkRefused));
     // finished successful cards fold away; errors stay open
     if (!failed) card.open = false;
     this.chat.scrollToEnd();
+  }
+
+  /**
+   * What the sandbox kept a server's call off (noted by the sandbox itself), with its one action:
+   * allow that host for the server (saved in its config; it starts again).
+   */
+  networkNote(server, refused) {
+    const note = el('div', { class: 'sandbox-note', role: 'note', dataset: { server } },
+      el('span', {}, `The sandbox kept ${server} off the network: it tried ${networkTried(refused)}.`));
+    const actions = el('span', { class: 'sandbox-note-actions' });
+    for (const a of refused.slice(0, 3)) {
+      actions.append(el('button', {
+        type: 'button', class: 'btn small', dataset: { act: 'allow-host', host: a.target },
+        title: `Lets ${server} reach ${a.target} from now on (saved in its sandbox; it starts again)`,
+        onclick: async () => {
+          actions.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+          try {
+            await this.chat.onAllowNetwork(server, a.target);
+            actions.replaceChildren(el('span', { class: 'muted' }, `Allowed: ${server} may reach ${a.target}. Ask again to try.`));
+          } catch (err) {
+            actions.replaceChildren(el('span', { class: 'field-error' }, `Could not allow it: ${err?.message ?? err}`));
+          }
+        },
+      }, `Allow ${a.target}`));
+    }
+    note.append(' ', actions);
+    return note;
   }
 
   /** The call waits for the user: show what it wants to do and the choices. */

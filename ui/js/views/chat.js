@@ -12,10 +12,12 @@ export class ChatView {
    * app shown (MCP Apps; onEnded(note): it ended by itself), onEdit(messageId, text),
    * onRegenerate(userMessageId), onBranch(messageId, step), onResume('continue' | 'wrapUp'),
    * onShowEarlier() (the items of a long conversation before those sent), onOpenImage(img) (a
-   * message's image at full size)
+   * message's image at full size), onAllowNetwork(server, host) (a card's "Allow host": what the
+   * sandbox kept the server off)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage }) {
+  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage, onAllowNetwork }) {
     this.root = root;
+    this.onAllowNetwork = onAllowNetwork ?? (() => Promise.reject(new Error('not available')));
     this.onOpenImage = onOpenImage ?? (() => {});
     this.onShowEarlier = onShowEarlier;
     this.onChatSettings = onChatSettings;

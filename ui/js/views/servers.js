@@ -2,7 +2,7 @@
 // or edit one. Secret values (headers, environment values marked secret) are write-only: the form
 // shows "•••• stored in the keyring" with Replace and ✕, and sends back the engine's marker to keep one.
 import { el, $ } from '../dom.js';
-import { stepText, sandboxText, sandboxDetail, sandboxMissing, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
+import { stepText, sandboxText, sandboxDetail, sandboxMissing, networkTried, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
 import { diffView } from './diff.js';
 import { showAppOrigins, hideAppOrigins, shownOrigins } from './app-origins.js';
@@ -144,6 +144,7 @@ export class ServersView {
       sandboxMissing(s.sandbox)
         ? el('div', { class: 'server-blocked', dataset: { sandboxMissing: '' } }, `This kernel cannot enforce: ${sandboxMissing(s.sandbox)}`)
         : null,
+      this.networkRow(s),
       s.sandbox?.blocked
         ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
         : null,
@@ -217,13 +218,36 @@ export class ServersView {
       waiting);
   }
 
+  /**
+   * What the sandbox kept the server off the network (noted by the sandbox, counted), each with
+   * the action that allows exactly that, and one for the whole network; null when nothing was.
+   */
+  networkRow(s) {
+    const refused = (s.sandbox?.attempts ?? []).filter((a) => !a.allowed);
+    if (!refused.length) return null;
+    const shown = refused.slice(-5);
+    return el('div', { class: 'server-blocked sandbox-note', dataset: { networkRefused: '' } },
+      el('span', {}, `Kept off the network: it tried ${networkTried(shown)}${refused.length > shown.length ? ` and ${refused.length - shown.length} more` : ''}.`),
+      ' ',
+      ...shown.map((a) => el('button', {
+        type: 'button', class: 'btn small', dataset: { act: 'allow-host', host: a.target },
+        title: `Lets it reach ${a.target} from now on (saved in its sandbox; it starts again)`,
+        onclick: () => this.actions.allowNetwork(s.name, a.target),
+      }, `Allow ${a.target}`)),
+      el('button', {
+        type: 'button', class: 'btn small', dataset: { act: 'allow-network' },
+        title: 'Lets it reach the whole network from now on',
+        onclick: () => this.actions.allowNetwork(s.name, null),
+      }, 'Allow all network'));
+  }
+
   /** Saves the user's agreement to run a server without its sandbox where the kernel has none. */
   runUnsandboxed(s) {
     const cfg = this.config.mcpServers[s.name];
     if (!cfg) return;
     const current = cfg.sandbox && typeof cfg.sandbox === 'object'
       ? cfg.sandbox
-      : { network: s.sandbox.network, read: s.sandbox.read, write: s.sandbox.write };
+      : { network: s.sandbox.network, hosts: s.sandbox.hosts ?? [], read: s.sandbox.read, write: s.sandbox.write };
     this.actions.update(s.name, { ...cfg, sandbox: { ...current, allowUnsandboxed: true } });
   }
 
@@ -272,6 +296,7 @@ export class ServersView {
     const sb = name ? this.sandboxOf(name, cfg) : null;
     $('#srv-sandbox', this.form).checked = Boolean(sb);
     $('#srv-sandbox-network', this.form).checked = Boolean(sb?.network);
+    $('#srv-sandbox-hosts', this.form).value = (sb?.hosts ?? []).join('\n');
     $('#srv-sandbox-read', this.form).value = (sb?.read ?? []).join('\n');
     $('#srv-sandbox-write', this.form).value = (sb?.write ?? []).join('\n');
     $('#srv-sandbox-unsandboxed', this.form).checked = Boolean(sb?.allowUnsandboxed);
@@ -455,6 +480,7 @@ export class ServersView {
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
           network: $('#srv-sandbox-network', this.form).checked,
+          hosts: lines('#srv-sandbox-hosts'),
           read: lines('#srv-sandbox-read'),
           write: lines('#srv-sandbox-write'),
           ...(before?.env?.length ? { env: before.env } : {}),

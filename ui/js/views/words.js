@@ -89,7 +89,10 @@ export function stepText(step) {
 export function sandboxText(sandbox) {
   if (!sandbox) return 'not sandboxed';
   switch (sandbox.state) {
-    case 'on': return sandbox.network ? 'sandboxed' : 'sandboxed (no network)';
+    case 'on':
+      if (sandbox.network) return 'sandboxed';
+      if (sandbox.hosts?.length) return `sandboxed (network: ${sandbox.hosts.length === 1 ? sandbox.hosts[0] : `${sandbox.hosts.length} hosts`} only)`;
+      return 'sandboxed (no network)';
     case 'waived': return 'not sandboxed (this system cannot; you allowed it)';
     case 'unsupported': return 'sandbox unavailable on this system';
     default: return String(sandbox.state);
@@ -100,7 +103,9 @@ export function sandboxText(sandbox) {
 export function sandboxDetail(sandbox) {
   if (!sandbox) return 'It runs with your user\'s full access to files and the network.';
   const lines = [];
-  lines.push(sandbox.network ? 'Network: allowed.' : 'Network: none (no TCP, UDP or DNS).');
+  lines.push(sandbox.network ? 'Network: allowed.'
+    : sandbox.hosts?.length ? `Network: only ${sandbox.hosts.join(', ')} (enforced by Switchboard).`
+      : 'Network: none (no TCP, UDP or DNS).');
   const read = sandbox.read.length ? sandbox.read.join(', ') : 'only what it needs to run';
   lines.push(`Reads: ${read}.`);
   const write = [...sandbox.own, ...sandbox.write];
@@ -270,4 +275,9 @@ export function resumedText(startedAt) {
   const today = d.toDateString() === new Date().toDateString();
   const when = today ? `at ${time}` : `on ${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} at ${time}`;
   return `Resumed after a restart — started ${when}`;
+}
+
+/** What a sandbox kept off the network, in a line: `example.com (3 times), 1.2.3.4:443`. */
+export function networkTried(attempts) {
+  return attempts.map((a) => (a.count > 1 ? `${a.target} (${a.count} times)` : a.target)).join(', ');
 }
