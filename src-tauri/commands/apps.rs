@@ -53,15 +53,8 @@ pub async fn open_app(state: State<'_, AppState>, call_id: i64) -> CmdResult<App
         .tool_call_origin(call_id)
         .await?
         .ok_or_else(|| UiError::new(ErrorKind::NotFound, "That tool call does not exist."))?;
-    let routed = runtime
-        .host
-        .route_server_tool(&origin.server, &origin.tool)
-        .ok_or_else(|| UiError::invalid("This tool has no app."))?;
-    let uri = routed
-        .ui
-        .resource_uri
-        .clone()
-        .ok_or_else(|| UiError::invalid("This tool has no app."))?;
+    // none while the tool's definition is not one the user accepted
+    let (routed, uri) = runtime.host.tool_app(&origin.server, &origin.tool)?;
     let page = runtime.host.app_resource(&origin.server, &uri).await?;
     // the origins the page declares that the user allowed, when they let this server's apps out
     let config = runtime.mcp_config().servers.get(&origin.server).cloned();

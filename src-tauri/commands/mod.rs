@@ -225,7 +225,8 @@ impl From<switchboard_engine::mcp::HostError> for UiError {
             | E::Request { .. }
             | E::Unusable(_)
             | E::SignIn(_)
-            | E::ChangedAgain { .. } => ErrorKind::Mcp,
+            | E::ChangedAgain { .. }
+            | E::NotAccepted { .. } => ErrorKind::Mcp,
         };
         UiError::new(kind, e)
     }

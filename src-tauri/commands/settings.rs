@@ -3,7 +3,7 @@ use switchboard_engine::llm::ollama::PullProgress;
 use switchboard_engine::llm::{ModelInfo, OllamaClient};
 use switchboard_engine::secrets::SecretsStatus;
 use switchboard_engine::settings::{ProviderKind, SettingsPatch};
-use switchboard_engine::Settings;
+use switchboard_engine::{PolicyView, Settings};
 use tauri::ipc::Channel;
 use tauri::State;
 use tokio_util::sync::CancellationToken;
@@ -22,10 +22,14 @@ pub struct SettingsView {
     effective_llm_url: String,
     /// Where secrets are kept (the keyring, or the fallback file and why), for the note.
     secrets: SecretsStatus,
+    /// The standing tool policies, by server and tool (and those older versions kept by name
+    /// that apply to nothing, with why), for the list in the dialog.
+    policies: Vec<PolicyView>,
 }
 
 fn view(state: &AppState, settings: Settings) -> SettingsView {
     SettingsView {
+        policies: state.runtime.policy_views(),
         effective_llm_url: settings.llm_url(),
         settings: settings.redacted(),
         secrets: state.runtime.secrets.status(),

@@ -277,6 +277,8 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
             .to_str()
             .unwrap()],
     );
+    // "Always allow" is kept by the tool's key: the server's identity and the tool's own name
+    let identity = dynamic.identity();
     let home = home_with_servers(json!({"llmUrl": fake.url}), vec![("dynamic", dynamic)]);
     let settings_file = home
         .path()
@@ -294,8 +296,9 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
     click(&c, ".approval [data-action='alwaysAllow']").await;
     wait_css(&c, ".tool-card.ok").await;
     wait_until(&c, "!document.querySelector('#send').hidden").await;
-    assert!(
-        saved()["toolPolicies"]["dynamic__t1"].is_object(),
+    assert_eq!(
+        saved()["standingPolicies"][&identity]["t1"],
+        "allow",
         "{}",
         saved()
     );
@@ -316,6 +319,12 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
     // the settings dialog: one field changed
     click(&c, "#settings-button").await;
     let max = wait_css(&c, "#settings-dialog[open] #set-max-iterations").await;
+    // its list of tool policies names the server and the tool
+    wait_until(
+        &c,
+        "document.querySelector('#set-policies')?.textContent.includes('dynamic › t1')",
+    )
+    .await;
     max.clear().await.unwrap();
     max.send_keys("7").await.unwrap();
     click(&c, "#settings-save").await;
@@ -324,7 +333,7 @@ async fn always_allow_survives_a_model_pick_the_settings_dialog_and_a_restart() 
     assert_eq!(now["maxIterations"], 7, "{now}");
     assert_eq!(now["model"], "other:1b", "{now}");
     assert_eq!(
-        now["toolPolicies"]["dynamic__t1"]["policy"], "allow",
+        now["standingPolicies"][&identity]["t1"], "allow",
         "neither the model pick nor the dialog put back an older copy: {now}"
     );
     c.close().await.unwrap();

@@ -63,8 +63,11 @@ const chat = new ChatView($('#messages'), {
   onExample: (text) => { $('#input').value = text; autosize(); drafts?.changed(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
   onLateResult: (id) => sendLateResult(id),
-  hasApp: (server, tool) => Boolean(state.servers?.find((s) => s.name === server)?.tools
-    ?.find((t) => t.name === tool)?.ui?.resourceUri),
+  // an app is shown only for a tool as the user accepted it (the engine refuses the others too)
+  hasApp: (server, tool) => {
+    const t = state.servers?.find((s) => s.name === server)?.tools?.find((x) => x.name === tool);
+    return Boolean(t?.ui?.resourceUri && !t.changed);
+  },
   onOpenApp: (callId, box, onEnded) => apps.open(callId, box, onEnded),
   onEdit: (id, text) => sendEdit(id, text),
   onRegenerate: (userMessageId) => regenerate(userMessageId),

@@ -25,11 +25,15 @@ const core = window.__TAURI__.core;
  * @typedef {{ state: 'on'|'unsupported'|'waived', network: boolean, read: string[], write: string[],
  *   own: string[], default: boolean, allowUnsandboxed: boolean, kernelAbi: number,
  *   protections: {what: string, enforced: boolean, how: string}[], blocked: string|null }} SandboxView
- * A tool; `changed`: its definition differs from the one the user accepted (what changed, line by
- * line; the model is offered the accepted one and every call asks until the change is accepted).
+ * A tool; `changed`: its definition is not one the user accepted (what changed, line by line; for
+ * a new or unchecked tool, all of it), `unaccepted` why: `changed` (the model is offered the
+ * accepted one), `new` (its server did not have it when its tools were accepted: new, or
+ * renamed), `unchecked` (the store could not be read). Every call asks, and its app is not shown,
+ * until it is accepted.
+ * @typedef {'changed'|'new'|'unchecked'} Unaccepted
  * @typedef {{ name: string, exposed: string, description: string, inputSchema: object,
  *   readOnly: boolean, destructive: boolean, openWorld: boolean, changed: DiffLine[]|null,
- *   hash: string }} ToolView
+ *   unaccepted: Unaccepted|null, hash: string }} ToolView
  * @typedef {{ change: 'same'|'removed'|'added', text: string }} DiffLine
  */
 
@@ -54,10 +58,11 @@ const core = window.__TAURI__.core;
  * - toolCallStarted { id, messageId, name, written|null, server, tool, arguments } — `written`:
  *   the name the model wrote, when Switchboard resolved it to `name`
  * - toolCallArguments { id, arguments, repairs: string[] } — the arguments as they run, repaired
- * - approvalRequested { id, questionId, name, server, tool, arguments, destructive, changed: DiffLine[]|null } → answerQuestion
+ * - approvalRequested { id, questionId, name, server, tool, arguments, destructive, changed: DiffLine[]|null,
+ *   unaccepted: Unaccepted|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - appApprovalRequested { appOf, questionId, app, server, tool, arguments, destructive,
- *   changed: DiffLine[]|null } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
+ *   changed: DiffLine[]|null, unaccepted: Unaccepted|null } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
  *   how the user knows it) wants to run a tool: asked on that card → answerQuestion
  * - appApprovalResolved { appOf, questionId, approval: Approval }
  * - toolCallProgress { id, progress, total|null, message|null }
@@ -100,14 +105,21 @@ export const appInfo = () => call('app_info');
  */
 
 /**
- * The settings, with `effectiveLlmUrl` and `secrets` (SecretsStatus). A provider's `apiKey` is a
- * KeptSecret or null. The window keeps no copy: it asks when it needs them.
+ * The settings, with `effectiveLlmUrl`, `secrets` (SecretsStatus) and `policies` (PolicyView[]).
+ * A provider's `apiKey` is a KeptSecret or null. The window keeps no copy: it asks when it needs them.
+ * A standing tool policy, for one tool (its own name) of the server with that identity (the
+ * configured servers of that identity in `servers`); an older version's entry has `oldName` (the
+ * name it was kept under) and `old` (why it applies to nothing) instead of `tool`:
+ * @typedef {{ servers: string[], identity: string|null, tool: string|null, oldName: string|null,
+ *   policy: 'allow'|'ask'|'deny', old: 'waiting'|'inert'|null }} PolicyView
  */
 export const getSettings = () => call('get_settings');
 /**
  * A change naming only what changes; the reply is the settings as they are now. Left out: stays;
  * `null`: cleared. Maps change per key: `toolModes: { [model]: mode|null }`,
- * `toolPolicies: { [tool]: policy|null }`, `trustedLinkHosts: { [host]: true|false }`.
+ * `standingPolicies: { [serverIdentity]: { [tool]: policy|null } }` (by the tool's own name),
+ * `toolPolicies: { [oldName]: null }` (forgets an older version's entry),
+ * `trustedLinkHosts: { [host]: true|false }`.
  * `providers` is the whole list; an `apiKey` sent back as is keeps it, `{ newSecret: '…' }`
  * replaces it, null removes it.
  * @typedef {Object<string, *>} SettingsPatch
@@ -194,7 +206,7 @@ export const previewMcpImport = (text) => call('preview_mcp_import', { text });
 export const pickMcpImportFile = () => call('pick_mcp_import_file');
 export const importMcpServers = (servers) => call('import_mcp_servers', { servers });
 export const exportMcpConfig = () => call('export_mcp_config');
-/** Accepts the changed definition of `server`'s `tool` that the user was shown (`hash`: its view's);
+/** Accepts the definition of `server`'s `tool` that the user was shown (changed, new or unchecked; `hash`: its view's);
  * fails when the server presents another one by now. */
 export const acceptToolDefinition = (server, tool, hash) => call('accept_tool_definition', { server, tool, hash });
 export const mcpPrompts = () => call('mcp_prompts');

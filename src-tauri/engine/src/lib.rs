@@ -20,8 +20,8 @@ mod testing;
 
 pub use chat::{ChatEngine, ChatEvent, ChatOptions, TurnRequest, TurnSummary};
 pub use runtime::{
-    newer, CatalogError, CatalogPage, CatalogState, HostMachine, McpConfigError, Places, Runtime,
-    UpdateAvailable,
+    newer, CatalogError, CatalogPage, CatalogState, HostMachine, McpConfigError, OldEntry, Places,
+    PolicyView, Runtime, UpdateAvailable,
 };
 pub use settings::{LiveSettings, Settings};
 

@@ -1,13 +1,16 @@
 //! [`Runtime`]: the one place the app's state lives, set up the same way for the window and the
-//! CLI. Changes to the MCP server config are in `mcp_config`.
+//! CLI. Changes to the MCP server config are in `mcp_config`; the standing tool policies as the
+//! window lists them, and moving those older versions kept by name, in `policies`.
 
 mod catalog;
 mod mcp_config;
 mod model_check;
+mod policies;
 
 pub use catalog::{newer, CatalogError, CatalogPage, CatalogState, HostMachine, UpdateAvailable};
 pub use mcp_config::McpConfigError;
 use mcp_config::McpState;
+pub use policies::{OldEntry, PolicyView};
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -158,6 +161,8 @@ impl Runtime {
             self.host.start_all(&self.mcp_config()).await;
         };
         tokio::join!(self.use_login_shell_path(), start);
+        // the policies older versions kept by name move to their tools' keys, where they can
+        self.migrate_old_policies();
     }
 
     /// Tells the host the HTTP sessions the tasks still open ran in when the app last ended

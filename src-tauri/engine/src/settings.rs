@@ -9,7 +9,7 @@ mod policy;
 pub use crate::mcp::TOOL_TIMEOUT_RANGE;
 pub use crate::store::{NUM_CTX_RANGE, TEMPERATURE_RANGE};
 pub use patch::SettingsPatch;
-pub use policy::{Policy, PolicyEntry};
+pub use policy::{migration, Candidate, Migration, Policy, PolicyEntry};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -30,7 +30,12 @@ pub struct Settings {
     pub max_offered_tools: usize,
     /// Longest wait for one tool call, in seconds.
     pub tool_timeout_secs: u64,
-    /// Standing approval policies by exposed tool name (`server__tool`).
+    /// Standing approval policies, by the tool's key (`mcp::ToolKey`): server identity, then
+    /// the tool's own name (`settings::policy`).
+    pub standing_policies: BTreeMap<String, BTreeMap<String, Policy>>,
+    /// Standing policies as older versions kept them, by the name the model was offered
+    /// (`server__tool`): read, and moved to `standing_policies` when that is safe
+    /// (`settings::policy`); until then applied to nothing.
     pub tool_policies: BTreeMap<String, PolicyEntry>,
     /// Folders offered to MCP servers as roots, besides the files sandbox.
     pub roots: Vec<String>,
@@ -106,6 +111,7 @@ impl Default for Settings {
             max_iterations: 5,
             max_offered_tools: 20,
             tool_timeout_secs: 60,
+            standing_policies: BTreeMap::new(),
             tool_policies: BTreeMap::new(),
             roots: Vec::new(),
             system_prompt: None,
@@ -125,6 +131,14 @@ pub const MAX_ITERATIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100;
 pub const MAX_OFFERED_TOOLS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
 
 impl Settings {
+    /// The standing policy of a tool, by its key.
+    pub fn policy(&self, key: &crate::mcp::ToolKey) -> Option<Policy> {
+        self.standing_policies
+            .get(&key.server)?
+            .get(&key.tool)
+            .copied()
+    }
+
     /// Why these settings cannot be saved, if they cannot.
     pub fn validate(&self) -> Result<(), SettingsError> {
         self.check().map_err(SettingsError::Invalid)
@@ -263,18 +277,17 @@ impl Settings {
         // each key on its own: a bad value falls back to its default without losing the others
         let mut merged = serde_json::to_value(Settings::default()).expect("settings serialize");
         for (k, val) in obj {
-            let val = if k == "toolPolicies" {
-                // and each policy on its own
-                let kept: serde_json::Map<String, serde_json::Value> = val
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .filter(|(_, p)| serde_json::from_value::<PolicyEntry>((*p).clone()).is_ok())
-                    .map(|(n, p)| (n.clone(), p.clone()))
-                    .collect();
-                serde_json::Value::Object(kept)
-            } else {
-                val.clone()
+            // and each policy on its own
+            let val = match k.as_str() {
+                "toolPolicies" => only_valid::<PolicyEntry>(val),
+                "standingPolicies" => serde_json::Value::Object(
+                    val.as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(server, tools)| (server.clone(), only_valid::<Policy>(tools)))
+                        .collect(),
+                ),
+                _ => val.clone(),
             };
             let mut trial = merged.clone();
             trial[k] = val;
@@ -347,6 +360,18 @@ impl From<crate::store::InvalidSetting> for SettingsError {
     }
 }
 
+/// The entries of a JSON object that read as a `T`; anything else: an empty object.
+fn only_valid<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> serde_json::Value {
+    serde_json::Value::Object(
+        v.as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, x)| serde_json::from_value::<T>((*x).clone()).is_ok())
+            .map(|(n, x)| (n.clone(), x.clone()))
+            .collect(),
+    )
+}
+
 /// The settings of a running app: one copy, read by everyone, changed only through
 /// [`LiveSettings::apply`]: a patch applied to the settings as they are (under the one lock),
 /// validated, then written to its file (other keys in it kept). Two changes at once both stay.
@@ -384,6 +409,50 @@ impl LiveSettings {
     /// valid or cannot be written. Returns the new settings. The one way settings change.
     pub fn apply(&self, patch: &SettingsPatch) -> Result<Settings, SettingsError> {
         self.update(|s| patch.apply_to(s))
+    }
+
+    /// Moves the entries older versions kept by the name the model was offered (`toolPolicies`)
+    /// to their tools' keys, where that is safe (`policy::migration`): those named `names`, or
+    /// all for `None`. `candidates(name)`: every tool whose offered name was `name` now. Written
+    /// only when something moves (or is marked inert), under the one lock like any change.
+    pub fn migrate_old_policies(
+        &self,
+        names: Option<&[String]>,
+        candidates: impl Fn(&str) -> Vec<Candidate>,
+    ) -> Result<(), SettingsError> {
+        let outcomes = |s: &Settings| -> Vec<(String, PolicyEntry, Migration)> {
+            s.tool_policies
+                .iter()
+                .filter(|(name, e)| !e.is_inert() && names.is_none_or(|n| n.contains(name)))
+                .map(|(name, e)| (name.clone(), e.clone(), migration(e, &candidates(name))))
+                .filter(|(_, _, m)| *m != Migration::Wait)
+                .collect()
+        };
+        if self.read(|s| outcomes(s).is_empty()) {
+            return Ok(());
+        }
+        self.update(|s| {
+            for (name, entry, outcome) in outcomes(s) {
+                match outcome {
+                    Migration::To(keys) => {
+                        s.tool_policies.remove(&name);
+                        for key in keys {
+                            // a policy already kept for the tool is the newer word
+                            s.standing_policies
+                                .entry(key.server)
+                                .or_default()
+                                .entry(key.tool)
+                                .or_insert(entry.policy());
+                        }
+                    }
+                    Migration::Inert => {
+                        s.tool_policies.insert(name, entry.inert());
+                    }
+                    Migration::Wait => {}
+                }
+            }
+        })
+        .map(|_| ())
     }
 
     fn update(&self, change: impl FnOnce(&mut Settings)) -> Result<Settings, SettingsError> {

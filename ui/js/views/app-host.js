@@ -195,8 +195,10 @@ function askAboutAppCall(box, ev) {
     ev.destructive ? '⚠ This tool can change or delete data. ' : '',
     el('span', { class: 'app-asker' }, capitalized(ev.app)), ' wants to run ',
     el('strong', {}, `${ev.server} › ${ev.tool}`), ' with these arguments:'),
-  ev.changed ? el('p', { class: 'tool-changed' },
-    '⚠ This tool is not what it was when you accepted it; accept its new definition in the servers list first to allow it for good.') : null,
+  ev.changed ? el('p', { class: 'tool-changed' }, {
+    new: '⚠ This tool is new (its server did not have it when you accepted its tools); accept it in the servers list first to allow it for good.',
+    unchecked: '⚠ This tool could not be checked against the definition you accepted; it asks every time.',
+  }[ev.unaccepted] ?? '⚠ This tool is not what it was when you accepted it; accept its new definition in the servers list first to allow it for good.') : null,
   el('pre', { class: 'code args' }, JSON.stringify(ev.arguments ?? {}, null, 2)),
   el('div', { class: 'approval-buttons' },
     button('allowOnce', 'Allow once', true),

@@ -242,8 +242,7 @@ export class ToolCards {
     const editBtn = el('button', { type: 'button', class: 'btn', dataset: { action: 'edit' }, onclick: edit }, 'Edit arguments');
     const bar = el('div', { class: `approval${ev.destructive ? ' destructive' : ''}`, role: 'group', 'aria-label': 'Approve this tool call' },
       ev.changed ? el('div', { class: 'tool-changed' },
-        el('p', {}, el('strong', {}, '⚠ This tool is not what it was when you accepted it.'),
-          ' The server changed its definition; the model still sees the one you accepted. Allowing runs this call only: accept the new definition in the servers list.'),
+        el('p', {}, ...unacceptedWords(ev.unaccepted)),
         diffView(ev.changed)) : null,
       el('p', { class: 'approval-question' },
         ev.destructive ? '⚠ This tool can change or delete data. ' : '',
@@ -479,4 +478,19 @@ function takeFocusSafely(box) {
   setTimeout(() => box.classList.remove('fresh'), KEY_GUARD_MS);
   for (const type of ['keydown', 'keypress', 'keyup']) box.addEventListener(type, guard, true);
   box.focus({ preventScroll: true });
+}
+
+/** What a card says of a tool whose definition is not one the user accepted (`unaccepted`: why). */
+export function unacceptedWords(unaccepted) {
+  switch (unaccepted) {
+    case 'new':
+      return [el('strong', {}, '⚠ This tool is new.'),
+        ' Its server did not have it when you accepted its tools (it may be one renamed), so nothing you allowed before holds for it. Allowing runs this call only: accept the tool in the servers list.'];
+    case 'unchecked':
+      return [el('strong', {}, '⚠ This tool could not be checked.'),
+        ' Switchboard could not read the definitions you accepted, so it takes none as accepted. Allowing runs this call only.'];
+    default:
+      return [el('strong', {}, '⚠ This tool is not what it was when you accepted it.'),
+        ' The server changed its definition; the model still sees the one you accepted. Allowing runs this call only: accept the new definition in the servers list.'];
+  }
 }

@@ -165,10 +165,13 @@ export class ServersView {
         }, t.changed ? `⚠ ${t.name}` : t.name)))
         : null,
       ...s.tools.filter((t) => t.changed).map((t) => el('details', { class: 'tool-changed', dataset: { tool: t.name } },
-        el('summary', {}, `⚠ “${t.name}” changed since you accepted it: it asks before every call, and the model sees the old definition`),
+        el('summary', {}, {
+          new: `⚠ “${t.name}” is new: this server did not have it when you accepted its tools (it may be one renamed). It asks before every call, and its app is not shown`,
+          unchecked: `⚠ “${t.name}” could not be checked against the definition you accepted: it asks before every call`,
+        }[t.unaccepted] ?? `⚠ “${t.name}” changed since you accepted it: it asks before every call, the model sees the old definition, and its app is not shown`),
         diffView(t.changed),
         el('button', { type: 'button', class: 'btn small', dataset: { act: 'accept-tool' },
-          onclick: () => this.actions.acceptTool(s.name, t.name, t.hash) }, 'Accept the new definition'))));
+          onclick: () => this.actions.acceptTool(s.name, t.name, t.hash) }, t.unaccepted === 'new' ? 'Accept this tool' : 'Accept the new definition'))));
   }
 
   /** A newer version in the registry it came from: its row says so, Update… shows what changes. */

@@ -1,6 +1,7 @@
 // The settings dialog: LLM URL, default model, max tool rounds, roots, defaults for chats
-// (system prompt, temperature, context length, thinking), OpenAI-compatible servers, and where
-// secrets are kept. API keys are write-only: the window is told that one is set (and where), never
+// (system prompt, temperature, context length, thinking), OpenAI-compatible servers, where
+// secrets are kept, the sites whose links open without asking, and the standing tool policies
+// (by server and tool; those an older version kept by name, with why they apply to nothing). API keys are write-only: the window is told that one is set (and where), never
 // what it is; it sends back the same marker to keep it, a new value, or nothing to remove it.
 import { el, $ } from '../dom.js';
 import { secretPlaceText, secretStoredText, secretsNoteText } from './words.js';
@@ -79,6 +80,14 @@ export class SettingsView {
     }
     const forgotten = (this.current.trustedLinkHosts ?? []).filter((h) => !this.linkHosts.includes(h));
     if (forgotten.length) patch.trustedLinkHosts = Object.fromEntries(forgotten.map((h) => [h, false]));
+    // removed policies: by server identity and tool, or (an older version's) by the name kept
+    for (const p of (this.current.policies ?? []).filter((x) => !this.policies.includes(x))) {
+      if (p.oldName) {
+        (patch.toolPolicies ??= {})[p.oldName] = null;
+      } else {
+        ((patch.standingPolicies ??= {})[p.identity] ??= {})[p.tool] = null;
+      }
+    }
     return patch;
   }
 
@@ -104,6 +113,8 @@ export class SettingsView {
     this.renderProviders();
     this.linkHosts = [...(settings.trustedLinkHosts ?? [])];
     this.renderLinkHosts();
+    this.policies = [...(settings.policies ?? [])];
+    this.renderPolicies();
     const note = secretsNoteText(settings.secrets);
     const noteEl = $('#secrets-note', this.dialog);
     noteEl.textContent = note.text;
@@ -141,6 +152,24 @@ export class SettingsView {
     box.replaceChildren(...this.linkHosts.map((h, i) => el('span', { class: 'link-host' }, h,
       el('button', { type: 'button', class: 'btn small ghost', 'aria-label': `Ask again before opening links to ${h}`, title: 'Ask again',
         onclick: () => { this.linkHosts.splice(i, 1); this.renderLinkHosts(); } }, '✕'))));
+  }
+
+  /** The standing tool policies: server › tool and what it says, each with a button to forget it. */
+  renderPolicies() {
+    const box = $('#set-policies', this.dialog);
+    if (!this.policies.length) {
+      box.replaceChildren(el('p', { class: 'hint' }, 'None: tools ask unless they only read (as their server says, when you believe it).'));
+      return;
+    }
+    box.replaceChildren(...this.policies.map((p, i) => {
+      const what = policyText(p);
+      return el('div', { class: `policy-row${p.old ? ' old' : ''}`, title: p.identity ? `Server identity ${p.identity}` : '' },
+        el('span', { class: 'policy-what' }, what.tool),
+        el('span', { class: `policy-is ${p.policy}` }, what.policy),
+        what.note ? el('span', { class: 'hint policy-note' }, what.note) : null,
+        el('button', { type: 'button', class: 'btn small ghost', 'aria-label': `Forget the policy for ${what.tool}`, title: 'Forget it (the tool asks again)',
+          onclick: () => { this.policies.splice(i, 1); this.renderPolicies(); } }, '✕'));
+    }));
   }
 
   /**
@@ -188,4 +217,18 @@ export class SettingsView {
 /** A secret the engine keeps (`{secret: 'keyring'|'file'|'config'}`): the window never has its value. */
 export function isKept(v) {
   return v !== null && typeof v === 'object' && typeof v.secret === 'string';
+}
+
+/** How a standing policy reads in the list: the tool (server › tool), the policy, and a note. */
+export function policyText(p) {
+  const servers = p.servers?.length ? p.servers.join(', ') : null;
+  const policy = { allow: 'always allowed', ask: 'always asks', deny: 'never runs' }[p.policy] ?? p.policy;
+  if (!p.oldName) {
+    return { tool: `${servers ?? 'a server no longer configured'} › ${p.tool}`, policy, note: null };
+  }
+  const from = servers ? ` (for ${servers})` : '';
+  const note = p.old === 'inert'
+    ? 'Kept by an older version under this name, which now leads to a tool the server did not have when you accepted its tools: it is never applied.'
+    : 'Kept by an older version under this name: it applies to nothing until the name leads to exactly one tool of its server.';
+  return { tool: `${p.oldName}${from}`, policy, note };
 }

@@ -2,33 +2,27 @@
 //! the model.
 //!
 //! A call goes through the checks a model's call goes through — a tool of the app's own server
-//! that the server lets apps call (`visibility`), not turned off in this chat, arguments that fit
-//! its `inputSchema` — then the same rules (policies, "allowed in this chat", trusted read-only
-//! hints). When the user must be asked, the question is put once per app and tool, on the app's
-//! own card and in its name; calls that come meanwhile wait for that answer (the pdf viewer
-//! reads four pieces at once). "Allow for this app" holds for that app (its server and page) in
-//! this chat. A call is not a card of its own and not a message: the app gets the result, the
-//! model does not (it never asked), and the window shows the app's calls on the app's card.
+//! that the server lets apps call (`visibility`, as the user accepted it), not turned off in this
+//! chat, arguments that fit its `inputSchema` — then the one decision every call goes through
+//! (`approve.rs`, the same rules and the same key as the model's call), asked on the app's own
+//! card and in its name, once per app and tool at a time. "Allow for this app" holds for that app
+//! (its server and page) in this chat. A call is not a card of its own and not a message: the app
+//! gets the result, the model does not (it never asked), and the window shows the app's calls on
+//! the app's card.
 //!
 //! Context an app gives the model (`ui/update-model-context`) is kept per conversation and
 //! app, the latest only, and goes with every turn of that conversation while the app is shown.
-
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{
-    self, Action, Approval, ApprovalRequest, Decision, Need, Policy, PolicyEntry,
-};
-use super::broker::{Answer, Question};
-use super::events::{ChatEvent, Emit};
-use super::tool_call::Approved;
+use super::approval;
+use super::approve::{Approved, Asker, Call};
+use super::events::Emit;
 use super::{ChatEngine, ChatError};
 use crate::llm::{Message, Role};
 use crate::mcp::{CallEvent, RoutedTool, ToolOutcome};
-use crate::settings::SettingsPatch;
 
 /// The most characters of one app's context the model gets.
 pub const MAX_APP_CONTEXT_CHARS: usize = 8_000;
@@ -44,9 +38,6 @@ pub struct AppCaller {
     /// next to its server's name, never instead of it.
     pub name: Option<String>,
 }
-
-/// An app, as "allow for this app" remembers it: (conversation, server identity, page, tool).
-pub(crate) type AppToolKey = (i64, String, String, String);
 
 /// Where an app's call comes from, once checked.
 struct Origin {
@@ -99,10 +90,18 @@ impl ChatEngine {
             raw: None,
             images: vec![],
         };
-        let args = match self
-            .approve_app_call(caller, &origin, &routed, arguments, emit, cancel)
-            .await?
-        {
+        let asker = Asker::App {
+            origin: caller.origin,
+            label: caller.label(&origin.server),
+            page: origin.page.clone(),
+        };
+        let call = Call {
+            conversation_id: origin.conversation_id,
+            routed: &routed,
+            args: arguments,
+            schema: self.tools.server_tool_schema(&routed.server, &routed.tool),
+        };
+        let args = match self.decide(&asker, call, emit, cancel).await? {
             Approved::Run(args) => args,
             Approved::Refused(why) => {
                 self.tools.note(
@@ -180,151 +179,6 @@ impl ChatEngine {
             },
             routed,
         ))
-    }
-
-    /// The rules for an app's call, and the question (once per app and tool at a time) when
-    /// they say to ask.
-    async fn approve_app_call(
-        &self,
-        caller: &AppCaller,
-        origin: &Origin,
-        routed: &RoutedTool,
-        args: Map<String, Value>,
-        emit: Emit<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<Approved, ChatError> {
-        let name = format!("{}__{}", routed.server, routed.tool);
-        let key: AppToolKey = (
-            origin.conversation_id,
-            routed.identity.clone(),
-            origin.page.clone(),
-            routed.tool.clone(),
-        );
-        // one question per app and tool at a time: the others wait for its answer
-        let gate = self
-            .shared
-            .app_gates
-            .lock()
-            .unwrap()
-            .entry(key.clone())
-            .or_default()
-            .clone();
-        let _asking = tokio::select! {
-            g = gate.lock() => g,
-            _ = cancel.cancelled() => return Ok(Approved::Refused("The call was cancelled.".into())),
-        };
-        let allowed_here = self.shared.app_allowed.lock().unwrap().contains(&key)
-            || self
-                .shared
-                .allowed_in_conversation
-                .lock()
-                .unwrap()
-                .contains(&(
-                    origin.conversation_id,
-                    name.clone(),
-                    routed.identity.clone(),
-                ));
-        let policy = self.settings.read(|s| {
-            s.tool_policies
-                .get(&name)
-                .and_then(|p| p.for_server(&routed.identity))
-        });
-        match approval::need(policy, routed, allowed_here) {
-            Need::Allow(_) => return Ok(Approved::Run(args)),
-            Need::Deny => {
-                return Ok(Approved::Refused(
-                    "The user's settings do not allow this tool to run.".into(),
-                ))
-            }
-            Need::Ask => {}
-        }
-        let app = caller.label(&routed.server);
-        let schema = self
-            .tools
-            .server_tool_schema(&routed.server, &routed.tool)
-            .filter(Value::is_object);
-        let request = ApprovalRequest {
-            id: caller.origin,
-            conversation_id: origin.conversation_id,
-            name: name.clone(),
-            server: routed.server.clone(),
-            tool: routed.tool.clone(),
-            arguments: Value::Object(args.clone()),
-            destructive: routed.destructive,
-            changed: routed
-                .changed
-                .then(|| self.tools.tool_change(&routed.server, &routed.tool))
-                .flatten(),
-            schema,
-            app: Some(app.clone()),
-        };
-        let mut asked = 0;
-        let announce = |question_id| {
-            asked = question_id;
-            emit(ChatEvent::AppApprovalRequested {
-                app_of: caller.origin,
-                question_id,
-                app: app.clone(),
-                server: request.server.clone(),
-                tool: request.tool.clone(),
-                arguments: request.arguments.clone(),
-                destructive: request.destructive,
-                changed: request.changed.clone(),
-            })
-        };
-        let answer = self
-            .broker
-            .ask(Question::Approval(request.clone()), announce, cancel)
-            .await;
-        let (approval, run) = match answer {
-            Some(Answer::Approval(Decision { action, arguments })) => {
-                let args = match arguments {
-                    Some(a) if action != Action::Deny => a,
-                    _ => args,
-                };
-                (approval::decided(action), Some((action, args)))
-            }
-            _ => (Approval::Cancelled, None),
-        };
-        emit(ChatEvent::AppApprovalResolved {
-            app_of: caller.origin,
-            question_id: asked,
-            approval,
-        });
-        let Some((action, args)) = run else {
-            return Ok(Approved::Refused("The call was cancelled.".into()));
-        };
-        let said = match action {
-            Action::Deny => "declined",
-            Action::AllowOnce => "allowed once",
-            Action::AllowConversation => "allowed for this app in this chat",
-            Action::AlwaysAllow => "always allowed",
-        };
-        self.tools.note(
-            &routed.server,
-            format!("[switchboard] {app} › {}: the user {said} it", routed.tool),
-        );
-        Ok(match action {
-            Action::Deny => Approved::Refused("The user declined this call of the app.".into()),
-            Action::AllowOnce => Approved::Run(args),
-            Action::AllowConversation => {
-                self.shared.app_allowed.lock().unwrap().insert(key);
-                Approved::Run(args)
-            }
-            Action::AlwaysAllow => {
-                let remembered = self.settings.apply(&SettingsPatch::tool_policy(
-                    name.clone(),
-                    Some(PolicyEntry::Bound {
-                        policy: Policy::Allow,
-                        server: routed.identity.clone(),
-                    }),
-                ));
-                if let Err(e) = remembered {
-                    tracing::warn!("could not remember \"always allow\" for {name}: {e}");
-                }
-                Approved::Run(args)
-            }
-        })
     }
 
     /// What happens during an app's call: the server's questions for the user go to the app's
@@ -415,6 +269,3 @@ impl super::EngineShared {
 
 /// What the apps shown in one conversation give the model, by shown app: (whose, what).
 pub(crate) type AppContexts = std::collections::BTreeMap<String, (String, String)>;
-
-/// The gate one app and tool's question waits at.
-pub(crate) type AppGate = Arc<tokio::sync::Mutex<()>>;

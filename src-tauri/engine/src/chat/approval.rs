@@ -53,9 +53,11 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub arguments: Value,
     pub destructive: bool,
-    /// The tool's definition changed since the user accepted it: what changed. Allowing the call
-    /// runs it once; it does not accept the new definition.
+    /// The tool's definition is not one the user accepted: what changed (for a new or
+    /// unchecked tool, all of it). Allowing the call runs it once; it accepts nothing.
     pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+    /// Why it is not accepted, when it is not: changed, new (or renamed), unchecked.
+    pub unaccepted: Option<crate::mcp::pins::Unaccepted>,
     /// The tool's `inputSchema`: edited arguments must fit it.
     #[serde(skip)]
     pub schema: Option<Value>,

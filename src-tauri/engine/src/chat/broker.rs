@@ -195,6 +195,7 @@ mod tests {
             arguments: json!({"path": "a.txt"}),
             destructive: true,
             changed: None,
+            unaccepted: None,
             schema,
             app: None,
         })

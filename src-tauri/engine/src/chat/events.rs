@@ -143,8 +143,11 @@ pub enum ChatEvent {
         tool: String,
         arguments: Value,
         destructive: bool,
-        /// The tool's definition changed since the user accepted it: what changed.
+        /// The tool's definition is not one the user accepted: what changed (for a new or
+        /// unchecked tool, all of it).
         changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+        /// Why it is not accepted: `changed`, `new` (or renamed), `unchecked`.
+        unaccepted: Option<crate::mcp::pins::Unaccepted>,
     },
     /// The app shown on call `app_of`'s card (named `app`) wants to call `server`'s `tool`, and the
     /// user is asked there: answer question `question_id`.
@@ -158,6 +161,7 @@ pub enum ChatEvent {
         arguments: Value,
         destructive: bool,
         changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+        unaccepted: Option<crate::mcp::pins::Unaccepted>,
     },
     /// The question `question_id` on call `app_of`'s app is settled (`approval`: how).
     #[serde(rename_all = "camelCase")]

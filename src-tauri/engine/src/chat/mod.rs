@@ -3,9 +3,10 @@
 //! as it happens and reported as a [`ChatEvent`].
 //!
 //! One file per concern: `turn.rs` (a turn: its setup and its rounds), `stream.rs` (one reply
-//! streamed into a stored message), `tool_call.rs` (one call: approval, the run, sampling and
-//! elicitation during it), `app_calls.rs` (an MCP App's calls), `tasks.rs` (tasks that outlive
-//! their turn), `broker.rs` (the questions waiting for the user), `approval.rs` (the rules),
+//! streamed into a stored message), `tool_call.rs` (one call: its checks, the run, sampling and
+//! elicitation during it), `app_calls.rs` (an MCP App's calls), `approve.rs` (the one decision
+//! every call goes through, the model's and an app's), `tasks.rs` (tasks that outlive their
+//! turn), `broker.rs` (the questions waiting for the user), `approval.rs` (the rules),
 //! `text_tools.rs` (tools for models without native tool calling; `answer.rs` streams a
 //! constrained reply's answer), `events.rs`, `tools.rs` (what the loop needs from a tool host),
 //! `view.rs` (what the window shows of a stored conversation), `attachments.rs` (text attached to
@@ -20,6 +21,7 @@
 pub mod answer;
 mod app_calls;
 pub mod approval;
+mod approve;
 mod attachments;
 pub mod broker;
 pub mod budget;
@@ -202,8 +204,8 @@ pub struct TurnSummary {
 /// What the engines of one app share between turns.
 #[derive(Default)]
 pub struct EngineShared {
-    /// (conversation, tool, server identity) the user allowed for the rest of that conversation.
-    pub allowed_in_conversation: Mutex<HashSet<(i64, String, String)>>,
+    /// (conversation, tool's key) the user allowed for the rest of that conversation.
+    pub allowed_in_conversation: Mutex<HashSet<approve::ChatToolKey>>,
     /// Calls under way, by tool-call id: cancelling one stops that call alone (the turn goes on).
     pub running_calls: Mutex<HashMap<i64, CancellationToken>>,
     /// What the LLM server said about each model (capabilities, context window), by model.
@@ -212,9 +214,9 @@ pub struct EngineShared {
     /// request's prompt was (its tokenizer and chat template); estimates are multiplied by it.
     pub token_ratio: Mutex<HashMap<String, f64>>,
     /// The apps the user allowed a tool for the rest of a conversation ("Allow for this app").
-    pub(crate) app_allowed: Mutex<HashSet<app_calls::AppToolKey>>,
+    pub(crate) app_allowed: Mutex<HashSet<approve::AppToolKey>>,
     /// Where an app's calls of one tool wait while the user is asked about one of them.
-    pub(crate) app_gates: Mutex<HashMap<app_calls::AppToolKey, app_calls::AppGate>>,
+    pub(crate) app_gates: Mutex<HashMap<approve::AppToolKey, approve::AppGate>>,
     /// What the apps shown give the model, by conversation, then by shown app: (whose, what).
     pub(crate) app_context: Mutex<HashMap<i64, app_calls::AppContexts>>,
 }

@@ -10,17 +10,17 @@
 
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-mod approve;
 mod check;
 mod server_requests;
 
 use check::{Checked, Ready};
 
 use super::approval::Approval;
+use super::approve::{Approved, Asker, Call};
 use super::budget;
 use super::events::{ChatEvent, Emit};
 use super::turn::Turn;
@@ -60,14 +60,6 @@ struct Opened {
     cards: Vec<(Card, bool)>,
     keys: Vec<(String, Value)>,
     repeated: Option<String>,
-}
-
-/// Whether a call may run, after the rules and perhaps the user.
-pub(super) enum Approved {
-    /// Run it with these arguments.
-    Run(Map<String, Value>),
-    /// Do not; the model reads why.
-    Refused(String),
 }
 
 /// What one round did: the `tool` messages for the model (in the order of the calls) and the
@@ -361,17 +353,14 @@ impl ChatEngine {
             schema,
         } = ready;
         let (id, call) = (card.id, &card.call);
+        let asked = Call {
+            conversation_id: turn.conversation_id,
+            routed,
+            args,
+            schema: Some(schema),
+        };
         let args = match self
-            .approve(
-                turn.conversation_id,
-                id,
-                call,
-                routed,
-                args,
-                &schema,
-                emit,
-                cancel,
-            )
+            .decide(&Asker::Model { id }, asked, emit, cancel)
             .await?
         {
             Approved::Run(args) => args,

@@ -36,6 +36,11 @@ pub trait ToolHost: Send + Sync {
     fn server_tool_schema(&self, _server: &str, _tool: &str) -> Option<Value> {
         None
     }
+    /// Every tool whose offered (or app-called) name was `name`, `server__tool`: how settings of
+    /// older versions named a tool (`McpHost::tools_once_named`).
+    fn tools_once_named(&self, _name: &str) -> Vec<RoutedTool> {
+        vec![]
+    }
     /// Adds a line to `server`'s log (what an app did).
     fn note(&self, _server: &str, _line: String) {}
     /// The servers that wait for the user to sign in (their tools are not offered until then).
@@ -115,6 +120,9 @@ impl ToolHost for McpHost {
     }
     fn note(&self, server: &str, line: String) {
         McpHost::note(self, server, line)
+    }
+    fn tools_once_named(&self, name: &str) -> Vec<RoutedTool> {
+        McpHost::tools_once_named(self, name)
     }
     fn waiting_for_sign_in(&self) -> Vec<String> {
         self.servers()

@@ -4,7 +4,8 @@
 //!
 //! `host/` (the host and one supervisor per server), `config.rs` (mcp.json), `transport.rs`,
 //! `http.rs`/`sse.rs`/`rest.rs` (our HTTP transports), `oauth/` (sign-in), `sandbox*` (a program's
-//! kernel sandbox), `process.rs`, `pins.rs`, `apps.rs` (MCP Apps), `catalog.rs` (prompts and
+//! kernel sandbox), `process.rs`, `pins.rs`, `tool_key.rs` (the key of
+//! everything decided about a tool), `apps.rs` (MCP Apps), `catalog.rs` (prompts and
 //! resources), `import.rs` (other hosts' configs), `names.rs`.
 
 pub mod apps;
@@ -20,10 +21,12 @@ mod process;
 pub mod rest;
 pub mod sandbox;
 pub mod sse;
+mod tool_key;
 pub mod transport;
 
 pub use process::{login_shell_path, merge_paths};
 
+pub use tool_key::ToolKey;
 pub use transport::{Transport, TransportInfo, TRANSPORTS};
 
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};

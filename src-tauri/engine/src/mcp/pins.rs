@@ -1,13 +1,17 @@
-//! Pinned tool definitions. The first time a server's tool is seen, its definition (name,
-//! description, `inputSchema`, annotations, `outputSchema`, and what its `_meta.ui` says: its
-//! app and who may call it) is recorded, for the server's identity (`ServerConfig::identity`:
-//! another program under the same name has pins of its own); when the server later presents a
-//! different one (a "rug pull", or an honest update), the host marks the tool changed: the model
-//! keeps being offered the recorded definition (and a tool recorded as its app's only stays
-//! hidden from the model), no standing approval (always allow, allowed in this chat, read-only)
-//! runs it unasked, and the user sees what changed until they accept the new one — with its own
-//! button, for the very definition they were shown (its hash): allowing a call runs that call
-//! only. The record lives in the store ([`ToolPins`] is implemented by `store::Store`).
+//! Pinned tool definitions. The first time a server is seen, the definition of each of its tools
+//! (name, description, `inputSchema`, annotations, `outputSchema`, and what its `_meta.ui` says:
+//! its app and who may call it) is recorded, for the server's identity and the tool's own name
+//! (`mcp::ToolKey`: another program under the same name has pins of its own). When the server
+//! later presents a different one (a "rug pull", or an honest update), the host marks the tool
+//! changed: the model keeps being offered the recorded definition (and a tool recorded as its
+//! app's only stays hidden from the model), no standing approval (always allow, allowed in this
+//! chat, read-only) runs it unasked, and the user sees what changed until they accept the new
+//! one — with its own button, for the very definition they were shown (its hash): allowing a call
+//! runs that call only. A tool a pinned server did not have before (a new one, or one renamed:
+//! `read_file` → `read.file`) is not recorded silently: it is [`Pin::New`] until accepted, and
+//! asks the same way. A store that cannot be read fails closed: every tool it was asked about is
+//! [`Pin::Unchecked`], which asks too. The record lives in the store ([`ToolPins`] is implemented
+//! by `store::Store`).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -158,14 +162,63 @@ fn canonical(v: &Value) -> String {
     out
 }
 
+/// Why a tool's definition is not one the user accepted (what [`ToolPins::check`] reports).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pin {
+    /// It differs from the one recorded for it: that one.
+    Changed(Box<Definition>),
+    /// Its server has pinned tools and this is not one of them: new, or renamed.
+    New,
+    /// The store could not say (it could not be read): not accepted until it can.
+    Unchecked,
+}
+
+/// What [`Pin`] is, as a code for the window and the approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Unaccepted {
+    Changed,
+    New,
+    Unchecked,
+}
+
+impl Pin {
+    pub fn code(&self) -> Unaccepted {
+        match self {
+            Pin::Changed(_) => Unaccepted::Changed,
+            Pin::New => Unaccepted::New,
+            Pin::Unchecked => Unaccepted::Unchecked,
+        }
+    }
+
+    /// The definition the user accepted, when there is one.
+    pub fn accepted(&self) -> Option<&Definition> {
+        match self {
+            Pin::Changed(d) => Some(d),
+            Pin::New | Pin::Unchecked => None,
+        }
+    }
+
+    /// What the user is shown of `now`: what changed, line by line; for a tool with no accepted
+    /// definition (new, unchecked), all of it, as added.
+    pub fn diff(&self, now: &Definition) -> Vec<DiffLine> {
+        match self.accepted() {
+            Some(before) => diff(before, now),
+            None => diff_text("", &now.readable()),
+        }
+    }
+}
+
 /// Where pinned definitions are kept.
 #[async_trait::async_trait]
 pub trait ToolPins: Send + Sync {
-    /// For each of `server`'s `tools`: the definition recorded for it when it differs from the
-    /// one given (in the order given); a tool seen for the first time is recorded and not
-    /// returned. A store that cannot answer returns nothing (and logs why).
-    async fn check(&self, server: &str, tools: &[Definition]) -> Vec<(String, Definition)>;
-    /// Records `tool` as `server`'s accepted definition of it.
+    /// For each of the tools of the server whose identity is `server` (each pinned under
+    /// `ToolKey::new(server, its name)`), in the order given: why it is not accepted, when it is
+    /// not. The tools of a server seen for the first time (none of its tools pinned) are recorded
+    /// and not returned; a new tool of a pinned server is [`Pin::New`] and not recorded. A store
+    /// that cannot answer reports every tool [`Pin::Unchecked`] (and logs why).
+    async fn check(&self, server: &str, tools: &[Definition]) -> Vec<(String, Pin)>;
+    /// Records `tool` as the accepted definition of the server whose identity is `server`.
     async fn accept(&self, server: &str, tool: &Definition);
 }
 

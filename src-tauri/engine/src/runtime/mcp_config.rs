@@ -307,9 +307,10 @@ async fn adopt_server(
     secrets::adopt(secrets, fields, lookup, copy).await
 }
 
-/// Standing approvals ("always allow", "allow in this chat") of a server that was deleted or is now
-/// another program or URL are dropped: they were given to what it was. (Bound ones would no
-/// longer hold anyway; this also drops hand-written ones under its name, and keeps the file tidy.)
+/// Standing approvals (standing policies, "allow in this chat", "allow for this app") of a server
+/// that was deleted or is now another program or URL are dropped: they were given to what it was
+/// (its identity, which no configured server has any more). Entries older versions kept by name
+/// (`toolPolicies`) go too: bound to an identity no server has, or written by hand under its name.
 fn forget_standing_approvals(
     settings: &settings::LiveSettings,
     shared: &chat::EngineShared,
@@ -334,21 +335,29 @@ fn forget_standing_approvals(
         after.servers.values().map(|c| c.identity()).collect();
     let prefixes: Vec<String> = gone.iter().map(|n| mcp::names::prefix(n)).collect();
     let ours = |tool: &str| prefixes.iter().any(|p| tool.starts_with(p.as_str()));
-    let stale = |tool: &str, entry: &chat::approval::PolicyEntry| match entry {
-        chat::approval::PolicyEntry::Bound { server, .. } => !identities.contains(server),
-        chat::approval::PolicyEntry::Plain(_) => ours(tool),
+    let stale = |tool: &str, entry: &chat::approval::PolicyEntry| match entry.server() {
+        Some(server) => !identities.contains(server),
+        None => ours(tool),
     };
-    let dropped = settings::SettingsPatch {
-        tool_policies: settings.read(|s| {
-            s.tool_policies
-                .iter()
-                .filter(|(k, e)| stale(k, e))
-                .map(|(k, _)| (k.clone(), None))
-                .collect()
-        }),
+    let dropped = settings.read(|s| settings::SettingsPatch {
+        standing_policies: s
+            .standing_policies
+            .iter()
+            .filter(|(identity, _)| !identities.contains(*identity))
+            .map(|(identity, tools)| {
+                let none = tools.keys().map(|t| (t.clone(), None)).collect();
+                (identity.clone(), none)
+            })
+            .collect(),
+        tool_policies: s
+            .tool_policies
+            .iter()
+            .filter(|(k, e)| stale(k, e))
+            .map(|(k, _)| (k.clone(), None))
+            .collect(),
         ..Default::default()
-    };
-    if !dropped.tool_policies.is_empty() {
+    });
+    if !dropped.standing_policies.is_empty() || !dropped.tool_policies.is_empty() {
         if let Err(e) = settings.apply(&dropped) {
             tracing::warn!("could not drop the approvals of removed or changed servers: {e}");
         }
@@ -357,7 +366,12 @@ fn forget_standing_approvals(
         .allowed_in_conversation
         .lock()
         .unwrap()
-        .retain(|(_, _, identity)| identities.contains(identity));
+        .retain(|(_, key)| identities.contains(&key.server));
+    shared
+        .app_allowed
+        .lock()
+        .unwrap()
+        .retain(|(_, key, _)| identities.contains(&key.server));
 }
 
 #[cfg(test)]
@@ -377,23 +391,42 @@ mod tests {
         before
             .servers
             .insert("gone".into(), ServerConfig::new("x", &[]));
-        let bound = |c: &ServerConfig| PolicyEntry::Bound {
-            policy: Policy::Allow,
-            server: c.identity(),
+        let key = |c: &ServerConfig, tool: &str| mcp::ToolKey::new(c.identity(), tool);
+        let settings = LiveSettings::in_memory(Settings::default());
+        for (k, p) in [
+            (key(&weather, "now"), Policy::Allow),
+            (key(&notes, "add"), Policy::Allow),
+            (key(&notes, "delete"), Policy::Deny),
+        ] {
+            settings
+                .apply(&settings::SettingsPatch::policy(&k, Some(p)))
+                .unwrap();
+        }
+        // as older versions kept them
+        let old = |name: &str, e: PolicyEntry| {
+            settings
+                .apply(&settings::SettingsPatch::tool_policy(name, Some(e)))
+                .unwrap();
         };
-        let mut s = Settings::default();
-        s.tool_policies
-            .insert("weather__now".into(), bound(&weather));
-        s.tool_policies
-            .insert("weather__hand".into(), PolicyEntry::Plain(Policy::Allow));
-        s.tool_policies.insert("notes__add".into(), bound(&notes));
-        s.tool_policies
-            .insert("gone__t".into(), PolicyEntry::Plain(Policy::Deny));
-        let settings = LiveSettings::in_memory(s);
+        old(
+            "weather__then",
+            PolicyEntry::bound(Policy::Allow, weather.identity()),
+        );
+        old("weather__hand", PolicyEntry::Plain(Policy::Allow));
+        old(
+            "notes__old",
+            PolicyEntry::bound(Policy::Allow, notes.identity()),
+        );
+        old("gone__t", PolicyEntry::Plain(Policy::Deny));
         let shared = chat::EngineShared::default();
-        shared.allowed_in_conversation.lock().unwrap().extend([
-            (1, "weather__now".to_string(), weather.identity()),
-            (1, "notes__add".to_string(), notes.identity()),
+        shared
+            .allowed_in_conversation
+            .lock()
+            .unwrap()
+            .extend([(1, key(&weather, "now")), (1, key(&notes, "add"))]);
+        shared.app_allowed.lock().unwrap().extend([
+            (1, key(&weather, "now"), "ui://w".to_string()),
+            (1, key(&notes, "add"), "ui://n".to_string()),
         ]);
         // "weather" is now another program; "gone" is deleted; "notes" is as it was (its
         // timeout changed, which does not change what runs)
@@ -405,15 +438,28 @@ mod tests {
         notes2.timeout = Some(5);
         after.servers.insert("notes".into(), notes2);
         forget_standing_approvals(&settings, &shared, &before, &after);
-        let kept: Vec<String> = settings.read(|s| s.tool_policies.keys().cloned().collect());
-        assert_eq!(kept, vec!["notes__add".to_string()]);
-        let chat: Vec<String> = shared
+        let s = settings.get();
+        assert_eq!(
+            s.standing_policies.keys().collect::<Vec<_>>(),
+            [&notes.identity()]
+        );
+        assert_eq!(s.policy(&key(&notes, "delete")), Some(Policy::Deny));
+        assert_eq!(s.tool_policies.keys().collect::<Vec<_>>(), ["notes__old"]);
+        let chat: Vec<_> = shared
             .allowed_in_conversation
             .lock()
             .unwrap()
             .iter()
             .map(|k| k.1.clone())
             .collect();
-        assert_eq!(chat, vec!["notes__add".to_string()]);
+        assert_eq!(chat, vec![key(&notes, "add")]);
+        let apps: Vec<_> = shared
+            .app_allowed
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|k| k.2.clone())
+            .collect();
+        assert_eq!(apps, vec!["ui://n".to_string()]);
     }
 }

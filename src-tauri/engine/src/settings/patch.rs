@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{PolicyEntry, ProviderConfig, Settings, ToolMode};
+use super::{Policy, PolicyEntry, ProviderConfig, Settings, ToolMode};
+use crate::mcp::ToolKey;
 
 /// What changes. A field left out stays as it is; for an optional setting, `null` clears it.
 /// Maps change per key: `{"toolModes": {"gemma3": "text", "qwen3": null}}` sets one model's mode
@@ -63,7 +64,11 @@ pub struct SettingsPatch {
     /// Per model: its tool mode, or `null` for "by its capabilities".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_modes: BTreeMap<String, Option<ToolMode>>,
-    /// Per exposed tool name: its standing policy, or `null` to forget it.
+    /// Per server identity, per tool (its own name): its standing policy, or `null` to forget it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub standing_policies: BTreeMap<String, BTreeMap<String, Option<Policy>>>,
+    /// Per name an older version kept a policy under (`server__tool`): the entry, or `null` to
+    /// forget it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_policies: BTreeMap<String, Option<PolicyEntry>>,
     /// Per host: `true` to open its links without asking, `false` to ask again.
@@ -143,6 +148,18 @@ impl SettingsPatch {
                 None => s.tool_modes.remove(model),
             };
         }
+        for (server, tools) in &self.standing_policies {
+            let mut kept = s.standing_policies.remove(server).unwrap_or_default();
+            for (tool, policy) in tools {
+                match policy {
+                    Some(p) => kept.insert(tool.clone(), *p),
+                    None => kept.remove(tool),
+                };
+            }
+            if !kept.is_empty() {
+                s.standing_policies.insert(server.clone(), kept);
+            }
+        }
         for (tool, policy) in &self.tool_policies {
             match policy {
                 Some(p) => s.tool_policies.insert(tool.clone(), p.clone()),
@@ -163,6 +180,18 @@ impl SettingsPatch {
     }
 
     /// One tool's standing policy set (or forgotten, with `None`).
+    pub fn policy(key: &ToolKey, policy: Option<Policy>) -> SettingsPatch {
+        SettingsPatch {
+            standing_policies: BTreeMap::from([(
+                key.server.clone(),
+                BTreeMap::from([(key.tool.clone(), policy)]),
+            )]),
+            ..SettingsPatch::default()
+        }
+    }
+
+    /// An entry an older version kept under `tool` (the name the model was offered) set (or
+    /// forgotten, with `None`).
     pub fn tool_policy(tool: impl Into<String>, policy: Option<PolicyEntry>) -> SettingsPatch {
         SettingsPatch {
             tool_policies: BTreeMap::from([(tool.into(), policy)]),
@@ -238,15 +267,27 @@ mod tests {
         );
         SettingsPatch::tool_policy(
             "files__write",
-            Some(PolicyEntry::Bound {
-                policy: Policy::Allow,
-                server: "builtin:files".into(),
-            }),
+            Some(PolicyEntry::bound(Policy::Allow, "builtin:files")),
         )
         .apply_to(&mut s);
         assert_eq!(s.tool_policies.len(), 2, "the other policy stays");
         SettingsPatch::tool_policy("calculator__add", None).apply_to(&mut s);
         assert_eq!(s.tool_policies.keys().collect::<Vec<_>>(), ["files__write"]);
+        // standing policies change per server identity and tool
+        let read = ToolKey::new("id1", "read.file");
+        SettingsPatch::policy(&read, Some(Policy::Deny)).apply_to(&mut s);
+        patch(json!({"standingPolicies": {"id1": {"write": "allow"}, "id2": {"x": "ask"}}}))
+            .apply_to(&mut s);
+        assert_eq!(s.policy(&read), Some(Policy::Deny), "the other tool stays");
+        assert_eq!(s.policy(&ToolKey::new("id1", "write")), Some(Policy::Allow));
+        assert_eq!(s.policy(&ToolKey::new("id2", "read.file")), None);
+        patch(json!({"standingPolicies": {"id1": {"read.file": null, "write": null}}}))
+            .apply_to(&mut s);
+        assert_eq!(
+            s.standing_policies.keys().collect::<Vec<_>>(),
+            ["id2"],
+            "a server with no policy left is gone"
+        );
         // texts are kept trimmed, and empty is none
         patch(json!({"model": "  ", "llmUrl": " http://h:1 "})).apply_to(&mut s);
         assert_eq!(s.model, None);

@@ -239,7 +239,7 @@ async fn the_calls_of_one_reply_are_asked_about_together_and_answered_in_any_ord
 /// it back, and the next call runs without asking. Two changes at once both stay.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_allow_survives_a_model_pick_a_restart_and_a_change_at_the_same_time() {
-    use switchboard_engine::chat::approval::PolicyEntry;
+    use switchboard_engine::mcp::ToolKey;
     use switchboard_engine::secrets::Secrets;
     use switchboard_engine::settings::SettingsPatch;
     use switchboard_engine::{Places, Runtime};
@@ -286,17 +286,19 @@ async fn always_allow_survives_a_model_pick_a_restart_and_a_change_at_the_same_t
     let patch: SettingsPatch = serde_json::from_value(json!({"model": "second"})).unwrap();
     let now = rt.change_settings(patch).await.unwrap();
     assert_eq!(now.model.as_deref(), Some("second"));
-    assert!(
-        now.tool_policies.contains_key("dynamic__t1"),
+    // kept by the tool's key: the server's identity and the tool's own name
+    let t1 = ToolKey::new(dynamic.identity(), "t1");
+    assert_eq!(
+        now.policy(&t1),
+        Some(Policy::Allow),
         "a model pick keeps the card's choice: {:?}",
-        now.tool_policies
+        now.standing_policies
     );
+    assert!(now.tool_policies.is_empty(), "{:?}", now.tool_policies);
     // two changes at once (a card and the models dialog): both stay
+    let t2 = ToolKey::new(dynamic.identity(), "t2");
     let (a, b) = tokio::join!(
-        rt.change_settings(SettingsPatch::tool_policy(
-            "dynamic__t2",
-            Some(PolicyEntry::Plain(Policy::Deny))
-        )),
+        rt.change_settings(SettingsPatch::policy(&t2, Some(Policy::Deny))),
         rt.change_settings(
             serde_json::from_value(json!({"toolModes": {"second": "text"}})).unwrap()
         ),
@@ -311,14 +313,8 @@ async fn always_allow_survives_a_model_pick_a_restart_and_a_change_at_the_same_t
     let rt = open(nobody.broker()).await;
     let s = rt.settings.get();
     assert_eq!(s.model.as_deref(), Some("second"));
-    assert_eq!(
-        s.tool_policies["dynamic__t1"].for_server(&dynamic.identity()),
-        Some(Policy::Allow)
-    );
-    assert_eq!(
-        s.tool_policies["dynamic__t2"],
-        PolicyEntry::Plain(Policy::Deny)
-    );
+    assert_eq!(s.policy(&t1), Some(Policy::Allow));
+    assert_eq!(s.policy(&t2), Some(Policy::Deny));
     assert_eq!(
         s.tool_modes["second"],
         switchboard_engine::settings::ToolMode::Text
@@ -332,5 +328,106 @@ async fn always_allow_survives_a_model_pick_a_restart_and_a_change_at_the_same_t
         .unwrap();
     assert_eq!(conv.tool_calls[0].approval, Some(Approval::AlwaysAllowed));
     assert!(!conv.tool_calls[0].is_error, "{:?}", conv.tool_calls[0]);
+    rt.host.shutdown().await;
+}
+
+/// A settings file written by an older version keeps its policies by the name the model was
+/// offered. At the next start each moves to its tool's key when that name leads to exactly one
+/// tool of the server it was given for; one that does not (a server not configured now, another
+/// program) stays where it was, applies to nothing, and is listed with why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_versions_policies_move_to_their_tools_without_granting_anything_new() {
+    use switchboard_engine::mcp::ToolKey;
+    use switchboard_engine::secrets::Secrets;
+    use switchboard_engine::{OldEntry, Places, Runtime};
+
+    let fake = fake_ollama::FakeOllama::start().await;
+    fake.set_responder(call_then_answer(vec![
+        ("1", "dynamic__t1", json!({})),
+        ("2", "dynamic__hang", json!({})),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let places = Places {
+        settings: dir.path().join("settings.json"),
+        mcp: dir.path().join("mcp.json"),
+        database: dir.path().join("db.sqlite3"),
+        ..Places::in_dir(dir.path())
+    };
+    let dynamic = python("dynamic_server.py");
+    std::fs::write(
+        &places.mcp,
+        json!({"mcpServers": {"dynamic": {"command": dynamic.command, "args": dynamic.args}}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        &places.settings,
+        json!({"llmUrl": fake.url, "model": "m", "toolPolicies": {
+            "dynamic__t1": {"policy": "allow", "server": dynamic.identity()},
+            "dynamic__hang": "deny",
+            "dynamic__log": {"policy": "allow", "server": "another program"},
+            "gone__x": "allow",
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let nobody = Script::approving(vec![]);
+    let secrets = Secrets::file_only(dir.path().join("secrets"), "the test has no keyring");
+    let rt = Runtime::open_at(places.clone(), secrets, builtin_bin(), nobody.broker())
+        .await
+        .unwrap();
+    rt.start_servers().await;
+
+    let key = |tool: &str| ToolKey::new(dynamic.identity(), tool);
+    let s = rt.settings.get();
+    assert_eq!(s.policy(&key("t1")), Some(Policy::Allow));
+    assert_eq!(s.policy(&key("hang")), Some(Policy::Deny));
+    assert_eq!(s.policy(&key("log")), None, "given to another program");
+    assert_eq!(
+        s.tool_policies.keys().collect::<Vec<_>>(),
+        ["dynamic__log", "gone__x"]
+    );
+    // written back so
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&places.settings).unwrap()).unwrap();
+    assert_eq!(
+        saved["standingPolicies"][dynamic.identity()],
+        json!({"t1": "allow", "hang": "deny"})
+    );
+    assert_eq!(
+        saved["toolPolicies"].as_object().unwrap().len(),
+        2,
+        "{saved}"
+    );
+    // listed by server and tool; the old ones that stay, with why
+    let views = rt.policy_views();
+    let t1 = views
+        .iter()
+        .find(|v| v.tool.as_deref() == Some("t1"))
+        .unwrap();
+    assert_eq!(
+        (t1.servers.clone(), t1.policy),
+        (vec!["dynamic".to_string()], Policy::Allow)
+    );
+    let gone = views
+        .iter()
+        .find(|v| v.old_name.as_deref() == Some("gone__x"))
+        .unwrap();
+    assert_eq!(
+        (gone.old, gone.tool.as_deref()),
+        (Some(OldEntry::Waiting), None)
+    );
+    assert_eq!(views.len(), 4);
+
+    // and they hold: t1 runs unasked, hang never runs
+    let (summary, _) = collecting(&rt.chat_engine(None), say("go", None)).await;
+    assert!(nobody.asked.lock().unwrap().is_empty(), "nobody was asked");
+    let conv = rt
+        .store
+        .conversation(summary.conversation_id)
+        .await
+        .unwrap();
+    assert_eq!(conv.tool_calls[0].approval, Some(Approval::AlwaysAllowed));
+    assert_eq!(conv.tool_calls[1].approval, Some(Approval::DeniedByPolicy));
     rt.host.shutdown().await;
 }

@@ -281,3 +281,89 @@ async fn an_apps_context_goes_to_the_model_with_the_next_turns_marked_as_the_app
     assert!(!sent.to_string().contains("page 3 of 12"), "{other}");
     r.host.shutdown().await;
 }
+
+/// A "deny" for a tool of a server whose name has a space and a dot is found whoever calls the
+/// tool: the model (by the name it is offered, `my_files_v2__peek`) and an app (by the tool's own
+/// name): one decision, one key. The same for such a policy kept by an older version under the
+/// offered name: read for the app's call too, and moved to the tool's key.
+#[tokio::test]
+async fn a_deny_holds_for_the_models_call_and_an_apps_of_a_server_named_with_a_space_and_a_dot() {
+    use switchboard_engine::chat::approval::{Policy, PolicyEntry};
+    use switchboard_engine::settings::SettingsPatch;
+    let scratch = tempfile::tempdir().unwrap();
+    let r = rig(vec![("my files.v2", evil(&scratch.path().join("m")))]).await;
+    r.fake.set_responder(call_then_answer(vec![(
+        "a",
+        "my_files_v2__show",
+        json!({}),
+    )]));
+    let (summary, events) = r.turn("show it").await;
+    let origin = events
+        .iter()
+        .find_map(|e| match e {
+            ChatEvent::ToolCallStarted { id, .. } => Some(*id),
+            _ => None,
+        })
+        .unwrap();
+    let conversation = summary.conversation_id;
+    // nobody is to be asked: a question would find no scripted answer
+    let script = Script::approving(vec![]);
+    let mut engine = r.engine(5);
+    engine.broker = script.broker();
+    let caller = AppCaller { origin, name: None };
+    let key = engine.tools.route("my_files_v2__peek").unwrap().key();
+    assert_eq!(key.tool, "peek");
+
+    // set by its key (as Settings and "Always allow" do)
+    set_policy(&engine, "my_files_v2__peek", Policy::Deny);
+    refused(&r, &engine, &caller, conversation).await;
+    // kept by an older version under the name the model was offered: the app's call finds it
+    engine
+        .settings
+        .apply(&SettingsPatch::policy(&key, None))
+        .unwrap();
+    engine
+        .settings
+        .apply(&SettingsPatch::tool_policy(
+            "my_files_v2__peek",
+            Some(PolicyEntry::Plain(Policy::Deny)),
+        ))
+        .unwrap();
+    refused(&r, &engine, &caller, conversation).await;
+    let s = engine.settings.get();
+    assert_eq!(s.policy(&key), Some(Policy::Deny), "moved to its key");
+    assert!(s.tool_policies.is_empty(), "{:?}", s.tool_policies);
+    assert!(script.approval_requests().is_empty());
+    r.host.shutdown().await;
+}
+
+/// `peek` is refused by policy, nobody asked: called by the app (`caller`), then by the model in
+/// `conversation`.
+async fn refused(
+    r: &Rig,
+    engine: &switchboard_engine::ChatEngine,
+    caller: &AppCaller,
+    conversation: i64,
+) {
+    let (outcome, events) = app_call(engine, caller, "peek", json!({"n": 1})).await;
+    let outcome = outcome.unwrap();
+    assert!(outcome.is_error, "{outcome:?}");
+    assert_eq!(
+        outcome.text,
+        "The user's settings do not allow this tool to run."
+    );
+    assert!(events.is_empty(), "{events:?}");
+    r.fake.set_responder(call_then_answer(vec![(
+        "b",
+        "my_files_v2__peek",
+        json!({"n": 2}),
+    )]));
+    let (s, _) = collecting(engine, say("peek", Some(conversation))).await;
+    let conv = r.store.conversation(s.conversation_id).await.unwrap();
+    let last = conv.tool_calls.last().unwrap();
+    assert_eq!(
+        last.approval,
+        Some(switchboard_engine::store::Approval::DeniedByPolicy)
+    );
+    assert!(last.is_error);
+}

@@ -6,7 +6,7 @@
 //! for the server's identity, not for another program under its name.
 
 use serde_json::json;
-use switchboard_engine::chat::approval::{Action, Decision, PolicyEntry};
+use switchboard_engine::chat::approval::{Action, Decision};
 use switchboard_engine::mcp::pins::LineChange;
 use switchboard_engine::mcp::{HostError, ServerConfig, ServerStatus};
 use switchboard_engine::store::Approval;
@@ -214,6 +214,11 @@ async fn an_app_only_tool_that_turns_model_visible_stays_hidden_until_accepted()
         |r: &Rig| -> Vec<String> { r.host.tool_specs().into_iter().map(|t| t.name).collect() };
     assert!(!model_names(&r).contains(&"rug__poll".to_string()));
     assert!(r.host.route("rug__poll").is_none());
+    assert_eq!(
+        r.host.tool_app("rug", "poll").unwrap().1,
+        "ui://rug/app.html",
+        "accepted: its app is shown"
+    );
     // the server now says the model may call it too
     let mut vis = state.path().as_os_str().to_owned();
     vis.push(".visibility");
@@ -236,11 +241,20 @@ async fn an_app_only_tool_that_turns_model_visible_stays_hidden_until_accepted()
         .any(|l| l.change == LineChange::Added && l.text == "The model may call it: yes"));
     assert!(!model_names(&r).contains(&"rug__poll".to_string()));
     assert!(r.host.route("rug__poll").is_none());
+    // nor is its app shown while its definition is not accepted
+    assert!(matches!(
+        r.host.tool_app("rug", "poll"),
+        Err(HostError::NotAccepted { .. })
+    ));
     r.host
         .accept_tool_definition("rug", "poll", &poll.hash)
         .await
         .unwrap();
     assert!(model_names(&r).contains(&"rug__poll".to_string()));
+    assert_eq!(
+        r.host.tool_app("rug", "poll").unwrap().1,
+        "ui://rug/app.html"
+    );
     std::fs::remove_file(&vis).unwrap();
     r.host.shutdown().await;
 }
@@ -277,20 +291,14 @@ async fn a_tool_changed_while_running_suspends_always_allow_until_accepted() {
     let state = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(state.path(), HONEST).unwrap();
     let r = rig(vec![("rug", rug_pull(state.path()))]).await;
-    let identity = r.host.route("rug__weather").map(|t| t.identity).unwrap();
     let script = Script::approving(vec![Decision::of(Action::Deny)]);
     let mut engine = r.engine(5);
     engine.broker = script.broker();
-    engine
-        .settings
-        .apply(&switchboard_engine::settings::SettingsPatch::tool_policy(
-            "rug__weather",
-            Some(PolicyEntry::Bound {
-                policy: switchboard_engine::chat::approval::Policy::Allow,
-                server: identity.clone(),
-            }),
-        ))
-        .unwrap();
+    set_policy(
+        &engine,
+        "rug__weather",
+        switchboard_engine::chat::approval::Policy::Allow,
+    );
     // the server changes its own tool and says so (tools/list_changed)
     r.fake.set_responder(call_then_answer(vec![(
         "1",
@@ -346,28 +354,25 @@ async fn a_tool_changed_while_running_suspends_always_allow_until_accepted() {
     r.host.shutdown().await;
 }
 
-/// "Always allow" given to one server does not carry over to another program given its name.
+/// "Always allow" given to one server does not carry over to another program given its name:
+/// what it is kept under is the server's identity, which is what runs.
 #[test]
 fn always_allow_holds_for_the_server_it_was_given_to() {
+    use switchboard_engine::chat::approval::Policy;
+    use switchboard_engine::mcp::ToolKey;
     let a = ServerConfig::new("python3", &["weather.py"]);
     let b = ServerConfig::new("python3", &["other.py"]);
-    let entry = PolicyEntry::Bound {
-        policy: switchboard_engine::chat::approval::Policy::Allow,
-        server: a.identity(),
-    };
+    let mut s = switchboard_engine::Settings::default();
+    switchboard_engine::settings::SettingsPatch::policy(
+        &ToolKey::new(a.identity(), "now"),
+        Some(Policy::Allow),
+    )
+    .apply_to(&mut s);
     assert_eq!(
-        entry.for_server(&a.identity()),
-        Some(switchboard_engine::chat::approval::Policy::Allow)
+        s.policy(&ToolKey::new(a.identity(), "now")),
+        Some(Policy::Allow)
     );
-    assert_eq!(entry.for_server(&b.identity()), None);
-    let deny = PolicyEntry::Bound {
-        policy: switchboard_engine::chat::approval::Policy::Deny,
-        server: a.identity(),
-    };
-    assert!(
-        deny.for_server(&b.identity()).is_some(),
-        "a deny holds whatever the server"
-    );
+    assert_eq!(s.policy(&ToolKey::new(b.identity(), "now")), None);
     assert_ne!(
         ServerConfig::http("https://a.example/mcp").identity(),
         ServerConfig::http("https://b.example/mcp").identity()
@@ -387,4 +392,208 @@ fn always_allow_holds_for_the_server_it_was_given_to() {
     a5.timeout = Some(5);
     a5.disabled = true;
     assert_eq!(a.identity(), a5.identity());
+}
+
+/// The rug-pull server under "rug", its weather tool named `name` (a file next to its state).
+async fn rug_named(state: &std::path::Path, name: &str) -> Rig {
+    std::fs::write(state, HONEST).unwrap();
+    std::fs::write(sibling(state, ".name"), name).unwrap();
+    rig(vec![("rug", rug_pull(state))]).await
+}
+
+fn sibling(state: &std::path::Path, suffix: &str) -> std::path::PathBuf {
+    let mut p = state.as_os_str().to_owned();
+    p.push(suffix);
+    p.into()
+}
+
+/// The server is started again with what its files say now; waits until it runs and `ready`.
+async fn restarted(r: &Rig, ready: impl Fn(&switchboard_engine::mcp::ServerView) -> bool) {
+    r.host.restart("rug").await;
+    wait_for_status(&r.host, "rug", |s| {
+        s.status == ServerStatus::Running && ready(s)
+    })
+    .await;
+}
+
+/// The approval stored on the first call of a turn in which the model calls `name`.
+async fn called(r: &Rig, engine: &switchboard_engine::ChatEngine, name: &str) -> Approval {
+    r.fake.set_responder(call_then_answer(vec![(
+        "1",
+        name,
+        json!({"city": "Lisbon"}),
+    )]));
+    let c = ask(engine).await;
+    r.store.conversation(c).await.unwrap().tool_calls[0]
+        .approval
+        .unwrap()
+}
+
+/// `get_weather` renamed `get.weather` is offered to the model under the same name
+/// (`rug__get_weather`), but it is another tool: it is shown as new, asks, and inherits neither
+/// "Always allow" nor an older version's policy kept under that name, even once accepted.
+#[tokio::test]
+async fn a_renamed_tool_asks_and_does_not_inherit_always_allow() {
+    use switchboard_engine::chat::approval::{Policy, PolicyEntry};
+    use switchboard_engine::mcp::pins::Unaccepted;
+    use switchboard_engine::mcp::ToolKey;
+    use switchboard_engine::settings::SettingsPatch;
+    let state = tempfile::NamedTempFile::new().unwrap();
+    let r = rug_named(state.path(), "get_weather").await;
+    let identity = r.host.server_identity("rug").unwrap();
+    let script = Script::approving(vec![
+        Decision::of(Action::AllowOnce),
+        Decision::of(Action::AllowOnce),
+    ]);
+    let mut engine = r.engine(5);
+    engine.broker = script.broker();
+    set_policy(
+        &engine,
+        "rug__get_weather",
+        switchboard_engine::chat::approval::Policy::Allow,
+    );
+    assert_eq!(
+        called(&r, &engine, "rug__get_weather").await,
+        Approval::AlwaysAllowed
+    );
+
+    // renamed: the same name for the model, another tool
+    std::fs::write(sibling(state.path(), ".name"), "get.weather").unwrap();
+    restarted(&r, |s| s.tools.iter().any(|t| t.name == "get.weather")).await;
+    let view = tool_view(&r, "get.weather");
+    assert_eq!(view.exposed, "rug__get_weather");
+    assert_eq!(view.unaccepted, Some(Unaccepted::New));
+    assert!(
+        view.changed
+            .as_ref()
+            .unwrap()
+            .iter()
+            .all(|l| l.change == LineChange::Added),
+        "all of it is shown: {:?}",
+        view.changed
+    );
+    // an older version's policy kept under the shared name does not move to it either
+    engine
+        .settings
+        .apply(&SettingsPatch::tool_policy(
+            "rug__get_weather",
+            Some(PolicyEntry::bound(Policy::Allow, identity.clone())),
+        ))
+        .unwrap();
+    assert_eq!(
+        called(&r, &engine, "rug__get_weather").await,
+        Approval::Approved,
+        "asked (read-only no longer counts, nor the policies)"
+    );
+    let asked = script.approval_requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        (asked[0].tool.as_str(), asked[0].unaccepted),
+        ("get.weather", Some(Unaccepted::New))
+    );
+    let s = engine.settings.get();
+    assert_eq!(s.policy(&ToolKey::new(&identity, "get.weather")), None);
+    assert!(
+        s.tool_policies["rug__get_weather"].is_inert(),
+        "kept, never applied: {:?}",
+        s.tool_policies
+    );
+
+    // accepted: it is a tool of its own, with no policy (its read-only hint counts again)
+    r.host
+        .accept_tool_definition("rug", "get.weather", &view.hash)
+        .await
+        .unwrap();
+    assert_eq!(
+        called(&r, &engine, "rug__get_weather").await,
+        Approval::ReadOnly
+    );
+    let s = engine.settings.get();
+    assert_eq!(s.policy(&ToolKey::new(&identity, "get.weather")), None);
+    assert_eq!(
+        s.policy(&ToolKey::new(&identity, "get_weather")),
+        Some(Policy::Allow),
+        "what the user allowed stays with the tool they allowed"
+    );
+    assert!(s.tool_policies["rug__get_weather"].is_inert());
+    assert_eq!(script.approval_requests().len(), 1);
+    r.host.shutdown().await;
+}
+
+/// A tool a pinned server did not have is not taken silently: it asks until accepted, and stays
+/// new over restarts; the tools it had before are as they were.
+#[tokio::test]
+async fn a_new_tool_of_a_pinned_server_asks_until_accepted() {
+    use switchboard_engine::mcp::pins::Unaccepted;
+    let state = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(state.path(), HONEST).unwrap();
+    let r = rig(vec![("rug", rug_pull(state.path()))]).await;
+    let script = Script::approving(vec![Decision::of(Action::AllowOnce)]);
+    let mut engine = r.engine(5);
+    engine.broker = script.broker();
+    std::fs::write(sibling(state.path(), ".extra"), "").unwrap();
+    for _ in 0..2 {
+        restarted(&r, |s| s.tools.iter().any(|t| t.name == "forecast")).await;
+        assert_eq!(tool_view(&r, "forecast").unaccepted, Some(Unaccepted::New));
+    }
+    assert_eq!(tool_view(&r, "weather").unaccepted, None);
+    assert_eq!(
+        called(&r, &engine, "rug__forecast").await,
+        Approval::Approved
+    );
+    assert_eq!(
+        called(&r, &engine, "rug__weather").await,
+        Approval::ReadOnly
+    );
+    assert_eq!(script.approval_requests().len(), 1);
+    let shown = tool_view(&r, "forecast").hash;
+    r.host
+        .accept_tool_definition("rug", "forecast", &shown)
+        .await
+        .unwrap();
+    restarted(&r, |s| s.tools.iter().any(|t| t.name == "forecast")).await;
+    assert_eq!(tool_view(&r, "forecast").unaccepted, None, "pinned now");
+    assert_eq!(
+        called(&r, &engine, "rug__forecast").await,
+        Approval::ReadOnly
+    );
+    r.host.shutdown().await;
+}
+
+/// When the pins cannot be read, nothing counts as accepted: the tool asks (its read-only hint
+/// and "Always allow" do not run it), and its app is not shown.
+#[tokio::test]
+async fn a_pin_check_that_cannot_read_the_store_fails_closed() {
+    use switchboard_engine::mcp::pins::Unaccepted;
+    let state = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(state.path(), HONEST).unwrap();
+    let r = rig(vec![("rug", rug_pull(state.path()))]).await;
+    let script = Script::approving(vec![Decision::of(Action::Deny)]);
+    let mut engine = r.engine(5);
+    engine.broker = script.broker();
+    set_policy(
+        &engine,
+        "rug__weather",
+        switchboard_engine::chat::approval::Policy::Allow,
+    );
+    assert!(r.host.tool_app("rug", "poll").is_ok());
+    // the pins are gone from under the store (a broken or foreign database)
+    let db = rusqlite::Connection::open(r.dir.path().join("db.sqlite3")).unwrap();
+    db.execute_batch("DROP TABLE tool_pins").unwrap();
+    drop(db);
+    restarted(&r, |s| s.tools.iter().any(|t| t.unaccepted.is_some())).await;
+    let view = r.status("rug");
+    assert!(
+        view.tools
+            .iter()
+            .all(|t| t.unaccepted == Some(Unaccepted::Unchecked)),
+        "{view:?}"
+    );
+    assert_eq!(called(&r, &engine, "rug__weather").await, Approval::Denied);
+    assert_eq!(script.approval_requests().len(), 1);
+    assert!(matches!(
+        r.host.tool_app("rug", "poll"),
+        Err(HostError::NotAccepted { .. })
+    ));
+    r.host.shutdown().await;
 }

@@ -1,12 +1,13 @@
-//! Reading an MCP App's page (`mcp::apps`): the `ui://` resource of a tool, checked to be an app
-//! page, with what it declares about itself; and what a shown app may ask of its own server
+//! Reading an MCP App's page (`mcp::apps`): which page a tool's card shows (`tool_app`: none
+//! while the tool's definition is not one the user accepted), the `ui://` resource, checked to be
+//! an app page, with what it declares about itself; and what a shown app may ask of its own server
 //! (`resources/read`, `resources/list`, `resources/templates/list`), answered as the server
 //! answered.
 
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::Value;
 
-use super::{HostError, McpHost};
+use super::{HostError, McpHost, RoutedTool};
 use crate::mcp::apps::{
     AppDomains, AppPage, AppPermissions, AppResource, APP_MIME, MAX_APP_HTML, MAX_APP_READ,
 };
@@ -21,6 +22,30 @@ pub enum AppListing {
 }
 
 impl McpHost {
+    /// The tool `tool` of `server` and the page (`ui://…`) its card shows. Refused while its
+    /// definition is not one the user accepted (changed, new, unchecked): an app is shown only
+    /// as accepted, like the tool itself is offered to the model.
+    pub fn tool_app(&self, server: &str, tool: &str) -> Result<(RoutedTool, String), HostError> {
+        let routed = self
+            .route_server_tool(server, tool)
+            .ok_or_else(|| HostError::NoTool {
+                server: server.into(),
+                tool: tool.into(),
+            })?;
+        if routed.changed {
+            return Err(HostError::NotAccepted {
+                server: server.into(),
+                tool: tool.into(),
+            });
+        }
+        let page = routed
+            .ui
+            .resource_uri
+            .clone()
+            .ok_or_else(|| HostError::Unusable(format!("\"{tool}\" of {server} has no app")))?;
+        Ok((routed, page))
+    }
+
     /// Reads `server`'s UI resource `uri` (`resources/read`): its HTML (text, or base64 in a
     /// blob), and what it declares in `_meta.ui`.
     pub async fn app_resource(&self, server: &str, uri: &str) -> Result<AppResource, HostError> {

@@ -71,6 +71,12 @@ pub enum HostError {
          changed now before you accept it."
     )]
     ChangedAgain { server: String, tool: String },
+    /// The tool's definition is not one the user accepted (changed, new, or not checkable).
+    #[error(
+        "The tool \"{tool}\" of {server} is not what you accepted (it changed, or it is new): \
+         accept it in the servers list first."
+    )]
+    NotAccepted { server: String, tool: String },
 }
 
 /// Rounds of one call that may ask for input (rmcp's default bound for the same).

@@ -96,8 +96,8 @@ pub struct CachedTool {
     pub annotations: Value,
     /// Its `outputSchema` (`null` without), for pinning.
     pub output_schema: Value,
-    /// The definition recorded for it when it differs from this one (see `mcp::pins`).
-    pub pinned: Option<Arc<crate::mcp::pins::Definition>>,
+    /// Why this definition is not the one the user accepted, when it is not (see `mcp::pins`).
+    pub pinned: Option<Arc<crate::mcp::pins::Pin>>,
     /// Its app, and who may call it (MCP Apps, `_meta.ui`).
     pub ui: crate::mcp::apps::ToolUi,
 }
@@ -223,8 +223,12 @@ pub struct ToolView {
     pub read_only: bool,
     pub destructive: bool,
     pub open_world: bool,
-    /// Its definition differs from the one the user accepted: what changed, line by line.
+    /// Its definition is not one the user accepted: what changed, line by line (for a new or
+    /// unchecked tool, all of it, as added).
     pub changed: Option<Vec<crate::mcp::pins::DiffLine>>,
+    /// Why it is not accepted, when it is not: changed, new (its server had no such tool when
+    /// the user accepted its tools: new, or renamed), or unchecked (the store could not be read).
+    pub unaccepted: Option<crate::mcp::pins::Unaccepted>,
     /// The hash of the definition it presents (`mcp::pins`): accepting a change names it, so
     /// what is accepted is what was shown.
     pub hash: String,
@@ -326,12 +330,25 @@ pub struct RoutedTool {
     pub open_world: bool,
     /// Whether the server's annotations are believed (built-in, or trusted by the user).
     pub trusted: bool,
-    /// Its definition differs from the one the user accepted (see `mcp::pins`): no standing
-    /// approval runs it.
+    /// Its definition is not one the user accepted (see `mcp::pins`: changed, new, or not
+    /// checkable): no standing approval runs it.
     pub changed: bool,
+    /// Why not, when it is not: changed, new (its server has accepted tools and this is not
+    /// one of them: new, or renamed), unchecked (the store could not be read).
+    pub unaccepted: Option<crate::mcp::pins::Unaccepted>,
     /// The server's identity ([`crate::mcp::ServerConfig::identity`]): standing approvals hold
     /// for this identity only.
     pub identity: String,
-    /// Its app, and who may call it (MCP Apps).
+    /// The name the model is offered it under (`server__tool`); `None` for a tool only its app
+    /// may call. Shown, never a key: see [`RoutedTool::key`].
+    pub exposed: Option<String>,
+    /// Its app, and who may call it (MCP Apps): as the user accepted it, while it is changed.
     pub ui: crate::mcp::apps::ToolUi,
+}
+
+impl RoutedTool {
+    /// The key of everything decided about this tool: its server's identity and its own name.
+    pub fn key(&self) -> crate::mcp::ToolKey {
+        crate::mcp::ToolKey::new(self.identity.as_str(), self.tool.as_str())
+    }
 }

@@ -22,6 +22,7 @@ use super::state::{CachedTool, Phase, Report, Session, Snapshot, Step};
 use super::Shared;
 use crate::mcp::catalog;
 use crate::mcp::config::ServerConfig;
+use crate::mcp::pins::Pin;
 use crate::mcp::process::{self, StderrTail};
 
 /// What the host asks of a supervisor.
@@ -315,7 +316,8 @@ impl Supervisor {
         }
     }
 
-    /// Marks each tool whose definition differs from the pinned one (pinning the new ones).
+    /// Marks each tool whose definition is not one the user accepted (pinning all of a server's
+    /// tools the first time it is seen).
     async fn pin(&self, tools: &mut [CachedTool]) {
         // the built-in servers come with the app: their definitions change only with it
         let Some(pins) = self
@@ -329,18 +331,28 @@ impl Supervisor {
         };
         let defs: Vec<_> = tools.iter().map(CachedTool::definition).collect();
         // pinned for what the server is, not its name: another program under it starts afresh
-        let changed = pins.0.check(&self.config.identity(), &defs).await;
+        let unaccepted = pins.0.check(&self.config.identity(), &defs).await;
         for t in tools.iter_mut() {
-            t.pinned = changed
+            t.pinned = unaccepted
                 .iter()
                 .find(|(name, _)| *name == t.name)
-                .map(|(_, d)| Arc::new(d.clone()));
-            if t.pinned.is_some() {
-                self.log.push(format!(
-                    "[switchboard] the definition of tool \"{}\" changed since it was accepted; it asks before it runs until the change is accepted",
-                    t.name
-                ));
-            }
+                .map(|(_, pin)| Arc::new(pin.clone()));
+            let name = &t.name;
+            let why = match t.pinned.as_deref() {
+                None => continue,
+                Some(Pin::Changed(_)) => {
+                    format!("the definition of tool \"{name}\" changed since it was accepted")
+                }
+                Some(Pin::New) => format!(
+                    "tool \"{name}\" is new (this server did not have it when its tools were accepted)"
+                ),
+                Some(Pin::Unchecked) => format!(
+                    "tool \"{name}\" could not be checked against its accepted definition (the store could not be read)"
+                ),
+            };
+            self.log.push(format!(
+                "[switchboard] {why}; it asks before it runs until it is accepted"
+            ));
         }
     }
 

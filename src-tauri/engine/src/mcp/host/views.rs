@@ -17,6 +17,7 @@ use super::{
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::{PromptView, ResourceView};
 use crate::mcp::names;
+use crate::mcp::pins::Pin;
 
 impl McpHost {
     /// Exposed names for the current state: a function of the tool set only.
@@ -30,7 +31,10 @@ impl McpHost {
                 // (nor to one recorded so, whose change to model-visible is not accepted yet)
                 let snapshot = slot.snapshot();
                 let visible = snapshot.catalog.tools.iter().filter(|t| {
-                    t.ui.model && self.changed_from(&name, t).is_none_or(|b| b.ui.model)
+                    t.ui.model
+                        && self
+                            .unaccepted(&name, t)
+                            .is_none_or(|p| p.accepted().is_none_or(|b| b.ui.model))
                 });
                 for t in visible {
                     pairs.push((name.clone(), t.name.clone()));
@@ -85,8 +89,9 @@ impl McpHost {
                             destructive: t.destructive,
                             open_world: t.open_world,
                             changed: self
-                                .changed_from(&name, t)
-                                .map(|before| pins::diff(&before, &t.definition())),
+                                .unaccepted(&name, t)
+                                .map(|pin| pin.diff(&t.definition())),
+                            unaccepted: self.unaccepted(&name, t).map(|pin| pin.code()),
                             hash: t.definition().hash(),
                             ui: t.ui.clone(),
                         })
@@ -123,7 +128,8 @@ impl McpHost {
                 if let Some(exposed) = exposed.get(&(name.clone(), t.name.clone())) {
                     // a changed tool is offered as the user accepted it, until they accept the
                     // change: a new description reaches the model only with their consent
-                    let (description, parameters) = match self.changed_from(&name, t) {
+                    let pin = self.unaccepted(&name, t);
+                    let (description, parameters) = match pin.as_deref().and_then(Pin::accepted) {
                         Some(before) => (before.description.clone(), before.input_schema.clone()),
                         None => (t.description.clone(), t.input_schema.clone()),
                     };
@@ -181,6 +187,24 @@ impl McpHost {
         known.then(|| self.route_tool(server.to_string(), tool.to_string()))?
     }
 
+    /// Every tool whose name the model was offered, or an app's call named, was `name`
+    /// (`server__tool`: how settings written by older versions name a tool), with what is known
+    /// of it. Cleaned names are not unique over time (`read_file` and `read.file` share one),
+    /// so this is for reading those old settings only (`settings::Candidate`), never a key.
+    pub fn tools_once_named(&self, name: &str) -> Vec<RoutedTool> {
+        let exposed = self.exposed_names();
+        let mut found = Vec::new();
+        for (server, slot) in self.slots() {
+            for t in &slot.snapshot().catalog.tools {
+                let offered = exposed.get(&(server.clone(), t.name.clone()));
+                if offered.is_some_and(|e| e == name) || format!("{server}__{}", t.name) == name {
+                    found.extend(self.route_tool(server.clone(), t.name.clone()));
+                }
+            }
+        }
+        found
+    }
+
     fn route_tool(&self, server: String, tool: String) -> Option<RoutedTool> {
         let slot = self.slot(&server);
         let trusted = slot.as_ref().is_some_and(|s| s.config.trusts_hints());
@@ -195,16 +219,26 @@ impl McpHost {
                 .iter()
                 .find(|t| t.name == tool)
                 .map(|t| {
+                    let pin = self.unaccepted(&server, t);
+                    // while it is not accepted, its app and callers are those the user accepted
+                    let ui = match pin.as_deref().and_then(Pin::accepted) {
+                        Some(before) => before.ui.clone(),
+                        None => t.ui.clone(),
+                    };
                     (
                         t.read_only,
                         t.destructive,
                         t.open_world,
-                        self.changed_from(&server, t).is_some(),
-                        t.ui.clone(),
+                        pin.as_deref().map(Pin::code),
+                        ui,
                     )
                 })
         });
-        let (read_only, destructive, open_world, changed, ui) = hints.unwrap_or_default();
+        let (read_only, destructive, open_world, unaccepted, ui) = hints.unwrap_or_default();
+        let exposed = self
+            .exposed_names()
+            .get(&(server.clone(), tool.clone()))
+            .cloned();
         Some(RoutedTool {
             server,
             tool,
@@ -212,32 +246,30 @@ impl McpHost {
             destructive,
             open_world,
             trusted,
-            changed,
+            changed: unaccepted.is_some(),
+            unaccepted,
             identity,
+            exposed,
             ui,
         })
     }
 
-    /// The definition the user accepted for `tool`, when the server now presents another one
-    /// they have not accepted.
-    fn changed_from(
-        &self,
-        server: &str,
-        tool: &state::CachedTool,
-    ) -> Option<Arc<pins::Definition>> {
-        let before = tool.pinned.clone()?;
+    /// Why the definition `server` presents for `tool` is not one the user accepted, when it is
+    /// not (changed, new, unchecked): a change the user accepted in this run counts as accepted.
+    fn unaccepted(&self, server: &str, tool: &state::CachedTool) -> Option<Arc<Pin>> {
+        let pin = tool.pinned.clone()?;
         let identity = self.slot(server)?.config.identity();
         let accepted = self.shared.accepted.lock().unwrap();
-        (!accepted.contains(&(identity, tool.definition().hash()))).then_some(before)
+        (!accepted.contains(&(identity, tool.definition().hash()))).then_some(pin)
     }
 
     /// What changed in a tool's definition since the user accepted it (`None`: nothing, or no
-    /// such tool).
+    /// such tool); all of it for a tool with no accepted definition (new, unchecked).
     pub fn tool_change(&self, server: &str, tool: &str) -> Option<Vec<pins::DiffLine>> {
         let snapshot = self.slot(server)?.snapshot();
         let t = snapshot.catalog.tools.iter().find(|t| t.name == tool)?;
-        self.changed_from(server, t)
-            .map(|before| pins::diff(&before, &t.definition()))
+        self.unaccepted(server, t)
+            .map(|pin| pin.diff(&t.definition()))
     }
 
     /// The user accepts the definition `server` presents for `tool`, the one they were shown

@@ -340,19 +340,22 @@ impl Script {
     }
 }
 
-/// Sets a standing policy for a tool on the engine's (in-memory) settings.
+/// Sets a standing policy for the tool the model is offered as `tool`, by its key (its server's
+/// identity and its own name), on the engine's (in-memory) settings.
 pub fn set_policy(
     engine: &ChatEngine,
     tool: &str,
     policy: switchboard_engine::chat::approval::Policy,
 ) {
+    let routed = engine
+        .tools
+        .route(tool)
+        .unwrap_or_else(|| panic!("no tool is offered as {tool}"));
     engine
         .settings
-        .apply(&switchboard_engine::settings::SettingsPatch::tool_policy(
-            tool,
-            Some(switchboard_engine::chat::approval::PolicyEntry::Plain(
-                policy,
-            )),
+        .apply(&switchboard_engine::settings::SettingsPatch::policy(
+            &routed.key(),
+            Some(policy),
         ))
         .unwrap();
 }
