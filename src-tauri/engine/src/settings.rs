@@ -7,7 +7,7 @@ mod patch;
 mod policy;
 
 pub use crate::mcp::TOOL_TIMEOUT_RANGE;
-pub use crate::store::{NUM_CTX_RANGE, TEMPERATURE_RANGE};
+pub use crate::store::{ContextPolicy, NUM_CTX_RANGE, TEMPERATURE_RANGE};
 pub use patch::SettingsPatch;
 pub use policy::{migration, Candidate, Migration, Policy, PolicyEntry};
 
@@ -45,6 +45,15 @@ pub struct Settings {
     pub temperature: Option<f64>,
     /// Context length (Ollama `num_ctx`) for conversations without their own.
     pub num_ctx: Option<u32>,
+    /// Context length by model name, for conversations without their own (over `num_ctx`):
+    /// what the app plans each request for, and what Ollama is sent.
+    pub model_contexts: BTreeMap<String, u32>,
+    /// What a request does when a conversation outgrows the model's context, for conversations
+    /// without their own policy (`chat::context`).
+    pub context_policy: ContextPolicy,
+    /// The model that writes summaries of older turns (of the conversation's provider); `None`:
+    /// the conversation's own model.
+    pub summary_model: Option<String>,
     /// Ask models that can think to think (and show it); off: never send `think`.
     pub thinking: bool,
     /// How each model gets its tools, by model name: `native` (function calling), `text` (described
@@ -117,6 +126,9 @@ impl Default for Settings {
             system_prompt: None,
             temperature: None,
             num_ctx: None,
+            model_contexts: BTreeMap::new(),
+            context_policy: ContextPolicy::default(),
+            summary_model: None,
             thinking: true,
             tool_modes: BTreeMap::new(),
             providers: Vec::new(),
@@ -191,6 +203,15 @@ impl Settings {
         }
         .validate()
         .map_err(|e| e.to_string())?;
+        if let Some((model, _)) = self
+            .model_contexts
+            .iter()
+            .find(|(_, n)| !NUM_CTX_RANGE.contains(n))
+        {
+            return Err(format!(
+                "The context length of {model} must be between 256 and 1048576 tokens"
+            ));
+        }
         let mut ids = std::collections::HashSet::from([DEFAULT_PROVIDER.to_string()]);
         for p in &self.providers {
             if p.id.trim().is_empty() || !ids.insert(p.id.clone()) {
@@ -322,6 +343,8 @@ impl Settings {
         if s.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
             s.num_ctx = None;
         }
+        s.model_contexts.retain(|_, n| NUM_CTX_RANGE.contains(n));
+        s.summary_model = trimmed(s.summary_model);
         s.trusted_link_hosts.retain(|h| is_host(h));
         if !crate::media::MAX_SIDE_RANGE.contains(&s.image_max_side) {
             s.image_max_side = d.image_max_side;
@@ -557,10 +580,14 @@ mod tests {
         std::fs::write(
             &p,
             r#"{"temperature": 7, "numCtx": 8192, "thinking": "yes", "systemPrompt": "Be brief.",
-                "toolModes": {"gemma3:270m": "text"}, "somethingNew": 1}"#,
+                "toolModes": {"gemma3:270m": "text"}, "somethingNew": 1,
+                "modelContexts": {"gemma3:270m": 2048, "tiny": 12}, "contextPolicy": "nonsense"}"#,
         )
         .unwrap();
         let s = Settings::load(&p);
+        assert_eq!(s.model_contexts.len(), 1, "a context out of range is dropped");
+        assert_eq!(s.model_contexts["gemma3:270m"], 2048);
+        assert_eq!(s.context_policy, ContextPolicy::Summarise, "a bad policy: the default");
         assert_eq!(s.temperature, None, "out of range");
         assert_eq!(s.num_ctx, Some(8192));
         assert!(s.thinking, "a bad value keeps the default");

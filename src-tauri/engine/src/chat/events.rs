@@ -8,7 +8,19 @@ use serde_json::Value;
 use super::broker::QuestionId;
 use crate::llm::LlmErrorKind;
 use crate::mcp::{Elicitation, SamplingRequest};
-use crate::store::{Approval, MessageStatus, Notice};
+use crate::store::{Approval, ContextPolicy, EarlierSummary, MessageStatus, Notice};
+
+/// What a request left out or shortened to fit the model's context (`chat::context`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compacted {
+    /// Older tool results sent as stubs.
+    pub stubbed: usize,
+    /// Messages the summary stood for.
+    pub summarised: usize,
+    /// Messages left out (`ContextPolicy::DropOldest`).
+    pub dropped: usize,
+}
 
 /// How a server's sampling request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,14 +64,34 @@ pub enum ChatEvent {
         html: String,
     },
     /// Before each request to the model: about how many tokens it takes (system prompt, tools,
-    /// history), of the context the model has (`limit`, when known); how many tools it was
-    /// offered of those on for this chat.
+    /// history), of the context the model has (`limit`; `limit_assumed`: the server does not say,
+    /// this is `chat::context::DEFAULT_CONTEXT`); how many tools it was offered of those on for
+    /// this chat; what was compacted to make it fit, and when the next request is: over `room`
+    /// tokens (the context less the reply's share) older results become stubs, then older turns
+    /// are summarised, left out or the user is asked (`policy`); over `compact_at`, a summary is
+    /// prepared in the background.
     #[serde(rename_all = "camelCase")]
     Context {
         used: usize,
         limit: Option<usize>,
+        limit_assumed: bool,
         tools_offered: usize,
         tools_on: usize,
+        compacted: Compacted,
+        room: usize,
+        compact_at: usize,
+        policy: ContextPolicy,
+    },
+    /// The request waits while older turns of `conversation_id` are summarised (it would not fit
+    /// without a summary reaching further).
+    #[serde(rename_all = "camelCase")]
+    Compacting { conversation_id: i64 },
+    /// A summary of older turns of `conversation_id` was written: it stands for them in requests
+    /// from now on (shown folded in the conversation after the last message it covers).
+    #[serde(rename_all = "camelCase")]
+    Summarised {
+        conversation_id: i64,
+        summary: EarlierSummary,
     },
     /// `name` is what runs; `written` what the model wrote, when that was resolved to `name`.
     #[serde(rename_all = "camelCase")]

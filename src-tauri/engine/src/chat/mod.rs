@@ -16,7 +16,8 @@
 //! `gate.rs` (the streaming hold-back, over the same registry), `lenient.rs` and `pylit.rs` (JSON
 //! and Python literals as models write them), `resolve.rs` (names), `repair.rs` (arguments),
 //! `budget.rs` (tokens), `rank.rs` (which tools to offer). `check/` is the model check (does a
-//! model use tools, and how).
+//! model use tools, and how). `context/` plans each request of a long conversation to fit the
+//! model's context (stubs, summaries; `turn/compact.rs` writes the summaries).
 
 pub mod answer;
 mod app_calls;
@@ -26,6 +27,7 @@ mod attachments;
 pub mod broker;
 pub mod budget;
 pub mod check;
+pub mod context;
 mod events;
 pub mod families;
 mod files;
@@ -59,7 +61,7 @@ use crate::store::{Store, StoreError, ToolChoice};
 pub use app_calls::{AppCaller, MAX_APP_CONTEXT_CHARS};
 pub use attachments::{with_attachments, Attachment, MAX_ATTACHMENT_CHARS};
 pub use broker::{Answer, AnswerError, Broker, Question, QuestionId};
-pub use events::{ChatEvent, Emit, SamplingOutcome};
+pub use events::{ChatEvent, Compacted, Emit, SamplingOutcome};
 pub use files::{attach_file, clean_name, AttachError, AttachedFile, ImageRef};
 pub use tools::ToolHost;
 
@@ -82,6 +84,13 @@ pub struct ChatOptions {
     /// For conversations without their own.
     pub temperature: Option<f64>,
     pub num_ctx: Option<u32>,
+    /// By model, for conversations without their own (over `num_ctx`).
+    pub model_contexts: BTreeMap<String, u32>,
+    /// For conversations without their own: what a request does when the conversation outgrows
+    /// the model's context.
+    pub context_policy: crate::store::ContextPolicy,
+    /// The model that writes summaries of older turns; `None`: the conversation's.
+    pub summary_model: Option<String>,
     /// Send `think` to models whose capabilities include `thinking`.
     pub thinking: bool,
     /// How each model gets its tools; a model not listed: by its capabilities.
@@ -136,6 +145,9 @@ impl ChatOptions {
                 .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.into()),
             temperature: s.temperature,
             num_ctx: s.num_ctx,
+            model_contexts: s.model_contexts.clone(),
+            context_policy: s.context_policy,
+            summary_model: s.summary_model.clone(),
             thinking: s.thinking,
             tool_modes: s.tool_modes.clone(),
             aids: Aids::default(),
@@ -179,6 +191,9 @@ pub struct TurnRequest {
     /// Images that go with `text` (kept in the store by [`attach_file`]). For an edit that names
     /// none, the edited message's stay.
     pub images: Vec<ImageRef>,
+    /// For this turn only, what a request does when the conversation outgrows the context (the
+    /// user's choice after a turn stopped to ask); `None`: the conversation's policy.
+    pub context_policy: Option<crate::store::ContextPolicy>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -199,6 +214,9 @@ pub struct TurnSummary {
     pub llm_error: Option<String>,
     /// The loop guard stopped the turn: the model repeated this call.
     pub repeated_call: Option<String>,
+    /// The turn stopped before a request that would not fit the model's context (a notice says
+    /// why and what the user can do).
+    pub context_full: bool,
 }
 
 /// What the engines of one app share between turns.
@@ -219,9 +237,21 @@ pub struct EngineShared {
     pub(crate) app_gates: Mutex<HashMap<approve::AppToolKey, approve::AppGate>>,
     /// What the apps shown give the model, by conversation, then by shown app: (whose, what).
     pub(crate) app_context: Mutex<HashMap<i64, app_calls::AppContexts>>,
+    /// The summaries being written in the background, by conversation (a request that needs
+    /// one waits for it rather than asking for another).
+    pub(crate) compactions: turn::Compactions,
+    /// Where what happens outside a turn goes (a summary written in the background): the
+    /// window's `watch_tasks`; nowhere when not set.
+    pub background_events: Mutex<Option<Arc<dyn Fn(ChatEvent) + Send + Sync>>>,
 }
 
 impl EngineShared {
+    /// From now on, what happens outside a turn (a summary written in the background) goes to
+    /// `emit`.
+    pub fn set_background_events(&self, emit: Arc<dyn Fn(ChatEvent) + Send + Sync>) {
+        *self.background_events.lock().unwrap() = Some(emit);
+    }
+
     /// Stops one running tool call (the card's Stop); false when it is not running.
     pub fn cancel_call(&self, id: i64) -> bool {
         match self.running_calls.lock().unwrap().get(&id) {
@@ -234,6 +264,7 @@ impl EngineShared {
     }
 }
 
+#[derive(Clone)]
 pub struct ChatEngine {
     pub llm: Arc<dyn LlmClient>,
     pub tools: Arc<dyn ToolHost>,

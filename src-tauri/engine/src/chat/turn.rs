@@ -1,20 +1,26 @@
 //! One turn: its setup (`open.rs`: the conversation, a branch for an edit or a regeneration, the
 //! conversation's settings, the history the model gets), then rounds of reply → tool calls until
-//! a reply has no calls, the limit is reached, the loop guard stops it, or the user does.
+//! a reply has no calls, the limit is reached, the loop guard stops it, or the user does. Each
+//! request is planned to fit the model's context (`chat::context`): older results as stubs, then
+//! older turns summarised (`compact.rs` writes the summaries), left out, or the user asked.
 
 use std::collections::HashSet;
 
 use tokio_util::sync::CancellationToken;
 
-use super::events::{ChatEvent, Emit};
+use super::context::{self, Meta, Outcome, SummaryIn};
+use super::events::{ChatEvent, Compacted, Emit};
 use super::families::FamilyId;
 use super::resolve::OfferedName;
 use super::stream::{Streamed, ToolsIn};
 use super::{budget, rank, text_tools, ChatEngine, ChatError, TurnRequest, TurnSummary};
 use crate::llm::{ChatRequest, GenOptions, LlmError, Message, Role, ToolSpec};
-use crate::store::{Notice, ToolChoice};
+use crate::store::{ContextPolicy, EarlierSummary, Notice, ToolChoice};
 
+mod compact;
 mod open;
+
+pub(super) use compact::Compactions;
 
 /// The part of the context a round's tool results may take, together (the rest is for the
 /// history, the tools and the answer).
@@ -23,13 +29,16 @@ const RESULTS_SHARE: f64 = 0.3;
 const MIN_RESULT_TOKENS: usize = 200;
 /// How much of the conversation's recent text decides which tools are offered.
 const RECENT_MESSAGES: usize = 4;
-/// The part of the context kept free for the reply when the tools offered are fitted to it.
-const REPLY_SHARE: f64 = 0.25;
+/// While the history has to be compacted to fit, the tools offered take at most this part of the
+/// room: beyond it, the least relevant are let go before anything the user said is compacted.
+const TOOLS_SHARE: f64 = 0.35;
 /// A server's prompt count is believed up to this many times the estimate.
 const MAX_TOKEN_RATIO: f64 = 4.0;
 /// Requests estimated smaller than this do not calibrate: a chat template's fixed tokens (its
 /// preamble, a date line) would make a short prompt's ratio say little about a long one's.
 const MIN_CALIBRATING_ESTIMATE: usize = 256;
+/// Summaries one request may wait for before it leaves the oldest turns out instead.
+const MAX_SUMMARIES_PER_REQUEST: usize = 2;
 
 /// What every round of one turn shares.
 pub(super) struct Turn {
@@ -38,6 +47,8 @@ pub(super) struct Turn {
     pub tool_choice: ToolChoice,
     /// System prompt, history, the user's message, then this turn's replies and results.
     pub messages: Vec<Message>,
+    /// What the store says of each of `messages` (its id, whether the user pinned it).
+    pub meta: Vec<Meta>,
     pub gen: GenOptions,
     /// How the model gets its tools.
     pub tools_in: ToolsIn,
@@ -47,8 +58,19 @@ pub(super) struct Turn {
     pub names: Vec<OfferedName>,
     /// Tools this conversation has used: always offered.
     pub used_tools: HashSet<String>,
-    /// The model's context, in tokens, when known.
-    pub window: Option<usize>,
+    /// The model's context, in tokens.
+    pub window: usize,
+    /// The server does not say how much context the model has: `window` is
+    /// `context::DEFAULT_CONTEXT`.
+    pub window_assumed: bool,
+    /// What a request does when the conversation outgrows the context.
+    pub policy: ContextPolicy,
+    /// The summary stored for this branch (it stands for older turns when they do not fit).
+    pub summary: Option<EarlierSummary>,
+    /// The branch has told the user that older results go as stubs (a notice).
+    pub stubs_told: bool,
+    /// The tokens of the tools of the last request (what a summary in the background plans with).
+    pub tools_tokens: usize,
     /// The family of tool-call markup the model writes, when known (its parser goes first).
     pub family: Option<FamilyId>,
     /// The estimate (before calibration) of the last request, to calibrate by what the server
@@ -59,11 +81,32 @@ pub(super) struct Turn {
 }
 
 impl Turn {
-    /// How many tokens each of `calls` results may take for the model, when the window is known.
+    /// How many tokens each of `calls` results may take for the model.
     pub fn result_share(&self, calls: usize) -> Option<usize> {
-        let window = self.window?;
-        let share = (window as f64 * RESULTS_SHARE) as usize / calls.max(1);
+        let share = (self.window as f64 * RESULTS_SHARE) as usize / calls.max(1);
         Some(share.max(MIN_RESULT_TOKENS))
+    }
+
+    /// Adds a message of this turn (not one the store had before it: no id, not pinned).
+    fn push(&mut self, m: Message) {
+        self.messages.push(m);
+        self.meta.push(Meta::default());
+    }
+
+    /// The stored summary, as the plan takes it (when it covers a message of this branch).
+    fn summary_in(&self) -> Option<SummaryIn<'_>> {
+        let s = self.summary.as_ref()?;
+        let through = self.meta.iter().position(|m| m.id == Some(s.through_id))?;
+        Some(SummaryIn {
+            text: &s.text,
+            through,
+        })
+    }
+
+    /// The budget of a request offering tools of `tools_tokens` for a model whose server counts
+    /// `ratio` times the estimate.
+    fn budget(&self, ratio: f64, tools_tokens: usize) -> context::Budget {
+        context::budget(self.window, ratio, tools_tokens)
     }
 
     /// The recent text of the conversation (what decides which tools are offered).
@@ -95,6 +138,10 @@ impl ChatEngine {
         };
         let mut turn = self.open_turn(&req, late, emit).await?;
         let summary = self.rounds(&mut turn, emit, &cancel).await?;
+        if !summary.stopped && summary.llm_error.is_none() && !summary.context_full {
+            // the next request's summary, written while the user reads and types
+            self.compact_when_due(&turn);
+        }
         emit(ChatEvent::Done {
             conversation_id: turn.conversation_id,
             stopped: summary.stopped,
@@ -116,6 +163,7 @@ impl ChatEngine {
             limit_reached: false,
             llm_error: None,
             repeated_call: None,
+            context_full: false,
         };
         let max = if turn.wrap_up {
             1
@@ -125,7 +173,10 @@ impl ChatEngine {
         // the calls of the previous round, to catch a model that repeats itself
         let mut previous_round = Vec::new();
         for iteration in 1..=max {
-            let request = self.request(turn, emit);
+            let Some(request) = self.request(turn, emit, cancel).await? else {
+                summary.context_full = true;
+                break;
+            };
             let reading = super::stream::Reading {
                 names: &turn.names,
                 tools_in: turn.tools_in,
@@ -160,7 +211,7 @@ impl ChatEngine {
             let mut assistant = Message::new(Role::Assistant, reply.content.clone());
             assistant.thinking = (!reply.thinking.is_empty()).then(|| reply.thinking.clone());
             assistant.tool_calls = reply.tool_calls.clone();
-            turn.messages.push(assistant);
+            turn.push(assistant);
             if reply.tool_calls.is_empty() {
                 break;
             }
@@ -176,7 +227,9 @@ impl ChatEngine {
                 .await?;
             turn.used_tools
                 .extend(reply.tool_calls.iter().map(|c| c.name.clone()));
-            turn.messages.extend(round.messages);
+            for m in round.messages {
+                turn.push(m);
+            }
             summary.repeated_call = round.repeated;
             previous_round = round.keys;
             if cancel.is_cancelled() {
@@ -201,11 +254,18 @@ impl ChatEngine {
         Ok(summary)
     }
 
-    /// The request for the next reply: the turn's messages and the tools on offer (with many
-    /// tools on, the most relevant ones and those used already; when the model's context is
-    /// known, no more of them than fit in it with room for the reply), or (text mode) the tools
-    /// described in the system prompt and calls and results as text. Says how big it is.
-    fn request(&self, turn: &mut Turn, emit: Emit<'_>) -> ChatRequest {
+    /// The request for the next reply, or `None` when the turn stops before it (a notice says
+    /// why). The tools on offer (with many tools on, the most relevant ones and those used
+    /// already; no more than fit), or (text mode) the tools described in the system prompt and
+    /// calls and results as text; the messages planned to fit the model's context with room for
+    /// the reply (`chat::context`), a summary written first when only one reaching further would
+    /// make them fit. Says how big it is and what was compacted.
+    async fn request(
+        &self,
+        turn: &mut Turn,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<ChatRequest>, ChatError> {
         let on = self.tools_on(&turn.tool_choice);
         turn.names = on
             .iter()
@@ -215,76 +275,157 @@ impl ChatEngine {
             })
             .collect();
         let tools_on = on.len();
-        let rank = self.options.aids.rank;
-        // the tools offered, and which of them may be let go, most relevant first (never one
-        // the conversation used)
-        let (mut tools, mut droppable): (Vec<ToolSpec>, Vec<String>) = if turn.wrap_up {
-            (vec![], vec![])
-        } else if rank && (on.len() > self.options.max_offered_tools || turn.window.is_some()) {
-            // ranked only when some may not be offered: more than the cap, or a context to fit
-            let limit = self.options.max_offered_tools.min(on.len());
-            let best = rank::rank_tools(&turn.recent_text(), &on, &turn.used_tools, limit);
-            // best first: the last is let go first
-            let droppable = best
-                .iter()
-                .map(|&i| on[i].name.clone())
-                .filter(|n| !turn.used_tools.contains(n))
-                .collect();
-            let mut keep = best;
-            // in the order the servers list them, as when all are offered
-            keep.sort_unstable();
-            (keep.into_iter().map(|i| on[i].clone()).collect(), droppable)
-        } else {
-            (on, vec![])
-        };
+        let (mut tools, mut droppable) = self.ranked_tools(turn, on);
         let ratio = self.token_ratio(&turn.model);
-        let room = turn.window.map(|w| w - (w as f64 * REPLY_SHARE) as usize);
-        // natively, only the tools change from one pass to the next: the messages are counted
-        // once (in text mode the tools are part of the system message, so it is shaped each pass)
-        let messages_alone =
-            (turn.tools_in == ToolsIn::Native).then(|| budget::estimate_messages(&turn.messages));
+        let room = context::room(turn.window);
+        let mut policy = turn.policy;
+        let mut summaries = 0;
+        let mut summary_failed = None;
+        // what shaping (text mode) adds beyond the plan, taken off its budget
+        let mut shaped_over = 0usize;
         loop {
-            let (shaped, estimate) = match messages_alone {
-                Some(m) => (None, budget::estimate_with(m, &tools)),
-                None => {
-                    let s = self.shaped(turn, &tools);
-                    let estimate = budget::estimate_request(&s.0, &s.1);
-                    (Some(s), estimate)
-                }
-            };
-            let used = (estimate as f64 * ratio).ceil() as usize;
-            let too_big = room.is_some_and(|r| used > r);
-            if too_big && tools.len() > 1 {
+            let tools_tokens = budget::estimate_tools(&tools);
+            let mut b = turn.budget(ratio, tools_tokens);
+            b.messages = b.messages.saturating_sub(shaped_over);
+            let plan = context::plan(&turn.messages, &turn.meta, &b, policy, turn.summary_in());
+            let compacts = plan.outcome != Outcome::Fits
+                || !plan.stubbed.is_empty()
+                || plan.summarised + plan.dropped > 0;
+            let tools_over = tools_tokens as f64 * ratio > TOOLS_SHARE * room as f64
+                || matches!(plan.outcome, Outcome::Ask | Outcome::Overflow);
+            // the least relevant tools go before anything of the conversation
+            if compacts && tools_over && tools.len() > 1 {
                 if let Some(name) = droppable.pop() {
                     tools.retain(|t| t.name != name);
                     continue;
                 }
             }
-            let (messages, offered, options) = shaped.unwrap_or_else(|| self.shaped(turn, &tools));
+            match plan.outcome {
+                Outcome::Fits => {}
+                Outcome::NeedsSummary if summaries < MAX_SUMMARIES_PER_REQUEST => {
+                    summaries += 1;
+                    let through = plan.summarise_through.and_then(|i| turn.meta[i].id);
+                    match self.compact_now(turn, through, tools_tokens, emit, cancel).await? {
+                        Ok(s) => turn.summary = Some(s),
+                        Err(e) => {
+                            // the chat goes on: this request leaves the oldest out, and says so
+                            summary_failed = Some(e);
+                            policy = ContextPolicy::DropOldest;
+                        }
+                    }
+                    continue;
+                }
+                Outcome::NeedsSummary => {
+                    policy = ContextPolicy::DropOldest;
+                    continue;
+                }
+                Outcome::Ask | Outcome::Overflow => {
+                    let used = scaled(plan.tokens + tools_tokens + budget::REPLY_PRIMING, ratio);
+                    let notice = Notice::ContextFull {
+                        used,
+                        limit: turn.window,
+                        ask: plan.outcome == Outcome::Ask,
+                    };
+                    self.notice(turn.conversation_id, notice, emit).await?;
+                    return Ok(None);
+                }
+            }
+            let (messages, offered, options) = self.shaped(turn, &plan.messages, &tools);
+            let estimate = budget::estimate_request(&messages, &offered);
+            let used = scaled(estimate, ratio);
+            if used > room && b.messages > 0 {
+                // text mode writes the tools and calls as text: what that adds comes off the
+                // plan's budget (a tool first, when one may go)
+                if let Some(name) = droppable.pop().filter(|_| tools.len() > 1) {
+                    tools.retain(|t| t.name != name);
+                } else {
+                    shaped_over += ((used - room) as f64 / ratio).ceil() as usize + 1;
+                }
+                continue;
+            }
+            if let Some(error) = summary_failed {
+                self.notice(turn.conversation_id, Notice::SummaryFailed { error }, emit)
+                    .await?;
+            }
+            self.tell_stubs(turn, plan.stubbed.len(), emit).await?;
             turn.last_estimate = estimate;
+            turn.tools_tokens = tools_tokens;
             emit(ChatEvent::Context {
                 used,
-                limit: turn.window,
+                limit: Some(turn.window),
+                limit_assumed: turn.window_assumed,
                 tools_offered: tools.len(),
                 tools_on,
+                compacted: Compacted {
+                    stubbed: plan.stubbed.len(),
+                    summarised: plan.summarised,
+                    dropped: plan.dropped,
+                },
+                room,
+                compact_at: (room as f64 * context::COMPACT_AT) as usize,
+                policy,
             });
-            return ChatRequest {
+            return Ok(Some(ChatRequest {
                 model: turn.model.clone(),
                 messages,
                 tools: offered,
                 options,
-            };
+            }));
         }
     }
 
-    /// The messages, tools and options of a request offering `tools`: as they are, or (text
-    /// mode) the tools described in the system prompt, calls and results as text.
-    fn shaped(&self, turn: &Turn, tools: &[ToolSpec]) -> (Vec<Message>, Vec<ToolSpec>, GenOptions) {
+    /// The tools a request offers, and which of them may be let go to fit, most relevant first
+    /// (never one the conversation used): with more on than the cap, the most relevant.
+    fn ranked_tools(&self, turn: &Turn, on: Vec<ToolSpec>) -> (Vec<ToolSpec>, Vec<String>) {
+        if turn.wrap_up {
+            return (vec![], vec![]);
+        }
+        if !self.options.aids.rank {
+            return (on, vec![]);
+        }
+        let limit = self.options.max_offered_tools.min(on.len());
+        let best = rank::rank_tools(&turn.recent_text(), &on, &turn.used_tools, limit);
+        // best first: the last is let go first
+        let droppable = best
+            .iter()
+            .map(|&i| on[i].name.clone())
+            .filter(|n| !turn.used_tools.contains(n))
+            .collect();
+        let mut keep = best;
+        // in the order the servers list them, as when all are offered
+        keep.sort_unstable();
+        (keep.into_iter().map(|i| on[i].clone()).collect(), droppable)
+    }
+
+    /// The first request of a branch that sends older results as stubs adds a note to the
+    /// conversation (once: the header's counter says it for each request after).
+    async fn tell_stubs(
+        &self,
+        turn: &mut Turn,
+        stubbed: usize,
+        emit: Emit<'_>,
+    ) -> Result<(), ChatError> {
+        if stubbed > 0 && !turn.stubs_told {
+            turn.stubs_told = true;
+            let notice = Notice::ResultsStubbed { count: stubbed };
+            self.notice(turn.conversation_id, notice, emit).await?;
+        }
+        Ok(())
+    }
+
+    /// The messages, tools and options of a request of `messages` offering `tools`: as they
+    /// are, or (text mode) the tools described in the system prompt, calls and results as text.
+    fn shaped(
+        &self,
+        turn: &Turn,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> (Vec<Message>, Vec<ToolSpec>, GenOptions) {
         let mut options = turn.gen.clone();
         if turn.tools_in == ToolsIn::Native {
-            return (turn.messages.clone(), tools.to_vec(), options);
+            return (messages.to_vec(), tools.to_vec(), options);
         }
-        let mut m = text_tools::history_as_text(&turn.messages);
+        let mut m = text_tools::history_as_text(messages);
         if turn.tools_in == ToolsIn::Json && !tools.is_empty() {
             options.format = Some(text_tools::reply_schema(tools));
         }
@@ -357,4 +498,9 @@ impl ChatEngine {
             })
             .collect()
     }
+}
+
+/// An estimate as the model's server counts it (`ratio`: its calibration).
+fn scaled(estimate: usize, ratio: f64) -> usize {
+    (estimate as f64 * ratio).ceil() as usize
 }

@@ -192,6 +192,8 @@ pub struct GenOptions {
     /// Constrain the reply to JSON that fits this schema (Ollama's `format`, llama-server's
     /// `response_format` with a JSON schema).
     pub format: Option<Value>,
+    /// The longest reply, in tokens (Ollama's `num_predict`, the OpenAI API's `max_tokens`).
+    pub max_tokens: Option<u32>,
 }
 
 /// Pieces of a reply as they stream in.
@@ -346,6 +348,12 @@ pub trait LlmClient: Send + Sync {
     fn base_url(&self) -> &str;
     /// The exact body `chat` sends for `request` (for the debug view).
     fn request_body(&self, request: &ChatRequest) -> Value;
+    /// Whether the server runs the model with the context a request asks for
+    /// (`GenOptions::num_ctx`): Ollama does; an OpenAI-compatible server has the one it was
+    /// started with.
+    fn sets_context(&self) -> bool {
+        false
+    }
     /// Streams one reply. `on_delta` sees each piece as it arrives. When `cancel` fires, returns
     /// the partial reply with `stopped: true`.
     async fn chat(

@@ -246,6 +246,9 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
     if let Some(n) = r.options.num_ctx {
         options.insert("num_ctx".into(), json!(n));
     }
+    if let Some(n) = r.options.max_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
     if !options.is_empty() {
         body["options"] = Value::Object(options);
     }
@@ -346,6 +349,10 @@ impl LlmClient for OllamaClient {
 
     fn request_body(&self, request: &ChatRequest) -> Value {
         request_to_wire(request)
+    }
+
+    fn sets_context(&self) -> bool {
+        true
     }
 
     async fn chat(

@@ -202,6 +202,9 @@ pub fn request_to_wire(r: &ChatRequest) -> Value {
     if let Some(t) = r.options.temperature {
         body["temperature"] = json!(t);
     }
+    if let Some(n) = r.options.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
     if let Some(schema) = &r.options.format {
         body["response_format"] = json!({"type": "json_schema",
             "json_schema": {"name": "reply", "schema": schema}});

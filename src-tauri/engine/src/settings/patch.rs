@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{Policy, PolicyEntry, ProviderConfig, Settings, ToolMode};
+use super::{ContextPolicy, Policy, PolicyEntry, ProviderConfig, Settings, ToolMode};
 use crate::mcp::ToolKey;
 
 /// What changes. A field left out stays as it is; for an optional setting, `null` clears it.
@@ -55,6 +55,18 @@ pub struct SettingsPatch {
         skip_serializing_if = "Option::is_none"
     )]
     pub num_ctx: Option<Option<u32>>,
+    /// Per model: its context length, or `null` for "as the chat or the app says".
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_contexts: BTreeMap<String, Option<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_policy: Option<ContextPolicy>,
+    /// The model that writes summaries; `null` (or empty): the conversation's own.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub summary_model: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<bool>,
     /// The whole list (only the settings dialog edits it). API keys as in `Settings`: a
@@ -135,6 +147,18 @@ impl SettingsPatch {
         }
         if let Some(v) = self.thinking {
             s.thinking = v;
+        }
+        for (model, n) in &self.model_contexts {
+            match n {
+                Some(n) => s.model_contexts.insert(model.clone(), *n),
+                None => s.model_contexts.remove(model),
+            };
+        }
+        if let Some(v) = self.context_policy {
+            s.context_policy = v;
+        }
+        if let Some(v) = &self.summary_model {
+            s.summary_model = text(v);
         }
         if let Some(v) = self.image_max_side {
             s.image_max_side = v;
@@ -259,6 +283,18 @@ mod tests {
                 ("qwen3".to_string(), ToolMode::Native)
             ])
         );
+        patch(json!({"modelContexts": {"gemma3:270m": 2048, "qwen3": 8192}})).apply_to(&mut s);
+        patch(json!({"modelContexts": {"qwen3": null}, "contextPolicy": "dropOldest",
+            "summaryModel": " qwen3:0.6b "}))
+        .apply_to(&mut s);
+        assert_eq!(
+            s.model_contexts,
+            BTreeMap::from([("gemma3:270m".to_string(), 2048)])
+        );
+        assert_eq!(s.context_policy, ContextPolicy::DropOldest);
+        assert_eq!(s.summary_model.as_deref(), Some("qwen3:0.6b"));
+        patch(json!({"summaryModel": null})).apply_to(&mut s);
+        assert_eq!((s.summary_model.as_deref(), s.context_policy), (None, ContextPolicy::DropOldest));
         patch(json!({"trustedLinkHosts": {"Example.org": true, "docs.rs": false}}))
             .apply_to(&mut s);
         assert_eq!(

@@ -74,6 +74,7 @@ pub(super) fn read_branch(
         tool_calls,
         tool_choice,
         settings,
+        summarised: super::summaries::of_branch(c, id)?,
     })
 }
 

@@ -30,6 +30,7 @@ pub(super) fn read_message(r: &rusqlite::Row) -> rusqlite::Result<StoredMessage>
         parent_id: r.get(10)?,
         sibling_index: r.get(11)?,
         sibling_count: r.get(12)?,
+        pinned: r.get(14)?,
     })
 }
 /// The columns `read_message` reads, for `messages m`.
@@ -40,7 +41,7 @@ pub(super) const MESSAGE_COLUMNS: &str =
         AND s.parent_id IS m.parent_id AND s.id < m.id),
     (SELECT COUNT(*) FROM messages s WHERE s.conversation_id = m.conversation_id
         AND s.parent_id IS m.parent_id),
-    m.notice";
+    m.notice, m.pinned";
 /// Appends `m` to the shown branch of a conversation (it becomes the leaf), inside the caller's
 /// transaction; returns its id.
 pub(super) fn insert(
@@ -267,6 +268,22 @@ impl Store {
                 .ok_or(StoreError::NoMessage(message_id))?;
             let to = (at as i64 + step).clamp(0, ids.len() as i64 - 1) as usize;
             Ok(ids[to])
+        })
+        .await
+    }
+
+    /// Pins a message (it is always sent to the model whole, however long the conversation
+    /// grows), or unpins it.
+    pub async fn set_message_pinned(&self, id: i64, pinned: bool) -> Result<(), StoreError> {
+        self.call(move |c| {
+            if c.execute(
+                "UPDATE messages SET pinned = ?2 WHERE id = ?1",
+                params![id, pinned],
+            )? == 0
+            {
+                return Err(StoreError::NoMessage(id));
+            }
+            Ok(())
         })
         .await
     }

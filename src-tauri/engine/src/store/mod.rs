@@ -3,7 +3,8 @@
 //! partial text. One file per concern: `conversations.rs` (the library and a conversation's
 //! settings), `messages.rs` (the message tree and its branches), `tool_calls.rs`, `search.rs`,
 //! `debug.rs` (the LLM call record), `exchange.rs` (export, import, duplicate), `page.rs` (part of
-//! a long conversation: an outline of its branch, then the rows of the part shown).
+//! a long conversation: an outline of its branch, then the rows of the part shown), `summaries.rs`
+//! (what stands for older turns in requests).
 
 use std::path::Path;
 
@@ -19,6 +20,7 @@ pub mod page;
 mod pins;
 mod schema;
 pub mod search;
+mod summaries;
 mod tasks;
 #[cfg(test)]
 mod tests;
@@ -26,11 +28,12 @@ mod tool_calls;
 mod types;
 
 pub use attachments::{AttachedImage, KeptImage};
+pub use summaries::EarlierSummary;
 pub use tasks::{CallOrigin, LateResult, OpenTask, StoredTask};
 pub use tool_calls::FinishedCall;
 
 pub use types::{
-    Approval, Conversation, ConversationSettings, ConversationSummary, InvalidSetting,
+    Approval, ContextPolicy, Conversation, ConversationSettings, ConversationSummary, InvalidSetting,
     MessageStatus, Notice, StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
     NUM_CTX_RANGE, TEMPERATURE_RANGE,
 };
@@ -47,6 +50,8 @@ pub enum StoreError {
     NoConversation(i64),
     #[error("no message with id {0}")]
     NoMessage(i64),
+    #[error("no summary with id {0}")]
+    NoSummary(i64),
     /// A conversation file that cannot be imported, and why.
     #[error("{0}")]
     Import(String),

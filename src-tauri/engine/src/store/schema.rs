@@ -14,6 +14,7 @@ pub(super) fn migrations() -> Migrations<'static> {
     all.extend(record_migrations());
     all.extend(tool_migrations());
     all.extend(attachment_migrations());
+    all.extend(context_migrations());
     Migrations::new(all)
 }
 
@@ -176,6 +177,30 @@ fn attachment_migrations() -> Vec<M<'static>> {
         // images on messages (store/attachments.rs): one row per file kept, the messages that
         // carry them; a message's search text is its text and its images' names
         M::up(search::MIGRATION_ATTACHMENTS),
+    ]
+}
+
+/// A long conversation in a small context (`chat::context`).
+fn context_migrations() -> Vec<M<'static>> {
+    vec![
+        // messages the user pinned (always sent whole), and the summaries that stand for older
+        // turns in requests: each tied to the last message it covers, so it holds for every
+        // branch through that message (and none that left before it), gone with that message
+        M::up(
+            "ALTER TABLE messages ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+             CREATE TABLE summaries (
+                id INTEGER PRIMARY KEY,
+                conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                through_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                covers INTEGER NOT NULL,
+                text TEXT NOT NULL,
+                model TEXT NOT NULL,
+                edited INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+             );
+             CREATE INDEX summaries_conversation ON summaries(conversation_id, through_id);",
+        ),
     ]
 }
 

@@ -157,6 +157,18 @@ pub enum Notice {
     RepeatedCall { tool: String },
     /// A note in words of its own (from a conversation written before notices were typed).
     Text { text: String },
+    /// Older tool results began to go to the model as short stubs (their cards keep them).
+    #[serde(rename_all = "camelCase")]
+    ResultsStubbed { count: usize },
+    /// The turn stopped before its request: it would not fit the model's context of `limit`
+    /// tokens (about `used`). `ask`: the conversation's policy is to ask (summarising or leaving
+    /// out older turns would make it fit); else even they would not (the latest messages alone
+    /// are too long).
+    #[serde(rename_all = "camelCase")]
+    ContextFull { used: usize, limit: usize, ask: bool },
+    /// Older turns could not be summarised (`error`): this request left the oldest out instead.
+    #[serde(rename_all = "camelCase")]
+    SummaryFailed { error: String },
 }
 
 impl Notice {
@@ -187,6 +199,22 @@ impl Notice {
                 "Stopped: the model asked for {tool} with the same arguments twice in a row."
             ),
             Notice::Text { text } => text.clone(),
+            Notice::ResultsStubbed { count } => format!(
+                "{count} older tool results now go to the model as short stubs, to fit its context; \
+                 their cards keep everything."
+            ),
+            Notice::ContextFull { used, limit, ask: true } => format!(
+                "This conversation no longer fits the model's context (about {used} of {limit} \
+                 tokens): older turns can be summarised or left out."
+            ),
+            Notice::ContextFull { used, limit, ask: false } => format!(
+                "The latest messages alone take about {used} of the model's {limit} tokens of \
+                 context: nothing was sent."
+            ),
+            Notice::SummaryFailed { error } => format!(
+                "Older turns could not be summarised ({error}); the oldest were left out of this \
+                 request instead."
+            ),
         }
     }
 }
@@ -228,6 +256,8 @@ pub struct StoredMessage {
     /// Its place among the messages with the same parent (edits and regenerations), from 0.
     pub sibling_index: i64,
     pub sibling_count: i64,
+    /// The user pinned it: always sent to the model whole.
+    pub pinned: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -266,6 +296,9 @@ pub struct Conversation {
     pub tool_calls: Vec<StoredToolCall>,
     pub tool_choice: ToolChoice,
     pub settings: ConversationSettings,
+    /// The summary that stands for older turns of the shown branch in requests, when one was
+    /// written (the one reaching furthest along the branch).
+    pub summarised: Option<super::EarlierSummary>,
 }
 
 /// One conversation's own settings; `None` = the app-wide default.
@@ -277,6 +310,25 @@ pub struct ConversationSettings {
     pub num_ctx: Option<u32>,
     /// The provider the conversation talks to (its id in the settings).
     pub provider: Option<String>,
+    /// What happens when the conversation outgrows the model's context; `None`: the app's
+    /// default (`Settings::context_policy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_policy: Option<ContextPolicy>,
+}
+
+/// What a request does when the conversation no longer fits the model's context, once older
+/// tool results are stubs (`chat::context`). The system prompt, the user's first message, the
+/// messages they pinned and the latest turns are always sent whole.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ContextPolicy {
+    /// Older turns are sent as a summary the model wrote (stored, shown, editable).
+    #[default]
+    Summarise,
+    /// The oldest turns are left out.
+    DropOldest,
+    /// Nothing is sent: the turn stops and the user chooses.
+    Ask,
 }
 
 /// Allowed temperatures (the app's default and a conversation's own).

@@ -126,6 +126,7 @@ async fn conversation_settings_and_thinking_shape_what_the_model_is_sent() {
                 temperature: Some(0.1),
                 num_ctx: Some(4096),
                 provider: None,
+                context_policy: None,
             },
         )
         .await

@@ -113,6 +113,8 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::TaskResultWaiting { .. } => "late",
             ChatEvent::TaskFollowed { .. } => "followed",
             ChatEvent::SignInNeeded { .. } => "sign-in",
+            ChatEvent::Compacting { .. } => "compacting",
+            ChatEvent::Summarised { .. } => "summarised",
         })
         .collect();
     assert_eq!(

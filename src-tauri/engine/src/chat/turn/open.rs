@@ -9,26 +9,39 @@ use super::super::families::FamilyId;
 use super::super::stream::ToolsIn;
 use super::super::{title_of, ChatEngine, ChatError, Resume, TurnRequest, WRAP_UP_PROMPT};
 use super::Turn;
+use crate::chat::context::{self, Meta};
 use crate::llm::{GenOptions, Message, ModelDetails, Role};
 use crate::settings::ToolMode;
-use crate::store::{Conversation, ConversationSettings, MessageStatus, StoredMessage};
+use crate::store::{Conversation, ConversationSettings, MessageStatus, Notice, StoredMessage};
 
 /// How a turn talks to its model (see `ChatEngine::model_setup`).
-struct ModelSetup {
-    gen: GenOptions,
-    /// The model's context, in tokens, when known.
-    window: Option<usize>,
-    tools_in: ToolsIn,
-    family: Option<FamilyId>,
+pub(super) struct ModelSetup {
+    pub gen: GenOptions,
+    /// The model's context, in tokens.
+    pub window: usize,
+    /// The server does not say it: `window` is `context::DEFAULT_CONTEXT`.
+    pub assumed: bool,
+    pub tools_in: ToolsIn,
+    pub family: Option<FamilyId>,
 }
 
 /// The conversation's messages the model gets: not notices, nor replies that failed before they
 /// said anything.
-fn history_for_model(conv: &Conversation) -> impl Iterator<Item = &StoredMessage> {
+pub(super) fn history_for_model(conv: &Conversation) -> impl Iterator<Item = &StoredMessage> {
     conv.messages.iter().filter(|m| {
         m.status != MessageStatus::Notice
             && !(m.status == MessageStatus::Error && m.content.is_empty())
     })
+}
+
+/// What the plan needs to know of each of `history`'s messages.
+pub(super) fn meta_of<'a>(history: impl Iterator<Item = &'a StoredMessage>) -> Vec<Meta> {
+    history
+        .map(|m| Meta {
+            id: Some(m.id),
+            pinned: m.pinned,
+        })
+        .collect()
 }
 
 impl ChatEngine {
@@ -57,6 +70,7 @@ impl ChatEngine {
         let history = self
             .history_with_images(history_for_model(&conv), vision)
             .await;
+        let history_meta = meta_of(history_for_model(&conv));
         let used_tools: HashSet<String> = conv.tool_calls.iter().map(|t| t.name.clone()).collect();
         let added = match late {
             Some(late) => late,
@@ -73,45 +87,75 @@ impl ChatEngine {
         emit(ChatEvent::TurnStarted {
             conversation_id,
             user_message_id,
-            title: conv.summary.title,
+            title: conv.summary.title.clone(),
             model: req.model.clone(),
         });
 
-        // the conversation's own settings, else the app's
-        let system_prompt = conv
-            .settings
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| self.options.system_prompt.clone());
         let setup = self.model_setup(&req.model, &conv.settings).await;
-        let mut messages = Vec::new();
-        if !system_prompt.trim().is_empty() {
-            messages.push(Message::new(Role::System, system_prompt));
-        }
+        let (mut messages, mut meta) = self.system_prompt(&conv);
         messages.extend(history);
+        meta.extend(history_meta);
+        let added_meta = added.iter().map(|m| Meta {
+            id: (m.role == Role::User).then_some(user_message_id).flatten(),
+            pinned: false,
+        });
+        meta.extend(added_meta.collect::<Vec<_>>());
         messages.extend(added);
         // what the apps shown in this chat give the model (`ui/update-model-context`)
+        let before = messages.len();
         self.add_app_context(conversation_id, &mut messages);
+        if messages.len() > before {
+            // (a system message of its own, first)
+            meta.insert(0, Meta::default());
+        }
         let wrap_up = req.resume == Some(Resume::WrapUp);
         if wrap_up {
             // not stored: an instruction for this one reply
             messages.push(Message::new(Role::System, WRAP_UP_PROMPT));
+            meta.push(Meta::default());
         }
+        let stubs_told = conv
+            .messages
+            .iter()
+            .any(|m| matches!(m.notice, Some(Notice::ResultsStubbed { .. })));
         Ok(Turn {
             conversation_id,
             model: req.model.clone(),
             tool_choice: conv.tool_choice,
             messages,
+            meta,
             gen: setup.gen,
             tools_in: setup.tools_in,
             wrap_up,
             names: vec![],
             used_tools,
             window: setup.window,
+            window_assumed: setup.assumed,
+            policy: req
+                .context_policy
+                .or(conv.settings.context_policy)
+                .unwrap_or(self.options.context_policy),
+            summary: conv.summarised,
+            stubs_told,
+            tools_tokens: 0,
             family: setup.family,
             last_estimate: 0,
             vision,
         })
+    }
+
+    /// The system prompt a conversation's requests start with (its own, else the app's; none
+    /// when it is empty), with its meta.
+    pub(super) fn system_prompt(&self, conv: &Conversation) -> (Vec<Message>, Vec<Meta>) {
+        let prompt = conv
+            .settings
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| self.options.system_prompt.clone());
+        if prompt.trim().is_empty() {
+            return (vec![], vec![]);
+        }
+        (vec![Message::new(Role::System, prompt)], vec![Meta::default()])
     }
 
     /// The turn's conversation: the one named (its new settings checked first), or a new one
@@ -200,19 +244,35 @@ impl ChatEngine {
     /// How the turn talks to `model`: its generation options (the conversation's settings, else
     /// the app's; thinking when the model can), the context it really has, how it gets its
     /// tools, and the family of markup it writes.
-    async fn model_setup(&self, model: &str, settings: &ConversationSettings) -> ModelSetup {
+    pub(super) async fn model_setup(
+        &self,
+        model: &str,
+        settings: &ConversationSettings,
+    ) -> ModelSetup {
         let details = self.model_details(model).await;
         let capabilities = &details.capabilities;
         let can = |c: &str| capabilities.iter().any(|x| x == c);
-        let num_ctx = settings.num_ctx.or(self.options.num_ctx);
+        // the chat's context, else the model's, else the app's: sent (Ollama runs with it)
+        let num_ctx = settings
+            .num_ctx
+            .or_else(|| self.options.model_contexts.get(model).copied())
+            .or(self.options.num_ctx);
         let gen = GenOptions {
             temperature: settings.temperature.or(self.options.temperature),
             num_ctx,
             think: (self.options.thinking && can("thinking")).then_some(true),
             format: None,
+            max_tokens: None,
         };
-        // the context the model really has: what we ask for, else what the server gives it
-        let window = num_ctx.or(details.default_context).map(|n| n as usize);
+        // the context the model really has: what we ask for (a server that does not take it has
+        // the one it started with: the smaller), else what the server gives it, else a default
+        let server = details.default_context;
+        let (window, assumed) = match (num_ctx, server) {
+            (Some(n), Some(s)) if !self.llm.sets_context() => (n.min(s) as usize, false),
+            (Some(n), _) => (n as usize, false),
+            (None, Some(s)) => (s as usize, false),
+            (None, None) => (context::DEFAULT_CONTEXT, true),
+        };
         // models without native tool calling get their tools in the system prompt
         let tools_in = match self.options.tool_modes.get(model) {
             Some(ToolMode::Text) => ToolsIn::Text,
@@ -224,6 +284,7 @@ impl ChatEngine {
         ModelSetup {
             gen,
             window,
+            assumed,
             tools_in,
             family: super::super::families::of_model(model, &details),
         }

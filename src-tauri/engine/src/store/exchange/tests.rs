@@ -99,6 +99,7 @@ async fn sample(s: &Store) -> i64 {
             temperature: Some(0.2),
             num_ctx: Some(8192),
             provider: None,
+            context_policy: Some(crate::store::ContextPolicy::DropOldest),
         },
     )
     .await
