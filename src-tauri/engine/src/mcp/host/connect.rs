@@ -24,6 +24,7 @@ use crate::mcp::config::{SecretField, ServerConfig, Transport};
 use crate::mcp::process::{self, StderrTail};
 use crate::mcp::sandbox::{self, Detector, SandboxState, Sandboxed};
 
+mod patience;
 mod remote;
 use remote::remote;
 
@@ -55,6 +56,8 @@ pub struct Target<'a> {
     pub rejoin: Option<KeptSession>,
     /// What its sandbox refused of the network (kept across starts).
     pub attempts: &'a sandbox::Attempts,
+    /// Told what a slow start is busy with (`None`: no longer), for its row.
+    pub busy: &'a (dyn Fn(Option<String>) + Send + Sync),
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -318,17 +321,25 @@ async fn stdio(
     let (tx, listings) = mpsc::unbounded_channel();
     let handler = t.handler(tx);
     let step = Mutex::new(Step::Handshake);
-    let init = tokio::time::timeout(t.start_timeout, async {
-        // rmcp drops lines over 16 MB (the call would then just time out); take up to 64 MB and
-        // cut what the model sees instead
-        let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
-            .with_max_line_length(MAX_STDIO_MESSAGE);
-        let running = handler
-            .serve_with_lifecycle(transport, lifecycle(discover))
-            .await
-            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        with_catalog(running, &step, t.name, &Mutex::new(None)).await
-    });
+    let note =
+        |d: Option<Duration>| (t.busy)(d.map(|d| patience::busy_words(&t.config.command, d)));
+    let init = patience::while_busy(
+        async {
+            // rmcp drops lines over 16 MB (the call would then just time out); take up to 64 MB and
+            // cut what the model sees instead
+            let transport =
+                AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
+                    .with_max_line_length(MAX_STDIO_MESSAGE);
+            let running = handler
+                .serve_with_lifecycle(transport, lifecycle(discover))
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            with_catalog(running, &step, t.name, &Mutex::new(None)).await
+        },
+        pid,
+        t.start_timeout,
+        &note,
+    );
     let init = tokio::select! {
         r = init => r,
         _ = cancel.cancelled() => {
@@ -352,12 +363,24 @@ async fn stdio(
             Attempt::RetryLegacy
         }
         Ok(Err(e)) => Attempt::Failed(reap(pid, exit, step, e, true).await),
-        Err(_) => {
+        Err(busy) => {
             let secs = t.start_timeout.as_secs();
-            let e = if step == Step::Handshake {
-                format!("no answer to the MCP handshake within {secs} s (is it an MCP server on stdio?)")
+            let waiting = if step == Step::Handshake {
+                "no answer to the MCP handshake"
             } else {
-                format!("no answer to tools/list within {secs} s")
+                "no answer to tools/list"
+            };
+            let e = if busy {
+                format!(
+                    "{waiting} in {} s, though it was busy all along",
+                    patience::MOST.as_secs()
+                )
+            } else if step == Step::Handshake {
+                format!(
+                    "{waiting}, and it did nothing for {secs} s (is it an MCP server on stdio?)"
+                )
+            } else {
+                format!("{waiting}, and it did nothing for {secs} s")
             };
             // it did not answer in time: that is the news, not how it ended after we gave up
             Attempt::Failed(reap(pid, exit, step, e, false).await)

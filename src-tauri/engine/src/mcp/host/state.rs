@@ -165,6 +165,8 @@ pub struct Snapshot {
     pub path: Option<String>,
     /// How many times it has begun starting (a restart is over when this grew and it settled).
     pub starts: u64,
+    /// What a slow start is busy with ("installing its package: 12 s"), while it is.
+    pub busy: Option<String>,
 }
 
 impl Snapshot {
@@ -176,6 +178,7 @@ impl Snapshot {
             restarts: 0,
             path: None,
             starts: 0,
+            busy: None,
         }
     }
 
@@ -242,6 +245,8 @@ pub struct ToolView {
 pub struct ServerView {
     pub name: String,
     pub status: ServerStatus,
+    /// While it starts slowly: what it is busy with ("installing its package: 12 s").
+    pub busy: Option<String>,
     pub transport: Transport,
     /// The program that was (or would be) run.
     pub command: String,

@@ -191,6 +191,11 @@ impl Supervisor {
                 keep: self.shared.keep_for(&self.config),
                 rejoin: rejoin.clone(),
                 attempts: &self.attempts,
+                busy: &|note| {
+                    if self.state.borrow().busy != note {
+                        self.publish(|s| s.busy = note);
+                    }
+                },
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;

@@ -65,6 +65,10 @@ impl McpHost {
                 };
                 ServerView {
                     status: s.status(),
+                    busy: s
+                        .busy
+                        .clone()
+                        .filter(|_| matches!(s.phase, Phase::Starting)),
                     transport: slot.config.transport(),
                     command: s
                         .resolved
