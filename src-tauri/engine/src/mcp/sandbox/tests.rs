@@ -299,9 +299,14 @@ fn program_folders_are_never_home_root_or_shared() {
 fn private_folders_are_safe_names() {
     let r = Path::new("/c");
     assert_eq!(private_dir(r, "files"), PathBuf::from("/c/files"));
-    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my+server"));
-    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/_.._x"));
-    assert_eq!(private_dir(r, ""), PathBuf::from("/c/_"));
+    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my%20server"));
+    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/%2E%2E%2Fx"));
+    assert_eq!(private_dir(r, ""), PathBuf::from("/c/%"));
+    // one folder per name, and never the host's own
+    assert_ne!(private_dir(r, ".c"), private_dir(r, "_.c"));
+    assert_ne!(private_dir(r, "a b"), private_dir(r, "a_b"));
+    assert_ne!(private_dir(r, ".fetched"), r.join(".fetched"));
+    assert!(fetch_dir(r, "x").starts_with(r.join(".fetched")));
 }
 
 #[test]

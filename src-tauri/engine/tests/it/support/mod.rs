@@ -6,6 +6,7 @@ pub mod arxiv;
 pub mod bundles;
 pub mod examples;
 pub mod fake_ollama;
+pub mod npm_packages;
 pub mod registry;
 pub mod samples;
 pub mod servers;
