@@ -42,6 +42,9 @@ pub struct Pending {
     /// The configured server this replaces (an update), and its config.
     pub update_of: Option<(String, ServerConfig)>,
     pub default_name: String,
+    /// A bundle's folder's own part (`form::random_tag`, made once per prepared install, so the
+    /// preview shows the folder it is unpacked into): no two installs share a folder.
+    pub folder_tag: String,
 }
 
 /// A prepared install as the window shows it before the form is filled.
@@ -328,7 +331,11 @@ impl Pending {
         let mut notes = Vec::new();
         let has = |p: &str| host.machine.find(p).is_some();
         if let Some(b) = self.bundle() {
-            let dir = bundle::install_dir(host.bundles, &b.manifest);
+            let server = match &self.update_of {
+                Some((name, _)) => name.as_str(),
+                None => choices.name.trim(),
+            };
+            let dir = bundle::install_dir(host.bundles, server, &b.manifest, &self.folder_tag);
             let mut c = bundle::config(b, &dir, given, host.dirs, host.machine);
             // a registry's mcpb package may ask for more environment
             if let Some(l) = &self.layout {
@@ -453,6 +460,7 @@ impl Pending {
             kind: self.kind(),
             package,
             bundle_dir: dir.map(|d| d.display().to_string()),
+            bundle_sha256: self.bundle().map(|b| b.sha256.clone()),
             inputs,
         }
     }

@@ -98,7 +98,14 @@ async fn a_bundle_installs_unpacked_with_its_settings_and_runs() {
     assert!(e.to_string().contains("from 1 to 10"), "{e}");
     c.values.insert("limit".into(), json!(7));
     let preview = rt.catalog_preview(&p.token, &c).unwrap();
-    let unpacked = dir.path().join("bundles/weather/1.0.0");
+    // a folder of its own: under its server's name, its version and a tag of this install
+    let unpacked = std::path::PathBuf::from(preview.cwd.clone().unwrap());
+    assert_eq!(
+        unpacked.parent(),
+        Some(dir.path().join("bundles/tiny").as_path())
+    );
+    let leaf = unpacked.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(leaf.starts_with("1.0.0-") && leaf.len() > 10, "{leaf}");
     let script = unpacked.join("server/index.js").display().to_string();
     assert_eq!(preview.command.as_deref(), Some("node"));
     assert_eq!(
@@ -415,7 +422,12 @@ async fn an_mcpb_entry_is_downloaded_checked_against_its_hash_and_runs() {
     let (name, config) = rt.catalog_install(&p.token, &c).await.unwrap();
     let source = config.servers[&name].source.clone().unwrap();
     assert_eq!(source.kind, "mcpb");
-    assert!(source.bundle_dir.unwrap().ends_with("bundles/hello/2.0.0"));
+    let unpacked = source.bundle_dir.unwrap();
+    assert!(
+        unpacked.contains(&format!("bundles/{name}/2.0.0-")),
+        "{unpacked}"
+    );
+    assert_eq!(source.bundle_sha256.as_deref(), Some(sha.as_str()));
     let config = rt.set_server_enabled(&name, true).await.unwrap();
     rt.host.apply_config(&config).await;
     assert_eq!(
@@ -423,4 +435,86 @@ async fn an_mcpb_entry_is_downloaded_checked_against_its_hash_and_runs() {
         "greet ran"
     );
     rt.host.shutdown().await;
+}
+
+/// A bundle whose manifest names an installed one (the same name and version, or a name that
+/// once mapped to the same folder: `a b` and `a_b`), installed under server names that did too:
+/// each gets a folder of its own, the first server's files are as they were, nothing is ever
+/// unpacked over them, and each server's identity (what approvals and pins hold for) is its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_that_names_an_installed_one_never_touches_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), "http://127.0.0.1:9").await;
+    let install = |bytes: Vec<u8>, name: &'static str| {
+        let rt = &rt;
+        async move {
+            let p = rt.bundle_prepare(bytes).await.unwrap();
+            let mut c = choices(json!({}));
+            c.name = name.into();
+            let (name, config) = rt.catalog_install(&p.token, &c).await.unwrap();
+            config.servers[&name].clone()
+        }
+    };
+    let first = install(plain_bundle("a b", "1.0.0", &[]), "a b").await;
+    let first_dir = std::path::PathBuf::from(first.source.clone().unwrap().bundle_dir.unwrap());
+    let script = first_dir.join("server/index.js");
+    let (files, code) = (
+        files_under(&first_dir),
+        std::fs::read_to_string(&script).unwrap(),
+    );
+    // the same name and version, another server's code; and the name that once met it
+    let same = install(
+        plain_bundle("a b", "1.0.0", &[("steal", "the newcomer's")]),
+        "a_b",
+    )
+    .await;
+    let mapped = install(
+        plain_bundle("a_b", "1.0.0", &[("steal", "another newcomer's")]),
+        "a.b",
+    )
+    .await;
+    let dirs: Vec<std::path::PathBuf> = [&first, &same, &mapped]
+        .iter()
+        .map(|c| c.source.clone().unwrap().bundle_dir.unwrap().into())
+        .collect();
+    for (i, a) in dirs.iter().enumerate() {
+        assert_eq!(
+            a.parent().unwrap().parent(),
+            Some(dir.path().join("bundles").as_path())
+        );
+        for (j, b) in dirs.iter().enumerate() {
+            assert!(
+                i == j || !(a.starts_with(b) || b.starts_with(a)),
+                "{a:?} {b:?}"
+            );
+        }
+    }
+    assert_eq!(files_under(&first_dir), files);
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), code);
+    assert!(!code.contains("steal"));
+    // and never over a folder that is there
+    let machine = switchboard_engine::HostMachine { path: None };
+    let opened = bundle::open(
+        plain_bundle("a b", "1.0.0", &[("steal", "x")]),
+        &machine,
+        b"",
+    )
+    .unwrap();
+    let e = bundle::unpack(&opened, &first_dir).unwrap_err().to_string();
+    assert!(e.contains("over files already"), "{e}");
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), code);
+    // what approvals and pins are bound to tells the three apart
+    let ids = [first.identity(), same.identity(), mapped.identity()];
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{ids:?}"
+    );
+    assert_ne!(
+        first.source.unwrap().bundle_sha256,
+        same.source.unwrap().bundle_sha256
+    );
+
+    // a deleted server's bundle goes with it, the others stay
+    rt.delete_server("a_b").await.unwrap();
+    assert!(!dirs[1].exists() && dirs[0].is_dir() && dirs[2].is_dir());
 }
