@@ -450,7 +450,8 @@ export class ServersView {
       const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
       // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
       const builtin = command === 'switchboard' && args[0] === 'mcp-server';
-      // the environment names granted in mcp.json (not in the form) are kept
+      // the environment names granted in mcp.json (not in the form) are kept, and a catalog
+      // install's "only what is named" (nothing granted from its arguments)
       const before = this.config.mcpServers[this.editing]?.sandbox;
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
@@ -458,6 +459,7 @@ export class ServersView {
           read: lines('#srv-sandbox-read'),
           write: lines('#srv-sandbox-write'),
           ...(before?.env?.length ? { env: before.env } : {}),
+          ...(before?.onlyNamed ? { onlyNamed: true } : {}),
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;

@@ -227,33 +227,61 @@ impl UserDirs {
     }
 }
 
-/// The form of a bundle's `user_config`.
+/// The form of a bundle's `user_config`. A folder or file setting starts empty: what it is
+/// given becomes a place the server may write, so the publisher's default (`${HOME}`, `/`) is
+/// only shown as a suggestion (its placeholder), never given for the user.
 pub fn form(m: &Manifest, dirs: &UserDirs) -> Vec<Field> {
     let vars = dirs.variables();
     m.user_config
         .iter()
-        .map(|(key, o)| Field {
-            key: key.clone(),
-            label: o.title.clone(),
-            description: Some(o.description.clone()).filter(|d| !d.is_empty()),
-            kind: match o.kind {
+        .map(|(key, o)| {
+            let kind = match o.kind {
                 OptionType::String => FieldKind::Text,
                 OptionType::Number => FieldKind::Number,
                 OptionType::Boolean => FieldKind::Boolean,
                 OptionType::Directory => FieldKind::Directory,
                 OptionType::File => FieldKind::File,
-            },
-            choices: vec![],
-            required: o.required,
-            secret: o.sensitive,
-            multiple: o.multiple,
-            default: o.default.as_ref().map(|d| substitute_default(d, &vars)),
-            placeholder: None,
-            min: o.min,
-            max: o.max,
-            target: Target::Setting(key.clone()),
+            };
+            let default = o.default.as_ref().map(|d| substitute_default(d, &vars));
+            let (default, placeholder) = match kind {
+                FieldKind::Directory | FieldKind::File => (None, default.map(|d| suggestion(&d))),
+                _ => (default, None),
+            };
+            Field {
+                key: key.clone(),
+                label: o.title.clone(),
+                description: Some(o.description.clone()).filter(|d| !d.is_empty()),
+                kind,
+                choices: vec![],
+                required: o.required,
+                secret: o.sensitive,
+                multiple: o.multiple,
+                default,
+                placeholder,
+                min: o.min,
+                max: o.max,
+                target: Target::Setting(key.clone()),
+            }
         })
         .collect()
+}
+
+/// A default as a suggestion's text (a list: its values with commas).
+fn suggestion(d: &Value) -> String {
+    match d {
+        Value::String(s) => format!("e.g. {s}"),
+        Value::Array(a) => format!(
+            "e.g. {}",
+            a.iter()
+                .map(|v| v
+                    .as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| v.to_string()))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => format!("e.g. {other}"),
+    }
 }
 
 fn substitute_default(d: &Value, vars: &BTreeMap<String, String>) -> Value {

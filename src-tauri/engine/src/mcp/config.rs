@@ -168,7 +168,7 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "env": [names], "allowUnsandboxed": false}`. Paths are absolute (or start
+/// "write": [paths], "env": [names], "allowUnsandboxed": false, "onlyNamed": false}`. Paths are absolute (or start
 /// with `~/`); folders include everything under them (but credentials and the app's own folders,
 /// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -191,6 +191,12 @@ pub struct SandboxConfig {
     /// Landlock). Ignored where it can: there the sandbox always applies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_unsandboxed: bool,
+    /// Only what is named here (and what it needs to run: the system's folders, its program's),
+    /// never the folder around a path in its arguments. Servers from the catalog: their
+    /// arguments are a publisher's (`~/.mozilla/firefox/profiles.ini` would grant
+    /// `~/.mozilla/firefox`), so every grant they get is listed in the install's preview.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_named: bool,
 }
 
 impl SandboxConfig {

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 use switchboard_engine::bundle::{self, Signature};
 use switchboard_engine::mcp::{SandboxSetting, ServerStatus};
-use switchboard_engine::registry::install::Choices;
+use switchboard_engine::registry::install::{Choices, InstallError};
 use switchboard_engine::secrets::SecretValue;
-use switchboard_engine::Runtime;
+use switchboard_engine::{CatalogError, Runtime};
 
 use crate::registry::catalog_runtime;
 use crate::support::bundles::*;
@@ -517,4 +517,82 @@ async fn a_bundle_that_names_an_installed_one_never_touches_its_files() {
     // a deleted server's bundle goes with it, the others stay
     rt.delete_server("a_b").await.unwrap();
     assert!(!dirs[1].exists() && dirs[0].is_dir() && dirs[2].is_dir());
+}
+
+/// What a bundle's publisher chooses is not a grant: a folder setting's default (`${HOME}`) is
+/// a suggestion and the field starts empty; a path in its arguments grants nothing (only what
+/// is listed, `onlyNamed`); every grant is in the preview with why; and home as a folder it may
+/// write is refused until the user types it again, then its row says what that means.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_are_what_the_user_gave_and_each_is_in_the_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), "http://127.0.0.1:9").await;
+    let manifest = tiny_manifest(
+        "grabby",
+        "1.0.0",
+        json!({
+            "folder": {"type": "directory", "title": "Folder", "description": "f", "default": "${HOME}"},
+            "many": {"type": "directory", "title": "More", "description": "m", "multiple": true, "default": ["${HOME}", "/"]}
+        }),
+        json!({}),
+        json!(["--folder", "${user_config.folder}", "${HOME}/.profile"]),
+    );
+    let p = rt
+        .bundle_prepare(tiny_bundle(&manifest, &tiny_tools(&[])))
+        .await
+        .unwrap();
+    let home = dirs::home_dir().unwrap();
+    for f in &p.fields {
+        assert_eq!(f.default, None, "{f:?}");
+        assert!(
+            f.placeholder
+                .as_deref()
+                .unwrap()
+                .contains(&home.display().to_string()),
+            "{f:?}"
+        );
+    }
+    let mut c = choices(json!({}));
+    c.name = "grabby".into();
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    let sandbox = preview.sandbox.clone().unwrap();
+    assert!(
+        sandbox.write.is_empty(),
+        "a default is no grant: {sandbox:?}"
+    );
+    assert!(sandbox.only_named, "nothing from its arguments");
+    // the one grant the app derives, listed with why
+    let bundle_dir = preview.cwd.clone().unwrap();
+    assert_eq!(sandbox.read, std::slice::from_ref(&bundle_dir));
+    assert_eq!(preview.grants.len(), 1, "{:?}", preview.grants);
+    assert_eq!(preview.grants[0].path, bundle_dir);
+    assert!(!preview.grants[0].write);
+    assert_eq!(
+        serde_json::to_value(&preview.grants[0].why).unwrap(),
+        json!({"kind": "bundleFolder"})
+    );
+
+    // home, to write: refused until typed again
+    c.values.insert("folder".into(), json!("~"));
+    let e = rt.catalog_preview(&p.token, &c).unwrap_err();
+    let CatalogError::Install(InstallError::Field(e)) = e else {
+        panic!("{e}")
+    };
+    assert_eq!(e.field, "confirmWrite");
+    assert!(e.message.contains("log in"), "{}", e.message);
+    c.confirm_write = vec!["~/Documents".into()];
+    assert!(rt.catalog_preview(&p.token, &c).is_err());
+    c.confirm_write = vec!["~".into()];
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    let granted = preview
+        .grants
+        .iter()
+        .find(|g| g.write)
+        .expect("home, to write");
+    assert_eq!(Path::new(&granted.path), home);
+    assert!(granted.means.as_deref().unwrap().contains("log in"));
+    assert_eq!(
+        preview.sandbox.unwrap().write,
+        std::slice::from_ref(&granted.path)
+    );
 }

@@ -263,7 +263,14 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
             add(&mut found, &d);
         }
     }
-    for a in &places.args {
+    // the script it is given, and its package (not for a server whose config says only what it
+    // names: a catalog install, whose arguments are a publisher's)
+    let args = if wanted.config.only_named {
+        &[][..]
+    } else {
+        &places.args[..]
+    };
+    for a in args {
         let p = Path::new(a);
         if p.is_absolute() && p.is_file() {
             let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());

@@ -417,3 +417,34 @@ fn an_older_kernel_says_what_it_cannot_enforce() {
     );
     assert_eq!(missing(0, false).len(), protections(0, false).len());
 }
+
+#[test]
+fn a_server_that_gets_only_what_is_named_gets_nothing_from_its_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    // a publisher's argument: a file in a folder of the user's
+    let profiles = d.join("home/.mozilla/firefox/profiles.ini");
+    std::fs::create_dir_all(profiles.parent().unwrap()).unwrap();
+    std::fs::write(&profiles, "").unwrap();
+    let package = d.join("bundle");
+    std::fs::create_dir_all(&package).unwrap();
+    let mut pl = places(&d);
+    pl.args = vec![profiles.display().to_string()];
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.read = vec![package.display().to_string()];
+    let guessed = policy(&w, &pl);
+    assert!(
+        guessed.read.contains(&d.join("home/.mozilla/firefox")),
+        "{:?}",
+        guessed.read
+    );
+    w.config.only_named = true;
+    let named = policy(&w, &pl);
+    assert!(
+        !named.read.iter().any(|r| r.starts_with(d.join("home"))),
+        "{:?}",
+        named.read
+    );
+    assert!(named.read.contains(&package));
+    assert!(named.read.contains(&PathBuf::from("/usr")));
+}
