@@ -287,11 +287,15 @@ pub fn container_refusal(args: &[String], mountable: Option<Mountable>) -> Optio
             );
         }
         for (flag, inline) in options {
+            // docker run's options that take no value; any other takes one (the next word
+            // when not given with `=`), but never a word that is an option itself: that is
+            // checked as one
             let takes_value = !matches!(
                 flag.as_str(),
                 "-d" | "-i"
                     | "-t"
                     | "-P"
+                    | "-q"
                     | "--rm"
                     | "--init"
                     | "--read-only"
@@ -300,14 +304,17 @@ pub fn container_refusal(args: &[String], mountable: Option<Mountable>) -> Optio
                     | "--interactive"
                     | "--tty"
                     | "--detach"
+                    | "--quiet"
                     | "--oom-kill-disable"
                     | "--no-healthcheck"
                     | "--sig-proxy"
+                    | "--disable-content-trust"
+                    | "--use-api-socket"
             ) && flag.len() > 1;
             let mut value = || -> String {
                 match &inline {
                     Some(v) => v.clone(),
-                    None if takes_value && i < args.len() => {
+                    None if takes_value && i < args.len() && !args[i].starts_with('-') => {
                         i += 1;
                         args[i - 1].clone()
                     }
@@ -353,7 +360,11 @@ pub fn container_refusal(args: &[String], mountable: Option<Mountable>) -> Optio
                 | "-P"
                 | "--publish-all"
                 | "--oom-kill-disable"
-                | "--ulimit" => return refused(arg, "widens what the container may reach or do"),
+                | "--ulimit"
+                | "--use-api-socket"
+                | "--volume-driver" => {
+                    return refused(arg, "widens what the container may reach or do")
+                }
                 "-u" | "--user" => {
                     let v = value();
                     if v.split(':').any(|part| part == "0" || part == "root") {
@@ -421,23 +432,39 @@ fn volume_refusal(v: &str, m: Mountable) -> Option<String> {
 }
 
 /// `--mount type=…,source=…,…`: a bind mount of a folder given to it, a tmpfs, or an anonymous
-/// volume.
+/// volume; with no key Switchboard does not know (a volume's `volume-opt` can bind any folder),
+/// none twice, nothing quoted (docker reads the value as CSV).
 fn mount_refusal(v: &str, m: Mountable) -> Option<String> {
+    if v.contains(['"', '\'', '\n']) {
+        return Some("mounts with quoted fields".into());
+    }
+    let mut seen: Vec<&str> = Vec::new();
     let mut kind = "volume";
     let (mut source, mut read_only) = (None, false);
     for part in v.split(',') {
         let (k, val) = part.split_once('=').unwrap_or((part, ""));
+        let k = match k {
+            "src" => "source",
+            "dst" | "destination" => "target",
+            "ro" => "readonly",
+            other => other,
+        };
+        if seen.contains(&k) {
+            return Some(format!("names its mount's {k} twice"));
+        }
+        seen.push(k);
         match k {
             "type" => kind = val,
-            "source" | "src" => source = Some(val),
-            "readonly" | "ro" => read_only = val.is_empty() || val == "true" || val == "1",
-            _ => {}
+            "source" => source = Some(val),
+            "readonly" => read_only = val.is_empty() || val == "true" || val == "1",
+            "target" | "consistency" | "volume-nocopy" | "tmpfs-size" | "tmpfs-mode" => {}
+            other => return Some(format!("mounts with the option \"{other}\"")),
         }
     }
     match (kind, source) {
         ("bind", Some(src)) => mount_source(src, read_only, m),
         ("bind", None) => Some("mounts a folder it does not name".into()),
-        ("tmpfs", _) | ("volume", None) => None,
+        ("tmpfs", None) | ("volume", None) => None,
         ("volume", Some(src)) => Some(format!("mounts the named volume \"{src}\"")),
         (other, _) => Some(format!("mounts a {other}")),
     }

@@ -379,6 +379,28 @@ fn container_options_that_widen_its_reach_are_refused_by_name() {
             "--mount",
         ),
         ("alpine".into(), "alpine"),
+        // a flag without a value never hides the next option
+        ("--quiet --privileged".into(), "--privileged"),
+        ("--label --privileged".into(), "--privileged"),
+        ("--use-api-socket".into(), "--use-api-socket"),
+        ("--volume-driver local".into(), "--volume-driver"),
+        // docker reads --mount as CSV: nothing it would read otherwise than we do
+        (
+            format!("--mount type=bind,source={gw},\"source=/etc\",target=/x"),
+            "--mount",
+        ),
+        (
+            format!("--mount type=bind,src={gw},source=/etc,dst=/x"),
+            "--mount",
+        ),
+        (
+            "--mount type=volume,volume-opt=device=/etc,volume-opt=o=bind,dst=/x".into(),
+            "--mount",
+        ),
+        (
+            "--mount type=bind,source=/etc,target=/x,bind-propagation=rshared".into(),
+            "--mount",
+        ),
     ] {
         let why = container_refusal(&words(bad.clone()), m).unwrap_or_default();
         assert!(why.contains(&format!("\"{named}")), "{bad}: {why}");
