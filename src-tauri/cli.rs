@@ -50,12 +50,16 @@ Usage:
                                            search the MCP Registry (the settings' one, or URL): one
                                            entry a line (name, version, kind, title; --json: one JSON
                                            object a line); no TERM lists every entry, every page
-  switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]... [--dry-run]
+  switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]...
+                             [--confirm-write PATH]... [--dry-run]
                                            add a server from the registry (its first package or
                                            remote this computer can run, pinned to its version) or
                                            from a bundle: prints the exact command, arguments,
-                                           environment (secrets named, never shown) and sandbox;
+                                           environment (secrets named, never shown), sandbox and
+                                           each folder it grants, and why;
                                            --set gives a setting (KEY as the preview names it);
+                                           --confirm-write lets it write PATH although PATH decides
+                                           what runs when you log in (home, ~/.config, ~/.local/bin…);
                                            --dry-run adds nothing. A server whose secrets are not
                                            set is added turned off
   switchboard --help | --version

@@ -1,5 +1,6 @@
 //! `switchboard catalog search [TERM] [--registry URL] [--json]` and
-//! `switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]… [--dry-run]`:
+//! `switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]…
+//! [--confirm-write PATH]… [--dry-run]`:
 //! the catalog headless, through the same engine calls as the window.
 
 use std::collections::BTreeMap;
@@ -124,11 +125,13 @@ async fn install(rest: &[String]) -> anyhow::Result<i32> {
     let mut registry = None;
     let mut dry_run = false;
     let mut values = BTreeMap::new();
+    let mut confirm_write = Vec::new();
     let mut it = rest.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--registry" => registry = Some(super::value_of(&mut it, a)?),
             "--dry-run" => dry_run = true,
+            "--confirm-write" => confirm_write.push(super::value_of(&mut it, a)?),
             "--set" => {
                 let kv = super::value_of(&mut it, a)?;
                 let (k, v) = kv
@@ -152,6 +155,7 @@ async fn install(rest: &[String]) -> anyhow::Result<i32> {
         name: prepared.default_name.clone(),
         values,
         defer_secrets: true,
+        confirm_write,
         ..Default::default()
     };
     let preview = rt
@@ -252,6 +256,36 @@ fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
             out,
             "sandbox:   none (a server elsewhere: it gets what you send it)"
         )?,
+    }
+    for g in &v.grants {
+        use switchboard_engine::registry::install::GrantReason;
+        let why = match &g.why {
+            GrantReason::BundleFolder => "its own folder: the bundle's files".to_string(),
+            GrantReason::Field { key, .. } => format!("you gave it as {key}"),
+            GrantReason::Picked => "you listed it".to_string(),
+        };
+        let means = g
+            .means
+            .as_deref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "grant:     {} {} ({why}){means}",
+            if g.write { "read and write" } else { "read" },
+            g.path
+        )?;
+    }
+    if let switchboard_engine::registry::install::NetworkView::Container { allowed } = v.network {
+        writeln!(
+            out,
+            "network:   {}",
+            if allowed {
+                "Docker's own network for the container"
+            } else {
+                "none: the container runs with --network=none"
+            }
+        )?;
     }
     if let Some(sig) = &v.signature {
         let text = match sig {

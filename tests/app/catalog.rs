@@ -263,14 +263,21 @@ fn a_bundle_file_installs_and_refusals_are_one_line_with_nothing_written() {
         "{}",
         text(&out.stdout)
     );
-    let dir = home
+    let bundles = home
         .path()
         .join("data")
         .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("bundles/tiny/1.0.0");
-    assert!(dir.join("server/index.js").is_file());
+        .join("bundles/Tiny-tiny");
     let s = &mcp_json(home.path())["mcpServers"]["Tiny-tiny"];
-    assert_eq!(s["cwd"], dir.display().to_string());
+    // a folder of its own: its server's, its version and a tag of this install
+    let dir = std::path::PathBuf::from(s["cwd"].as_str().unwrap());
+    assert_eq!(dir.parent(), Some(bundles.as_path()));
+    assert!(dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("1.0.0-"));
+    assert!(dir.join("server/index.js").is_file());
 
     let before = mcp_json(home.path());
     let evil = home.path().join("evil.mcpb");

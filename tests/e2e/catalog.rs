@@ -316,7 +316,7 @@ async fn a_newer_version_is_noticed_its_diff_shown_and_its_changed_tool_asks_aga
         .contains("Unsigned"));
     let preview = preview_and_go(&c).await;
     assert!(
-        preview.contains("bundles/tiny/1.0.0/server/index.js"),
+        preview.contains("bundles/tiny/1.0.0-") && preview.contains("/server/index.js"),
         "{preview}"
     );
     shown(&c, "#catalog-confirm").await;

@@ -306,8 +306,12 @@ export const catalogPrepareUpdate = (server) => call('catalog_prepare_update', {
 /**
  * The exact server an install would add: { name, kind, transport, command|null, args, cwd|null,
  * url|null, env: [{ name, value|null (null: a secret), secret, risk|null }], headers, sandbox:
- * { network, read, write }|null, signature, notes: [{ kind, … }], diff: DiffLine[]|null, startsOff }.
- * Rejects with a UiError whose `field` is the form field's key when a value does not fit.
+ * { network, read, write, onlyNamed }|null, grants: [{ path, write, why: { kind: 'bundleFolder'|
+ * 'field'|'picked', key?, label? }, means|null }], network: { kind: 'sandbox'|'container', allowed }
+ * |{ kind: 'remote' }, signature, notes: [{ kind, … }], diff: DiffLine[]|null, startsOff }.
+ * Rejects with a UiError whose `field` is the form field's key when a value does not fit
+ * (`confirmWrite`: a folder it may write that decides what runs at login, to be typed in
+ * `choices.confirmWrite`).
  */
 export const catalogPreview = (token, choices) => call('catalog_preview', { token, choices });
 /** Installs; resolves with the server's name (a new one is added turned off). */

@@ -158,9 +158,85 @@ pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
     written
 }
 
+/// A folder name for `name` (a server's name, a bundle's): one name, one folder. Letters,
+/// digits, `-` and `_` stay; every other byte becomes `%XX` (so `.c` and `_.c`, `a b` and `a_b`
+/// never meet, and no name gives `.`, `..`, a hidden name or a `/`); the empty name is `%`. A
+/// name whose folder name would be long keeps its first 80 characters and adds `~` and a hash
+/// of the whole name (`~` appears in no other folder name).
+pub fn folder_name(name: &str) -> String {
+    const LONGEST: usize = 120;
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.is_empty() {
+        return "%".into();
+    }
+    if out.len() <= LONGEST {
+        return out;
+    }
+    use sha2::{Digest, Sha256};
+    let mut cut = 80;
+    // never inside a %XX
+    while out[..cut].rfind('%').is_some_and(|i| i + 3 > cut) {
+        cut -= 1;
+    }
+    let hash: String = Sha256::digest(name.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{}~{hash}", &out[..cut])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_name_has_a_folder_of_its_own() {
+        let names = [
+            ".c", "_.c", "%2Ec", "a b", "a_b", "a+b", "a/b", "../x", "..", ".", "", "%", "files",
+            "Files", "é", "e\u{301}",
+        ];
+        let folders: Vec<String> = names.iter().map(|n| folder_name(n)).collect();
+        for (i, f) in folders.iter().enumerate() {
+            assert!(
+                !f.is_empty() && !f.starts_with('.') && !f.contains('/'),
+                "{f}"
+            );
+            for (j, g) in folders.iter().enumerate() {
+                assert!(
+                    i == j || f != g,
+                    "{:?} and {:?} share {f}",
+                    names[i],
+                    names[j]
+                );
+            }
+        }
+        assert_eq!(
+            folder_name("files"),
+            "files",
+            "plain names stay as they were"
+        );
+        assert_eq!(folder_name("a b"), "a%20b");
+        assert_eq!(folder_name(""), "%");
+        // long names: short enough for a folder, still one each
+        let long_a = "a".repeat(300);
+        let long_b = format!("{}b", "a".repeat(299));
+        let dotted = ".".repeat(200);
+        for n in [&long_a, &long_b, &dotted] {
+            let f = folder_name(n);
+            assert!(f.len() <= 120 && f.contains('~'), "{f}");
+            assert!(!f[..f.find('~').unwrap()].ends_with('%'), "{f}");
+        }
+        assert_ne!(folder_name(&long_a), folder_name(&long_b));
+        assert!(!folder_name(&"a".repeat(120)).contains('~'));
+    }
 
     #[test]
     fn writes_of_one_file_at_once_all_succeed_and_leave_no_temporary_file() {

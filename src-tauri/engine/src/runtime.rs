@@ -27,7 +27,7 @@ pub struct Places {
     pub settings: PathBuf,
     pub mcp: PathBuf,
     pub database: PathBuf,
-    /// Where bundles are unpacked (`bundles/<name>/<version>`).
+    /// Where bundles are unpacked (`bundles/<server>/<version>-<tag>`).
     pub bundles: PathBuf,
     /// The catalog's copies of the registry's answers.
     pub catalog_cache: PathBuf,

@@ -4,7 +4,7 @@
 // added turned off, and started only after a second yes that lists what runs.
 import { el, $ } from '../dom.js';
 import { diffView } from './diff.js';
-import { catalogNoteText, envRiskText, signatureText, targetText, kindText } from './words.js';
+import { catalogNoteText, envRiskText, grantWhyText, networkText, signatureText, targetText, kindText } from './words.js';
 
 export class InstallFlow {
   /** show(panel) shows one panel of the catalog dialog. */
@@ -46,6 +46,8 @@ export class InstallFlow {
     $('#catalog-network', form).checked = false;
     $('#catalog-folders-row', form).hidden = p.remote;
     $('#catalog-folders', form).value = '';
+    $('#catalog-confirm-write', form).value = '';
+    $('#catalog-confirm-write-row', form).hidden = true;
     this.inputs = new Map();
     $('#catalog-fields', form).replaceChildren(...p.fields.map((f) => this.field(f, p.values?.[f.key])));
     if (!p.fields.length) $('#catalog-fields', form).append(el('p', { class: 'muted' }, 'It asks for nothing.'));
@@ -103,8 +105,11 @@ export class InstallFlow {
       if (v === '') continue;
       values[key] = field.multiple ? v.split(',').map((x) => x.trim()).filter(Boolean) : v;
     }
-    const folders = $('#catalog-folders', this.dialog).value.split('\n').map((l) => l.trim()).filter(Boolean);
-    return { name: $('#catalog-name', this.dialog).value.trim(), values, folders, network: $('#catalog-network', this.dialog).checked };
+    const lines = (id) => $(id, this.dialog).value.split('\n').map((l) => l.trim()).filter(Boolean);
+    return {
+      name: $('#catalog-name', this.dialog).value.trim(), values, folders: lines('#catalog-folders'),
+      confirmWrite: lines('#catalog-confirm-write'), network: $('#catalog-network', this.dialog).checked,
+    };
   }
 
   clearErrors() {
@@ -113,6 +118,11 @@ export class InstallFlow {
 
   showError(err) {
     const field = err?.field;
+    // a folder that decides what runs at login: its confirmation box, shown once it is needed
+    if (field === 'confirmWrite') {
+      $('#catalog-confirm-write-row', this.dialog).hidden = false;
+      $('#catalog-confirm-write', this.dialog).focus();
+    }
     const slot = (field && this.dialog.querySelector(`#catalog-install-form .field-error[data-for="${CSS.escape(field)}"]`))
       ?? $('#catalog-install-error', this.dialog);
     slot.textContent = err?.message ?? String(err);
@@ -200,12 +210,15 @@ function previewRows(v, short = false) {
     row('Headers', ...v.headers.map((h) => el('div', {}, el('code', {}, h.name), ': ', el('span', { class: 'secret-dots' }, '•••• (kept in the keyring)'))));
   }
   if (v.sandbox) {
-    // the config leaves out empty lists
-    const read = v.sandbox.read ?? [];
-    const write = v.sandbox.write ?? [];
-    row('Sandbox', el('div', {}, `On. Network: ${v.sandbox.network ? 'allowed' : 'none'}.`),
-      read.length ? el('div', {}, 'May read: ', ...read.map((p) => el('code', {}, p))) : null,
-      write.length ? el('div', {}, 'May read and write: ', ...write.map((p) => el('code', {}, p))) : el('div', { class: 'muted' }, 'No folders of yours.'));
+    // every grant, each with why (the engine lists them: nothing of its arguments is granted)
+    const grants = v.grants ?? [];
+    row('Sandbox', el('div', {}, `On. Network: ${networkText(v.network)}`),
+      grants.length
+        ? el('ul', { class: 'preview-grants' }, ...grants.map((g) => el('li', { class: g.means ? 'risky' : '' },
+          `${g.write ? 'May read and write' : 'May read'} `, el('code', {}, g.path), ` (${grantWhyText(g.why)})`,
+          g.means ? el('strong', {}, ` — ${g.means}.`) : null)))
+        : null,
+      grants.some((g) => g.why?.kind !== 'bundleFolder') ? null : el('div', { class: 'muted' }, 'No folders of yours.'));
   } else if (!v.command) {
     row('Sandbox', el('div', { class: 'muted' }, 'None: it runs elsewhere and gets what you send it.'));
   }

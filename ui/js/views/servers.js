@@ -478,7 +478,8 @@ export class ServersView {
       const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
       // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
       const builtin = command === 'switchboard' && args[0] === 'mcp-server';
-      // the environment names granted and the limits set in mcp.json (not in the form) are kept
+      // the environment names granted and the limits set in mcp.json (not in the form) are kept,
+      // and a catalog install's "only what is named" (nothing granted from its arguments)
       const before = this.config.mcpServers[this.editing]?.sandbox;
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
@@ -488,6 +489,7 @@ export class ServersView {
           write: lines('#srv-sandbox-write'),
           ...(before?.env?.length ? { env: before.env } : {}),
           ...(before?.limits ? { limits: before.limits } : {}),
+          ...(before?.onlyNamed ? { onlyNamed: true } : {}),
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;

@@ -215,11 +215,32 @@ export function catalogNoteText(n) {
     case 'deprecated':
       return `The registry marks it deprecated${n.message ? `: ${n.message}` : '.'}`;
     case 'container':
-      return 'It runs in a container: the sandbox holds the docker (or podman) command, and the container gets no network unless you allow it.';
+      return 'It runs in a container: the sandbox holds the docker (or podman) command, the container gets no network unless you allow it, and it mounts only folders you gave it.';
     case 'remote':
       return `It is a server at ${n.host}: what it gets is what you send it.`;
     default:
       return '';
+  }
+}
+
+/** Why an install's sandbox grants a folder (`GrantReason`). */
+export function grantWhyText(why) {
+  switch (why?.kind) {
+    case 'bundleFolder': return 'its own folder: the bundle’s files';
+    case 'field': return `you gave it as “${why.label}”`;
+    case 'picked': return 'you listed it';
+    default: return '';
+  }
+}
+
+/** The network an install will have (`NetworkView`), as the preview says it. */
+export function networkText(n) {
+  switch (n?.kind) {
+    case 'container': return n.allowed
+      ? 'Docker’s own network for the container (outside this sandbox: it reaches what Docker lets containers reach).'
+      : 'none: the container runs with --network=none, whatever the sandbox of the docker command allows.';
+    case 'sandbox': return n.allowed ? 'allowed.' : 'none.';
+    default: return '';
   }
 }
 

@@ -110,6 +110,10 @@ pub struct InstallSource {
     /// Where its bundle is unpacked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle_dir: Option<String>,
+    /// The SHA-256 of the bundle file it was unpacked from (hex): part of its identity, so what
+    /// was approved and pinned for one bundle does not hold for another in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_sha256: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inputs: BTreeMap<String, serde_json::Value>,
 }
@@ -164,7 +168,8 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "env": [names], "allowUnsandboxed": false, "limits": {…}}`. Paths are absolute (or start
+/// "write": [paths], "env": [names], "allowUnsandboxed": false, "onlyNamed": false, "limits": {…}}`.
+/// Paths are absolute (or start
 /// with `~/`); folders include everything under them (but credentials and the app's own folders,
 /// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -195,6 +200,12 @@ pub struct SandboxConfig {
     /// out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsConfig>,
+    /// Only what is named here (and what it needs to run: the system's folders, its program's),
+    /// never the folder around a path in its arguments. Servers from the catalog: their
+    /// arguments are a publisher's (`~/.mozilla/firefox/profiles.ini` would grant
+    /// `~/.mozilla/firefox`), so every grant they get is listed in the install's preview.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_named: bool,
 }
 
 /// A sandboxed server's resource limits as its config sets them (`mcp/sandbox/limits.rs`); any
@@ -428,10 +439,12 @@ impl ServerConfig {
 
     /// What makes it the same server (hashed): its transport and command line, its working
     /// folder, its environment's names and a hash of each value (a secret's by its reference),
-    /// or its URL. Standing approvals ("always allow", allowed in this chat), pinned tool
-    /// definitions and tasks followed across starts hold for this identity only: another program,
-    /// folder or environment under the same name is asked about again. (A server with neither a
-    /// folder nor an environment hashes as before these were part of it.)
+    /// or its URL; and for a server installed from a bundle, the bundle's SHA-256 (what is in
+    /// its folder, not only the folder's path). Standing approvals ("always allow", allowed in
+    /// this chat), pinned tool definitions and tasks followed across starts hold for this
+    /// identity only: another program, folder, environment or bundle under the same name is
+    /// asked about again. (A server with neither a folder nor an environment hashes as before
+    /// these were part of it, and one without a bundle as before bundles were.)
     pub fn identity(&self) -> String {
         use sha2::{Digest, Sha256};
         let hex = |bytes: &[u8]| -> String {
@@ -460,6 +473,17 @@ impl ServerConfig {
                 serde_json::json!(["stdio", self.command, self.args, self.cwd, env])
             }
             t => serde_json::json!([format!("{t:?}"), self.url]),
+        };
+        let bundle = self
+            .source
+            .as_ref()
+            .and_then(|s| s.bundle_sha256.as_deref());
+        let what = match (what, bundle) {
+            (serde_json::Value::Array(mut parts), Some(sha)) => {
+                parts.push(serde_json::json!({ "bundleSha256": sha }));
+                serde_json::Value::Array(parts)
+            }
+            (what, _) => what,
         };
         hex(what.to_string().as_bytes())
     }

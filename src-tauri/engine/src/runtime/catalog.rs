@@ -296,6 +296,7 @@ impl Runtime {
             fields,
             layout,
             update_of,
+            folder_tag: crate::form::random_tag(),
         })
     }
 
@@ -319,6 +320,7 @@ impl Runtime {
             origin: Origin::Bundle(Box::new(opened)),
             layout: None,
             update_of: None,
+            folder_tag: crate::form::random_tag(),
         };
         Ok(self.keep_pending(pending))
     }
@@ -432,6 +434,14 @@ impl Runtime {
         let built = self.build(&p, choices)?;
         let dir = match (p.bundle(), &built.bundle_dir) {
             (Some(b), Some(dir)) => {
+                let own = p.update_of.as_ref().map(|(n, _)| n.as_str());
+                if let Some(other) = self.server_in(dir, own) {
+                    return Err(BundleError::Unsafe(format!(
+                        "would be unpacked into {}, which the server “{other}” uses",
+                        dir.display()
+                    ))
+                    .into());
+                }
                 let (b, dir) = (b.clone(), dir.clone());
                 let root = self.catalog.bundles.clone();
                 tokio::task::spawn_blocking(move || {
@@ -471,7 +481,8 @@ impl Runtime {
                 Ok((built.name, config))
             }
             Err(e) => {
-                if let (Some(dir), None) = (dir, &p.update_of) {
+                // its folder is new (an update's too): nothing uses it
+                if let Some(dir) = dir {
                     let _ = std::fs::remove_dir_all(&dir);
                     remove_empty_up_to(&dir, &self.catalog.bundles);
                 }
@@ -480,7 +491,25 @@ impl Runtime {
         }
     }
 
-    fn remove_unused_bundle(&self, old: &ServerConfig, now: &mcp::McpConfig) {
+    /// A configured server (not `except`) whose bundle folder or working folder is `dir` or
+    /// inside it, or whose bundle folder holds `dir`.
+    fn server_in(&self, dir: &Path, except: Option<&str>) -> Option<String> {
+        self.mcp_config()
+            .servers
+            .iter()
+            .filter(|(name, _)| Some(name.as_str()) != except)
+            .find(|(_, c)| {
+                let bundle = c.source.as_ref().and_then(|s| s.bundle_dir.as_deref());
+                let inside = |p: &str| Path::new(p).starts_with(dir);
+                bundle.is_some_and(|b| inside(b) || dir.starts_with(b))
+                    || c.cwd.as_deref().is_some_and(inside)
+            })
+            .map(|(name, _)| name.clone())
+    }
+
+    /// Removes the folder `old`'s bundle was unpacked into, when it is the app's and no server
+    /// of `now` uses it (an update's old version, a deleted server's).
+    pub(super) fn remove_unused_bundle(&self, old: &ServerConfig, now: &mcp::McpConfig) {
         let Some(dir) = old.source.as_ref().and_then(|s| s.bundle_dir.clone()) else {
             return;
         };

@@ -74,12 +74,16 @@ impl Runtime {
         self.commit_mcp(next).await
     }
 
-    /// Removes a server, and its secrets from the store.
+    /// Removes a server, its secrets from the store, and its bundle's folder.
     pub async fn delete_server(&self, name: &str) -> Result<mcp::McpConfig, McpConfigError> {
         let _one = self.changing.lock().await;
         let mut next = self.mcp_config_for_change()?;
         let gone = next.servers.remove(name);
         let applied = self.commit_mcp(next).await?;
+        // its bundle's folder goes with it (its private folder goes when the host applies this)
+        if let Some(old) = &gone {
+            self.remove_unused_bundle(old, &applied);
+        }
         // its sign-in goes with it (unless another server is the same URL)
         if let Some(url) = gone.and_then(|s| s.url) {
             if !applied

@@ -433,3 +433,93 @@ async fn an_unknown_name_or_an_entry_with_nothing_to_run_is_a_clear_refusal() {
         .unwrap_err();
     assert!(e.to_string().contains("cargo"), "{e}");
 }
+
+/// A container entry gets only what the user gave it: an option that widens its reach is
+/// refused, named (before the form, when it is fixed; at the preview, a mount of a folder it was
+/// not given); and the preview's network line is the container's own (none with
+/// `--network=none`, whatever the docker command's sandbox; Docker's when the user allows it).
+#[tokio::test]
+async fn a_container_gets_only_what_it_was_given_and_its_network_is_told_as_it_is() {
+    let oci = |name: &str, runtime: Value| {
+        listed(json!({
+            "name": name, "description": "In a container", "version": "1.0.0",
+            "packages": [{"registryType": "oci", "identifier": "ghcr.io/acme/box:1.0.0",
+                "runtimeArguments": runtime}]
+        }))
+    };
+    let reg = Registry::start(vec![
+        oci(
+            "io.github.acme/host-net",
+            json!([{"type": "named", "name": "--network", "value": "host"}]),
+        ),
+        oci(
+            "io.github.acme/mounts",
+            json!([{"type": "named", "name": "-v", "value": "{src}:/data",
+                    "variables": {"src": {"format": "filepath", "isRequired": true}}},
+                   {"type": "named", "name": "--mount", "value": "type=bind,src={etc},dst=/etc2",
+                    "variables": {"etc": {"default": "/etc"}}}]),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), &reg.url).await;
+    let e = rt
+        .catalog_prepare(None, "io.github.acme/host-net", None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"--network=host\""), "{e}");
+
+    let p = rt
+        .catalog_prepare(None, "io.github.acme/mounts", None)
+        .await
+        .unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mut c = choices("box", json!({"src": data.display().to_string()}));
+    // the publisher's default mounts /etc, which the user did not give it
+    let e = rt.catalog_preview(&p.token, &c).unwrap_err().to_string();
+    assert!(
+        e.contains("--mount=type=bind,src=/etc") && e.contains("did not give"),
+        "{e}"
+    );
+    c.values
+        .insert("etc".into(), json!(data.join("sub").display().to_string()));
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    assert!(preview.args.contains(&"--network=none".to_string()));
+    assert_eq!(
+        serde_json::to_value(preview.network).unwrap(),
+        json!({"kind": "container", "allowed": false})
+    );
+    c.network = true;
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    assert!(!preview.args.iter().any(|a| a.starts_with("--network")));
+    assert_eq!(
+        serde_json::to_value(preview.network).unwrap(),
+        json!({"kind": "container", "allowed": true})
+    );
+}
+
+/// A PyPI entry that names its interpreter by path (`--python /some/python`) is refused at the
+/// preview: the host would run it when it fetches the package for a sandbox without network.
+#[tokio::test]
+async fn an_interpreter_given_as_a_path_is_refused() {
+    let reg = Registry::start(vec![listed(json!({
+        "name": "io.github.acme/py", "description": "d", "version": "1.0.0",
+        "packages": [{"registryType": "pypi", "identifier": "py-mcp", "version": "1.0.0",
+            "runtimeArguments": [{"type": "named", "name": "--python", "value": "/tmp/x/python3"}]}]
+    }))]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), &reg.url).await;
+    let p = rt
+        .catalog_prepare(None, "io.github.acme/py", None)
+        .await
+        .unwrap();
+    let e = rt
+        .catalog_preview(&p.token, &choices("py", json!({})))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/tmp/x/python3") && e.contains("not a Python version"),
+        "{e}"
+    );
+}

@@ -239,19 +239,23 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
 }
 
 /// The package an npx or uvx server runs, fetched into its private cache first when its sandbox
-/// has no network (`sandbox::fetch`); once per package, said in its log. The PATH it is fetched
-/// with is the server's own, so that uv finds the interpreter uvx will.
-async fn fetch_for_sandbox(
-    t: &Target<'_>,
-    program: &Path,
-    sb: &Sandboxed,
-    env: &std::collections::BTreeMap<String, String>,
-) -> Result<(), String> {
-    let Some(what) = sandbox::to_fetch(&t.config.command, &t.config.args) else {
+/// has no network (`sandbox::fetch`); once per package, said in its log. Fetched with the app's
+/// own npm or uv, found on the app's PATH (never the server's, never a folder it may write).
+async fn fetch_for_sandbox(t: &Target<'_>, sb: &Sandboxed) -> Result<(), String> {
+    let Some(what) = sandbox::to_fetch(&t.config.command, &t.config.args)? else {
         return Ok(());
     };
-    let private = &sb.private;
-    if sandbox::fetched(private, &what) {
+    // what the server may write: no program is taken from there
+    let mut writable = sb.policy.write.clone();
+    writable.push(t.sandbox_dir.to_path_buf());
+    writable.extend(t.config.cwd.as_ref().map(PathBuf::from));
+    let places = sandbox::FetchPlaces {
+        app_path: t.path.clone(),
+        writable,
+        private: sb.private.clone(),
+        own: sandbox::fetch_dir(t.sandbox_dir, t.name),
+    };
+    if sandbox::fetched(&places, &what) {
         return Ok(());
     }
     let by = what.fetcher;
@@ -261,8 +265,7 @@ async fn fetch_for_sandbox(
         by.name(),
         by.how()
     ));
-    let path = env.get("PATH").map(String::as_str).or(t.path.as_deref());
-    sandbox::fetch(program, path, &what, private).await?;
+    sandbox::fetch(&places, &what).await?;
     t.log.push(format!(
         "[switchboard] fetched; {} runs it offline in the sandbox",
         t.config.command
@@ -288,7 +291,7 @@ async fn stdio(
         Err(attempt) => return attempt,
     };
     if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
-        if let Err(e) = fetch_for_sandbox(t, &program, sb, &values.env).await {
+        if let Err(e) = fetch_for_sandbox(t, sb).await {
             return failed(Step::FetchingPackage, e);
         }
     }

@@ -349,15 +349,20 @@ impl McpHost {
     }
 
     /// Makes the running set match `config`, live: servers that were removed or changed stop,
-    /// new and changed ones start (in parallel), the others are left alone. Waits until every
-    /// started server is running or has failed.
+    /// new and changed ones start (in parallel), the others are left alone; a removed server's
+    /// private folder is deleted. Waits until every started server is running or has failed.
     pub async fn apply_config(&self, config: &McpConfig) {
-        let (stopped, started) = {
+        let (stopped, started, gone) = {
             let mut servers = self.servers.write().unwrap();
             let stale: Vec<String> = servers
                 .iter()
                 .filter(|(name, slot)| config.servers.get(*name) != Some(&slot.config))
                 .map(|(name, _)| name.clone())
+                .collect();
+            let gone: Vec<String> = stale
+                .iter()
+                .filter(|n| !config.servers.contains_key(*n))
+                .cloned()
                 .collect();
             let stopped: Vec<Arc<Slot>> = stale.iter().filter_map(|n| servers.remove(n)).collect();
             let mut started = Vec::new();
@@ -368,9 +373,18 @@ impl McpHost {
                     started.push(slot);
                 }
             }
-            (stopped, started)
+            (stopped, started, gone)
         };
         futures::future::join_all(stopped.iter().map(|s| s.stop())).await;
+        // a server that is gone takes its private folder with it: one made later under its
+        // name starts with an empty one
+        for name in gone {
+            if let Err(e) = sandbox::forget_server(&self.shared.opts.sandbox_dir, &name) {
+                tracing::warn!(
+                    "could not delete the private folder of the removed server {name}: {e}"
+                );
+            }
+        }
         self.shared.changed();
         futures::future::join_all(started.iter().map(|s| s.settled())).await;
     }

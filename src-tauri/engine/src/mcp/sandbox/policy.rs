@@ -267,7 +267,14 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
             add(&mut found, &d);
         }
     }
-    for a in &places.args {
+    // the script it is given, and its package (not for a server whose config says only what it
+    // names: a catalog install, whose arguments are a publisher's)
+    let args = if wanted.config.only_named {
+        &[][..]
+    } else {
+        &places.args[..]
+    };
+    for a in args {
         let p = Path::new(a);
         if p.is_absolute() && p.is_file() {
             let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
@@ -350,19 +357,33 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     }
 }
 
-/// A server's private folder under `root`, from its name (any character a folder name should
-/// not have becomes `_`).
+/// A server's private folder under `root`: its own, from its exact name
+/// ([`crate::paths::folder_name`]: `.c` and `_.c`, `a b` and `a_b` each get their own). It is
+/// deleted with its server ([`forget_server`]), so a server made later under the same name starts
+/// with an empty one.
 pub fn private_dir(root: &Path, server: &str) -> PathBuf {
-    let mut safe: String = server
-        .chars()
-        .map(|c| match c {
-            c if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') => c,
-            ' ' => '+',
-            _ => '_',
-        })
-        .collect();
-    if safe.is_empty() || safe.starts_with('.') {
-        safe.insert(0, '_');
+    root.join(crate::paths::folder_name(server))
+}
+
+/// Where the host keeps what it fetched for a server ([`super::fetch`]: its record, its staging
+/// folder): beside the private folders, in `root/.fetched/`, which no server's private folder
+/// can be (their names never start with `.`) and no server may write.
+pub fn fetch_dir(root: &Path, server: &str) -> PathBuf {
+    root.join(FETCHED).join(crate::paths::folder_name(server))
+}
+
+/// The host's own folder under the sandbox root ([`fetch_dir`]).
+const FETCHED: &str = ".fetched";
+
+/// Deletes what the sandbox kept for `server` under `root`: its private folder (temporary
+/// files, caches) and the host's record of what was fetched for it. For a server that is no
+/// longer configured; a missing folder is no error.
+pub fn forget_server(root: &Path, server: &str) -> std::io::Result<()> {
+    for dir in [private_dir(root, server), fetch_dir(root, server)] {
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
     }
-    root.join(safe)
+    Ok(())
 }

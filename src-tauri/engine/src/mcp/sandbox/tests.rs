@@ -338,9 +338,14 @@ fn program_folders_are_never_home_root_or_shared() {
 fn private_folders_are_safe_names() {
     let r = Path::new("/c");
     assert_eq!(private_dir(r, "files"), PathBuf::from("/c/files"));
-    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my+server"));
-    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/_.._x"));
-    assert_eq!(private_dir(r, ""), PathBuf::from("/c/_"));
+    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my%20server"));
+    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/%2E%2E%2Fx"));
+    assert_eq!(private_dir(r, ""), PathBuf::from("/c/%"));
+    // one folder per name, and never the host's own
+    assert_ne!(private_dir(r, ".c"), private_dir(r, "_.c"));
+    assert_ne!(private_dir(r, "a b"), private_dir(r, "a_b"));
+    assert_ne!(private_dir(r, ".fetched"), r.join(".fetched"));
+    assert!(fetch_dir(r, "x").starts_with(r.join(".fetched")));
 }
 
 #[test]
@@ -458,4 +463,35 @@ fn an_older_kernel_says_what_it_cannot_enforce() {
         without(true, false),
         vec!["processes and threads (a fork bomb)"]
     );
+}
+
+#[test]
+fn a_server_that_gets_only_what_is_named_gets_nothing_from_its_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    // a publisher's argument: a file in a folder of the user's
+    let profiles = d.join("home/.mozilla/firefox/profiles.ini");
+    std::fs::create_dir_all(profiles.parent().unwrap()).unwrap();
+    std::fs::write(&profiles, "").unwrap();
+    let package = d.join("bundle");
+    std::fs::create_dir_all(&package).unwrap();
+    let mut pl = places(&d);
+    pl.args = vec![profiles.display().to_string()];
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.read = vec![package.display().to_string()];
+    let guessed = policy(&w, &pl);
+    assert!(
+        guessed.read.contains(&d.join("home/.mozilla/firefox")),
+        "{:?}",
+        guessed.read
+    );
+    w.config.only_named = true;
+    let named = policy(&w, &pl);
+    assert!(
+        !named.read.iter().any(|r| r.starts_with(d.join("home"))),
+        "{:?}",
+        named.read
+    );
+    assert!(named.read.contains(&package));
+    assert!(named.read.contains(&PathBuf::from("/usr")));
 }

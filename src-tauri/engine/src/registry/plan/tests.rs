@@ -316,3 +316,105 @@ fn what_cannot_run_safely_or_pinned_is_refused() {
         .refused
         .is_some_and(|r| r.contains("command line")));
 }
+
+#[test]
+fn container_options_that_widen_its_reach_are_refused_by_name() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let (given_w, given_r) = (root.join("work"), root.join("docs"));
+    std::fs::create_dir_all(&given_w).unwrap();
+    std::fs::create_dir_all(&given_r).unwrap();
+    std::os::unix::fs::symlink("/etc", given_w.join("etc-link")).unwrap();
+    let (w, r) = (vec![given_w.clone()], vec![given_r.clone()]);
+    let m = Some(Mountable {
+        write: &w,
+        read: &r,
+    });
+    let words = |s: String| -> Vec<String> { s.split(' ').map(String::from).collect() };
+    let (gw, gr) = (given_w.display(), given_r.display());
+    for ok in [
+        String::from("-e TOKEN --env=A=b -i --rm --init --read-only --network=none"),
+        format!("-v {gw}:/data --volume={gw}/sub:/x:rw --mount type=bind,src={gw},dst=/w"),
+        format!("-v {gr}:/docs:ro --mount type=bind,source={gr},target=/d,readonly"),
+        String::from("-v /anonymous --mount type=tmpfs,dst=/t --mount type=volume,dst=/v"),
+        String::from("--user 1000:1000 -u=nobody -w /app --entrypoint x --name n"),
+        String::from("--net none -it --memory 512m --cpus 1"),
+    ] {
+        assert_eq!(container_refusal(&words(ok.clone()), m), None, "{ok}");
+    }
+    for (bad, named) in [
+        ("--privileged".to_string(), "--privileged"),
+        ("--network=host".into(), "--network=host"),
+        ("--network bridge".into(), "--network"),
+        ("--net=container:x".into(), "--net=container:x"),
+        ("--pid=host".into(), "--pid=host"),
+        ("--ipc host".into(), "--ipc"),
+        ("--uts=host".into(), "--uts=host"),
+        ("--userns=host".into(), "--userns=host"),
+        ("--cgroupns=host".into(), "--cgroupns=host"),
+        ("--cap-add=SYS_ADMIN".into(), "--cap-add=SYS_ADMIN"),
+        ("--device /dev/sda".into(), "--device"),
+        ("--security-opt seccomp=unconfined".into(), "--security-opt"),
+        ("--user 0".into(), "--user"),
+        ("-u root".into(), "-u"),
+        ("-u0".into(), "-u0"),
+        ("--user=1000:0".into(), "--user=1000:0"),
+        ("--group-add 0".into(), "--group-add"),
+        ("--sysctl net.ipv4.ip_forward=1".into(), "--sysctl"),
+        ("--volumes-from other".into(), "--volumes-from"),
+        ("--env-file /home/u/.env".into(), "--env-file"),
+        ("-p 8080:80".into(), "-p"),
+        ("-itP".into(), "-itP"),
+        ("-v /:/host".into(), "-v"),
+        ("-v /home/u/.ssh:/ssh:ro".into(), "-v"),
+        (format!("-v {gr}:/docs"), "-v"),
+        (format!("-v {gw}/../docs:/x"), "-v"),
+        (format!("-v {gw}/etc-link:/x"), "-v"),
+        ("-v data:/data".into(), "-v"),
+        ("--volume=./rel:/x".into(), "--volume=./rel:/x"),
+        ("--mount type=bind,src=/etc,dst=/e".into(), "--mount"),
+        ("--mount type=volume,src=shared,dst=/v".into(), "--mount"),
+        (
+            format!("--mount=type=bind,source={gr},target=/d"),
+            "--mount",
+        ),
+        ("alpine".into(), "alpine"),
+        // a flag without a value never hides the next option
+        ("--quiet --privileged".into(), "--privileged"),
+        ("--label --privileged".into(), "--privileged"),
+        ("--use-api-socket".into(), "--use-api-socket"),
+        ("--volume-driver local".into(), "--volume-driver"),
+        // docker reads --mount as CSV: nothing it would read otherwise than we do
+        (
+            format!("--mount type=bind,source={gw},\"source=/etc\",target=/x"),
+            "--mount",
+        ),
+        (
+            format!("--mount type=bind,src={gw},source=/etc,dst=/x"),
+            "--mount",
+        ),
+        (
+            "--mount type=volume,volume-opt=device=/etc,volume-opt=o=bind,dst=/x".into(),
+            "--mount",
+        ),
+        (
+            "--mount type=bind,source=/etc,target=/x,bind-propagation=rshared".into(),
+            "--mount",
+        ),
+    ] {
+        let why = container_refusal(&words(bad.clone()), m).unwrap_or_default();
+        assert!(why.contains(&format!("\"{named}")), "{bad}: {why}");
+    }
+    // before the values are known: the fixed options only
+    assert_eq!(
+        container_refusal(&words("-v :/data".into()), None),
+        None,
+        "a mount's source is checked once given"
+    );
+    let privileged: Package = serde_json::from_value(json!({
+        "registryType": "oci", "identifier": "example/img:1",
+        "runtimeArguments": [{"type": "named", "name": "--privileged"}]
+    }))
+    .unwrap();
+    assert!(refusal(&privileged).is_some_and(|w| w.contains("--privileged")));
+}
