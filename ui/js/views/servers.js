@@ -13,7 +13,10 @@ export function summarize(servers) {
   const starting = servers.filter((s) => s.status === 'starting').length;
   const tools = servers.filter((s) => s.status === 'running').reduce((n, s) => n + s.tools.length, 0);
   let text = servers.length ? `${running}/${servers.length} servers · ${tools} tool${tools === 1 ? '' : 's'}` : 'No MCP servers';
-  if (starting) text = `Starting ${starting} server${starting > 1 ? 's' : ''}…`;
+  if (starting) {
+    const busy = servers.find((s) => s.status === 'starting' && s.busy);
+    text = `Starting ${starting} server${starting > 1 ? 's' : ''}…${busy ? ` (${busy.name}: ${busy.busy})` : ''}`;
+  }
   const level = failed ? 'bad' : starting ? 'busy' : running ? 'good' : 'idle';
   return { text: failed ? `${running}/${servers.length} servers · ${failed} failed` : text, level };
 }
@@ -113,6 +116,7 @@ export class ServersView {
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, signingIn ? 'sign in needed' : s.status),
+        s.status === 'starting' && s.busy ? el('span', { class: 'muted server-busy', role: 'status' }, s.busy) : null,
         el('span', { class: 'muted' }, this.transport(s.transport).label),
         !this.transport(s.transport).remote
           ? el('span', { class: `muted server-sandbox ${s.sandbox?.state ?? 'off'}`, title: sandboxDetail(s.sandbox) }, sandboxText(s.sandbox))

@@ -142,8 +142,15 @@ pub use protect::*;
 #[cfg(test)]
 use {detect::path_in, policy::program_dir};
 
-/// The process groups (and sessions) a sandboxed server's processes made.
-pub type Groups = std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<i32>>>;
+/// The process groups (and sessions) a sandboxed server's processes made, and whether it is
+/// ending (then it may make no more).
+#[derive(Debug, Default)]
+pub struct ProcessGroups {
+    pub made: std::sync::Mutex<std::collections::BTreeSet<i32>>,
+    pub closing: std::sync::atomic::AtomicBool,
+}
+
+pub type Groups = std::sync::Arc<ProcessGroups>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -301,6 +308,9 @@ impl Prepared {
                 for cap in 0..=last_cap {
                     libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
                 }
+                // if the host dies, the server dies: SIGKILL, which it cannot ignore (what it
+                // started is still confined, and its handed-over calls fail: no listener)
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }

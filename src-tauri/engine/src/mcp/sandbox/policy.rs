@@ -255,9 +255,28 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     for p in SYSTEM_READ {
         add(&mut found, Path::new(p));
     }
+    // what the server may change itself: a grant derived from a path in there could lead, by a
+    // link it put there before a restart, anywhere (its cwd made a link to `/`); such a path
+    // brings nothing, the write grant covers it as it is
+    let writable: Vec<PathBuf> = std::iter::once(places.private.clone())
+        .chain(wanted.own.iter().cloned())
+        .chain(wanted.config.write.iter().map(|w| expand(w, home)))
+        .flat_map(|w| {
+            let real = w.canonicalize().ok();
+            std::iter::once(w).chain(real)
+        })
+        .collect();
+    let changeable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
     // the program, as given and resolved (a venv's python is a symlink to the interpreter)
     let real_program = places.program.canonicalize().ok();
-    for p in std::iter::once(&places.program).chain(real_program.as_ref()) {
+    let programs: Vec<&PathBuf> = if changeable(&places.program) {
+        vec![]
+    } else {
+        std::iter::once(&places.program)
+            .chain(real_program.as_ref())
+            .collect()
+    };
+    for p in programs {
         if let Some(d) = program_dir(p, home) {
             if d == *p {
                 for c in companions(p) {
@@ -276,14 +295,14 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     };
     for a in args {
         let p = Path::new(a);
-        if p.is_absolute() && p.is_file() {
+        if p.is_absolute() && p.is_file() && !changeable(p) {
             let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
             if let Some(d) = script_dir(&real, home) {
                 add(&mut found, &d);
             }
         }
     }
-    if let Some(cwd) = &places.cwd {
+    if let Some(cwd) = places.cwd.as_ref().filter(|c| !changeable(c)) {
         add(&mut found, cwd);
     }
     for entry in places.path_var.as_deref().unwrap_or_default().split(':') {

@@ -144,7 +144,29 @@ pub const CREDENTIALS: &[&str] = &[
     ".config/Exodus",
 ];
 
-/// The protected paths: [`CREDENTIALS`] under `home`, and `app` (the app's config, data and
+/// System files that hold secrets: unreadable to a user anyway, but a server run by root (whose
+/// capabilities are dropped, but not its user) would read them through the system folders it
+/// may read.
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wpa_supplicant",
+    "/etc/libvirt/secrets",
+];
+
+/// The protected paths: [`CREDENTIALS`] under `home`, [`SYSTEM_SECRETS`], and `app` (the app's config, data and
 /// cache folders). Each as written and, when it exists, as resolved (a `~/.ssh` that is a
 /// symlink into a dotfiles folder is protected there too).
 pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
@@ -152,6 +174,7 @@ pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
     let listed = home
         .into_iter()
         .flat_map(|h| CREDENTIALS.iter().map(move |c| h.join(c)))
+        .chain(SYSTEM_SECRETS.iter().map(PathBuf::from))
         .chain(app.iter().cloned());
     for p in listed {
         if let Ok(real) = p.canonicalize() {

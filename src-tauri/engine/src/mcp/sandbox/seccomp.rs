@@ -78,7 +78,6 @@ const ALLOWED: &[Call] = calls![
     SYS_close_range,
     SYS_dup,
     SYS_dup3,
-    SYS_fcntl,
     SYS_flock,
     SYS_fsync,
     SYS_fdatasync,
@@ -196,7 +195,6 @@ const ALLOWED: &[Call] = calls![
     SYS_capget,
     SYS_capset,
     SYS_prctl,
-    SYS_seccomp,
     SYS_landlock_create_ruleset,
     SYS_landlock_add_rule,
     SYS_landlock_restrict_self,
@@ -333,6 +331,13 @@ const CLONE_NEW: u64 = (libc::CLONE_NEWNS
     | libc::CLONE_NEWPID
     | libc::CLONE_NEWNET) as u64;
 
+/// The ioctls that set a file's attribute flags: `FS_IOC_SETFLAGS` (and its 32-bit twin) and
+/// `FS_IOC_FSSETXATTR`.
+const FILE_FLAGS_IOCTLS: &[u64] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
+
+/// `IOPRIO_WHO_PROCESS`.
+const IOPRIO_WHO_PROCESS: u64 = 1;
+
 /// `TIOCLINUX` (not in libc for every target): the Linux console's ioctl that can paste the
 /// selection into its input.
 const TIOCLINUX: u64 = 0x541C;
@@ -468,13 +473,16 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
             rule(vec![unix()?, kind(libc::SOCK_SEQPACKET)?])?,
         ],
     );
-    rules.insert(
-        libc::SYS_ioctl,
-        vec![rule(vec![
-            arg(1, SeccompCmpOp::Ne, libc::TIOCSTI)?,
-            arg(1, SeccompCmpOp::Ne, TIOCLINUX)?,
-        ])?],
-    );
+    // ioctl: never typing into a terminal, nor a file's attribute flags (immutable, append
+    // only, no dump: Landlock does not see them, so a file it may only read would get them)
+    let mut ioctl = vec![
+        arg(1, SeccompCmpOp::Ne, libc::TIOCSTI)?,
+        arg(1, SeccompCmpOp::Ne, TIOCLINUX)?,
+    ];
+    for request in FILE_FLAGS_IOCTLS {
+        ioctl.push(arg(1, SeccompCmpOp::Ne, *request)?);
+    }
+    rules.insert(libc::SYS_ioctl, vec![rule(ioctl)?]);
     rules.insert(
         libc::SYS_clone,
         vec![rule(vec![arg(0, SeccompCmpOp::MaskedEq(CLONE_NEW), 0)?])?],
@@ -504,8 +512,41 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
     if shape.abi >= 3 {
         rules.insert(libc::SYS_truncate, vec![]);
     }
-    rules.insert(libc::SYS_setpriority, own(1)?);
-    rules.insert(libc::SYS_ioprio_set, own(1)?);
+    // setpriority(PRIO_PROCESS, 0, …), ioprio_set(IOPRIO_WHO_PROCESS, 0, …): itself, never a
+    // process group or all of its user's processes
+    rules.insert(
+        libc::SYS_setpriority,
+        vec![rule(vec![
+            arg(0, SeccompCmpOp::Eq, libc::PRIO_PROCESS as u64)?,
+            arg(1, SeccompCmpOp::Eq, 0)?,
+        ])?],
+    );
+    rules.insert(
+        libc::SYS_ioprio_set,
+        vec![rule(vec![
+            arg(0, SeccompCmpOp::Eq, IOPRIO_WHO_PROCESS)?,
+            arg(1, SeccompCmpOp::Eq, 0)?,
+        ])?],
+    );
+    // more filters of its own, never one with a listener: a process that outlived the host
+    // would answer its own handed-over calls
+    rules.insert(
+        libc::SYS_seccomp,
+        vec![rule(vec![arg(
+            1,
+            SeccompCmpOp::MaskedEq(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER),
+            0,
+        )?])?],
+    );
+    // fcntl: never a lease on a file (it would hold up others' writes to a file it may only read)
+    rules.insert(
+        libc::SYS_fcntl,
+        vec![rule(vec![arg(
+            1,
+            SeccompCmpOp::Ne,
+            libc::F_SETLEASE as u64,
+        )?])?],
+    );
     // the metadata calls and sessions: the host's when it supervises (the second filter hands
     // them over; this one must let them through for that), else only on a descriptor
     if shape.supervised {

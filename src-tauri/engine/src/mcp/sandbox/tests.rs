@@ -495,3 +495,30 @@ fn a_server_that_gets_only_what_is_named_gets_nothing_from_its_arguments() {
     assert!(named.read.contains(&package));
     assert!(named.read.contains(&PathBuf::from("/usr")));
 }
+
+#[test]
+fn a_path_the_server_may_change_brings_no_grant_of_its_own() {
+    // its cwd and its script sit in a folder it may write: swapped for links to `/` and a
+    // document before a restart, they must not grant `/` or the document's folder
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let work = d.join("work");
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(d.join("docs/doc.txt"), "private").unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::os::unix::fs::symlink("/", work.join("cwd")).unwrap();
+    std::os::unix::fs::symlink(d.join("docs/doc.txt"), work.join("config.json")).unwrap();
+    let mut pl = places(&d);
+    pl.cwd = Some(work.join("cwd"));
+    pl.args = vec![work.join("config.json").display().to_string()];
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.write = vec![work.display().to_string()];
+    let p = policy(&w, &pl);
+    assert!(!p.read.contains(&PathBuf::from("/")), "{:?}", p.read);
+    assert!(!p.read.contains(&d.join("docs")), "{:?}", p.read);
+    assert!(p.write.contains(&work), "{:?}", p.write);
+    // the same paths where it may not write: derived as before
+    let mut w2 = w.clone();
+    w2.config.write = vec![];
+    assert!(policy(&w2, &pl).read.contains(&d.join("docs")));
+}

@@ -290,6 +290,26 @@ fn arguments_that_reach_outside_are_refused() {
     assert_eq!(call(&f, libc::SYS_prlimit64, &[1234]), EPERM);
     assert_eq!(call(&f, libc::SYS_setpriority, &[0, 0, 10]), ALLOW);
     assert_eq!(call(&f, libc::SYS_setpriority, &[0, 1234, 10]), EPERM);
+    // all of the user's processes, or a group: never
+    let (prio_pgrp, prio_user) = (libc::PRIO_PGRP as u64, libc::PRIO_USER as u64);
+    assert_eq!(call(&f, libc::SYS_setpriority, &[prio_user, 0, 19]), EPERM);
+    assert_eq!(call(&f, libc::SYS_setpriority, &[prio_pgrp, 0, 19]), EPERM);
+    assert_eq!(call(&f, libc::SYS_ioprio_set, &[2, 0, 0]), EPERM);
+    // a file's attribute flags, a lease
+    assert_eq!(call(&f, libc::SYS_ioctl, &[3, 0x4008_6602]), EPERM);
+    assert_eq!(call(&f, libc::SYS_ioctl, &[3, 0x401c_5820]), EPERM);
+    assert_eq!(
+        call(&f, libc::SYS_fcntl, &[3, libc::F_SETLEASE as u64, 1]),
+        EPERM
+    );
+    assert_eq!(
+        call(&f, libc::SYS_fcntl, &[3, libc::F_SETFD as u64, 1]),
+        ALLOW
+    );
+    // more seccomp filters, never one with a listener
+    assert_eq!(call(&f, libc::SYS_seccomp, &[1, 0, 0x1000]), ALLOW);
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    assert_eq!(call(&f, libc::SYS_seccomp, &[1, listener, 0x1000]), EPERM);
     assert_eq!(call(&f, libc::SYS_sched_setaffinity, &[1234]), EPERM);
     // personality: only asked, or Linux
     assert_eq!(call(&f, libc::SYS_personality, &[0xffff_ffff]), ALLOW);
@@ -350,6 +370,8 @@ fn the_allow_list_has_nothing_it_must_not() {
         "SYS_clone",
         "SYS_clone3",
         "SYS_ioctl",
+        "SYS_seccomp",
+        "SYS_fcntl",
     ] {
         assert!(!names.contains(&forbidden), "{forbidden}");
     }
