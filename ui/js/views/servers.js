@@ -236,7 +236,7 @@ export class ServersView {
     return el('div', { class: 'server-blocked sandbox-note', dataset: { networkRefused: '' } },
       el('span', {}, `Kept off the network: it tried ${networkTried(shown)}${refused.length > shown.length ? ` and ${refused.length - shown.length} more` : ''}.`),
       ' ',
-      ...shown.map((a) => el('button', {
+      ...shown.filter((a) => a.host).map((a) => el('button', {
         type: 'button', class: 'btn small', dataset: { act: 'allow-host', host: a.target },
         title: `Lets it reach ${a.target} from now on (saved in its sandbox; it starts again)`,
         onclick: () => this.actions.allowNetwork(s.name, a.target),

@@ -276,6 +276,10 @@ impl HostRule {
             None => None,
         };
         if let Ok(address) = host.parse::<std::net::IpAddr>() {
+            // every address of this computer, or many hosts at once: not one host
+            if address.is_unspecified() || address.is_multicast() {
+                return bad();
+            }
             return Ok(HostRule {
                 host: address.to_string(),
                 wildcard: false,
@@ -297,6 +301,10 @@ impl HostRule {
                 && !l.ends_with('-')
         };
         if name.is_empty() || !name.split('.').all(label_ok) {
+            return bad();
+        }
+        // `*.com` would be a whole top-level domain
+        if wildcard && name.split('.').count() < 2 {
             return bad();
         }
         Ok(HostRule {

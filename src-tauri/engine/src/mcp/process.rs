@@ -348,6 +348,7 @@ fn supervise(
                 .collect(),
             groups: sb.groups.clone(),
             report: Box::new(move |what| log.push(format!("{BLOCKED_NOTE}{what}"))),
+            connecting: Default::default(),
         }
         .start();
         if let Some(pid) = pid {

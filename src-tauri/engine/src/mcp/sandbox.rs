@@ -146,7 +146,9 @@ use {detect::path_in, policy::program_dir};
 /// ending (then it may make no more).
 #[derive(Debug, Default)]
 pub struct ProcessGroups {
-    pub made: std::sync::Mutex<std::collections::BTreeSet<i32>>,
+    /// Each group by its number, with a pidfd of the process that made it (while it lives, the
+    /// number is that group's; once it ended, a process of that number is someone else's).
+    pub made: std::sync::Mutex<std::collections::BTreeMap<i32, Option<std::os::fd::OwnedFd>>>,
     pub closing: std::sync::atomic::AtomicBool,
 }
 

@@ -215,11 +215,25 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                     "[switchboard] sandbox: {m} does not exist, so it is not in the sandbox"
                 ));
             }
-            for p in &sb.policy.left_out {
+            // one line, however many: a folder split around many secrets must not push the
+            // server's own output out of the log's tail
+            if !sb.policy.left_out.is_empty() {
+                const SHOWN: usize = 8;
+                let n = sb.policy.left_out.len();
+                let mut names: Vec<String> = sb
+                    .policy
+                    .left_out
+                    .iter()
+                    .take(SHOWN)
+                    .map(|p| p.display().to_string())
+                    .collect();
+                if n > SHOWN {
+                    names.push(format!("and {} more", n - SHOWN));
+                }
                 t.log.push(format!(
-                    "[switchboard] sandbox: {} is left out (credentials or the app's own data: \
-                     name it in the sandbox's folders to grant it)",
-                    p.display()
+                    "[switchboard] sandbox: left out (credentials, the system's secrets or the \
+                     app's own data: name one in the sandbox's folders to grant it): {}",
+                    names.join(", ")
                 ));
             }
             let missing: Vec<String> = sandbox::protections(t.landlock_abi, sb.policy.network)

@@ -166,7 +166,52 @@ pub const SYSTEM_SECRETS: &[&str] = &[
     "/etc/libvirt/secrets",
 ];
 
-/// The protected paths: [`CREDENTIALS`] under `home`, [`SYSTEM_SECRETS`], and `app` (the app's config, data and
+/// Run by root, a server (whose capabilities are dropped, not its user) would read every file
+/// of `/etc` only root may read: those are protected too (files not readable by others, and
+/// folders not searchable by others), however they are named. Nothing for another user, who
+/// cannot read them anyway.
+fn root_only() -> Vec<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if unsafe { libc::geteuid() } != 0 {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![(PathBuf::from("/etc"), 0)];
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let Ok(meta) = e.path().symlink_metadata() else {
+                    continue;
+                };
+                if meta.file_type().is_symlink() {
+                    continue;
+                }
+                let others = meta.mode() & 0o007;
+                if meta.is_dir() {
+                    if others & 0o001 == 0 {
+                        out.push(e.path());
+                    } else if depth < 6 {
+                        stack.push((e.path(), depth + 1));
+                    }
+                } else if others & 0o004 == 0 {
+                    out.push(e.path());
+                }
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        vec![]
+    }
+}
+
+/// The protected paths: [`CREDENTIALS`] under `home`, [`SYSTEM_SECRETS`] (and, run by root,
+/// what only root may read in `/etc`), and `app` (the app's config, data and
 /// cache folders). Each as written and, when it exists, as resolved (a `~/.ssh` that is a
 /// symlink into a dotfiles folder is protected there too).
 pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
@@ -175,6 +220,7 @@ pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
         .into_iter()
         .flat_map(|h| CREDENTIALS.iter().map(move |c| h.join(c)))
         .chain(SYSTEM_SECRETS.iter().map(PathBuf::from))
+        .chain(root_only())
         .chain(app.iter().cloned());
     for p in listed {
         if let Ok(real) = p.canonicalize() {

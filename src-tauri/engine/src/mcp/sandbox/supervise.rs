@@ -189,6 +189,50 @@ pub struct Supervisor {
     pub groups: Groups,
     /// Tells the server's log what the sandbox refused.
     pub report: Box<dyn Fn(String) + Send>,
+    /// Its connects under way (each on a thread of its own).
+    pub connecting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The most connects of one server under way at once.
+const MAX_CONNECTING: usize = 64;
+
+/// The most process groups and sessions one server may have made that are still there.
+const MAX_GROUPS: usize = 1024;
+
+/// Notes group `g` (made by the process `g`); false when the server already has [`MAX_GROUPS`]
+/// that are still there.
+fn note_group(groups: &Groups, g: i32) -> bool {
+    let mut made = groups.made.lock().unwrap();
+    if made.len() >= MAX_GROUPS {
+        // forget the ended ones: their leader gone and nobody left in them
+        let members = group_members();
+        made.retain(|g, leader| leader_alive(leader.as_ref()) || members.contains(g));
+        if made.len() >= MAX_GROUPS {
+            return false;
+        }
+    }
+    made.insert(g, pidfd(g));
+    true
+}
+
+fn pidfd(pid: i32) -> Option<OwnedFd> {
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Whether the process behind a pidfd is still running (a pidfd reads as ready once it ended).
+fn leader_alive(pidfd: Option<&OwnedFd>) -> bool {
+    let Some(fd) = pidfd else { return false };
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    unsafe { libc::poll(&mut p, 1, 0) == 0 }
+}
+
+fn ipv4_mapped_loopback(ip: std::net::IpAddr) -> bool {
+    matches!(ip, std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()))
 }
 
 impl Supervisor {
@@ -272,12 +316,12 @@ impl Supervisor {
         match call {
             // the server is ending: no new session or group to hide in
             Call::Session | Call::Group { .. } if closing => Answer::Failed(libc::EPERM),
-            Call::Session => {
-                if let Some(tgid) = tgid_of(tid) {
-                    self.groups.made.lock().unwrap().insert(tgid);
-                }
-                Answer::Continue
-            }
+            Call::Session => match tgid_of(tid) {
+                Some(tgid) if note_group(&self.groups, tgid) => Answer::Continue,
+                // it made too many that are still there
+                Some(_) => Answer::Failed(libc::EAGAIN),
+                None => Answer::Continue,
+            },
             Call::Group { pid, pgid } => {
                 // a new group is named after the process that leads it, the caller or a child
                 // of its; joining a group is joining one of its session, which is the server's
@@ -285,8 +329,8 @@ impl Supervisor {
                 if let Some(caller) = tgid_of(tid) {
                     let target = if pid == 0 { caller } else { pid };
                     let ours = target == caller || parent_of(target) == Some(caller);
-                    if ours && (pgid == 0 || pgid == target) {
-                        self.groups.made.lock().unwrap().insert(target);
+                    if ours && (pgid == 0 || pgid == target) && !note_group(&self.groups, target) {
+                        return Answer::Failed(libc::EAGAIN);
                     }
                 }
                 Answer::Continue
@@ -300,6 +344,10 @@ impl Supervisor {
                 Err(e) => Answer::Failed(e),
             },
             Call::Bind { fd, addr, len } => match self.bind(tid, req.id, fd, addr, len) {
+                Ok(()) => Answer::Done,
+                Err(e) => Answer::Failed(e),
+            },
+            Call::Listen { fd, backlog } => match self.listen(tid, req.id, fd, backlog) {
                 Ok(()) => Answer::Done,
                 Err(e) => Answer::Failed(e),
             },
@@ -341,6 +389,17 @@ impl Supervisor {
             super::network::Route::Stub(stub) => stub,
             super::network::Route::Direct => to,
         };
+        // a connect that waits holds a thread of the host's: only so many at once
+        if self
+            .connecting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            >= MAX_CONNECTING
+        {
+            self.connecting
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            return Err(libc::ENOBUFS);
+        }
+        let connecting = self.connecting.clone();
         let listener = self.listener.as_raw_fd();
         // the listener outlives the thread: it is closed only when no process of the server
         // is left, and this one waits in its connect
@@ -353,6 +412,7 @@ impl Supervisor {
             .name("sandbox-connect".into())
             .spawn(move || {
                 let r = sys_connect(&sock, dest, domain);
+                connecting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 let mut resp = libc::seccomp_notif_resp {
                     id,
                     val: 0,
@@ -363,6 +423,51 @@ impl Supervisor {
             })
             .map(|_| ())
             .map_err(|_| libc::EAGAIN)
+    }
+
+    /// Listens on the server's socket, only once it is bound (by the host, to a loopback
+    /// address): listening on a socket never bound would bind it to every address.
+    fn listen(&self, tid: i32, id: u64, fd: i32, backlog: i32) -> Result<(), i32> {
+        if self.network.is_none() {
+            return Err(libc::EPERM);
+        }
+        let sock = grab_fd(tid, fd)?;
+        if !self.still_valid(id) {
+            return Err(libc::ESRCH);
+        }
+        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
+        if domain != libc::AF_INET && domain != libc::AF_INET6 {
+            return Err(libc::EPERM);
+        }
+        let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        let got = unsafe {
+            libc::getsockname(
+                sock.as_raw_fd(),
+                (&mut st as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        };
+        let raw = unsafe {
+            std::slice::from_raw_parts(
+                (&st as *const libc::sockaddr_storage).cast::<u8>(),
+                len as usize,
+            )
+        };
+        let bound = (got == 0).then(|| sockaddr(raw)).flatten();
+        match bound {
+            Some(at) if at.port() != 0 && at.ip().is_loopback() => {}
+            Some(at) if at.port() != 0 && ipv4_mapped_loopback(at.ip()) => {}
+            _ => {
+                (self.report)("the network: it tried to listen without an address".into());
+                return Err(libc::EACCES);
+            }
+        }
+        if unsafe { libc::listen(sock.as_raw_fd(), backlog) } == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
     }
 
     /// Binds the server's socket, to a loopback address only.
@@ -428,6 +533,11 @@ enum Call {
         target: Target,
         op: Op,
     },
+    /// `listen(fd, backlog)`.
+    Listen {
+        fd: i32,
+        backlog: i32,
+    },
     /// `connect(fd, addr, len)`, `bind(fd, addr, len)`: the address in the server's memory.
     Connect {
         fd: i32,
@@ -492,6 +602,10 @@ impl Call {
                 fd: int(0),
                 addr: a[1],
                 len: a[2] as u32,
+            }),
+            libc::SYS_listen => Some(Call::Listen {
+                fd: int(0),
+                backlog: int(1),
             }),
             libc::SYS_bind => Some(Call::Bind {
                 fd: int(0),
@@ -976,25 +1090,51 @@ pub fn kill_groups(groups: &Groups, signal: i32) {
         .store(true, std::sync::atomic::Ordering::SeqCst);
     let rounds = if signal == libc::SIGKILL { 20 } else { 1 };
     for round in 0..rounds {
-        let list: Vec<i32> = groups.made.lock().unwrap().iter().copied().collect();
-        if list.is_empty() {
+        let ours: Vec<i32> = {
+            let made = groups.made.lock().unwrap();
+            if made.is_empty() {
+                return;
+            }
+            let members = sandboxed_groups();
+            made.iter()
+                .filter(|(g, leader)| {
+                    **g > 1
+                        && members.contains(g)
+                        // its leader ended: the number is still the group's only while no
+                        // process has it (a process of that number is someone else's)
+                        && (leader_alive(leader.as_ref())
+                            || !std::path::Path::new(&format!("/proc/{g}")).exists())
+                })
+                .map(|(g, _)| *g)
+                .collect()
+        };
+        if ours.is_empty() {
             return;
         }
-        let members = sandboxed_groups();
-        let alive: Vec<i32> = list
-            .into_iter()
-            .filter(|g| *g > 1 && members.contains(g))
-            .collect();
-        if alive.is_empty() {
-            return;
-        }
-        for g in alive {
+        for g in ours {
             unsafe { libc::kill(-g, signal) };
         }
         if round + 1 < rounds {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
+}
+
+/// The process groups that hold any process.
+fn group_members() -> BTreeSet<i32> {
+    let mut out = BTreeSet::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        if let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) {
+            let pgid = unsafe { libc::getpgid(pid) };
+            if pgid > 0 {
+                out.insert(pgid);
+            }
+        }
+    }
+    out
 }
 
 /// The process groups that hold a sandboxed process (`NoNewPrivs` and a seccomp filter).

@@ -127,6 +127,27 @@ async fn what_the_sandbox_kept_off_the_network_is_told_and_can_be_allowed_one_ho
         "{log}"
     );
 
+    // listening: only on a loopback address it bound, on a port the system gives or one nobody
+    // listens on; never on every address (a socket never bound), a low port, or a taken one
+    let r = call(&rt, "listen", json!({})).await;
+    assert!(r.is_error && r.text.contains("Errno 13"), "{r:?}");
+    let r = call(&rt, "listen", json!({"host": "127.0.0.1"})).await;
+    assert!(
+        !r.is_error && r.text.starts_with("listening on 127.0.0.1:"),
+        "{r:?}"
+    );
+    for (host, port) in [
+        ("0.0.0.0", 0),
+        ("127.0.0.1", 80),
+        ("127.0.0.1", allowed as i64),
+    ] {
+        let r = call(&rt, "listen", json!({"host": host, "port": port})).await;
+        assert!(
+            r.is_error && r.text.contains("Errno 13"),
+            "{host}:{port} {r:?}"
+        );
+    }
+
     // one host, and its port: that and nothing else
     let config = rt
         .allow_server_network("web", Some(&format!("localhost:{allowed}")))

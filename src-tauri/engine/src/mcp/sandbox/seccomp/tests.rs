@@ -128,6 +128,7 @@ fn what_servers_need_runs_and_the_rest_is_refused() {
     assert_eq!(call(&f, libc::SYS_clone, &[thread]), ALLOW);
     assert_eq!(call(&f, libc::SYS_clone, &[libc::SIGCHLD as u64]), ALLOW);
     for ns in [
+        libc::CLONE_PARENT,
         libc::CLONE_NEWUSER,
         libc::CLONE_NEWNS,
         libc::CLONE_NEWNET,
@@ -180,6 +181,24 @@ fn without_all_of_the_network_connecting_and_binding_are_the_hosts() {
         assert_eq!(call(&f, libc::SYS_sendmsg, &[3, 0x1000, 0]), ALLOW);
         assert_eq!(call(&f, libc::SYS_sendmsg, &[3, 0x1000, fast]), EPERM);
         assert_eq!(call(&f, libc::SYS_sendmmsg, &[3, 0x1000, 1, fast]), EPERM);
+        // listen too (on a socket never bound it binds to every address); no routing header
+        assert_eq!(call(&f, libc::SYS_listen, &[3, 5]), ALLOW);
+        assert_eq!(
+            call(&handed, libc::SYS_listen, &[]),
+            libc::SECCOMP_RET_USER_NOTIF
+        );
+        let v6 = libc::IPPROTO_IPV6 as u64;
+        assert_eq!(call(&f, libc::SYS_setsockopt, &[3, v6, 57]), EPERM);
+        assert_eq!(call(&f, libc::SYS_setsockopt, &[3, v6, 9]), EPERM);
+        assert_eq!(call(&f, libc::SYS_setsockopt, &[3, v6, 26]), ALLOW);
+        assert_eq!(
+            call(&f, libc::SYS_setsockopt, &[3, 0, libc::IP_OPTIONS as u64]),
+            EPERM
+        );
+        assert_eq!(
+            call(&f, libc::SYS_setsockopt, &[3, 1, libc::SO_KEEPALIVE as u64]),
+            ALLOW
+        );
         // the routing table only for some hosts
         let want = if net == Net::Hosts { ALLOW } else { EPERM };
         assert_eq!(call(&f, libc::SYS_socket, &[netlink, 3, route]), want);
