@@ -211,6 +211,7 @@ pub fn spawn(
             &granted,
             cfg.builtin().is_some(),
             sb.policy.network,
+            sb.policy.reaches_any(sb.supervised),
             &sb.private,
         ));
     }

@@ -258,6 +258,12 @@ impl Policy {
         }
     }
 
+    /// Whether it reaches any of the network: all of it, or some hosts (these only where the
+    /// host supervises).
+    pub fn reaches_any(&self, supervised: bool) -> bool {
+        self.network || (supervised && !self.hosts.is_empty())
+    }
+
     /// What it may reach of the network.
     pub fn reach(&self) -> Reach {
         if self.network {

@@ -207,6 +207,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                 home: t.sandbox_home.map(Path::to_path_buf),
                 private: sandbox::private_dir(t.sandbox_dir, t.name),
                 protected: sandbox::protected(t.sandbox_home, t.app_dirs),
+                certs: cert_paths(t.config),
             };
             let sb = sandbox::set_up(&wanted, &places, t.landlock_abi, t.attempts.clone())
                 .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
@@ -236,6 +237,25 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
             Ok(Some(sb))
         }
     }
+}
+
+/// The files and folders the certificate settings a sandboxed server gets name: the app's own
+/// ([`sandbox::CERT_ENV`]), and its config's (the user's, unless the config says only what it
+/// names: a publisher's values grant nothing).
+fn cert_paths(cfg: &crate::mcp::ServerConfig) -> Vec<PathBuf> {
+    let app: Vec<(String, String)> = std::env::vars().collect();
+    let own: Vec<(&str, &str)> = match sandbox::wanted(cfg) {
+        Some(w) if !w.config.only_named => cfg
+            .env
+            .iter()
+            .filter_map(|(k, v)| match v {
+                crate::secrets::SecretValue::Plain(p) => Some((k.as_str(), p.as_str())),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    sandbox::cert_paths(app.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(own))
 }
 
 /// The package an npx or uvx server runs, fetched into its private cache first when its sandbox

@@ -90,6 +90,9 @@ pub struct Places {
     pub private: PathBuf,
     /// What is never granted unless named ([`protected`]).
     pub protected: Vec<PathBuf>,
+    /// The files and folders the certificate settings it gets name ([`cert_paths`]): readable
+    /// when it has any network.
+    pub certs: Vec<PathBuf>,
 }
 
 /// Every path a sandboxed server may reach, resolved (Landlock rules apply to the inode a path
@@ -319,6 +322,15 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     }
     for c in launcher_shared(&places.command, home) {
         add(&mut found, &c);
+    }
+    // with any network, the certificates its TLS clients are told to trust (`env.rs`): a file
+    // as itself, a folder unless it is one many programs share (never home)
+    if wanted.config.network || !wanted.config.hosts.is_empty() {
+        for c in places.certs.iter().filter(|c| !changeable(c)) {
+            if c.is_file() || (c.is_dir() && !too_broad(c, home)) {
+                add(&mut found, c);
+            }
+        }
     }
     let protected = &places.protected;
     // a configured path names a protected one only when it is written as it (or inside it):
