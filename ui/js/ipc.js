@@ -295,7 +295,9 @@ export function watchTasks(onEvent) {
  *   |'choice'|'file'|'directory'|'path', choices?: string[], required: boolean, secret: boolean,
  *   multiple: boolean, default: any, placeholder: string|null, min: number|null, max: number|null,
  *   target: { kind: 'env'|'header'|'argument'|'url'|'setting', name?: string } }} Field
- * Choices: { name, values: { [key]: string|number|boolean|string[]|{ secret } }, network }.
+ * Choices: { name, values: { [key]: string|number|boolean|string[]|{ secret } }, network, folders,
+ * confirmWrite, write (folders it may also write), declined (proposed read grants left out) }.
+ * A prepared install's `update.completes`: it completes that server (a secret never set).
  */
 export const catalogSearch = (term, cursor = null) => call('catalog_search', { term, cursor });
 /** An entry's icon as a data: URL (fetched by the app, https only), or null. */
@@ -306,8 +308,9 @@ export const catalogPrepareUpdate = (server) => call('catalog_prepare_update', {
 /**
  * The exact server an install would add: { name, kind, transport, command|null, args, cwd|null,
  * url|null, env: [{ name, value|null (null: a secret), secret, risk|null }], headers, sandbox:
- * { network, read, write, onlyNamed }|null, grants: [{ path, write, why: { kind: 'bundleFolder'|
- * 'field'|'picked', key?, label? }, means|null }], network: { kind: 'sandbox'|'container', allowed }
+ * { network, hosts?, read, write, onlyNamed }|null, grants: [{ path, write, why: { kind: 'bundleFolder'|
+ * 'field'|'fileFolder'|'picked'|'written'|'proposed', key?, label?, file?, database?, tool? },
+ * means|null }], network: { kind: 'sandbox'|'container', allowed }
  * |{ kind: 'remote' }, signature, notes: [{ kind, … }], diff: DiffLine[]|null, startsOff }.
  * Rejects with a UiError whose `field` is the form field's key when a value does not fit
  * (`confirmWrite`: a folder it may write that decides what runs at login, to be typed in

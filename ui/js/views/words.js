@@ -218,6 +218,12 @@ export function catalogNoteText(n) {
       return 'It runs in a container: the sandbox holds the docker (or podman) command, the container gets no network unless you allow it, and it mounts only folders you gave it.';
     case 'remote':
       return `It is a server at ${n.host}: what it gets is what you send it.`;
+    case 'fileNeedsFolder': {
+      const what = n.database
+        ? `${n.file} is a database: SQLite writes its journal (-journal, -wal, -shm) beside it`
+        : `${n.file} does not exist yet, and the sandbox can let a server write only what exists`;
+      return `${what}, and ${n.folder} holds other files, so ${n.exists ? 'it may change only the file itself' : 'it cannot make it'}. Give it a file in a folder of its own, or let it write that folder.`;
+    }
     default:
       return '';
   }
@@ -228,18 +234,23 @@ export function grantWhyText(why) {
   switch (why?.kind) {
     case 'bundleFolder': return 'its own folder: the bundle’s files';
     case 'field': return `you gave it as “${why.label}”`;
+    case 'fileFolder': return why.database
+      ? `the folder of ${why.file} (“${why.label}”), which holds nothing else: SQLite writes its journal beside it`
+      : `the folder of ${why.file} (“${why.label}”), which holds nothing else: the file does not exist yet`;
     case 'picked': return 'you listed it';
+    case 'written': return 'you let it write there';
+    case 'proposed': return `${why.tool} reads its settings there (proposed; credentials inside stay out)`;
     default: return '';
   }
 }
 
 /** The network an install will have (`NetworkView`), as the preview says it. */
-export function networkText(n) {
+export function networkText(n, hosts = []) {
   switch (n?.kind) {
     case 'container': return n.allowed
       ? 'Docker’s own network for the container (outside this sandbox: it reaches what Docker lets containers reach).'
       : 'none: the container runs with --network=none, whatever the sandbox of the docker command allows.';
-    case 'sandbox': return n.allowed ? 'allowed.' : 'none.';
+    case 'sandbox': return n.allowed ? 'allowed.' : hosts?.length ? `only ${hosts.join(', ')}.` : 'none.';
     default: return '';
   }
 }

@@ -41,6 +41,10 @@ pub enum Note {
     /// A server elsewhere: what it gets is what the user sends it.
     #[serde(rename_all = "camelCase")]
     Remote { host: String },
+    /// A file it is given needs a folder of its own (a database whose program writes beside
+    /// it, or a file not made yet), and its folder holds other things: allowing the folder
+    /// (`Choices::write`) is offered.
+    FileNeedsFolder(super::grants::FileNeedsFolder),
 }
 
 /// The exact server an install would add.
