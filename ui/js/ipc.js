@@ -195,6 +195,8 @@ export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
 export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
 /** Lets a sandboxed server reach `host` (what it tried), or the whole network when null. */
 export const allowServerNetwork = (name, host) => call('allow_mcp_server_network', { name, host });
+/** Lets a sandboxed server read `path`, which its sandbox refused (never a protected path). */
+export const allowServerRead = (name, path) => call('allow_mcp_server_read', { name, path });
 export const restartMcpServer = (name) => call('restart_mcp_server', { name });
 /** Signs in to a server (its page opens in the browser); resolves when the sign-in has ended. */
 export const signInMcpServer = (name) => call('sign_in_mcp_server', { name });

@@ -572,3 +572,46 @@ fn with_any_network_the_certificates_it_is_told_to_trust_are_readable_but_never_
         );
     }
 }
+
+#[test]
+fn a_refused_path_is_offered_for_reading_unless_protected_or_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    for f in [".gitconfig", ".ssh/id_rsa", "docs/a.txt"] {
+        std::fs::create_dir_all(home.join(f).parent().unwrap()).unwrap();
+        std::fs::write(home.join(f), "x").unwrap();
+    }
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+    let prot = protected(Some(&home), &[]);
+    let offer = |note: &str, read: &[&str]| {
+        let read: Vec<String> = read.iter().map(|r| r.to_string()).collect();
+        read_offer(note, &read, Some(&home), &prot)
+    };
+    let gitconfig = home.join(".gitconfig").display().to_string();
+    assert_eq!(offer(&gitconfig, &[]), Some(home.join(".gitconfig")));
+    // granted already (as written with ~, or a folder above): nothing to offer
+    assert_eq!(offer(&gitconfig, &["~/.gitconfig"]), None);
+    assert_eq!(
+        offer(&home.join("docs/a.txt").display().to_string(), &["~/docs"]),
+        None
+    );
+    // a write where it may read; not a path; not there; a credential, by its name or a link
+    assert_eq!(
+        offer(&format!("{gitconfig} (it may only read there)"), &[]),
+        None
+    );
+    assert_eq!(offer("network access (connect refused)", &[]), None);
+    assert_eq!(offer(&home.join("nope").display().to_string(), &[]), None);
+    assert_eq!(
+        offer(&home.join(".ssh/id_rsa").display().to_string(), &[]),
+        None
+    );
+    assert_eq!(
+        offer(&home.join("keys/id_rsa").display().to_string(), &[]),
+        None
+    );
+    // never home or /
+    assert_eq!(offer(&home.display().to_string(), &[]), None);
+    assert_eq!(offer("/", &[]), None);
+}
