@@ -37,6 +37,8 @@ pub const CERT_ENV: &[&str] = &[
     "HTTPLIB2_CA_CERTS",
     "npm_config_cafile",
     "NPM_CONFIG_CAFILE",
+    "NIX_SSL_CERT_FILE",
+    "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
 ];
 
 /// Those of [`CERT_ENV`] that name a file or folder (`SSL_CERT_DIR` and `GIT_SSL_CAPATH` a
@@ -57,6 +59,8 @@ pub const CERT_PATHS: &[&str] = &[
     "HTTPLIB2_CA_CERTS",
     "npm_config_cafile",
     "NPM_CONFIG_CAFILE",
+    "NIX_SSL_CERT_FILE",
+    "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
 ];
 
 /// The files and folders the certificate settings in `vars` name ([`CERT_PATHS`]), as written:
