@@ -379,7 +379,7 @@ fn note_text(n: &Note) -> String {
             "the registry marks it deprecated{}",
             message.as_deref().map(|m| format!(": {}", one_line(m))).unwrap_or_default()
         ),
-        Note::Container => "it runs in a container: the sandbox holds the docker command, and the container has no network (--network=none) unless you allow it".into(),
+        Note::Container => "it runs in a container, which is its sandbox: the docker command runs outside Switchboard's sandbox (it must reach Docker) with only the options checked before each start, the container has no network (--network=none) unless you allow it, and mounts only the folders you gave it".into(),
         Note::Remote { host } => format!("a server at {host}: what it gets is what you send it"),
         Note::FileNeedsFolder(n) => {
             let what = if n.database {

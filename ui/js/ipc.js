@@ -22,7 +22,7 @@ const core = window.__TAURI__.core;
  * waived (this kernel cannot and the user allowed it: runs without). `read`/`write`: its config's
  * folders; `own`: folders it writes as its own (the built-in files server's); `default`: a
  * built-in sandboxed by default; `blocked`: the last refusal its log tells of.
- * @typedef {{ state: 'on'|'unsupported'|'waived', network: boolean, read: string[], write: string[],
+ * @typedef {{ state: 'on'|'unsupported'|'waived'|'container', network: boolean, read: string[], write: string[],
  *   own: string[], default: boolean, allowUnsandboxed: boolean, kernelAbi: number,
  *   protections: {what: string, enforced: boolean, how: string}[], blocked: string|null }} SandboxView
  * A tool; `changed`: its definition is not one the user accepted (what changed, line by line; for

@@ -199,7 +199,8 @@ pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
 }
 
 /// Starts the server with `env` (its configured environment, secrets read) over the inherited
-/// one — or, sandboxed, over only what [`super::sandbox::environment`] lets through; in its
+/// one — or over `base_env` alone when given (a container's docker command), or, sandboxed,
+/// over only what [`super::sandbox::environment`] lets through; in its
 /// sandbox when `sandbox` is given (then what it writes to stderr is also read for the
 /// sandbox's refusals, each told once in the log as `blocked by sandbox`). Every server starts
 /// its own session: its own process group (ending it ends whatever it started) and no
@@ -211,8 +212,13 @@ pub fn spawn(
     path_var: Option<&str>,
     log: StderrTail,
     sandbox: Option<&Sandboxed>,
+    base_env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(&program);
+    if let Some(base) = base_env {
+        // only this of the app's environment (a container's docker command)
+        cmd.env_clear().envs(base);
+    }
     if let Some(sb) = sandbox {
         let granted = super::sandbox::wanted(cfg)
             .map(|w| w.config.env)

@@ -22,7 +22,8 @@
 //! ([`protected`]). The built-in `files` and `research` servers also write in their own folders.
 //!
 //! **Invariant:** a server whose config asks for a sandbox never runs without one, unless the
-//! kernel cannot sandbox and the user agreed (`allowUnsandboxed`).
+//! kernel cannot sandbox and the user agreed (`allowUnsandboxed`), or it runs a container, which
+//! is then its sandbox, as checked before each start (`container.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -118,6 +119,7 @@ pub fn kernel_abi() -> i32 {
     }
 }
 
+mod container;
 mod detect;
 mod enforced;
 mod env;
@@ -131,6 +133,7 @@ pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervise;
 
+pub use container::*;
 pub use detect::*;
 pub use enforced::*;
 pub use env::*;

@@ -256,9 +256,29 @@ pub struct Mountable<'a> {
 /// the network the user allows, named. `mountable`: the folders it may mount (`None`: its
 /// mounts are not checked, the values being unknown yet).
 pub fn container_refusal(args: &[String], mountable: Option<Mountable>) -> Option<String> {
+    walk_options(args, mountable, false).err()
+}
+
+/// Where the image is in `docker run`'s arguments (after `run`: its options, then the image,
+/// then the container's own arguments), once every option before it passed the checks of
+/// [`container_refusal`]; or why they do not.
+pub fn container_image_at(args: &[String], mountable: Mountable) -> Result<usize, String> {
+    match walk_options(args, Some(mountable), true)? {
+        Some(at) => Ok(at),
+        None => Err("its docker run arguments name no image".into()),
+    }
+}
+
+/// The options of `args`, each checked; the first word that is not an option is the image: its
+/// index with `to_image`, else a refusal.
+fn walk_options(
+    args: &[String],
+    mountable: Option<Mountable>,
+    to_image: bool,
+) -> Result<Option<usize>, String> {
     /// `docker run` short options that take a value.
     const SHORT_VALUE: &str = "aceh lmpuvw";
-    let refused = |arg: &str, why: &str| Some(format!("its runtime argument \"{arg}\" {why}"));
+    let refused = |arg: &str, why: &str| Err(format!("its runtime argument \"{arg}\" {why}"));
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -280,6 +300,8 @@ pub fn container_refusal(args: &[String], mountable: Option<Mountable>) -> Optio
                 }
                 options.push((format!("-{c}"), None));
             }
+        } else if to_image {
+            return Ok(Some(i - 1));
         } else {
             return refused(
                 arg,
@@ -391,7 +413,7 @@ pub fn container_refusal(args: &[String], mountable: Option<Mountable>) -> Optio
             }
         }
     }
-    None
+    Ok(None)
 }
 
 /// Whether `host` (a bind mount's source on this computer) may be mounted, read-only or not.

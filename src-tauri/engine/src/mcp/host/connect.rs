@@ -197,6 +197,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
             );
             Ok(None)
         }
+        SandboxState::Container => Ok(None),
         SandboxState::On => {
             let places = sandbox::Places {
                 program: program.to_path_buf(),
@@ -306,10 +307,33 @@ async fn stdio(
         Err(e) => return failed(Step::FindingCommand, format!("cannot start: {e}")),
     };
     *resolved = Some(program.display().to_string());
-    let sandboxed = match sandbox_for(t, &program) {
-        Ok(s) => s,
-        Err(attempt) => return attempt,
+    // a container is its own sandbox: checked here, and its docker command runs without ours
+    let container = sandbox::wanted(t.config).filter(|w| w.container);
+    if let Some(w) = &container {
+        if let Some(why) = sandbox::container_refusal(t.config, w, t.sandbox_home) {
+            return failed(Step::Sandbox, format!("its container is refused: {why}"));
+        }
+        t.log.push(format!(
+            "[switchboard] runs a container, which is its sandbox: {} runs outside Switchboard's \
+             sandbox (it must reach its daemon), with only the options checked here{}",
+            t.config.command,
+            if w.config.network {
+                "; the container has Docker's network"
+            } else {
+                ", and no network (--network=none)"
+            }
+        ));
+    }
+    let sandboxed = match container {
+        Some(_) => None,
+        None => match sandbox_for(t, &program) {
+            Ok(s) => s,
+            Err(attempt) => return attempt,
+        },
     };
+    let base_env = container
+        .as_ref()
+        .map(|w| sandbox::container_environment(std::env::vars_os(), &w.config.env));
     if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
         if let Err(e) = fetch_for_sandbox(t, sb).await {
             return failed(Step::FetchingPackage, e);
@@ -322,6 +346,7 @@ async fn stdio(
         path,
         t.log.clone(),
         sandboxed.as_ref(),
+        base_env,
     ) {
         Ok(s) => s,
         // a sandboxed start fails in the sandbox's system calls, or at exec when the sandbox

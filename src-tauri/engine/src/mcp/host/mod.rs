@@ -245,7 +245,12 @@ fn sandbox_view(slot: &Slot, abi: i32, opts: &HostOptions) -> Option<SandboxView
         default: wanted.default,
         allow_unsandboxed: wanted.config.allow_unsandboxed,
         kernel_abi: abi,
-        protections: sandbox::protections(abi, wanted.config.network),
+        // a container's isolation is the container's, not this kernel's sandbox
+        protections: if wanted.container {
+            vec![]
+        } else {
+            sandbox::protections(abi, wanted.config.network)
+        },
         blocked,
         readable: readable.map(|p| p.display().to_string()),
         hosts: wanted.config.hosts,

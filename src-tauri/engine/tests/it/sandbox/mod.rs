@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
+mod container;
 mod fetch;
 mod folders;
 mod network;
