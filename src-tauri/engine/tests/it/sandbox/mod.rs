@@ -26,6 +26,7 @@ mod fetch;
 mod folders;
 mod network;
 mod probe;
+mod real;
 
 /// Whether this kernel can sandbox; says so when it cannot.
 fn landlock() -> bool {
