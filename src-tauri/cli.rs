@@ -51,17 +51,24 @@ Usage:
                                            entry a line (name, version, kind, title; --json: one JSON
                                            object a line); no TERM lists every entry, every page
   switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]...
-                             [--confirm-write PATH]... [--dry-run]
+                             [--allow-network] [--allow-host HOST]... [--read PATH]...
+                             [--write PATH]... [--leave-out PATH]... [--confirm-write PATH]...
+                             [--dry-run]
                                            add a server from the registry (its first package or
                                            remote this computer can run, pinned to its version) or
                                            from a bundle: prints the exact command, arguments,
                                            environment (secrets named, never shown), sandbox and
                                            each folder it grants, and why;
                                            --set gives a setting (KEY as the preview names it);
+                                           --allow-network lets it use the network, --allow-host
+                                           only HOST (example.com, *.example.com, host:port);
+                                           --read / --write let it read / change PATH too;
+                                           --leave-out PATH leaves out a proposed read grant;
                                            --confirm-write lets it write PATH although PATH decides
                                            what runs when you log in (home, ~/.config, ~/.local/bin…);
                                            --dry-run adds nothing. A server whose secrets are not
-                                           set is added turned off
+                                           set is added turned off; installing it again with them
+                                           completes it
   switchboard --help | --version
 ";
 

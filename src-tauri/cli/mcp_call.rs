@@ -47,9 +47,23 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
     let (name, server) = server_to_call(&target, bare_url, client)?;
     let mut config = switchboard_engine::mcp::McpConfig::default();
     config.servers.insert(name.clone(), server);
+    // a configured server runs on the login shell's PATH, as in the window (npx, uvx and what
+    // ~/.profile adds are found when the command line's own PATH lacks them)
+    let path_var = if bare_url {
+        None
+    } else {
+        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        tokio::task::spawn_blocking(move || {
+            switchboard_engine::mcp::app_path(&shell, &inherited, std::time::Duration::from_secs(3))
+        })
+        .await
+        .ok()
+    };
     let host = McpHost::new(HostOptions {
         sign_in_by_itself: Some(oauth::BrowserStep(browser)),
         oauth_in_memory: bare_url,
+        path_var,
         ..HostOptions::new(exe)
     });
     host.start_all(&config).await;

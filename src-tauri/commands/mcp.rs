@@ -149,6 +149,19 @@ pub async fn allow_mcp_server_network(
     Ok(())
 }
 
+/// Lets a sandboxed server read a file or folder its sandbox refused (its row's "Allow reading");
+/// never a protected one. Saved in its config and applied (it starts again).
+#[tauri::command]
+pub async fn allow_mcp_server_read(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    name: String,
+    path: String,
+) -> CmdResult<()> {
+    apply(&app, state.runtime.allow_server_read(&name, &path).await?);
+    Ok(())
+}
+
 #[tauri::command]
 pub async fn restart_mcp_server(state: State<'_, AppState>, name: String) -> CmdResult<()> {
     if state.runtime.host.restart(&name).await {

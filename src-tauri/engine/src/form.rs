@@ -261,16 +261,19 @@ fn check_item(f: &Field, item: String, home: Option<&Path>) -> Result<String, Fo
                     ),
                 );
             }
+            // a file may be one not made yet (a database its server creates), in a folder
+            // that exists
+            let new_file = !p.exists() && p.parent().is_some_and(|d| d.is_dir());
             let ok = match f.kind {
                 FieldKind::Directory => p.is_dir(),
-                FieldKind::File => p.is_file(),
-                _ => p.exists(),
+                FieldKind::File => p.is_file() || new_file,
+                _ => p.exists() || new_file,
             };
             if !ok {
                 let what = match f.kind {
                     FieldKind::Directory => "an existing folder",
-                    FieldKind::File => "an existing file",
-                    _ => "an existing file or folder",
+                    FieldKind::File => "a file in an existing folder",
+                    _ => "an existing folder, or a file in one",
                 };
                 return err(f, format!("{}: {} is not {what}.", f.label, p.display()));
             }
@@ -411,6 +414,19 @@ mod tests {
             read(&fields, json!({"db": d})).unwrap_err().field,
             "db",
             "a folder is no file"
+        );
+        // a file not made yet, in a folder that exists: its server may create it
+        let new = format!("{d}/new.db");
+        assert_eq!(
+            read(&fields, json!({ "db": new })).unwrap()["db"],
+            Given::Text(new.clone())
+        );
+        assert_eq!(
+            read(&fields, json!({"db": format!("{d}/no/new.db")}))
+                .unwrap_err()
+                .field,
+            "db",
+            "its folder must exist"
         );
         assert_eq!(
             read(&fields, json!({"db": ["/a"]})).unwrap_err().field,

@@ -203,17 +203,12 @@ impl Runtime {
     async fn use_login_shell_path(&self) {
         let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
         let inherited = std::env::var("PATH").unwrap_or_default();
-        let login = tokio::task::spawn_blocking(move || {
-            mcp::login_shell_path(&shell, Duration::from_secs(3))
+        let path = tokio::task::spawn_blocking(move || {
+            mcp::app_path(&shell, &inherited, Duration::from_secs(3))
         })
         .await
-        .ok()
-        .flatten();
-        if login.is_none() {
-            tracing::info!("the login shell did not tell its PATH; using the inherited one");
-        }
-        self.host
-            .set_path(Some(mcp::merge_paths(login.as_deref(), &inherited)));
+        .ok();
+        self.host.set_path(path);
     }
 
     /// Changes the settings as `patch` says (the one path every front end's change takes), against

@@ -33,8 +33,11 @@ export class InstallFlow {
     this.prepared = prepared;
     const p = prepared;
     const form = $('#catalog-install-form', this.dialog);
-    $('#catalog-install-title', form).textContent = p.update
-      ? `Update “${p.update.server}” to ${p.update.to}` : `Install ${p.title}`;
+    $('#catalog-install-title', form).textContent = p.update?.completes
+      ? `Complete “${p.update.server}”: it needs a secret`
+      : p.update ? `Update “${p.update.server}” to ${p.update.to}` : `Install ${p.title}`;
+    // what the preview adds: folders it may write (a database's, offered), proposals left out
+    this.extra = { write: [], declined: [] };
     $('#catalog-install-about', form).replaceChildren(
       el('span', { class: 'muted' }, `${p.name} ${p.version} · ${kindText(p.kind)}`),
       p.signature ? el('span', { class: `catalog-signature ${p.signature.status}` }, signatureText(p.signature)) : null,
@@ -109,6 +112,7 @@ export class InstallFlow {
     return {
       name: $('#catalog-name', this.dialog).value.trim(), values, folders: lines('#catalog-folders'),
       confirmWrite: lines('#catalog-confirm-write'), network: $('#catalog-network', this.dialog).checked,
+      write: this.extra?.write ?? [], declined: this.extra?.declined ?? [],
     };
   }
 
@@ -139,10 +143,26 @@ export class InstallFlow {
     const v = this.shown;
     $('#catalog-preview-title', this.dialog).textContent = this.prepared.update
       ? `Update “${v.name}”: what changes` : `What “${v.name}” runs`;
-    $('#catalog-preview-body', this.dialog).replaceChildren(...previewRows(v));
-    $('#catalog-preview-go', this.dialog).textContent = this.prepared.update ? 'Update' : 'Add it (turned off)';
+    $('#catalog-preview-body', this.dialog).replaceChildren(...previewRows(v, false, this.previewActions()));
+    $('#catalog-preview-go', this.dialog).textContent = this.prepared.update?.completes ? 'Complete it'
+      : this.prepared.update ? 'Update' : 'Add it (turned off)';
     this.showPanel('#catalog-preview');
     $('#catalog-preview-go', this.dialog).focus();
+  }
+
+  /** What the preview's rows may change: a folder to let it write, a proposed grant to leave out
+   * (or take back); each shows the preview again. */
+  previewActions() {
+    const again = () => this.preview();
+    return {
+      allowFolder: (folder) => { if (!this.extra.write.includes(folder)) this.extra.write.push(folder); again(); },
+      decline: (path, leaveOut) => {
+        this.extra.declined = this.extra.declined.filter((d) => d !== path);
+        if (leaveOut) this.extra.declined.push(path);
+        again();
+      },
+      declined: this.extra.declined,
+    };
   }
 
   async install() {
@@ -153,7 +173,7 @@ export class InstallFlow {
       this.name = await this.actions.install(this.prepared.token, this.choices());
       this.prepared = null;
       await this.actions.installed();
-      if (update) {
+      if (update && !update.completes) {
         this.actions.toast(`Updated “${this.name}” to ${update.to}. Changed tools ask before they run until you accept them.`);
         this.showPanel('#catalog-browse');
         return;
@@ -192,8 +212,9 @@ export class InstallFlow {
   }
 }
 
-/** The preview, as rows of text: every argument on its own, secrets never shown. */
-function previewRows(v, short = false) {
+/** The preview, as rows of text: every argument on its own, secrets never shown; `acts` (the
+ * preview's, not the second yes's) offers a database's folder and leaving a proposed grant out. */
+function previewRows(v, short = false, acts = null) {
   const rows = [];
   const row = (label, ...value) => rows.push(el('div', { class: 'preview-row' }, el('span', { class: 'preview-label' }, label), el('div', { class: 'preview-value' }, ...value)));
   if (v.command) {
@@ -212,19 +233,30 @@ function previewRows(v, short = false) {
   if (v.sandbox) {
     // every grant, each with why (the engine lists them: nothing of its arguments is granted)
     const grants = v.grants ?? [];
-    row('Sandbox', el('div', {}, `On. Network: ${networkText(v.network)}`),
+    const leaveOut = (g) => acts && g.why?.kind === 'proposed'
+      ? el('button', { type: 'button', class: 'btn small', onclick: () => acts.decline(g.path, true) }, 'Leave it out')
+      : null;
+    const declined = acts?.declined ?? [];
+    row('Sandbox', el('div', {}, `On. Network: ${networkText(v.network, v.sandbox.hosts)}`),
       grants.length
         ? el('ul', { class: 'preview-grants' }, ...grants.map((g) => el('li', { class: g.means ? 'risky' : '' },
           `${g.write ? 'May read and write' : 'May read'} `, el('code', {}, g.path), ` (${grantWhyText(g.why)})`,
-          g.means ? el('strong', {}, ` — ${g.means}.`) : null)))
+          g.means ? el('strong', {}, ` — ${g.means}.`) : null, ' ', leaveOut(g))))
         : null,
+      ...declined.map((d) => el('div', { class: 'muted' }, 'Left out: ', el('code', {}, d), ' ',
+        el('button', { type: 'button', class: 'btn small', onclick: () => acts.decline(d, false) }, 'Let it read it'))),
       grants.some((g) => g.why?.kind !== 'bundleFolder') ? null : el('div', { class: 'muted' }, 'No folders of yours.'));
   } else if (!v.command) {
     row('Sandbox', el('div', { class: 'muted' }, 'None: it runs elsewhere and gets what you send it.'));
   }
   if (v.signature) row('Signature', el('span', { class: `catalog-signature ${v.signature.status}` }, signatureText(v.signature)));
   if (!short) {
-    for (const n of v.notes) rows.push(el('p', { class: 'preview-note' }, catalogNoteText(n)));
+    for (const n of v.notes) {
+      rows.push(el('p', { class: 'preview-note' }, catalogNoteText(n),
+        n.kind === 'fileNeedsFolder' && acts
+          ? el('button', { type: 'button', class: 'btn small', onclick: () => acts.allowFolder(n.folder) }, `Let it write ${n.folder}`)
+          : null));
+    }
     if (v.diff) rows.push(el('div', { class: 'preview-diff' }, el('span', { class: 'preview-label' }, 'Its settings, before and after'), diffView(v.diff)));
     if (v.startsOff) rows.push(el('p', { class: 'hint' }, 'It is added turned off and not trusted (every call asks); you are asked once more before it starts.'));
   }

@@ -150,7 +150,14 @@ export class ServersView {
         : null,
       this.networkRow(s),
       s.sandbox?.blocked
-        ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
+        ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`,
+          s.sandbox.readable
+            ? el('button', {
+              type: 'button', class: 'btn small', dataset: { act: 'allow-read', path: s.sandbox.readable },
+              title: `Lets it read ${s.sandbox.readable} from now on (saved in its sandbox; it starts again)`,
+              onclick: () => this.actions.allowRead(s.name, s.sandbox.readable),
+            }, `Allow reading ${s.sandbox.readable}`)
+            : null)
         : null,
       s.status === 'failed' && s.failedStep && !signingIn ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,

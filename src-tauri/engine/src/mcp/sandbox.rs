@@ -22,7 +22,8 @@
 //! ([`protected`]). The built-in `files` and `research` servers also write in their own folders.
 //!
 //! **Invariant:** a server whose config asks for a sandbox never runs without one, unless the
-//! kernel cannot sandbox and the user agreed (`allowUnsandboxed`).
+//! kernel cannot sandbox and the user agreed (`allowUnsandboxed`), or it runs a container, which
+//! is then its sandbox, as checked before each start (`container.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -118,6 +119,7 @@ pub fn kernel_abi() -> i32 {
     }
 }
 
+mod container;
 mod detect;
 mod enforced;
 mod env;
@@ -126,11 +128,13 @@ mod limits;
 pub mod network;
 mod policy;
 mod protect;
+pub mod run_options;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervise;
 
+pub use container::*;
 pub use detect::*;
 pub use enforced::*;
 pub use env::*;
@@ -258,6 +262,12 @@ impl Policy {
             Reach::Hosts(_) if supervised => seccomp::Net::Hosts,
             _ => seccomp::Net::Off,
         }
+    }
+
+    /// Whether it reaches any of the network: all of it, or some hosts (these only where the
+    /// host supervises).
+    pub fn reaches_any(&self, supervised: bool) -> bool {
+        self.network || (supervised && !self.hosts.is_empty())
     }
 
     /// What it may reach of the network.

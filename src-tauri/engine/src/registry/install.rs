@@ -42,6 +42,9 @@ pub struct Pending {
     pub layout: Option<Layout>,
     /// The configured server this replaces (an update), and its config.
     pub update_of: Option<(String, ServerConfig)>,
+    /// The update completes that server: it was installed from this entry before, and a
+    /// secret it needs was never set (installing it again sets it, and adds no second one).
+    pub completes: bool,
     pub default_name: String,
     /// A bundle's folder's own part (`form::random_tag`, made once per prepared install, so the
     /// preview shows the folder it is unpacked into): no two installs share a folder.
@@ -76,6 +79,8 @@ pub struct UpdateView {
     pub server: String,
     pub from: String,
     pub to: String,
+    /// It completes that server (a secret it needs was never set), rather than updating it.
+    pub completes: bool,
 }
 
 /// What the user chose.
@@ -101,6 +106,17 @@ pub struct Choices {
     /// logs in (`/`, home, `~/.config`, …: [`grants::STARTUP_PLACES`]).
     #[serde(default)]
     pub confirm_write: Vec<String>,
+    /// Folders (or files) it may also write, given by the user (`--write`, or the preview's
+    /// offer of the folder a database needs).
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Without the network, the hosts it may still reach (`--allow-host`; the sandbox's
+    /// `hosts`).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Proposed read grants ([`grants::READ_PROPOSALS`]) the user left out, by path.
+    #[serde(default)]
+    pub declined: Vec<String>,
 }
 
 /// Why an install cannot go on.
@@ -178,6 +194,7 @@ impl Pending {
                 .map(|s| s.version.clone())
                 .unwrap_or_default(),
             to: version.clone(),
+            completes: self.completes,
         });
         Prepared {
             token: token.into(),
@@ -192,6 +209,18 @@ impl Pending {
             signature: self.bundle().map(|b| b.signature.clone()),
             update,
             remote: self.remote(),
+        }
+    }
+
+    /// The package's identifier, for a registry entry's package.
+    fn package(&self) -> Option<&str> {
+        match &self.origin {
+            Origin::Registry { listed, way, .. } => listed
+                .server
+                .packages
+                .get(*way)
+                .map(|p| p.identifier.as_str()),
+            Origin::Bundle(_) => None,
         }
     }
 
@@ -221,6 +250,16 @@ impl Pending {
             }
         }
         out
+    }
+
+    /// Whether the server being updated lacks a secret it needs: a required secret field
+    /// without a stored value.
+    pub fn lacks_secret(&self) -> bool {
+        self.update_of.is_some()
+            && self
+                .fields
+                .iter()
+                .any(|f| f.secret && f.required && !self.keepable(f))
     }
 
     /// Whether the server being updated has a stored value for secret field `f`.
@@ -290,14 +329,47 @@ impl Pending {
                 picked.push(p);
             }
         }
-        let listed = grants::grants(
+        let home = host.dirs.home.as_deref();
+        let grants::Grants {
+            list: mut listed,
+            needs_folder,
+        } = grants::grants(
             &self.fields,
             &given,
             bundle_dir.as_deref(),
-            &picked,
-            &choices.confirm_write,
-            host.dirs.home.as_deref(),
+            grants::Picks {
+                read: &picked,
+                write: &choices.write,
+                confirmed: &choices.confirm_write,
+            },
+            home,
         )?;
+        // what a well-known tool it runs reads, proposed (never for a container: it sees only
+        // what it mounts)
+        if stdio && self.kind() != "oci" {
+            for g in grants::proposed(self.package(), &config.command, home, &choices.declined) {
+                if !listed.iter().any(|l| l.path == g.path) {
+                    listed.push(g);
+                }
+            }
+        }
+        let mut notes = notes;
+        notes.extend(needs_folder.into_iter().map(Note::FileNeedsFolder));
+        let mut hosts: Vec<String> = Vec::new();
+        for h in choices
+            .hosts
+            .iter()
+            .map(|h| h.trim())
+            .filter(|h| !h.is_empty())
+        {
+            crate::mcp::HostRule::parse(h).map_err(|message| FormError {
+                field: "hosts".into(),
+                message,
+            })?;
+            if !hosts.iter().any(|x| x == h) {
+                hosts.push(h.to_string());
+            }
+        }
         let paths = |write: bool| -> Vec<String> {
             listed
                 .iter()
@@ -326,6 +398,7 @@ impl Pending {
         // only what is listed: nothing guessed from the arguments a publisher wrote
         config.sandbox = stdio.then_some(SandboxSetting::On(SandboxConfig {
             network: choices.network,
+            hosts: if choices.network { vec![] } else { hosts },
             read: paths(false),
             write: paths(true),
             only_named: true,

@@ -35,12 +35,18 @@ pub enum Note {
     /// The registry marks the entry deprecated.
     #[serde(rename_all = "camelCase")]
     Deprecated { message: Option<String> },
-    /// A container: the sandbox holds the docker (podman) command; the container's network is
-    /// `--network=none` unless the user allows it.
+    /// A container, which is its sandbox: the docker (podman) command runs outside Switchboard's
+    /// sandbox (it must reach its daemon) with only the options Switchboard checks before each
+    /// start (`mcp/sandbox/container.rs`); the container's network is `--network=none` unless
+    /// the user allows it, and it mounts only the folders the user gave it.
     Container,
     /// A server elsewhere: what it gets is what the user sends it.
     #[serde(rename_all = "camelCase")]
     Remote { host: String },
+    /// A file it is given needs a folder of its own (a database whose program writes beside
+    /// it, or a file not made yet), and its folder holds other things: allowing the folder
+    /// (`Choices::write`) is offered.
+    FileNeedsFolder(super::grants::FileNeedsFolder),
 }
 
 /// The exact server an install would add.

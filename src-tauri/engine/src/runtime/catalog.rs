@@ -234,7 +234,25 @@ impl Runtime {
             .map(String::from)
             .unwrap_or_else(|| self.catalog_registry());
         let (listed, _) = self.catalog.client.latest(&registry, name).await?;
-        let pending = self.pending_of(registry, listed, way, None).await?;
+        let entry = listed.server.name.clone();
+        let mut pending = self.pending_of(registry.clone(), listed, way, None).await?;
+        // installed from this entry before, and a secret it needs was never set: installing
+        // it again completes that server (its name, its choices), it adds no second one
+        for (server, c) in self.mcp_config().servers {
+            let from_here = c
+                .source
+                .as_ref()
+                .is_some_and(|s| s.registry.as_deref() == Some(&registry) && s.name == entry);
+            if !from_here {
+                continue;
+            }
+            pending.update_of = Some((server, c));
+            if pending.lacks_secret() {
+                pending.completes = true;
+                break;
+            }
+            pending.update_of = None;
+        }
         Ok(self.keep_pending(pending))
     }
 
@@ -296,6 +314,7 @@ impl Runtime {
             fields,
             layout,
             update_of,
+            completes: false,
             folder_tag: crate::form::random_tag(),
         })
     }
@@ -320,6 +339,7 @@ impl Runtime {
             origin: Origin::Bundle(Box::new(opened)),
             layout: None,
             update_of: None,
+            completes: false,
             folder_tag: crate::form::random_tag(),
         };
         Ok(self.keep_pending(pending))

@@ -157,6 +157,54 @@ impl Runtime {
         self.commit_mcp(next).await
     }
 
+    /// Lets a sandboxed server read `path` (a file or folder its sandbox refused: the row's
+    /// "Allow reading"), saved in its sandbox's `read` and applied (it starts again). Never a
+    /// protected path (credentials, the app's own folders: `mcp/sandbox/protect.rs`), which
+    /// only typing it in its settings grants; never `/` or home.
+    pub async fn allow_server_read(
+        &self,
+        name: &str,
+        path: &str,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let _one = self.changing.lock().await;
+        let mut next = self.mcp_config_for_change()?;
+        let Some(s) = next.servers.get_mut(name) else {
+            return Err(McpConfigError::NoServer(name.to_string()));
+        };
+        let invalid = |message: String| McpConfigError::Invalid {
+            field: "sandbox".into(),
+            message,
+        };
+        let Some(wanted) = mcp::sandbox::wanted(s) else {
+            return Err(invalid(format!("\"{name}\" does not run in a sandbox.")));
+        };
+        let p = std::path::Path::new(path);
+        let home = self.host.sandbox_home();
+        if !p.is_absolute() || p.symlink_metadata().is_err() {
+            return Err(invalid(format!(
+                "{path} is not an existing file or folder (a full path)."
+            )));
+        }
+        let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if real.parent().is_none() || home.as_deref().is_some_and(|h| h == p || h == real) {
+            return Err(invalid(format!(
+                "{path} is too much to allow from here: list it in the server's sandbox settings."
+            )));
+        }
+        if self.host.is_protected(p) {
+            return Err(invalid(format!(
+                "{path} holds credentials or Switchboard's own data: it is allowed only by \
+                 listing it in the server's sandbox settings yourself."
+            )));
+        }
+        let mut sb = wanted.config;
+        if !sb.read.iter().any(|r| r == path) {
+            sb.read.push(path.to_string());
+        }
+        s.sandbox = Some(mcp::SandboxSetting::On(sb));
+        self.commit_mcp(next).await
+    }
+
     /// Adds the chosen servers of an import (all or nothing), turned off and not trusted: a
     /// server from someone else's config runs only after the user says so a second time. Their
     /// headers, and environment values whose names say they are secret (keys, tokens,

@@ -323,6 +323,92 @@ async fn an_entry_installs_pinned_turned_off_with_its_secret_in_the_store() {
     );
 }
 
+/// Installed with its required secret left unset (the command line's way: added turned off),
+/// then installed again with the secret: that server is completed (the same name, its choices
+/// kept, the secret stored), and no second one (`notes-2`) is added. Once complete, installing
+/// again is a new server as before.
+#[tokio::test]
+async fn installing_again_completes_a_server_whose_secret_was_never_set() {
+    let reg = Registry::start(catalog());
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), &reg.url).await;
+    let p = rt
+        .catalog_prepare(None, "io.github.acme/notes", None)
+        .await
+        .unwrap();
+    assert!(p.update.is_none());
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let first = Choices {
+        defer_secrets: true,
+        hosts: vec!["api.notes.example".into()],
+        write: vec![work.display().to_string()],
+        ..choices("notes", json!({}))
+    };
+    let preview = rt.catalog_preview(&p.token, &first).unwrap();
+    assert_eq!(preview.missing, ["NOTES_TOKEN"]);
+    let (name, config) = rt.catalog_install(&p.token, &first).await.unwrap();
+    assert_eq!(name, "notes");
+    assert!(config.servers["notes"].disabled);
+    assert!(!config.servers["notes"].env.contains_key("NOTES_TOKEN"));
+
+    // again, as `catalog install` does: the same server, to complete
+    let again = rt
+        .catalog_prepare(None, "io.github.acme/notes", None)
+        .await
+        .unwrap();
+    let update = again
+        .update
+        .clone()
+        .expect("it completes the installed one");
+    assert!(update.completes);
+    assert_eq!(update.server, "notes");
+    let second = Choices {
+        values: [("NOTES_TOKEN".to_string(), json!("tok-7"))].into(),
+        hosts: vec!["api.notes.example".into()],
+        write: vec![work.display().to_string()],
+        ..Default::default()
+    };
+    let preview = rt.catalog_preview(&again.token, &second).unwrap();
+    assert!(preview.missing.is_empty());
+    let (name, config) = rt.catalog_install(&again.token, &second).await.unwrap();
+    assert_eq!(name, "notes");
+    assert_eq!(
+        config.servers.keys().collect::<Vec<_>>(),
+        ["notes"],
+        "no second server"
+    );
+    let saved = &config.servers["notes"];
+    let SecretValue::Stored(r) = &saved.env["NOTES_TOKEN"] else {
+        panic!("{:?}", saved.env)
+    };
+    assert_eq!(rt.secrets.read(r).await.unwrap(), "tok-7");
+    // what the user chose is in its sandbox: the host it may reach, the folder it may write
+    let sb = serde_json::to_value(&saved.sandbox).unwrap();
+    assert_eq!(sb["hosts"], json!(["api.notes.example"]));
+    assert_eq!(sb["write"], json!([work.display().to_string()]));
+    assert_eq!(sb["network"], json!(false));
+    // still off: the command line (or the window's second yes) turns it on
+
+    // complete now: installing again is another server
+    let third = rt
+        .catalog_prepare(None, "io.github.acme/notes", None)
+        .await
+        .unwrap();
+    assert!(third.update.is_none());
+    assert_eq!(third.default_name, "notes-2");
+    // a host the sandbox cannot read is refused at its field
+    let bad = Choices {
+        hosts: vec!["http://x/".into()],
+        ..choices("notes-2", json!({"NOTES_TOKEN": "t"}))
+    };
+    let e = rt.catalog_preview(&third.token, &bad).unwrap_err();
+    assert!(
+        matches!(&e, CatalogError::Install(InstallError::Field(f)) if f.field == "hosts"),
+        "{e}"
+    );
+}
+
 #[tokio::test]
 async fn a_remote_installs_as_its_url_and_a_newer_version_updates_keeping_the_secret() {
     let reg = Registry::start(catalog());

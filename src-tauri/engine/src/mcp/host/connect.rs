@@ -197,6 +197,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
             );
             Ok(None)
         }
+        SandboxState::Container => Ok(None),
         SandboxState::On => {
             let places = sandbox::Places {
                 program: program.to_path_buf(),
@@ -207,6 +208,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                 home: t.sandbox_home.map(Path::to_path_buf),
                 private: sandbox::private_dir(t.sandbox_dir, t.name),
                 protected: sandbox::protected(t.sandbox_home, t.app_dirs),
+                certs: cert_paths(t.config),
             };
             let sb = sandbox::set_up(&wanted, &places, t.landlock_abi, t.attempts.clone())
                 .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
@@ -250,6 +252,25 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
             Ok(Some(sb))
         }
     }
+}
+
+/// The files and folders the certificate settings a sandboxed server gets name: the app's own
+/// ([`sandbox::CERT_ENV`]), and its config's (the user's, unless the config says only what it
+/// names: a publisher's values grant nothing).
+fn cert_paths(cfg: &crate::mcp::ServerConfig) -> Vec<PathBuf> {
+    let app: Vec<(String, String)> = std::env::vars().collect();
+    let own: Vec<(&str, &str)> = match sandbox::wanted(cfg) {
+        Some(w) if !w.config.only_named => cfg
+            .env
+            .iter()
+            .filter_map(|(k, v)| match v {
+                crate::secrets::SecretValue::Plain(p) => Some((k.as_str(), p.as_str())),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    sandbox::cert_paths(app.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(own))
 }
 
 /// The package an npx or uvx server runs, fetched into its private cache first when its sandbox
@@ -300,10 +321,33 @@ async fn stdio(
         Err(e) => return failed(Step::FindingCommand, format!("cannot start: {e}")),
     };
     *resolved = Some(program.display().to_string());
-    let sandboxed = match sandbox_for(t, &program) {
-        Ok(s) => s,
-        Err(attempt) => return attempt,
+    // a container is its own sandbox: checked here, and its docker command runs without ours
+    let container = sandbox::wanted(t.config).filter(|w| w.container);
+    if let Some(w) = &container {
+        if let Some(why) = sandbox::container_refusal(t.config, w, t.sandbox_home) {
+            return failed(Step::Sandbox, format!("its container is refused: {why}"));
+        }
+        t.log.push(format!(
+            "[switchboard] runs a container, which is its sandbox: {} runs outside Switchboard's \
+             sandbox (it must reach its daemon), with only the options checked here{}",
+            t.config.command,
+            if w.config.network {
+                "; the container has Docker's network"
+            } else {
+                ", and no network (--network=none)"
+            }
+        ));
+    }
+    let sandboxed = match container {
+        Some(_) => None,
+        None => match sandbox_for(t, &program) {
+            Ok(s) => s,
+            Err(attempt) => return attempt,
+        },
     };
+    let base_env = container
+        .as_ref()
+        .map(|w| sandbox::container_environment(std::env::vars_os(), &w.config.env));
     if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
         if let Err(e) = fetch_for_sandbox(t, sb).await {
             return failed(Step::FetchingPackage, e);
@@ -316,6 +360,7 @@ async fn stdio(
         path,
         t.log.clone(),
         sandboxed.as_ref(),
+        base_env,
     ) {
         Ok(s) => s,
         // a sandboxed start fails in the sandbox's system calls, or at exec when the sandbox

@@ -224,8 +224,18 @@ impl Slot {
 
 /// A server's sandbox as its row shows it: from its config and the kernel; what it last refused
 /// from its log.
-fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
+fn sandbox_view(slot: &Slot, abi: i32, opts: &HostOptions) -> Option<SandboxView> {
     let wanted = sandbox::wanted(&slot.config)?;
+    let blocked = slot.log.newest_with(sandbox::BLOCKED_NOTE);
+    let home = opts.sandbox_home.as_deref();
+    let readable = blocked.as_deref().and_then(|b| {
+        sandbox::read_offer(
+            b,
+            &wanted.config.read,
+            home,
+            &sandbox::protected(home, &opts.app_dirs),
+        )
+    });
     Some(SandboxView {
         state: sandbox::decide(&wanted, abi),
         network: wanted.config.network,
@@ -235,8 +245,14 @@ fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
         default: wanted.default,
         allow_unsandboxed: wanted.config.allow_unsandboxed,
         kernel_abi: abi,
-        protections: sandbox::protections(abi, wanted.config.network),
-        blocked: slot.log.newest_with(sandbox::BLOCKED_NOTE),
+        // a container's isolation is the container's, not this kernel's sandbox
+        protections: if wanted.container {
+            vec![]
+        } else {
+            sandbox::protections(abi, wanted.config.network)
+        },
+        blocked,
+        readable: readable.map(|p| p.display().to_string()),
         hosts: wanted.config.hosts,
         attempts: slot.attempts.list(),
     })
@@ -275,6 +291,21 @@ impl McpHost {
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),
         })
+    }
+
+    /// Whether `path` is protected for sandboxed servers (credentials under home, the app's own
+    /// folders: `sandbox::protected`), as written or resolved.
+    pub fn is_protected(&self, path: &std::path::Path) -> bool {
+        let home = self.shared.opts.sandbox_home.as_deref();
+        let real = path.canonicalize().ok();
+        sandbox::protected(home, &self.shared.opts.app_dirs)
+            .iter()
+            .any(|p| path.starts_with(p) || real.as_ref().is_some_and(|r| r.starts_with(p)))
+    }
+
+    /// The home folder sandboxed servers are kept out of (`HostOptions::sandbox_home`).
+    pub fn sandbox_home(&self) -> Option<std::path::PathBuf> {
+        self.shared.opts.sandbox_home.clone()
     }
 
     /// Sets the PATH used to find and run server commands (for servers started from now on);

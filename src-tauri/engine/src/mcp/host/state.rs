@@ -313,6 +313,9 @@ pub struct SandboxView {
     pub protections: Vec<crate::mcp::sandbox::Protection>,
     /// The last refusal its log tells of (a heuristic: see `sandbox::Detector`).
     pub blocked: Option<String>,
+    /// The path that refusal names, when the row may offer to let it read it (it exists, is
+    /// not granted yet, and is not protected: `sandbox::read_offer`).
+    pub readable: Option<String>,
     /// Without all of the network, the hosts it may still reach, as its config lists them.
     pub hosts: Vec<String>,
     /// What it tried of the network, refused or let through, with how many times (noted by

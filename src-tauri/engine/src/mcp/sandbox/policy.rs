@@ -15,6 +15,9 @@ pub struct Wanted {
     /// Folders it writes in because they are its own: the built-in `files` server's folder, the
     /// `research` server's paper store.
     pub own: Vec<PathBuf>,
+    /// It runs a container (`docker run`, `podman run`): the container is its sandbox
+    /// (`container.rs`).
+    pub container: bool,
 }
 
 /// The sandbox `cfg` asks for: its own, or the built-ins' default (no folders; no network but
@@ -34,11 +37,13 @@ pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
             config: c.clone(),
             default: false,
             own,
+            container: super::is_container(cfg),
         }),
         None if BUILTINS_SANDBOXED && cfg.builtin().is_some() => Some(Wanted {
             config: SandboxConfig::builtin_default(cfg.builtin().unwrap_or_default()),
             default: true,
             own,
+            container: false,
         }),
         None => None,
     }
@@ -54,10 +59,15 @@ pub enum SandboxState {
     Unsupported,
     /// The kernel cannot sandbox and the user agreed: it runs without.
     Waived,
+    /// It runs a container, which is its sandbox (`container.rs`): the docker command runs
+    /// without Switchboard's, with only the options Switchboard checked.
+    Container,
 }
 
 pub fn decide(wanted: &Wanted, abi: i32) -> SandboxState {
-    if abi >= MIN_ABI {
+    if wanted.container {
+        SandboxState::Container
+    } else if abi >= MIN_ABI {
         SandboxState::On
     } else if wanted.config.allow_unsandboxed {
         SandboxState::Waived
@@ -90,6 +100,9 @@ pub struct Places {
     pub private: PathBuf,
     /// What is never granted unless named ([`protected`]).
     pub protected: Vec<PathBuf>,
+    /// The files and folders the certificate settings it gets name ([`cert_paths`]): readable
+    /// when it has any network.
+    pub certs: Vec<PathBuf>,
 }
 
 /// Every path a sandboxed server may reach, resolved (Landlock rules apply to the inode a path
@@ -319,6 +332,15 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     }
     for c in launcher_shared(&places.command, home) {
         add(&mut found, &c);
+    }
+    // with any network, the certificates its TLS clients are told to trust (`env.rs`): a file
+    // as itself, a folder unless it is one many programs share (never home)
+    if wanted.config.network || !wanted.config.hosts.is_empty() {
+        for c in places.certs.iter().filter(|c| !changeable(c)) {
+            if c.is_file() || (c.is_dir() && !too_broad(c, home)) {
+                add(&mut found, c);
+            }
+        }
     }
     let protected = &places.protected;
     // a configured path names a protected one only when it is written as it (or inside it):

@@ -522,3 +522,96 @@ fn a_path_the_server_may_change_brings_no_grant_of_its_own() {
     w2.config.write = vec![];
     assert!(policy(&w2, &pl).read.contains(&d.join("docs")));
 }
+
+#[test]
+fn with_any_network_the_certificates_it_is_told_to_trust_are_readable_but_never_a_protected_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    let corp = d.join("corp");
+    std::fs::create_dir_all(corp.join("certs")).unwrap();
+    std::fs::write(corp.join("ca.pem"), "-----BEGIN CERTIFICATE-----").unwrap();
+    std::fs::write(corp.join("secret.txt"), "not a certificate").unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "key").unwrap();
+    let mut pl = places(&d);
+    pl.protected = protected(Some(&home), &[]);
+    pl.certs = cert_paths([
+        ("SSL_CERT_FILE", corp.join("ca.pem").to_str().unwrap()),
+        ("SSL_CERT_DIR", corp.join("certs").to_str().unwrap()),
+        (
+            "NODE_EXTRA_CA_CERTS",
+            home.join(".ssh/id_rsa").to_str().unwrap(),
+        ),
+        ("GIT_SSL_CAPATH", home.to_str().unwrap()),
+    ]);
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    // without network: none of it
+    let p = policy(&w, &pl);
+    assert!(!p.read.iter().any(|r| r.starts_with(&corp)), "{:?}", p.read);
+    for (network, hosts) in [(true, vec![]), (false, vec!["example.com".to_string()])] {
+        w.config.network = network;
+        w.config.hosts = hosts;
+        let p = policy(&w, &pl);
+        // the file itself (not its folder) and the folder
+        assert!(p.read.contains(&corp.join("ca.pem")), "{:?}", p.read);
+        assert!(p.read.contains(&corp.join("certs")), "{:?}", p.read);
+        assert!(!p.read.contains(&corp) && !p.read.contains(&corp.join("secret.txt")));
+        // a protected path named by a certificate setting stays out; home is never granted
+        assert!(
+            !p.read
+                .iter()
+                .any(|r| home.join(".ssh/id_rsa").starts_with(r)),
+            "{:?}",
+            p.read
+        );
+        assert!(
+            p.left_out.contains(&home.join(".ssh/id_rsa")),
+            "{:?}",
+            p.left_out
+        );
+    }
+}
+
+#[test]
+fn a_refused_path_is_offered_for_reading_unless_protected_or_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    for f in [".gitconfig", ".ssh/id_rsa", "docs/a.txt"] {
+        std::fs::create_dir_all(home.join(f).parent().unwrap()).unwrap();
+        std::fs::write(home.join(f), "x").unwrap();
+    }
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+    let prot = protected(Some(&home), &[]);
+    let offer = |note: &str, read: &[&str]| {
+        let read: Vec<String> = read.iter().map(|r| r.to_string()).collect();
+        read_offer(note, &read, Some(&home), &prot)
+    };
+    let gitconfig = home.join(".gitconfig").display().to_string();
+    assert_eq!(offer(&gitconfig, &[]), Some(home.join(".gitconfig")));
+    // granted already (as written with ~, or a folder above): nothing to offer
+    assert_eq!(offer(&gitconfig, &["~/.gitconfig"]), None);
+    assert_eq!(
+        offer(&home.join("docs/a.txt").display().to_string(), &["~/docs"]),
+        None
+    );
+    // a write where it may read; not a path; not there; a credential, by its name or a link
+    assert_eq!(
+        offer(&format!("{gitconfig} (it may only read there)"), &[]),
+        None
+    );
+    assert_eq!(offer("network access (connect refused)", &[]), None);
+    assert_eq!(offer(&home.join("nope").display().to_string(), &[]), None);
+    assert_eq!(
+        offer(&home.join(".ssh/id_rsa").display().to_string(), &[]),
+        None
+    );
+    assert_eq!(
+        offer(&home.join("keys/id_rsa").display().to_string(), &[]),
+        None
+    );
+    // never home or /
+    assert_eq!(offer(&home.display().to_string(), &[]), None);
+    assert_eq!(offer("/", &[]), None);
+}

@@ -21,10 +21,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
+mod container;
 mod fetch;
 mod folders;
 mod network;
 mod probe;
+mod real;
 
 /// Whether this kernel can sandbox; says so when it cannot.
 fn landlock() -> bool {
@@ -320,6 +322,67 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
         json!({"path": outside.display().to_string()}),
     )
     .await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    host.shutdown().await;
+}
+
+/// With the network on, the certificate settings a TLS client reads reach the server, and the
+/// files and folders they name are readable in its sandbox (and nothing beside them); without
+/// it, neither. Here they come from the server's config (the app's own environment, which they
+/// come from too, is the unit test's: `sandbox/env.rs`).
+#[tokio::test]
+async fn with_the_network_the_certificates_it_is_told_to_trust_reach_the_server() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let corp = dir.path().canonicalize().unwrap().join("corp");
+    std::fs::create_dir_all(corp.join("certs")).unwrap();
+    std::fs::write(corp.join("ca.pem"), "the company's CA").unwrap();
+    std::fs::write(corp.join("certs/other.pem"), "another CA").unwrap();
+    std::fs::write(corp.join("beside.txt"), "not a certificate").unwrap();
+    let s = |p: &Path| p.display().to_string();
+    let net = |on: bool| {
+        let mut c = sandboxed(
+            python("net_server.py"),
+            SandboxConfig {
+                network: on,
+                ..Default::default()
+            },
+        );
+        c.env.insert(
+            "SSL_CERT_FILE".into(),
+            SecretValue::Plain(s(&corp.join("ca.pem"))),
+        );
+        c.env.insert(
+            "SSL_CERT_DIR".into(),
+            SecretValue::Plain(s(&corp.join("certs"))),
+        );
+        c
+    };
+    let host = host(
+        dir.path(),
+        vec![("closed", net(false)), ("open", net(true))],
+        None,
+    )
+    .await;
+    for name in ["closed", "open"] {
+        assert_eq!(view(&host, name).status, ServerStatus::Running);
+    }
+    let read = |server: &'static str, p: std::path::PathBuf| {
+        let host = host.clone();
+        async move { call(&host, &format!("{server}__read"), json!({"path": s(&p)})).await }
+    };
+    let r = call(&host, "open__env", json!({"name": "SSL_CERT_FILE"})).await;
+    assert_eq!(r.text, s(&corp.join("ca.pem")));
+    let r = read("open", corp.join("ca.pem")).await;
+    assert!(!r.is_error && r.text == "the company's CA", "{r:?}");
+    let r = read("open", corp.join("certs/other.pem")).await;
+    assert!(!r.is_error && r.text == "another CA", "{r:?}");
+    let r = read("open", corp.join("beside.txt")).await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    // without the network the files are not granted
+    let r = read("closed", corp.join("ca.pem")).await;
     assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
     host.shutdown().await;
 }
