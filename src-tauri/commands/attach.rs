@@ -12,7 +12,7 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use super::{CmdResult, ErrorKind, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The header that names a file sent as bytes (percent-encoded UTF-8).
 const NAME_HEADER: &str = "x-file-name";

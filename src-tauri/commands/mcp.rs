@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::files::{open_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The servers list now and after every change (status, tools, log), pushed through
 /// `on_change`: at most one update per 100 ms, so a server that floods its log cannot flood the

@@ -429,7 +429,7 @@ fn forget_standing_approvals(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LiveSettings, Settings};
+    use crate::settings::{LiveSettings, Settings};
     use chat::approval::{Policy, PolicyEntry};
     use mcp::{McpConfig, ServerConfig};
 

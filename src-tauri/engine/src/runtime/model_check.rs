@@ -3,11 +3,11 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::llm_client;
 use super::Runtime;
 use crate::chat::check::{self, CheckEvent, CheckReport};
 use crate::chat::families::{self, ToolFormat};
 use crate::llm::LlmError;
-use crate::llm_client;
 use crate::settings::ProviderConfig;
 use crate::store::StoreError;
 

@@ -8,6 +8,7 @@ mod calls;
 mod connect;
 mod handler;
 mod legacy_tasks;
+mod outcome;
 mod rejoin;
 mod shaping;
 mod sign_in;
@@ -33,15 +34,15 @@ use super::sandbox;
 use supervisor::{Command, Supervisor};
 
 pub use app_resource::AppListing;
-pub use calls::{HostError, ToolOutcome};
 pub use handler::{
     CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, Progress, Reply, SamplingAnswer,
-    SamplingRequest, SamplingText,
+    SamplingRequest,
 };
+pub use outcome::{HostError, ToolOutcome};
 pub use rejoin::KeptSession;
 pub use shaping::{
-    file_uri, result_images, result_text, ResultImage, MAX_RAW_RESULT, MAX_RESULT_TEXT,
-    MAX_STDIO_MESSAGE,
+    file_uri, result_images, result_text, ResultImage, SamplingText, MAX_RAW_RESULT,
+    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};

@@ -13,6 +13,10 @@ use crate::mcp::catalog::{PromptView, ResourceView};
 use crate::mcp::config::Transport;
 use crate::mcp::sandbox::{Detector, SandboxState};
 
+/// The authorization manager a signed-in session's HTTP client sends tokens from; a new sign-in
+/// swaps a new one in.
+pub type SessionAuth = Arc<tokio::sync::Mutex<rmcp::transport::auth::AuthorizationManager>>;
+
 /// Where a server is in its life.
 #[derive(Clone)]
 pub enum Phase {
@@ -37,7 +41,7 @@ pub struct Session {
     /// Tells the sandbox's refusals in its error results, when it runs sandboxed.
     pub sandbox: Option<Arc<Detector>>,
     /// Where a signed-in HTTP session's tokens come from (a new sign-in swaps it).
-    pub auth: Option<super::sign_in::SessionAuth>,
+    pub auth: Option<SessionAuth>,
     /// A Streamable HTTP server's session (its id, kept while tasks run in it).
     pub http: Option<Arc<super::rejoin::HttpSession>>,
 }

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::handler::{Handler, Listing};
 use super::super::rejoin::{HttpSession, Rejoining};
-use super::super::sign_in::SessionAuth;
+use super::super::state::SessionAuth;
 use super::super::state::{Catalog, Session, Step};
 use super::{
     failed, lifecycle, session_of, with_catalog, Attempt, Connected, Refused, Target, Values,
