@@ -169,8 +169,14 @@ pub const SYSTEM_SECRETS: &[&str] = &[
 /// Run by root, a server (whose capabilities are dropped, not its user) would read every file
 /// of `/etc` only root may read: those are protected too (files not readable by others, and
 /// folders not searchable by others), however they are named. Nothing for another user, who
-/// cannot read them anyway.
+/// cannot read them anyway. Read once per run (a walk of `/etc`, ~1,000 entries, would
+/// otherwise be paid at each server's start).
 fn root_only() -> Vec<PathBuf> {
+    static ONCE: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    ONCE.get_or_init(read_root_only).clone()
+}
+
+fn read_root_only() -> Vec<PathBuf> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
