@@ -255,6 +255,21 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         .await
         .unwrap();
     all_refused(&c, tries + 12, "typing here and more").await;
+    // its card says they were held (one note however many), and the user's click there takes
+    // the latest into the message box, as the app's
+    assert_eq!(count(&c, ".app-held").await, 1);
+    assert_eq!(
+        text_content(&c, ".app-held").await,
+        "The app’s message was held: you had used the window just before, so the click may not have been in the app. Put it in the message box"
+    );
+    click(&c, ".app-held [data-action='take-message']").await;
+    wait_until(
+        &c,
+        r"/^typing here and more\nsneaky \d+$/.test(document.querySelector('#input').value)",
+    )
+    .await;
+    assert_eq!(count(&c, ".app-held").await, 0);
+    assert_eq!(count(&c, ".app-draft").await, 1);
     // a click in the app: its message lands in the message box, marked as the app's. The click
     // counts once the window has had no input of its own for the browser's activation time
     // (5 s), so that the activation cannot be the window's typing
@@ -337,7 +352,16 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
         text_content(&c, ".app-approval .approval-question").await,
         "The app “evil” of evil wants to run evil › peek with these arguments:"
     );
-    // one question for its three calls, no card of their own
+    // one question for its three calls, which says so, no card of their own
+    wait_until(
+        &c,
+        "document.querySelector('.app-approval .app-waiting')?.dataset.waiting === '3'",
+    )
+    .await;
+    assert_eq!(
+        text_content(&c, ".app-approval .app-waiting").await,
+        "3 calls of the app to this tool wait for this answer: it decides them all (“Allow once” runs each one)."
+    );
     assert_eq!(count(&c, ".app-approval").await, 1);
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-call-approval.png").await;

@@ -29,11 +29,12 @@ const WHILE_CLOSING = new Set(['ping', 'notifications/message', 'ui/notification
  * Mounts the app of `opened` (from `open_app`, with `allow`: the browser features granted) into
  * `box`. host: { callTool(viewId, name, args) → Promise<CallToolResult>, readResource(viewId,
  * uri), list(viewId, listing, cursor), modelContext(viewId, params), openLink(url) →
- * Promise<boolean> (opened, or the user said no), draftMessage(text, appName),
- * log(viewId, level, data), violation({ directive, blocked }), close(viewId, reason, teardown)
- * (the frame is gone; teardown: { answered, error, ms }, or null when the page had not started),
- * ended(note) (the app ended by itself: it left its page or asked to be closed), theme() →
- * 'light'|'dark', named(name) (the app said its name) }.
+ * Promise<boolean> (opened, or the user said no), draftMessage(text, appName), heldMessage(text,
+ * appName) (a message after a click that may have been the window's), log(viewId, level, data),
+ * violation({ directive, blocked }), close(viewId, reason, teardown) (the frame is gone;
+ * teardown: { answered, error, ms }, or null when the page had not started), ended(note) (the
+ * app ended by itself: it left its page or asked to be closed), theme() → 'light'|'dark',
+ * named(name) (the app said its name) }.
  * Returns { frame, controls (buttons for its card: display modes), result(r), close(reason) →
  * Promise (resolves once the frame is gone) }.
  */
