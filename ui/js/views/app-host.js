@@ -119,6 +119,14 @@ export class AppHost {
       // the window's theme (Settings → This window), else the desktop's
       theme: () => document.documentElement.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
       named: (n) => { name = n; },
+      notStarted: (yes) => {
+        notes.querySelector('.app-slow')?.remove();
+        if (!yes) return;
+        notes.append(el('p', { class: 'app-note app-slow', role: 'status' },
+          (opened.closedOrigins ?? []).length
+            ? 'The app has not started yet: it may be waiting for a site it cannot reach (see above).'
+            : 'The app has not started yet: it may be waiting for something from the network, or have failed (its server’s log may say why).'));
+      },
     });
   }
 
