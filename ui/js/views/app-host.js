@@ -262,7 +262,10 @@ function showWaiting(bar, waiting) {
   const line = bar.querySelector('.app-waiting');
   line.dataset.waiting = String(n);
   line.textContent = n > 1 ? `${n} calls of the app to this tool wait for this answer: it decides them all (“Allow once” runs each one).` : '';
+  const shown = !line.hidden;
   line.hidden = n < 2;
+  // the line pushes the buttons down: they stay in sight
+  if (!shown && !line.hidden && bar.isConnected) bar.scrollIntoView({ block: 'nearest' });
 }
 
 const capitalized = (s) => (s ? s[0].toUpperCase() + s.slice(1) : s);
