@@ -155,9 +155,11 @@ export function mountApp(box, opened, host) {
       }));
     } catch { /* not kept: it starts above the composer next time */ }
   };
+  let placed = null; // the size picture in picture was given (a change of it is the user's)
   const placePip = () => {
     const at = mode === 'pip' ? pipPlace() : null;
     for (const k of ['left', 'top', 'width', 'height']) box.style[k] = at ? `${Math.round(at[k])}px` : '';
+    placed = at && { width: Math.round(at.width), height: Math.round(at.height) };
   };
   const move = el('button', {
     type: 'button', class: 'btn small app-move', dataset: { action: 'app-move' }, hidden: true,
@@ -187,7 +189,9 @@ export function mountApp(box, opened, host) {
   // resized by its corner (CSS resize): the size is kept once the user lets go
   let resizedBy = null;
   const boxResized = new ResizeObserver(() => {
-    if (mode !== 'pip') return;
+    if (mode !== 'pip' || !placed) return;
+    const r = box.getBoundingClientRect();
+    if (Math.round(r.width) === placed.width && Math.round(r.height) === placed.height) return;
     clearTimeout(resizedBy);
     resizedBy = setTimeout(() => { if (mode === 'pip') pipSaved(); }, 300);
   });
