@@ -477,7 +477,19 @@ impl ChatEngine {
                     arguments: Value::Object(args.clone()),
                 });
             }
-            Asker::App { origin, label, .. } => {
+            Asker::App {
+                origin,
+                label,
+                page,
+            } => {
+                // how many calls the answer decides (those that joined the question)
+                let waiting = self
+                    .shared
+                    .app_questions
+                    .lock()
+                    .unwrap()
+                    .get(&(call.conversation_id, routed.key(), page.clone()))
+                    .map_or(1, |q| q.waiting);
                 emit(ChatEvent::AppApprovalResolved {
                     app_of: *origin,
                     question_id,
@@ -492,8 +504,13 @@ impl ChatEngine {
                 self.tools.note(
                     &routed.server,
                     format!(
-                        "[switchboard] {label} › {}: the user {said} it",
-                        routed.tool
+                        "[switchboard] {label} › {}: the user {said} it{}",
+                        routed.tool,
+                        if waiting > 1 {
+                            format!(" ({waiting} calls waited for the answer)")
+                        } else {
+                            String::new()
+                        }
                     ),
                 );
             }

@@ -316,6 +316,14 @@ async fn an_apps_calls_that_wait_for_the_user_are_one_question_and_one_answer() 
         .filter(|e| matches!(e, ChatEvent::AppApprovalResolved { .. }))
         .count();
     assert_eq!(resolved, 1);
+    // its server's log says the answer, and for how many calls
+    let log = r.status("evil").stderr_tail;
+    assert!(
+        log.iter().any(
+            |l| l.ends_with("› peek: the user allowed once it (3 calls waited for the answer)")
+        ),
+        "{log:#?}"
+    );
 
     // a call after that answer is asked about anew; "Deny" refuses the three that waited
     events.lock().unwrap().clear();
