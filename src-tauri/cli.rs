@@ -34,11 +34,15 @@ Usage:
                                            not work
   switchboard mcp-server calculator|files|research [--root DIR] [--arxiv-url URL] [--cache DIR]
                                            serve a built-in MCP server on stdio
-  switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation accept-defaults|decline] SERVER
+  switchboard mcp-call [--call TOOL [--args JSON] [--args-schema KEY=TOOL]]... [--calls JSON] [--all]
+                       [--elicitation accept-defaults|decline] SERVER
                                            connect to one MCP server (an http(s) URL, or the name of a
                                            configured server), list its tools and call the given ones
                                            (--all: every tool, with arguments from its schema's defaults);
-                                           NDJSON out. Elicitations are declined unless accept-defaults.
+                                           NDJSON out. --args-schema: argument KEY of the call is TOOL's
+                                           inputSchema as the model is offered it; --calls: a JSON list
+                                           of {name, arguments} (or an object with one as toolCalls).
+                                           Elicitations are declined unless accept-defaults.
                                            A server that wants a sign-in (OAuth) prints the address to
                                            open; --oauth-browser follow follows its redirects instead
                                            (an authorization server that approves by itself, as in

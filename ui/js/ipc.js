@@ -62,8 +62,11 @@ const core = window.__TAURI__.core;
  *   unaccepted: Unaccepted|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - appApprovalRequested { appOf, questionId, app, server, tool, arguments, destructive,
- *   changed: DiffLine[]|null, unaccepted: Unaccepted|null } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
- *   how the user knows it) wants to run a tool: asked on that card → answerQuestion
+ *   changed: DiffLine[]|null, unaccepted: Unaccepted|null, waiting } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
+ *   how the user knows it) wants to run a tool: asked on that card → answerQuestion (`waiting`: how many of its calls
+ *   of that tool the answer decides)
+ * - appApprovalWaiting { appOf, questionId, waiting, arguments } — (appCallTool only) another call of that app and tool
+ *   joined question `questionId`: `waiting` in all now
  * - appApprovalResolved { appOf, questionId, approval: Approval }
  * - toolCallProgress { id, progress, total|null, message|null }
  * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null, reason? }

@@ -215,8 +215,9 @@ pub struct EngineShared {
     pub token_ratio: Mutex<HashMap<String, f64>>,
     /// The apps the user allowed a tool for the rest of a conversation ("Allow for this app").
     pub(crate) app_allowed: Mutex<HashSet<approve::AppToolKey>>,
-    /// Where an app's calls of one tool wait while the user is asked about one of them.
-    pub(crate) app_gates: Mutex<HashMap<approve::AppToolKey, approve::AppGate>>,
+    /// The question out about an app's calls of one tool: the calls that come meanwhile wait
+    /// for its answer, which decides them all.
+    pub(crate) app_questions: Mutex<HashMap<approve::AppToolKey, approve::AppQuestion>>,
     /// What the apps shown give the model, by conversation, then by shown app: (whose, what).
     pub(crate) app_context: Mutex<HashMap<i64, app_calls::AppContexts>>,
 }

@@ -102,6 +102,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ApprovalRequested { .. } => "ask",
             ChatEvent::ApprovalResolved { .. } => "answer",
             ChatEvent::AppApprovalRequested { .. } => "app-ask",
+            ChatEvent::AppApprovalWaiting { .. } => "app-ask-waiting",
             ChatEvent::AppApprovalResolved { .. } => "app-answer",
             ChatEvent::ToolCallProgress { .. } => "progress",
             ChatEvent::ElicitationRequested { .. } => "elicit",
