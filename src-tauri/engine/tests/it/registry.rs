@@ -639,6 +639,15 @@ async fn a_container_gets_only_what_it_was_given_and_its_network_is_told_as_it_i
         serde_json::to_value(preview.network).unwrap(),
         json!({"kind": "container", "allowed": false})
     );
+    // named by a tag, which is shown as a tag, not as pinned
+    let notes = serde_json::to_value(&preview.notes).unwrap();
+    assert!(
+        notes
+            .as_array()
+            .unwrap()
+            .contains(&json!({"kind": "imageByTag", "image": "ghcr.io/acme/box", "tag": "1.0.0"})),
+        "{notes}"
+    );
     c.network = true;
     let preview = rt.catalog_preview(&p.token, &c).unwrap();
     assert!(!preview.args.iter().any(|a| a.starts_with("--network")));

@@ -269,6 +269,31 @@ fn what_cannot_run_safely_or_pinned_is_refused() {
             json!({"registryType": "npm", "identifier": "x", "version": "1.x"}),
             "pinned",
         ),
+        // a dist-tag or a partial version is whatever is newest when npx runs
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "next"}),
+            "not one exact version",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1.2"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "x", "version": "latest"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "x", "version": "1.*"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "nuget", "identifier": "X", "version": "preview"}),
+            "pinned",
+        ),
         (
             json!({"registryType": "npm", "identifier": "--require=/tmp/evil", "version": "1.0.0"}),
             "name",
@@ -417,4 +442,19 @@ fn container_options_that_widen_its_reach_are_refused_by_name() {
     }))
     .unwrap();
     assert!(refusal(&privileged).is_some_and(|w| w.contains("--privileged")));
+}
+
+#[test]
+fn an_image_by_tag_is_a_tag_and_by_digest_is_pinned() {
+    assert_eq!(
+        oci_tag("ghcr.io/acme/box:2.0.0"),
+        Some(("ghcr.io/acme/box".into(), "2.0.0".into()))
+    );
+    assert_eq!(
+        oci_tag("localhost:5000/box:latest"),
+        Some(("localhost:5000/box".into(), "latest".into()))
+    );
+    assert_eq!(oci_tag("localhost:5000/box"), None);
+    let digest = format!("ghcr.io/acme/box@sha256:{}", "a".repeat(64));
+    assert_eq!(oci_tag(&digest), None);
 }
