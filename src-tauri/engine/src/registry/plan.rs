@@ -98,8 +98,12 @@ pub fn argv(args: &[Arg], given: &BTreeMap<String, Given>) -> Vec<String> {
                 Some(Given::Bool(false)) if *boolean => {}
                 Some(g) => {
                     let items = if *repeated { g.items() } else { vec![g.text()] };
+                    // two words, `--name value`, as the reference client (VS Code) passes
+                    // them and as servers read them (some read only this form); a value that
+                    // looks like an option stays bound to its long name (`--name=-x`), so it
+                    // cannot be read as an option of its own
                     for item in items {
-                        if name.starts_with("--") {
+                        if item.starts_with('-') && name.starts_with("--") {
                             out.push(format!("{name}={item}"));
                         } else {
                             out.push(name.clone());
