@@ -380,6 +380,9 @@ fn note_text(n: &Note) -> String {
             message.as_deref().map(|m| format!(": {}", one_line(m))).unwrap_or_default()
         ),
         Note::Container => "it runs in a container, which is its sandbox: the docker command runs outside Switchboard's sandbox (it must reach Docker) with only the options checked before each start, the container has no network (--network=none) unless you allow it, and mounts only the folders you gave it".into(),
+        Note::ImageByTag { image, tag } => format!(
+            "its image is named by the tag {tag}, not pinned: the publisher of {image} can point that tag at another image later (only a digest, @sha256:..., names one image)"
+        ),
         Note::Remote { host } => format!("a server at {host}: what it gets is what you send it"),
         Note::FileNeedsFolder(n) => {
             let what = if n.database {
