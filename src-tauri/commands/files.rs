@@ -105,7 +105,8 @@ pub async fn save_text(
             format!("That place cannot be written to here: {e}"),
         )
     })?;
-    std::fs::write(&path, text).map_err(|e| {
+    // the user's alone (0600): a conversation holds what was said and what tools read
+    switchboard_engine::store::exchange::write_export(&path, &text).map_err(|e| {
         UiError::new(
             super::ErrorKind::File,
             format!("Could not write {}: {e}", path.display()),
