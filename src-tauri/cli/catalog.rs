@@ -351,6 +351,13 @@ fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
             } => {
                 format!("signed by {publisher} (certified by {issuer})")
             }
+            switchboard_engine::bundle::Signature::Untrusted {
+                publisher,
+                not_for_code: true,
+                ..
+            } => format!(
+                "signed by a certificate that is not for signing code (it says \"{publisher}\", which proves nothing)"
+            ),
             switchboard_engine::bundle::Signature::Untrusted { publisher, .. } => format!(
                 "signed by a certificate this system does not trust (it says \"{publisher}\")"
             ),

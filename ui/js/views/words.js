@@ -269,7 +269,9 @@ export function networkText(n, hosts = []) {
 export function signatureText(s) {
   switch (s?.status) {
     case 'signed': return `Signed by ${s.publisher} (certified by ${s.issuer}).`;
-    case 'untrusted': return `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
+    case 'untrusted': return s.notForCode
+      ? `Signed, but by a certificate that is not for signing code: “${s.publisher}” proves nothing.`
+      : `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
     default: return 'Unsigned: nothing says who made it.';
   }
 }
