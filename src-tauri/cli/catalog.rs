@@ -226,7 +226,10 @@ async fn prepare(rt: &Runtime, what: &str, registry: Option<&str>) -> anyhow::Re
                 switchboard_engine::bundle::MAX_BUNDLE / (1024 * 1024)
             );
         }
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read {what}"))?;
+        // the limit holds while reading too (a file that grew, a pipe)
+        let bytes =
+            switchboard_engine::paths::read_at_most(path, switchboard_engine::bundle::MAX_BUNDLE)
+                .with_context(|| format!("cannot read {what}"))?;
         return rt.bundle_prepare(bytes).await.map_err(said);
     }
     rt.catalog_prepare(registry, what, None).await.map_err(said)
