@@ -204,6 +204,7 @@ export function mountApp(box, opened, host) {
     sized: (h) => { app.height = h; fitHeight(); },
     offer,
     setMode,
+    mode: () => mode,
     ended,
   };
 
