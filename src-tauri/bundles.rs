@@ -58,9 +58,21 @@ pub async fn prepare(runtime: &Runtime, path: &Path) -> Result<Prepared, Catalog
     if size > switchboard_engine::bundle::MAX_BUNDLE {
         return Err(too_big.into());
     }
-    let bytes = tokio::fs::read(path)
-        .await
-        .map_err(switchboard_engine::bundle::BundleError::Io)?;
+    // the limit holds while reading too (a file that grew, a pipe)
+    let owned = path.to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || {
+        switchboard_engine::paths::read_at_most(&owned, switchboard_engine::bundle::MAX_BUNDLE)
+    })
+    .await
+    .map_err(|e| switchboard_engine::bundle::BundleError::Io(std::io::Error::other(e)))?
+    .map_err(|e| match e {
+        switchboard_engine::paths::ReadAtMost::TooBig { .. } => {
+            switchboard_engine::bundle::BundleError::TooBig
+        }
+        switchboard_engine::paths::ReadAtMost::Io(e) => {
+            switchboard_engine::bundle::BundleError::Io(e)
+        }
+    })?;
     runtime.bundle_prepare(bytes).await
 }
 

@@ -226,7 +226,10 @@ async fn prepare(rt: &Runtime, what: &str, registry: Option<&str>) -> anyhow::Re
                 switchboard_engine::bundle::MAX_BUNDLE / (1024 * 1024)
             );
         }
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read {what}"))?;
+        // the limit holds while reading too (a file that grew, a pipe)
+        let bytes =
+            switchboard_engine::paths::read_at_most(path, switchboard_engine::bundle::MAX_BUNDLE)
+                .with_context(|| format!("cannot read {what}"))?;
         return rt.bundle_prepare(bytes).await.map_err(said);
     }
     rt.catalog_prepare(registry, what, None).await.map_err(said)
@@ -351,6 +354,13 @@ fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
             } => {
                 format!("signed by {publisher} (certified by {issuer})")
             }
+            switchboard_engine::bundle::Signature::Untrusted {
+                publisher,
+                not_for_code: true,
+                ..
+            } => format!(
+                "signed by a certificate that is not for signing code (it says \"{publisher}\", which proves nothing)"
+            ),
             switchboard_engine::bundle::Signature::Untrusted { publisher, .. } => format!(
                 "signed by a certificate this system does not trust (it says \"{publisher}\")"
             ),
@@ -380,6 +390,9 @@ fn note_text(n: &Note) -> String {
             message.as_deref().map(|m| format!(": {}", one_line(m))).unwrap_or_default()
         ),
         Note::Container => "it runs in a container, which is its sandbox: the docker command runs outside Switchboard's sandbox (it must reach Docker) with only the options checked before each start, the container has no network (--network=none) unless you allow it, and mounts only the folders you gave it".into(),
+        Note::ImageByTag { image, tag } => format!(
+            "its image is named by the tag {tag}, not pinned: the publisher of {image} can point that tag at another image later (only a digest, @sha256:..., names one image)"
+        ),
         Note::Remote { host } => format!("a server at {host}: what it gets is what you send it"),
         Note::FileNeedsFolder(n) => {
             let what = if n.database {

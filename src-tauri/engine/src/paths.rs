@@ -120,6 +120,34 @@ pub fn private_file(path: &std::path::Path) -> std::io::Result<()> {
     }
 }
 
+/// Why [`read_at_most`] gave no bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadAtMost {
+    #[error("it is larger than {} MB", .limit / (1024 * 1024))]
+    TooBig { limit: u64 },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A file's bytes, at most `limit` of them: the limit is kept while reading (never more than
+/// `limit + 1` bytes are read), so a file that grows after its size was looked at, or is not a
+/// regular file (a pipe, a device such as /dev/zero, whose size says 0), is refused rather than
+/// read without end.
+pub fn read_at_most(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, ReadAtMost> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let hint = f.metadata().map(|m| m.len().min(limit)).unwrap_or(0);
+    if f.metadata().is_ok_and(|m| m.len() > limit) {
+        return Err(ReadAtMost::TooBig { limit });
+    }
+    let mut bytes = Vec::with_capacity(hint as usize);
+    f.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadAtMost::TooBig { limit });
+    }
+    Ok(bytes)
+}
+
 /// Writes a file only its owner can read, atomically: `0600` in a `0700` folder whatever the
 /// umask. Writes of the same file at once each go through a temporary file of their own (the
 /// last rename wins; none fails for another's).
@@ -195,6 +223,24 @@ pub fn folder_name(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_file_is_read_up_to_its_limit_and_never_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![7u8; 1000]).unwrap();
+        assert_eq!(super::read_at_most(&p, 1000).unwrap().len(), 1000);
+        assert!(matches!(
+            super::read_at_most(&p, 999),
+            Err(super::ReadAtMost::TooBig { limit: 999 })
+        ));
+        // a size that says nothing (0), and no end: refused once past the limit
+        let zero = std::path::Path::new("/dev/zero");
+        assert!(matches!(
+            super::read_at_most(zero, 4096),
+            Err(super::ReadAtMost::TooBig { limit: 4096 })
+        ));
+    }
+
     use super::*;
 
     #[test]

@@ -170,7 +170,18 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
                 .starts_with("refused: Message sending denied"),
             "{report}"
         );
+        // a link or full screen nobody asked for: refused, no link dialog, still inline
+        assert!(
+            report["openLink"]
+                .as_str()
+                .unwrap()
+                .starts_with("refused: Opening a link denied"),
+            "{report}"
+        );
+        assert_eq!(report["fullscreen"], "inline", "{report}");
     }
+    assert_eq!(count(&c, "#link-dialog[open]").await, 0);
+    assert_eq!(count(&c, ".app-box.app-fullscreen").await, 0);
     assert_eq!(c.windows().await.unwrap().len(), windows);
     let titles = c
         .execute_async(

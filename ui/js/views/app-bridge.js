@@ -37,8 +37,17 @@ export function gestureIn(frame) {
  * window), or `'none'`.
  */
 function gesture(frame) {
-  if (!navigator.userActivation?.isActive || !frame.matches(':hover')) return 'none';
+  if (!gestureNear(frame)) return 'none';
   return performance.now() - windowInputAt > ACTIVATION_MS ? 'app' : 'unsure';
+}
+
+/**
+ * Whether the user just clicked or pressed a key with the pointer over `frame`, in it or in the
+ * window: for what the window asks the user about anyway (a link shows where it goes first), so
+ * a click in that dialog does not make the next click in the app not count.
+ */
+export function gestureNear(frame) {
+  return Boolean(navigator.userActivation?.isActive) && frame.matches(':hover');
 }
 const MAX_TEXT_CHARS = 20_000;
 /** The most log messages taken from one page (each goes to its server's log). */
@@ -147,6 +156,11 @@ export async function answer(ctx, m, isRequest) {
       if (!isRequest) return;
       const url = String(p.url ?? '');
       if (!/^https?:\/\//i.test(url)) { ctx.reply(m.id, { isError: true }); return; }
+      // only on the user's gesture: a page cannot raise link dialogs on its own
+      if (!gestureNear(ctx.frame)) {
+        ctx.fail(m.id, -32000, 'Opening a link denied: an app may open a link only right after the user clicked or typed in it.');
+        return;
+      }
       // the link dialog shows where it goes first; the page learns whether it opened
       let done = false;
       try { done = await host.openLink(url); } catch { done = false; }
@@ -178,10 +192,16 @@ export async function answer(ctx, m, isRequest) {
       await relay(ctx, m, async () => { await host.modelContext(opened.viewId, content, structured); return {}; });
       return;
     }
-    case 'ui/request-display-mode':
+    case 'ui/request-display-mode': {
       if (!isRequest) return;
-      ctx.reply(m.id, { mode: ctx.setMode(String(p.mode ?? '')) });
+      // back to inline whenever it likes; full screen or picture in picture only right after a
+      // click or key press with the pointer over the app (a page cannot cover the window on its
+      // own; Escape or the card's button brings it back); the answer is the mode it is in
+      const asked = String(p.mode ?? '');
+      const allowed = asked === 'inline' || asked === ctx.mode() || gestureNear(ctx.frame);
+      ctx.reply(m.id, { mode: allowed ? ctx.setMode(asked) : ctx.mode() });
       return;
+    }
     case 'ui/notifications/request-teardown':
       ctx.ended('it asked to be closed', 'The app closed itself.', true);
       return;

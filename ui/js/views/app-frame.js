@@ -309,6 +309,7 @@ export function mountApp(box, opened, host) {
     sized: (h) => { if (mode === 'inline') { app.height = h; fitHeight(); } },
     offer,
     setMode,
+    mode: () => mode,
     ended,
   };
 

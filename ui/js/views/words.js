@@ -224,6 +224,8 @@ export function catalogNoteText(n) {
       return `The registry marks it deprecated${n.message ? `: ${n.message}` : '.'}`;
     case 'container':
       return 'It runs in a container, which is its sandbox: the docker (or podman) command runs outside Switchboard’s sandbox, since it must reach Docker, but only with the options Switchboard checks before each start (no privileges, no host namespaces, devices or ports); the container gets no network unless you allow it (--network=none), and it mounts only folders you gave it.';
+    case 'imageByTag':
+      return `Its image is named by the tag ${n.tag}, not pinned: the publisher of ${n.image} can point that tag at another image later (only a digest, @sha256:…, names one image).`;
     case 'remote':
       return `It is a server at ${n.host}: what it gets is what you send it.`;
     case 'fileNeedsFolder': {
@@ -267,7 +269,9 @@ export function networkText(n, hosts = []) {
 export function signatureText(s) {
   switch (s?.status) {
     case 'signed': return `Signed by ${s.publisher} (certified by ${s.issuer}).`;
-    case 'untrusted': return `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
+    case 'untrusted': return s.notForCode
+      ? `Signed, but by a certificate that is not for signing code: “${s.publisher}” proves nothing.`
+      : `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
     default: return 'Unsigned: nothing says who made it.';
   }
 }

@@ -394,6 +394,31 @@ impl SecretField {
     }
 }
 
+/// Why headers may not go to `url`: they are secrets (often credentials), so they go over https,
+/// or over plain http only to this computer (127.0.0.0/8, ::1, `localhost`), where nobody on the
+/// way can read them. `None` when they may (or there are none).
+pub fn plain_http_headers_refusal(url: &str, has_headers: bool) -> Option<String> {
+    let u = reqwest::Url::parse(url.trim()).ok()?;
+    if !has_headers || u.scheme() != "http" {
+        return None;
+    }
+    let local = match u.host() {
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    (!local).then(|| {
+        format!(
+            "Its headers are secrets and are sent only over https (or plain http to this computer): \
+             {} is plain http to {}, where anyone on the way could read them. Use its https:// \
+             address, or remove the headers.",
+            u.as_str(),
+            u.host_str().unwrap_or("another computer")
+        )
+    })
+}
+
 /// The configured HTTP headers (their values as they are used) as a header map (for the HTTP,
 /// SSE and REST transports).
 pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<http::HeaderMap, String> {

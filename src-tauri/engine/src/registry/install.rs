@@ -489,7 +489,14 @@ impl Pending {
                 return Err(InstallError::Refused(why));
             }
             match PackageKind::of(&p.registry_type) {
-                Some(PackageKind::Oci) => notes.push(Note::Container),
+                Some(PackageKind::Oci) => {
+                    notes.push(Note::Container);
+                    if let Some((image, tag)) =
+                        plan::oci_image(p).as_deref().and_then(plan::oci_tag)
+                    {
+                        notes.push(Note::ImageByTag { image, tag });
+                    }
+                }
                 _ => notes.push(Note::DownloadsOnStart {
                     launcher: c.command.clone(),
                     package: c

@@ -11,6 +11,7 @@ pub mod grants;
 pub use crate::form;
 pub mod install;
 pub mod layout;
+pub mod net_guard;
 pub mod plan;
 pub mod preview;
 pub mod server_json;

@@ -40,6 +40,10 @@ pub enum Note {
     /// start (`mcp/sandbox/container.rs`); the container's network is `--network=none` unless
     /// the user allows it, and it mounts only the folders the user gave it.
     Container,
+    /// The container's image is named by a tag, which its publisher can move to another image
+    /// (only a digest, `@sha256:`, names one image: then this note is not given).
+    #[serde(rename_all = "camelCase")]
+    ImageByTag { image: String, tag: String },
     /// A server elsewhere: what it gets is what the user sends it.
     #[serde(rename_all = "camelCase")]
     Remote { host: String },

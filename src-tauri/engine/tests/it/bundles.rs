@@ -296,13 +296,37 @@ mod signing {
     use openssl::pkey::{PKey, Private};
     use openssl::rsa::Rsa;
     use openssl::stack::Stack;
-    use openssl::x509::extension::BasicConstraints;
+    use openssl::x509::extension::{BasicConstraints, ExtendedKeyUsage};
     use openssl::x509::{X509NameBuilder, X509};
+
+    /// How a leaf certificate may be used (its extended key usage).
+    #[derive(Clone, Copy, PartialEq)]
+    pub enum Usage {
+        /// No extended key usage at all.
+        Any,
+        CodeSigning,
+        /// A website's (server authentication).
+        Server,
+    }
 
     pub fn cert(
         cn: &str,
         issuer: Option<(&X509, &PKey<Private>)>,
         ca: bool,
+    ) -> (X509, PKey<Private>) {
+        cert_for(
+            cn,
+            issuer,
+            ca,
+            if ca { Usage::Any } else { Usage::CodeSigning },
+        )
+    }
+
+    pub fn cert_for(
+        cn: &str,
+        issuer: Option<(&X509, &PKey<Private>)>,
+        ca: bool,
+        usage: Usage,
     ) -> (X509, PKey<Private>) {
         let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
         let mut name = X509NameBuilder::new().unwrap();
@@ -321,6 +345,15 @@ mod signing {
         if ca {
             b.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
                 .unwrap();
+        }
+        match usage {
+            Usage::Any => {}
+            Usage::CodeSigning => b
+                .append_extension(ExtendedKeyUsage::new().code_signing().build().unwrap())
+                .unwrap(),
+            Usage::Server => b
+                .append_extension(ExtendedKeyUsage::new().server_auth().build().unwrap())
+                .unwrap(),
         }
         let signer = issuer.map(|(_, k)| k).unwrap_or(&key);
         b.sign(signer, MessageDigest::sha256()).unwrap();
@@ -358,9 +391,11 @@ async fn a_signature_is_checked_when_there_is_one() {
         Signature::Untrusted {
             publisher,
             fingerprint,
+            not_for_code,
         } => {
             assert_eq!(publisher, "Mallory Self");
             assert_eq!(fingerprint.len(), 64);
+            assert!(!not_for_code);
         }
         other => panic!("{other:?}"),
     }
@@ -374,6 +409,17 @@ async fn a_signature_is_checked_when_there_is_one() {
         "{:?}",
         o.signature
     );
+    // a certificate of that trusted authority that is not for signing code (a website's, or
+    // one with no extended key usage): not shown as signed
+    for usage in [signing::Usage::Server, signing::Usage::Any] {
+        let (web, web_key) = signing::cert_for("acme.example", Some((&ca, &ca_key)), false, usage);
+        let o = bundle::open(signing::signed(&zip, &web, &web_key), &machine, &roots).unwrap();
+        assert!(
+            matches!(&o.signature, Signature::Untrusted { publisher, not_for_code: true, .. } if publisher == "acme.example"),
+            "{:?}",
+            o.signature
+        );
+    }
     // one byte of the content changed after signing: refused, not "unsigned"
     let mut tampered = signing::signed(&zip, &leaf, &leaf_key);
     let i = zip.len() / 2;

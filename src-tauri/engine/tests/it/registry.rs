@@ -233,6 +233,69 @@ async fn icons_come_over_https_only_and_only_as_images() {
     assert_eq!(reg.requests().len(), n);
 }
 
+/// Past the registry the user chose, a redirect stays on https and off this computer and private
+/// networks: written as an address or as a name that resolves to one (DNS rebinding). The icon's
+/// own loopback address is allowed by the test switch for the first hop only.
+#[tokio::test]
+async fn redirects_stay_on_https_and_off_this_computer() {
+    let reg = Registry::start(catalog());
+    let other = Registry::start(catalog());
+    let png = b"\x89PNG\r\n\x1a\n0000".to_vec();
+    reg.add_file("icon.png", png.clone(), "image/png");
+    let there = other.add_file("icon.png", png, "image/png");
+    let port = other.url.rsplit(':').next().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = quick(dir.path());
+    client.loopback_http = true;
+
+    // within the origin already reached: followed (the control)
+    reg.redirect("/files/same.png", "/files/icon.png");
+    let same = format!("{}/files/same.png", reg.url);
+    assert!(client.icon(&same).await.is_some());
+    reg.redirect("/old/v0.1/servers", "/v0.1/servers");
+    let (page, _) = client
+        .page(&format!("{}/old", reg.url), "", None)
+        .await
+        .unwrap();
+    assert!(!page.entries.is_empty());
+
+    // to plain http elsewhere, to an address of this computer, to a name that resolves to one
+    for (i, to) in [
+        there.clone(),
+        format!("https://127.0.0.1:{port}/files/icon.png"),
+        format!("https://[::ffff:127.0.0.1]:{port}/files/icon.png"),
+        format!("https://localhost:{port}/files/icon.png"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        reg.redirect(&format!("/files/r{i}.png"), &to);
+        let icon = format!("{}/files/r{i}.png", reg.url);
+        assert_eq!(client.icon(&icon).await, None, "{to}");
+        reg.redirect(&format!("/r{i}/v0.1/servers"), &to);
+        let e = client
+            .page(&format!("{}/r{i}", reg.url), "", None)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{to} was followed"));
+        let said = e.to_string();
+        assert!(
+            said.contains("not https") || said.contains("on this computer or a private network"),
+            "{to}: {said}"
+        );
+    }
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+    // the same icon asked directly: loopback only through the test switch, never a name
+    assert!(client.icon(&there).await.is_some());
+    client.loopback_http = false;
+    let other_fresh = Registry::start(vec![]);
+    let direct = other_fresh.add_file("i.png", b"\x89PNG\r\n\x1a\n1".to_vec(), "image/png");
+    assert_eq!(client.icon(&direct).await, None);
+    let named = direct.replace("http://127.0.0.1", "https://localhost");
+    assert_eq!(client.icon(&named).await, None);
+    assert!(other_fresh.requests().is_empty());
+}
+
 fn choices(name: &str, values: Value) -> Choices {
     Choices {
         name: name.into(),
@@ -553,7 +616,7 @@ async fn a_container_gets_only_what_it_was_given_and_its_network_is_told_as_it_i
         .await
         .unwrap_err()
         .to_string();
-    assert!(e.contains("\"--network=host\""), "{e}");
+    assert!(e.contains("\"--network host\""), "{e}");
 
     let p = rt
         .catalog_prepare(None, "io.github.acme/mounts", None)
@@ -565,7 +628,7 @@ async fn a_container_gets_only_what_it_was_given_and_its_network_is_told_as_it_i
     // the publisher's default mounts /etc, which the user did not give it
     let e = rt.catalog_preview(&p.token, &c).unwrap_err().to_string();
     assert!(
-        e.contains("--mount=type=bind,src=/etc") && e.contains("did not give"),
+        e.contains("--mount type=bind,src=/etc") && e.contains("did not give"),
         "{e}"
     );
     c.values
@@ -575,6 +638,15 @@ async fn a_container_gets_only_what_it_was_given_and_its_network_is_told_as_it_i
     assert_eq!(
         serde_json::to_value(preview.network).unwrap(),
         json!({"kind": "container", "allowed": false})
+    );
+    // named by a tag, which is shown as a tag, not as pinned
+    let notes = serde_json::to_value(&preview.notes).unwrap();
+    assert!(
+        notes
+            .as_array()
+            .unwrap()
+            .contains(&json!({"kind": "imageByTag", "image": "ghcr.io/acme/box", "tag": "1.0.0"})),
+        "{notes}"
     );
     c.network = true;
     let preview = rt.catalog_preview(&p.token, &c).unwrap();

@@ -150,3 +150,35 @@ fn a_bundles_digest_is_part_of_its_identity_and_nothing_else_changes() {
     let back: ServerConfig = serde_json::from_str(&text).unwrap();
     assert_eq!(back.identity(), a.identity());
 }
+
+#[test]
+fn secret_headers_go_over_plain_http_only_to_this_computer() {
+    let others: [String; 0] = [];
+    let remote = |url: &str, headers: bool| {
+        let mut c: ServerConfig = serde_json::from_value(serde_json::json!({"url": url})).unwrap();
+        if headers {
+            c.headers
+                .insert("Authorization".into(), SecretValue::New("Bearer t".into()));
+        }
+        validate_server("r", &c, &others)
+    };
+    for url in [
+        "http://mcp.example.com/mcp",
+        "http://10.0.0.5:8080/mcp",
+        "http://localhost.example.com/mcp",
+    ] {
+        let e = remote(url, true).unwrap_err();
+        assert_eq!(e.field, "headers", "{url}");
+        assert!(e.message.contains("only over https"), "{}", e.message);
+        // without headers there is nothing to give away
+        assert_eq!(remote(url, false), Ok(()), "{url}");
+    }
+    for url in [
+        "https://mcp.example.com/mcp",
+        "http://127.0.0.1:3000/mcp",
+        "http://[::1]:3000/mcp",
+        "http://LOCALHOST:3000/mcp",
+    ] {
+        assert_eq!(remote(url, true), Ok(()), "{url}");
+    }
+}

@@ -106,14 +106,20 @@ fn walk_options(
                     None => String::new(),
                 }
             };
+            // the option as written, with its value when that is the next word
+            let said = |v: &str| match &inline {
+                None if !v.is_empty() => format!("{arg} {v}"),
+                _ => arg.clone(),
+            };
             match flag.as_str() {
                 "--privileged" if inline.as_deref() != Some("false") => {
                     return refused(arg, "gives the container every privilege of the computer")
                 }
                 "--network" | "--net" => {
-                    if value() != "none" {
+                    let v = value();
+                    if v != "none" {
                         return refused(
-                            arg,
+                            &said(&v),
                             "chooses its network (only --network=none is taken: the network is \
                              the user's to allow)",
                         );
@@ -123,7 +129,7 @@ fn walk_options(
                     let v = value();
                     if v == "host" || v.starts_with("container:") {
                         return refused(
-                            arg,
+                            &said(&v),
                             "shares the computer's (or another container's) processes or namespaces",
                         );
                     }
@@ -153,19 +159,19 @@ fn walk_options(
                 "-u" | "--user" => {
                     let v = value();
                     if v.split(':').any(|part| part == "0" || part == "root") {
-                        return refused(arg, "runs it as root");
+                        return refused(&said(&v), "runs it as root");
                     }
                 }
                 "-v" | "--volume" => {
                     let v = value();
                     if let Some(why) = mountable.and_then(|m| volume_refusal(&v, m)) {
-                        return refused(arg, &why);
+                        return refused(&said(&v), &why);
                     }
                 }
                 "--mount" => {
                     let v = value();
                     if let Some(why) = mountable.and_then(|m| mount_refusal(&v, m)) {
-                        return refused(arg, &why);
+                        return refused(&said(&v), &why);
                     }
                 }
                 _ => {

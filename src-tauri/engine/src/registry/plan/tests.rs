@@ -84,10 +84,12 @@ fn npm_runs_the_pinned_version_through_npx_with_its_arguments_and_environment() 
         c.args,
         [
             "-y",
+            // a value that looks like an option stays bound to its name
             "--node-options=--max-old-space-size=256",
             "@example/weather-mcp@1.2.0",
             "Paris",
-            "--units=metric",
+            "--units",
+            "metric",
             "--verbose",
             "--stdio",
             "-e",
@@ -133,7 +135,11 @@ fn pypi_nuget_and_oci_run_through_their_launchers() {
         (c.command.as_str(), c.args.clone()),
         (
             "uvx",
-            vec!["weather-mcp@0.5.0".to_string(), "--port=8080".into()]
+            vec![
+                "weather-mcp@0.5.0".to_string(),
+                "--port".into(),
+                "8080".into()
+            ]
         )
     );
     let c = build(&s.packages[1], json!({}), false, &with_docker);
@@ -162,7 +168,8 @@ fn pypi_nuget_and_oci_run_through_their_launchers() {
             "--rm",
             "-i",
             "--network=none",
-            "--mount=type=bind,src=/,dst=/data",
+            "--mount",
+            "type=bind,src=/,dst=/data",
             "-e",
             "TOKEN",
             "ghcr.io/example/weather:1.2.0",
@@ -251,10 +258,7 @@ fn shell_metacharacters_stay_one_argument_as_written() {
         json!([]),
     );
     let c = build(&s.packages[0], json!({}), false, &with_docker);
-    assert_eq!(
-        c.args,
-        ["-y", "x-mcp@1.0.0", nasty, &format!("--q={nasty}")]
-    );
+    assert_eq!(c.args, ["-y", "x-mcp@1.0.0", nasty, "--q", nasty]);
 }
 
 #[test]
@@ -267,6 +271,31 @@ fn what_cannot_run_safely_or_pinned_is_refused() {
         ),
         (
             json!({"registryType": "npm", "identifier": "x", "version": "1.x"}),
+            "pinned",
+        ),
+        // a dist-tag or a partial version is whatever is newest when npx runs
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "next"}),
+            "not one exact version",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1.2"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "x", "version": "latest"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "x", "version": "1.*"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "nuget", "identifier": "X", "version": "preview"}),
             "pinned",
         ),
         (
@@ -417,4 +446,53 @@ fn container_options_that_widen_its_reach_are_refused_by_name() {
     }))
     .unwrap();
     assert!(refusal(&privileged).is_some_and(|w| w.contains("--privileged")));
+}
+
+#[test]
+fn an_image_by_tag_is_a_tag_and_by_digest_is_pinned() {
+    assert_eq!(
+        oci_tag("ghcr.io/acme/box:2.0.0"),
+        Some(("ghcr.io/acme/box".into(), "2.0.0".into()))
+    );
+    assert_eq!(
+        oci_tag("localhost:5000/box:latest"),
+        Some(("localhost:5000/box".into(), "latest".into()))
+    );
+    assert_eq!(oci_tag("localhost:5000/box"), None);
+    let digest = format!("ghcr.io/acme/box@sha256:{}", "a".repeat(64));
+    assert_eq!(oci_tag(&digest), None);
+}
+
+/// A named argument is two words, `--name value` (the reference client's form; a server such as
+/// arxiv-mcp-server reads only this one), repeated as a pair; a value that looks like an option
+/// stays bound (`--name=-x`).
+#[test]
+fn a_named_argument_is_its_name_then_its_value() {
+    let s = server(
+        json!([{"registryType": "pypi", "identifier": "arxiv-mcp-server", "version": "0.2.0",
+                "packageArguments": [
+                    {"type": "named", "name": "--storage-path", "isRequired": true},
+                    {"type": "named", "name": "--tag", "description": "t", "isRepeated": true},
+                    {"type": "named", "name": "--level", "description": "l"}]}]),
+        json!([]),
+    );
+    let c = build(
+        &s.packages[0],
+        json!({"storage-path": "/home/u/papers", "tag": ["a", "b"], "level": "-3"}),
+        false,
+        &with_docker,
+    );
+    assert_eq!(
+        c.args,
+        [
+            "arxiv-mcp-server@0.2.0",
+            "--storage-path",
+            "/home/u/papers",
+            "--tag",
+            "a",
+            "--tag",
+            "b",
+            "--level=-3"
+        ]
+    );
 }
