@@ -72,7 +72,9 @@ fn bench(c: &mut Criterion) {
         ..Cx::names(&is_offered)
     };
     assert_eq!(recover_with(&learned, &cx).expect("a call").calls.len(), 1);
-    c.bench_function("learned_2kb", |b| b.iter(|| recover_with(black_box(&learned), &cx)));
+    c.bench_function("learned_2kb", |b| {
+        b.iter(|| recover_with(black_box(&learned), &cx))
+    });
     c.bench_function("template_analysis", |b| {
         b.iter(|| template::learn_again(black_box(TEMPLATE)))
     });

@@ -9,12 +9,34 @@
 
 use std::sync::Mutex;
 
+use serde::Serialize;
+
 use serde_json::{Map, Value};
 
 use super::shapes::{add_calls, calls_in, is_name, markup};
 use super::spans::{self, Kind, Span, Spans};
 use super::{Cx, Family, FamilyId, Found, Strip};
 use crate::lenient;
+
+/// What a chat template taught ([`crate::template::learn`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Learning {
+    /// The learned family (calls, thinking, end tokens), when anything was learned.
+    pub family: Option<FamilyId>,
+    /// The calls' markup, `NAME` and `…` for what varies, when the calls were learned.
+    pub calls: Option<String>,
+    /// Thinking's markers (`<think>…</think>`), when learned.
+    pub thinking: Option<String>,
+    /// The prompt opens thinking: a reply starts inside it.
+    pub opens_thinking: bool,
+    /// Why the calls were not learned (the named families read them then).
+    pub not_learned: Option<String>,
+    /// The named family the template's text points to (tried right after the learned one).
+    pub then: Option<FamilyId>,
+    /// The template's digest (what the analysis is kept by).
+    pub digest: String,
+}
 
 /// A hole in a learned literal for a call's id (`call00001` in the probe): any run of id
 /// characters.

@@ -20,6 +20,13 @@ pub fn learn(template: &str, digest: &str) -> Learning {
         then,
         digest: digest.to_string(),
     };
+    if is_go_template(template) {
+        out.not_learned = Some(
+            "a Go template (Ollama's), which is not rendered here: the named families read its replies"
+                .into(),
+        );
+        return out;
+    }
     let renders = match Renders::new(template) {
         Ok(r) => r,
         Err(why) => {
@@ -795,6 +802,23 @@ fn bracket_tokens(template: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// Whether a template is Go's `text/template` (Ollama's `{{ .Messages }}`, `{{ range $i, $m := … }}`)
+/// rather than Jinja.
+fn is_go_template(t: &str) -> bool {
+    [
+        "{{ .",
+        "{{- .",
+        "{{.",
+        "{{ range ",
+        "{{- range ",
+        "{{ end }}",
+        "{{- end }}",
+    ]
+    .iter()
+    .any(|m| t.contains(m))
+        && !t.contains("{%")
 }
 
 /// The named family a template's text points to.

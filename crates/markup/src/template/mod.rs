@@ -24,29 +24,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-
-use crate::families::FamilyId;
-
-/// What a chat template taught.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Learning {
-    /// The learned family (calls, thinking, end tokens), when anything was learned.
-    pub family: Option<FamilyId>,
-    /// The calls' markup, `NAME` and `…` for what varies, when the calls were learned.
-    pub calls: Option<String>,
-    /// Thinking's markers (`<think>…</think>`), when learned.
-    pub thinking: Option<String>,
-    /// The prompt opens thinking: a reply starts inside it.
-    pub opens_thinking: bool,
-    /// Why the calls were not learned (the named families read them then).
-    pub not_learned: Option<String>,
-    /// The named family the template's text points to (tried right after the learned one).
-    pub then: Option<FamilyId>,
-    /// The template's digest (what the analysis is kept by).
-    pub digest: String,
-}
+pub use crate::families::learned::Learning;
 
 /// What `template` teaches, analysed once per template (kept in memory by its digest).
 pub fn learn(template: &str) -> Arc<Learning> {

@@ -56,3 +56,13 @@ fn a_template_that_cannot_be_analysed_says_why() {
     assert_eq!(l.family, None);
     assert!(l.not_learned.is_some());
 }
+
+#[test]
+fn an_ollama_go_template_is_not_rendered_and_says_so() {
+    let l = learn("{{- range $i, $_ := .Messages }}{{ .Content }}{{ range .ToolCalls }}<tool_call>{{ end }}{{ end }}");
+    assert_eq!(l.family, None);
+    assert!(
+        l.not_learned.as_deref().unwrap().contains("Go template"),
+        "{l:?}"
+    );
+}

@@ -58,7 +58,7 @@ pub use files::{attach_file, clean_name, AttachError, AttachedFile, ImageRef};
 pub use tools::ToolHost;
 
 // the markup layer, a crate of its own (crates/markup), under the names the loop has always used
-pub use switchboard_markup::{families, gate, lenient, pylit, recover, repair, resolve};
+pub use switchboard_markup::{families, gate, lenient, pylit, recover, repair, resolve, template};
 
 pub const DEFAULT_SYSTEM_PROMPT: &str =
     "You are a helpful assistant in Switchboard, a desktop chat app. \
