@@ -27,15 +27,9 @@ pub mod broker;
 pub mod budget;
 pub mod check;
 mod events;
-pub mod families;
 mod files;
-pub mod gate;
-pub mod lenient;
-pub mod pylit;
+pub mod markup;
 pub mod rank;
-pub mod recover;
-pub mod repair;
-pub mod resolve;
 mod stream;
 mod tasks;
 pub mod text_tools;
@@ -62,6 +56,9 @@ pub use broker::{Answer, AnswerError, Broker, Question, QuestionId};
 pub use events::{ChatEvent, Emit, SamplingOutcome};
 pub use files::{attach_file, clean_name, AttachError, AttachedFile, ImageRef};
 pub use tools::ToolHost;
+
+// the markup layer, a crate of its own (crates/markup), under the names the loop has always used
+pub use switchboard_markup::{families, gate, lenient, pylit, recover, repair, resolve, template};
 
 pub const DEFAULT_SYSTEM_PROMPT: &str =
     "You are a helpful assistant in Switchboard, a desktop chat app. \

@@ -74,6 +74,41 @@ fn a_circle_deep_in_a_folder_is_found() {
     assert!(Graph::read(src, &["a"]).modules.len() == 1);
 }
 
+/// The markup layer is a crate of its own: it names nothing of the engine (not in its manifest,
+/// not in its source), and its own modules name each other in no circle.
+#[test]
+fn the_markup_crate_names_nothing_of_the_engine() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../crates/markup");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        !manifest.contains("switchboard-engine"),
+        "crates/markup depends on the engine"
+    );
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    assert!(files.len() > 30, "read only {} files", files.len());
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(
+            !text.contains("switchboard_engine"),
+            "{} names the engine",
+            f.display()
+        );
+    }
+    let graph = Graph::read(&root.join("src"), &[]);
+    let mut found = Vec::new();
+    for level in graph.levels() {
+        for circle in graph.circles_at(&level) {
+            found.push(graph.explain(&level, &circle));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import circles in crates/markup:\n{}",
+        found.join("\n")
+    );
+}
+
 /// The check itself finds a circle: two parts that name each other, read from source text.
 #[test]
 fn a_circle_is_found() {

@@ -225,7 +225,7 @@ impl ChatEngine {
             gen,
             window,
             tools_in,
-            family: super::super::families::of_model(model, &details),
+            family: super::super::markup::of_model(model, &details),
         }
     }
 

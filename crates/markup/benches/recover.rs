@@ -1,13 +1,26 @@
 //! Recovering tool calls from a reply's text, every family of the registry tried: a 2 KB reply
 //! with one Hermes call, one with a bare JSON call, one with a Qwen3-Coder XML call, one of plain
 //! prose; and all a reply costs the loop for it, the streaming hold-back fed 4 characters at a
-//! time as a model streams, then the recovery. The target is under 50 µs per 2 KB reply.
+//! time as a model streams, then the recovery; a 2 KB reply in a markup learned from a chat
+//! template; and the analysis of a template. The targets: under 50 µs per 2 KB reply, under 50 ms
+//! per template.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
-use switchboard_engine::chat::gate::{text_of, StreamGate};
-use switchboard_engine::chat::recover::recover;
-use switchboard_engine::chat::resolve::{names_a_tool, OfferedName};
+use switchboard_markup::families::Cx;
+use switchboard_markup::gate::{text_of, StreamGate};
+use switchboard_markup::recover::{recover, recover_with};
+use switchboard_markup::resolve::{names_a_tool, OfferedName};
+use switchboard_markup::template;
+
+/// A template of a family no file names (its markup learned from it).
+const TEMPLATE: &str = r#"{%- for m in messages -%}<|turn|>{{ m.role }}
+{% if m.content %}{{ m.content }}{% endif %}{% for tc in m.tool_calls or [] %}<act name="{{ tc.function.name }}">
+{% for k, v in tc.function.arguments.items() %}<arg key="{{ k }}">{{ v }}</arg>
+{% endfor %}</act>
+{% endfor %}<|end|>
+{% endfor -%}{% if add_generation_prompt %}<|turn|>assistant
+{% endif %}"#;
 
 const OFFERED: [&str; 3] = ["calculator__add", "files__read_file", "time__now"];
 
@@ -48,6 +61,23 @@ fn bench(c: &mut Criterion) {
         assert!(text.len() >= 2000);
         c.bench_function(name, |b| b.iter(|| recover(black_box(text), &is_offered)));
     }
+    // a family no file names, its markup learned from its template
+    let family = template::learn(TEMPLATE).family.expect("learned");
+    let learned = format!(
+        "{}\n<act name=\"calculator__add\">\n<arg key=\"a\">2</arg>\n<arg key=\"b\">40</arg>\n</act>",
+        prose(1900)
+    );
+    let cx = Cx {
+        family: Some(family),
+        ..Cx::names(&is_offered)
+    };
+    assert_eq!(recover_with(&learned, &cx).expect("a call").calls.len(), 1);
+    c.bench_function("learned_2kb", |b| {
+        b.iter(|| recover_with(black_box(&learned), &cx))
+    });
+    c.bench_function("template_analysis", |b| {
+        b.iter(|| template::learn_again(black_box(TEMPLATE)))
+    });
     // as the loop does it: the text in pieces through the hold-back, then the recovery
     let pieces: Vec<String> = hermes
         .chars()

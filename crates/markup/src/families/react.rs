@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::shapes::{add_calls, from_string, is_name, Finder};
 use super::spans::{Kind, Span, Spans};
 use super::{Cx, Detect, Family, FamilyId, Found, StreamCx, Verdict};
-use crate::chat::lenient;
+use crate::lenient;
 
 pub struct ReAct;
 

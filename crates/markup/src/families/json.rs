@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::shapes::{add_calls, calls_in};
 use super::spans::{fence_at, find_free, Kind, Span, Spans, CALL_FENCES};
 use super::{Cx, Detect, Family, FamilyId, Form, StreamCx, Verdict};
-use crate::chat::lenient::{self, Balance};
+use crate::lenient::{self, Balance};
 
 pub struct Json;
 

@@ -24,6 +24,8 @@ pub enum Sign {
     Name,
     /// The family its server reports.
     Family,
+    /// Learned from its chat template.
+    Learned,
 }
 
 /// The tool-call format detected for a model, as the window shows it.
@@ -36,6 +38,10 @@ pub struct ToolFormat {
     pub name: &'static str,
     /// What told it.
     pub from: Sign,
+    /// What its chat template taught, when it was analysed (also when its calls could not be
+    /// learned: then why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned: Option<super::learned::Learning>,
 }
 
 /// The family whose signs fit the model best, and what told it; `None` when none fits.
@@ -46,6 +52,7 @@ pub fn tool_format(m: &ModelFacts) -> Option<ToolFormat> {
         id,
         name: f.name(),
         from,
+        learned: None,
     })
 }
 

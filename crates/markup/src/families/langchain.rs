@@ -8,7 +8,7 @@ use super::json::{close_of, first_key, skip_blanks, Key};
 use super::shapes::{add_calls, from_string};
 use super::spans::{Kind, Span, Spans, CALL_FENCES};
 use super::{Cx, Detect, Family, FamilyId, Found, StreamCx, Verdict};
-use crate::chat::lenient::{self, Balance};
+use crate::lenient::{self, Balance};
 
 pub struct LangChain;
 

@@ -1,5 +1,5 @@
 //! Tool names as small models write them, resolved to the exposed names offered
-//! (`server__tool`, see [`crate::mcp::names`]): without the server, with another separator
+//! (`server__tool`, as the host names them): without the server, with another separator
 //! (`calculator.add`), with a `functions.` prefix, in other letter case. A guess is taken only
 //! when exactly one offered tool fits; otherwise the model is told the closest names.
 
@@ -61,7 +61,7 @@ const ALL_WHEN_AT_MOST: usize = 8;
 const PREFIXES: [&str; 4] = ["functions.", "function.", "tools.", "tool."];
 
 /// `name` without a prefix models put before a function name ([`PREFIXES`], any letter case).
-pub(crate) fn without_prefix(name: &str) -> &str {
+pub fn without_prefix(name: &str) -> &str {
     PREFIXES
         .iter()
         .find_map(|p| {

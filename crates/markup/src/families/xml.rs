@@ -9,7 +9,7 @@ use serde_json::{Map, Number, Value};
 
 use super::shapes::is_name;
 use super::{Cx, Found};
-use crate::chat::lenient;
+use crate::lenient;
 
 /// Where the name and the value of one parameter are, in one of the forms.
 pub enum ParamForm {

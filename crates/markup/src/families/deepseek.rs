@@ -7,7 +7,7 @@
 use super::shapes::{add_calls, arguments_from, blocks, unfence};
 use super::spans::Spans;
 use super::{Cx, Detect, Family, FamilyId, Found, Strip};
-use crate::chat::lenient;
+use crate::lenient;
 
 pub struct DeepSeek;
 

@@ -7,7 +7,7 @@ use super::pythonic::{self, found};
 use super::shapes::add_calls;
 use super::spans::{fence_at, find_free, Spans};
 use super::{Cx, Detect, Family, FamilyId, Found, Strip};
-use crate::chat::pylit::call_at;
+use crate::pylit::call_at;
 
 pub struct Gemma;
 
@@ -37,7 +37,7 @@ impl Family for Gemma {
             }
         }
         // its lists are the pythonic family's shape: read as Gemma's only from a Gemma model
-        if cx.family == Some(self.id()) {
+        if super::is_own(cx.family, self.id()) {
             pythonic::find(self.id(), text, cx, spans);
         }
     }

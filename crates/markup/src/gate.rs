@@ -17,7 +17,7 @@
 use std::sync::OnceLock;
 
 use super::families::spans::{self, CALL_FENCES};
-use super::families::{self, FamilyId, StreamCx, Verdict};
+use super::families::{self, Family, FamilyId, StreamCx, Verdict};
 use super::lenient::Balance;
 use super::pylit::Depth;
 
@@ -85,6 +85,12 @@ pub struct StreamGate {
     names: Option<Names>,
     /// The model's family, when known (its reply-start forms are held).
     family: Option<FamilyId>,
+    /// That family itself, and what it adds to every family's lists (a learned family's markers,
+    /// thinking and end tokens are in no static table).
+    own: Option<&'static dyn Family>,
+    pairs: Vec<(&'static str, &'static str)>,
+    tokens: Vec<&'static str>,
+    own_triggers: Option<Box<Triggers>>,
     /// The text let go last (its last few hundred bytes): a call introduced as past or as an
     /// example is not held.
     lead: String,
@@ -104,6 +110,10 @@ impl Default for StreamGate {
             depth: None,
             names: None,
             family: None,
+            own: None,
+            pairs: families::thinking_pairs().to_vec(),
+            tokens: families::strip_tokens().to_vec(),
+            own_triggers: None,
             lead: String::new(),
             line_start: true,
             word_start: true,
@@ -156,6 +166,27 @@ impl StreamGate {
     /// The model's family, when known: its own forms are held from the start of the reply.
     pub fn for_family(mut self, family: Option<FamilyId>) -> Self {
         self.family = family;
+        self.own = family.and_then(families::by_id);
+        if let Some(own) = self
+            .own
+            .filter(|f| !families::ALL.iter().any(|x| x.id() == f.id()))
+        {
+            self.pairs = families::thinking_pairs_with(Some(own));
+            self.tokens = families::strip_tokens_with(Some(own));
+            let mut t = Box::new(Triggers::new());
+            t.add_family(own);
+            for (open, _) in &self.pairs {
+                t.add(open, false);
+            }
+            for tok in &self.tokens {
+                t.add(tok, false);
+            }
+            self.own_triggers = Some(t);
+        }
+        // the prompt opened thinking: the reply starts inside it
+        if let Some(close) = self.own.and_then(|f| f.opens_thinking()) {
+            self.mode = Mode::Thinking(closing(close));
+        }
         self
     }
 
@@ -291,13 +322,13 @@ impl StreamGate {
             return step;
         }
         let mut wait = false;
-        for (open, close) in families::thinking_pairs() {
+        for (open, close) in &self.pairs {
             if self.held.starts_with(open) {
-                return Step::Think(open.len(), std::slice::from_ref(close));
+                return Step::Think(open.len(), closing(close));
             }
             wait |= open.starts_with(self.held.as_str());
         }
-        for t in families::strip_tokens() {
+        for t in &self.tokens {
             if self.held.starts_with(t) {
                 return Step::Strip(t.len());
             }
@@ -313,7 +344,7 @@ impl StreamGate {
             depth: &mut self.depth,
         };
         let (mut first, mut text) = (None, 0);
-        for f in families::ordered(self.family) {
+        for f in families::ordered_from(self.own) {
             match f.stream(&self.held, &mut sx) {
                 // past or an example: shown as the text it will stay
                 Verdict::Lock if spans::says_not_now(&self.lead) => {
@@ -365,7 +396,7 @@ impl StreamGate {
 
     /// The first byte of `held` where some family's markup may start.
     fn first_candidate(&self) -> Option<usize> {
-        let t = triggers();
+        let t = self.own_triggers.as_deref().unwrap_or_else(|| triggers());
         let h = self.held.as_bytes();
         let blank = self.reply_start.then(|| {
             h.iter()
@@ -431,50 +462,74 @@ fn partial_suffix(held: &str, markers: &[&str]) -> usize {
     best
 }
 
+/// A thinking block's closing marker as the gate's mode holds it (the same list each time it is
+/// asked for the same marker).
+fn closing(close: &'static str) -> &'static [&'static str] {
+    static LISTS: std::sync::Mutex<Vec<&'static [&'static str]>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut lists = LISTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(l) = lists.iter().find(|l| l[0] == close) {
+        return l;
+    }
+    let l: &'static [&'static str] = Box::leak(Box::new([close]));
+    lists.push(l);
+    l
+}
+
 /// The bytes where markup may start: anywhere, at the start of a line, at the start of a word.
+#[derive(Clone)]
 struct Triggers {
     anywhere: [bool; 256],
     line: [bool; 256],
     word: [bool; 256],
 }
 
-fn triggers() -> &'static Triggers {
-    static T: OnceLock<Triggers> = OnceLock::new();
-    T.get_or_init(|| {
+impl Triggers {
+    fn new() -> Self {
         let mut t = Triggers {
             anywhere: [false; 256],
             line: [false; 256],
             word: [false; 256],
         };
-        let mut add = |m: &str, line: bool| {
-            let Some(&c) = m.as_bytes().first() else {
-                return;
-            };
-            if line {
-                t.line[c as usize] = true;
-            } else if c.is_ascii_alphanumeric() {
-                t.word[c as usize] = true;
-            } else {
-                t.anywhere[c as usize] = true;
-            }
-        };
         for f in families::ALL {
-            f.markers().iter().for_each(|m| add(m, false));
-            f.line_markers().iter().for_each(|m| add(m, true));
-            for &c in f.triggers() {
-                add(std::str::from_utf8(&[c]).unwrap_or(""), false);
-            }
+            t.add_family(*f);
         }
         for (open, _) in families::thinking_pairs() {
-            add(open, false);
+            t.add(open, false);
         }
         for tok in families::strip_tokens() {
-            add(tok, false);
+            t.add(tok, false);
         }
         // a fence may open code to let through
-        add("```", false);
+        t.add("```", false);
         t
-    })
+    }
+
+    fn add(&mut self, m: &str, line: bool) {
+        let Some(&c) = m.as_bytes().first() else {
+            return;
+        };
+        if line {
+            self.line[c as usize] = true;
+        } else if c.is_ascii_alphanumeric() {
+            self.word[c as usize] = true;
+        } else {
+            self.anywhere[c as usize] = true;
+        }
+    }
+
+    fn add_family(&mut self, f: &dyn Family) {
+        f.markers().iter().for_each(|m| self.add(m, false));
+        f.line_markers().iter().for_each(|m| self.add(m, true));
+        for &c in f.triggers() {
+            self.add(std::str::from_utf8(&[c]).unwrap_or(""), false);
+        }
+    }
+}
+
+fn triggers() -> &'static Triggers {
+    static T: OnceLock<Triggers> = OnceLock::new();
+    T.get_or_init(Triggers::new)
 }
 
 #[cfg(test)]

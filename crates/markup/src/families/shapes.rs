@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::spans::{Kind, RecoveredCall, Span, Spans};
 use super::{Cx, FamilyId, Form, Found};
-use crate::chat::lenient;
+use crate::lenient;
 
 /// The keys that may name the tool, hold the arguments, or come along in a call object.
 pub const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::sample_file::{self, Sample};
 use super::{Cx, FamilyId, ALL};
-use crate::chat::gate::{text_of, thinking_of, Piece, StreamGate};
-use crate::chat::recover::{recover_with, Recovered};
+use crate::gate::{text_of, thinking_of, Piece, StreamGate};
+use crate::recover::{recover_with, Recovered};
 
 fn schemas() -> HashMap<String, Value> {
     sample_file::tools()

@@ -6,7 +6,7 @@
 use super::shapes::{add_calls, calls_in, cut, markup, Finder, Wrapped};
 use super::spans::{fence_at, Kind, Span, Spans};
 use super::{by_markers, Cx, Detect, Family, FamilyId, Found, StreamCx, Strip, Verdict};
-use crate::chat::lenient;
+use crate::lenient;
 
 pub struct CommandR;
 

@@ -28,6 +28,7 @@ mod jamba;
 pub mod json;
 mod kimi;
 mod langchain;
+pub mod learned;
 mod llama3;
 mod minimax;
 mod mistral;
@@ -216,6 +217,17 @@ pub trait Family: Sync {
     fn detect(&self) -> Detect {
         Detect::default()
     }
+    /// When the model's prompt opens this family's thinking, so a reply starts inside it: the
+    /// marker that closes it (a family learned from a template that ends its prompt with
+    /// `<think>`).
+    fn opens_thinking(&self) -> Option<&'static str> {
+        None
+    }
+    /// The family to try right after this one (a learned family's: the named family its
+    /// template's text points to).
+    fn then(&self) -> Option<FamilyId> {
+        None
+    }
 }
 
 /// Every family, in the order they are tried when the model's own is not known: families with
@@ -248,36 +260,74 @@ pub static ALL: &[&dyn Family] = &[
     &react::ReAct,
 ];
 
-/// The family of tool-call markup a model writes, from what its server says of it (see
-/// [`detect`]).
-pub fn of_model(name: &str, details: &crate::llm::ModelDetails) -> Option<FamilyId> {
-    detect(&ModelFacts {
-        name,
-        template: details.template.as_deref(),
-        family: details.family.as_deref(),
-    })
-}
-
-/// The tool-call format detected for a model, from what its server says of it, for the window.
-pub fn format_of_model(name: &str, details: &crate::llm::ModelDetails) -> Option<ToolFormat> {
-    tool_format(&ModelFacts {
-        name,
-        template: details.template.as_deref(),
-        family: details.family.as_deref(),
-    })
-}
-
-/// The family registered under `id`.
+/// The family registered under `id`: a named one, or one learned from a template
+/// ([`learned::register`]).
 pub fn by_id(id: &str) -> Option<&'static dyn Family> {
-    ALL.iter().copied().find(|f| f.id() == id)
+    ALL.iter()
+        .copied()
+        .find(|f| f.id() == id)
+        .or_else(|| learned::by_id(id).map(|l| l as &'static dyn Family))
 }
 
-/// The families in the order to try them: `first` (the model's own), then the rest in
-/// [`ALL`]'s order.
+/// The families in the order to try them: `first` (the model's own), the family it says to try
+/// next ([`Family::then`]), then the rest in [`ALL`]'s order.
 pub fn ordered(first: Option<FamilyId>) -> impl Iterator<Item = &'static dyn Family> {
-    let lead = first.and_then(by_id);
-    lead.into_iter()
-        .chain(ALL.iter().copied().filter(move |f| Some(f.id()) != first))
+    ordered_from(first.and_then(by_id))
+}
+
+/// [`ordered`], the model's own family given.
+pub fn ordered_from(
+    lead: Option<&'static dyn Family>,
+) -> impl Iterator<Item = &'static dyn Family> {
+    let first = lead.map(|f| f.id());
+    let second = lead.and_then(|f| f.then()).and_then(by_id);
+    let next = second.map(|f| f.id());
+    lead.into_iter().chain(second).chain(
+        ALL.iter()
+            .copied()
+            .filter(move |f| Some(f.id()) != first && Some(f.id()) != next),
+    )
+}
+
+/// Whether `id` is the model's own family `first`, or the named family it is learned after.
+pub fn is_own(first: Option<FamilyId>, id: FamilyId) -> bool {
+    first == Some(id) || first.and_then(by_id).and_then(|f| f.then()) == Some(id)
+}
+
+/// Every family's thinking blocks, each once, with `own`'s (a learned family's) first.
+pub fn thinking_pairs_with(own: Option<&dyn Family>) -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for s in own.map(|f| f.strips()).unwrap_or(&[]) {
+        if let Strip::Thinking(o, c) = *s {
+            if !o.is_empty() && !out.contains(&(o, c)) {
+                out.push((o, c));
+            }
+        }
+    }
+    for p in thinking_pairs() {
+        if !out.contains(p) {
+            out.push(*p);
+        }
+    }
+    out
+}
+
+/// Every family's tokens that never show, each once, with `own`'s first.
+pub fn strip_tokens_with(own: Option<&dyn Family>) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for s in own.map(|f| f.strips()).unwrap_or(&[]) {
+        if let Strip::Token(t) = *s {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    for t in strip_tokens() {
+        if !out.contains(t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 /// Every family's thinking blocks (open, close), each once.
@@ -330,7 +380,6 @@ pub fn by_markers(anywhere: &[&str], line: &[&str], held: &str, sx: &StreamCx) -
     }
 }
 
-#[cfg(test)]
-pub(crate) mod sample_file;
+pub mod sample_file;
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use super::json::skip_blanks;
 use super::shapes::{add_calls, blocks};
 use super::spans::Spans;
 use super::{Cx, Detect, Family, FamilyId, Found, StreamCx, Verdict};
-use crate::chat::pylit::{call_at, list_at, Depth, PyCall};
+use crate::pylit::{call_at, list_at, Depth, PyCall};
 
 pub struct Pythonic;
 

@@ -6,7 +6,7 @@
 use super::shapes::{add_calls, blocks, cut, is_name, Finder};
 use super::spans::{Kind, Span, Spans};
 use super::{Cx, Detect, Family, FamilyId, Found, StreamCx, Verdict};
-use crate::chat::lenient;
+use crate::lenient;
 
 pub struct Functionary;
 
@@ -29,12 +29,12 @@ impl Family for Functionary {
         let arrows = v32(self.id(), text, cx, spans);
         // `all\n` is read as markup only where it cannot be prose: after `>>>` parts, or from a
         // model known to write this format
-        let own = arrows || cx.family == Some(self.id());
+        let own = arrows || super::is_own(cx.family, self.id());
         reply_start(self.id(), text, cx, spans, own);
     }
     fn stream(&self, held: &str, sx: &mut StreamCx) -> Verdict {
         // `>>>` right after a word is a word's end (`<toolbar>`), unless this is the model's format
-        if held.starts_with('>') && !sx.word_start && sx.family != Some(self.id()) {
+        if held.starts_with('>') && !sx.word_start && !super::is_own(sx.family, self.id()) {
             return Verdict::NotMine;
         }
         if let Some(rest) = held.strip_prefix(ARROWS) {
@@ -46,7 +46,7 @@ impl Family for Functionary {
         if held.starts_with("<function=") {
             return Verdict::Lock;
         }
-        if sx.reply_start && sx.family == Some(self.id()) {
+        if sx.reply_start && super::is_own(sx.family, self.id()) {
             return recipient(held, 0, sx);
         }
         Verdict::NotMine

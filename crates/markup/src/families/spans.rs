@@ -9,10 +9,10 @@ use super::{FamilyId, Form};
 /// A call found in a reply, whose name names a tool on offer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecoveredCall {
-    /// The name as the model wrote it (resolve it with [`crate::chat::resolve::resolve`]).
+    /// The name as the model wrote it (resolve it with [`crate::resolve::resolve`]).
     pub name: String,
     /// Normally an object; a JSON string holding an object has been read. Anything else is
-    /// kept as sent, for [`crate::chat::repair::repair`] to report.
+    /// kept as sent, for [`crate::repair::repair`] to report.
     pub arguments: serde_json::Value,
     /// The family whose markup it was in.
     pub family: FamilyId,

@@ -46,7 +46,7 @@ pub struct Sample {
 
 /// Where the samples are.
 pub fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/chat/families/samples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/families/samples")
 }
 
 /// The tools the samples call: (name, description, input schema).

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::shapes::{add_calls, calls_in, markup, skip_token, Finder};
 use super::spans::Spans;
 use super::{Cx, Detect, Family, FamilyId, Found};
-use crate::chat::lenient;
+use crate::lenient;
 
 pub struct Mistral;
 

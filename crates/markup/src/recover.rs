@@ -40,13 +40,24 @@ pub fn recover(text: &str, is_offered: &dyn Fn(&str) -> bool) -> Option<Recovere
 /// tried first. `None` when nothing in it is markup: the text stays as it is.
 pub fn recover_with(text: &str, cx: &Cx) -> Option<Recovered> {
     let mut spans = Spans::new();
-    thinking(text, &mut spans);
+    let own = cx.family.and_then(families::by_id);
+    // the prompt opened thinking: the reply starts inside it
+    if let Some(close) = own.and_then(|f| f.opens_thinking()) {
+        let open = families::thinking_pairs_with(own)
+            .iter()
+            .find(|(_, c)| *c == close)
+            .map_or("", |(o, _)| *o);
+        if let Some(span) = families::learned::opened_thinking(text, open, close) {
+            spans.add(span);
+        }
+    }
+    thinking(text, own, &mut spans);
     spans::code_and_quotes(text, &mut spans);
-    for f in families::ordered(cx.family) {
+    for f in families::ordered_from(own) {
         f.parse(text, cx, &mut spans);
     }
     spans::not_now(text, cx.quoted, &mut spans);
-    tokens(text, &mut spans);
+    tokens(text, own, &mut spans);
     if !spans.changes_text() {
         return None;
     }
@@ -70,8 +81,8 @@ pub fn recover_with(text: &str, cx: &Cx) -> Option<Recovered> {
 pub use super::families::is_call_shaped;
 
 /// Every family's thinking blocks, first: a call written inside one is thought, not made.
-fn thinking(text: &str, spans: &mut Spans) {
-    for (open, close) in families::thinking_pairs() {
+fn thinking(text: &str, own: Option<&dyn families::Family>, spans: &mut Spans) {
+    for (open, close) in families::thinking_pairs_with(own) {
         let mut from = 0;
         while let Some(at) = spans::find_free(text, open, from, spans) {
             let body = at + open.len();
@@ -90,8 +101,8 @@ fn thinking(text: &str, spans: &mut Spans) {
 }
 
 /// Every family's tokens that never show, wherever they are left.
-fn tokens(text: &str, spans: &mut Spans) {
-    for t in families::strip_tokens() {
+fn tokens(text: &str, own: Option<&dyn families::Family>, spans: &mut Spans) {
+    for t in families::strip_tokens_with(own) {
         let mut from = 0;
         while let Some(at) = spans::find_free(text, t, from, spans) {
             spans.add(spans::Span {
