@@ -255,7 +255,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
 }
 
 /// The files and folders the certificate settings a sandboxed server gets name: the app's own
-/// ([`sandbox::CERT_ENV`]), and its config's (the user's, unless the config says only what it
+/// ([`sandbox::is_cert_setting`]), and its config's (the user's, unless the config says only what it
 /// names: a publisher's values grant nothing).
 fn cert_paths(cfg: &crate::mcp::ServerConfig) -> Vec<PathBuf> {
     let app: Vec<(String, String)> = std::env::vars().collect();

@@ -1,6 +1,6 @@
 //! The environment a sandboxed server starts with: an allow-list of the host's variables, the
 //! names the user granted, with any network the certificate settings TLS clients read
-//! ([`CERT_ENV`]; the files they name are readable in its sandbox: `policy.rs`), its private
+//! ([`is_cert_setting`]; the files they name are readable in its sandbox: `policy.rs`), its private
 //! folders for temporary files and caches, then its own configured environment. Nothing else of
 //! the host's reaches it: not the session bus's or an ssh-agent's address, not the display, not
 //! a keyring's, not a proxy's (its address may hold a password: granted by name in `env`).
@@ -16,32 +16,21 @@ pub const ENV_ALLOWED: &[&str] = &["PATH", "HOME", "LANG", "LANGUAGE", "TZ"];
 /// git, uv, Deno, gRPC, AWS's SDKs, Cargo, npm): a server with any network gets those the app
 /// has, so it trusts what the user's machine trusts (a company proxy that re-signs TLS); the
 /// files and folders the ones in [`CERT_PATHS`] name are readable in its sandbox. None of them
-/// holds a secret: a certificate authority's certificate is public.
-pub const CERT_ENV: &[&str] = &[
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
+/// holds a secret: a certificate authority's certificate is public. These are the settings that
+/// name none (switches, a store's name); [`is_cert_setting`] says whether a name is one of all.
+pub const CERT_FLAGS: &[&str] = &[
     "NODE_USE_SYSTEM_CA",
-    "PIP_CERT",
-    "GIT_SSL_CAINFO",
-    "GIT_SSL_CAPATH",
     "UV_NATIVE_TLS",
     "UV_SYSTEM_CERTS",
-    "DENO_CERT",
     "DENO_TLS_CA_STORE",
-    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
-    "AWS_CA_BUNDLE",
-    "CARGO_HTTP_CAINFO",
-    "HTTPLIB2_CA_CERTS",
-    "npm_config_cafile",
-    "NPM_CONFIG_CAFILE",
-    "NIX_SSL_CERT_FILE",
-    "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
 ];
 
-/// Those of [`CERT_ENV`] that name a file or folder (`SSL_CERT_DIR` and `GIT_SSL_CAPATH` a
+/// Whether `name` is one of the certificate settings: [`CERT_PATHS`] or [`CERT_FLAGS`].
+pub fn is_cert_setting(name: &str) -> bool {
+    CERT_PATHS.contains(&name) || CERT_FLAGS.contains(&name)
+}
+
+/// The certificate settings that name a file or folder (`SSL_CERT_DIR` and `GIT_SSL_CAPATH` a
 /// folder, or several separated by `:`), which the sandbox lets the server read.
 pub const CERT_PATHS: &[&str] = &[
     "SSL_CERT_FILE",
@@ -107,7 +96,7 @@ const OFFLINE: &[(&str, &str)] = &[("npm_config_offline", "true"), ("UV_OFFLINE"
 
 /// The environment of a sandboxed server: of the host's variables (`inherited`), those in
 /// [`ENV_ALLOWED`], `LC_*`, the names in `granted` (its config's `sandbox.env`), with any network
-/// (`reaches`: all of it, or some hosts) the certificate settings [`CERT_ENV`], and for a
+/// (`reaches`: all of it, or some hosts) the certificate settings ([`is_cert_setting`]), and for a
 /// built-in server the app's own `SWITCHBOARD_*` and [`BUILTIN_ALLOWED`]; then its `TMPDIR` and
 /// caches in `private`, and without `network` (all of it) the launchers' offline settings. Its
 /// configured environment goes over this (the caller adds it).
@@ -126,7 +115,7 @@ pub fn environment(
             ENV_ALLOWED.contains(&k.as_ref())
                 || k.starts_with("LC_")
                 || granted.iter().any(|g| *g == k)
-                || (reaches && CERT_ENV.contains(&k.as_ref()))
+                || (reaches && is_cert_setting(k.as_ref()))
                 || (builtin
                     && (k.starts_with("SWITCHBOARD_") || BUILTIN_ALLOWED.contains(&k.as_ref())))
         })

@@ -354,6 +354,20 @@ impl Supervisor {
         }
     }
 
+    /// The server's socket `fd` (the notification still its process's), when it is an IPv4 or
+    /// IPv6 one, and its domain.
+    fn inet_socket(&self, tid: i32, id: u64, fd: i32) -> Result<(OwnedFd, i32), i32> {
+        let sock = grab_fd(tid, fd)?;
+        if !self.still_valid(id) {
+            return Err(libc::ESRCH);
+        }
+        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
+        if domain != libc::AF_INET && domain != libc::AF_INET6 {
+            return Err(libc::EPERM);
+        }
+        Ok((sock, domain))
+    }
+
     /// The server's socket `fd` and the address at `addr`, read once (and the notification
     /// still its process's).
     fn socket_and_address(
@@ -366,14 +380,7 @@ impl Supervisor {
     ) -> Result<(OwnedFd, std::net::SocketAddr, i32), i32> {
         let bytes = read_mem(tid, addr, (len as usize).min(128))?;
         let to = sockaddr(&bytes).ok_or(libc::EAFNOSUPPORT)?;
-        let sock = grab_fd(tid, fd)?;
-        if !self.still_valid(id) {
-            return Err(libc::ESRCH);
-        }
-        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
-        if domain != libc::AF_INET && domain != libc::AF_INET6 {
-            return Err(libc::EPERM);
-        }
+        let (sock, domain) = self.inet_socket(tid, id, fd)?;
         Ok((sock, to, domain))
     }
 
@@ -431,14 +438,7 @@ impl Supervisor {
         if self.network.is_none() {
             return Err(libc::EPERM);
         }
-        let sock = grab_fd(tid, fd)?;
-        if !self.still_valid(id) {
-            return Err(libc::ESRCH);
-        }
-        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
-        if domain != libc::AF_INET && domain != libc::AF_INET6 {
-            return Err(libc::EPERM);
-        }
+        let (sock, _) = self.inet_socket(tid, id, fd)?;
         let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
         let got = unsafe {

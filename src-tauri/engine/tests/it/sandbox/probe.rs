@@ -355,7 +355,7 @@ fn assert_no_way_out(server: &str, r: &Value, w: &World, granted: Option<&str>) 
             ]
             .contains(name)
             // with the network, the certificates the host's TLS clients are told to trust
-            || (network && switchboard_engine::mcp::sandbox::CERT_ENV.contains(name))
+            || (network && switchboard_engine::mcp::sandbox::is_cert_setting(name))
             || Some(*name) == granted;
         assert!(ours, "{server} got {name} from the host: {env:?}");
     }
