@@ -122,37 +122,48 @@ impl Runtime {
         name: &str,
         host: Option<&str>,
     ) -> Result<mcp::McpConfig, McpConfigError> {
+        self.change_sandbox(name, |sb| {
+            match host {
+                None => sb.network = true,
+                Some(h) => {
+                    let rule = mcp::HostRule::parse(h).map_err(sandbox_invalid)?;
+                    let text = match rule.port {
+                        Some(p) if rule.address.is_some_and(|a| a.is_ipv6()) => {
+                            format!("[{}]:{p}", rule.host)
+                        }
+                        Some(p) => format!("{}:{p}", rule.host),
+                        None if rule.wildcard => format!("*.{}", rule.host),
+                        None => rule.host.clone(),
+                    };
+                    if !sb.hosts.contains(&text) {
+                        sb.hosts.push(text);
+                    }
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Changes the sandbox of the sandboxed server `name` with `change` (a built-in's default
+    /// sandbox made explicit, as it is), then saves and applies the config.
+    async fn change_sandbox(
+        &self,
+        name: &str,
+        change: impl FnOnce(&mut mcp::SandboxConfig) -> Result<(), McpConfigError>,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
         let _one = self.changing.lock().await;
         let mut next = self.mcp_config_for_change()?;
         let Some(s) = next.servers.get_mut(name) else {
             return Err(McpConfigError::NoServer(name.to_string()));
         };
-        let invalid = |message: String| McpConfigError::Invalid {
-            field: "sandbox".into(),
-            message,
-        };
-        // a built-in's default sandbox is made explicit, as it is
         let Some(wanted) = mcp::sandbox::wanted(s) else {
-            return Err(invalid(format!("\"{name}\" does not run in a sandbox.")));
+            return Err(sandbox_invalid(format!(
+                "\"{name}\" does not run in a sandbox."
+            )));
         };
         let mut sb = wanted.config;
-        match host {
-            None => sb.network = true,
-            Some(h) => {
-                let rule = mcp::HostRule::parse(h).map_err(invalid)?;
-                let text = match rule.port {
-                    Some(p) if rule.address.is_some_and(|a| a.is_ipv6()) => {
-                        format!("[{}]:{p}", rule.host)
-                    }
-                    Some(p) => format!("{}:{p}", rule.host),
-                    None if rule.wildcard => format!("*.{}", rule.host),
-                    None => rule.host.clone(),
-                };
-                if !sb.hosts.contains(&text) {
-                    sb.hosts.push(text);
-                }
-            }
-        }
+        change(&mut sb)?;
         s.sandbox = Some(mcp::SandboxSetting::On(sb));
         self.commit_mcp(next).await
     }
@@ -166,18 +177,7 @@ impl Runtime {
         name: &str,
         path: &str,
     ) -> Result<mcp::McpConfig, McpConfigError> {
-        let _one = self.changing.lock().await;
-        let mut next = self.mcp_config_for_change()?;
-        let Some(s) = next.servers.get_mut(name) else {
-            return Err(McpConfigError::NoServer(name.to_string()));
-        };
-        let invalid = |message: String| McpConfigError::Invalid {
-            field: "sandbox".into(),
-            message,
-        };
-        let Some(wanted) = mcp::sandbox::wanted(s) else {
-            return Err(invalid(format!("\"{name}\" does not run in a sandbox.")));
-        };
+        let invalid = sandbox_invalid;
         let p = std::path::Path::new(path);
         let home = self.host.sandbox_home();
         if !p.is_absolute() || p.symlink_metadata().is_err() {
@@ -197,12 +197,13 @@ impl Runtime {
                  listing it in the server's sandbox settings yourself."
             )));
         }
-        let mut sb = wanted.config;
-        if !sb.read.iter().any(|r| r == path) {
-            sb.read.push(path.to_string());
-        }
-        s.sandbox = Some(mcp::SandboxSetting::On(sb));
-        self.commit_mcp(next).await
+        self.change_sandbox(name, |sb| {
+            if !sb.read.iter().any(|r| r == path) {
+                sb.read.push(path.to_string());
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Adds the chosen servers of an import (all or nothing), turned off and not trusted: a
@@ -424,6 +425,14 @@ fn forget_standing_approvals(
         .lock()
         .unwrap()
         .retain(|(_, key, _)| identities.contains(&key.server));
+}
+
+/// A sandbox change refused, in words.
+fn sandbox_invalid(message: String) -> McpConfigError {
+    McpConfigError::Invalid {
+        field: "sandbox".into(),
+        message,
+    }
 }
 
 #[cfg(test)]
