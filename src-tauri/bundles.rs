@@ -12,9 +12,6 @@ use serde::Serialize;
 use switchboard_engine::registry::install::Prepared;
 use switchboard_engine::{CatalogError, Runtime};
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Manager};
-
-use crate::AppState;
 
 /// A bundle opened with the app.
 #[derive(Debug, Clone, Serialize)]
@@ -61,9 +58,21 @@ pub async fn prepare(runtime: &Runtime, path: &Path) -> Result<Prepared, Catalog
     if size > switchboard_engine::bundle::MAX_BUNDLE {
         return Err(too_big.into());
     }
-    let bytes = tokio::fs::read(path)
-        .await
-        .map_err(switchboard_engine::bundle::BundleError::Io)?;
+    // the limit holds while reading too (a file that grew, a pipe)
+    let owned = path.to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || {
+        switchboard_engine::paths::read_at_most(&owned, switchboard_engine::bundle::MAX_BUNDLE)
+    })
+    .await
+    .map_err(|e| switchboard_engine::bundle::BundleError::Io(std::io::Error::other(e)))?
+    .map_err(|e| match e {
+        switchboard_engine::paths::ReadAtMost::TooBig { .. } => {
+            switchboard_engine::bundle::BundleError::TooBig
+        }
+        switchboard_engine::paths::ReadAtMost::Io(e) => {
+            switchboard_engine::bundle::BundleError::Io(e)
+        }
+    })?;
     runtime.bundle_prepare(bytes).await
 }
 
@@ -83,33 +92,27 @@ pub fn bundle_args(args: &[String], cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Opens each of `paths` that is a bundle, in the background, for the window.
-pub fn open_all(app: &AppHandle, paths: Vec<PathBuf>) {
-    for path in paths {
-        if !path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("mcpb"))
-        {
-            continue;
-        }
-        let app = app.clone();
-        tauri::async_runtime::spawn(async move {
-            let state = app.state::<AppState>();
-            let open = match prepare(&state.runtime, &path).await {
-                Ok(prepared) => BundleOpen::Prepared {
-                    prepared: Box::new(prepared),
-                },
-                Err(e) => BundleOpen::Refused {
-                    file: path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    message: e.to_string(),
-                },
-            };
-            state.bundle_opens.send(open);
-        });
+/// What opening `path` with the app comes to: a prepared install or a refusal in words; `None`
+/// for a file that is not a bundle.
+pub async fn open(runtime: &Runtime, path: &Path) -> Option<BundleOpen> {
+    if !path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mcpb"))
+    {
+        return None;
     }
+    Some(match prepare(runtime, path).await {
+        Ok(prepared) => BundleOpen::Prepared {
+            prepared: Box::new(prepared),
+        },
+        Err(e) => BundleOpen::Refused {
+            file: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            message: e.to_string(),
+        },
+    })
 }
 
 #[cfg(test)]

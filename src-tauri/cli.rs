@@ -34,11 +34,15 @@ Usage:
                                            not work
   switchboard mcp-server calculator|files|research [--root DIR] [--arxiv-url URL] [--cache DIR]
                                            serve a built-in MCP server on stdio
-  switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation accept-defaults|decline] SERVER
+  switchboard mcp-call [--call TOOL [--args JSON] [--args-schema KEY=TOOL]]... [--calls JSON] [--all]
+                       [--elicitation accept-defaults|decline] SERVER
                                            connect to one MCP server (an http(s) URL, or the name of a
                                            configured server), list its tools and call the given ones
                                            (--all: every tool, with arguments from its schema's defaults);
-                                           NDJSON out. Elicitations are declined unless accept-defaults.
+                                           NDJSON out. --args-schema: argument KEY of the call is TOOL's
+                                           inputSchema as the model is offered it; --calls: a JSON list
+                                           of {name, arguments} (or an object with one as toolCalls).
+                                           Elicitations are declined unless accept-defaults.
                                            A server that wants a sign-in (OAuth) prints the address to
                                            open; --oauth-browser follow follows its redirects instead
                                            (an authorization server that approves by itself, as in
@@ -50,14 +54,25 @@ Usage:
                                            search the MCP Registry (the settings' one, or URL): one
                                            entry a line (name, version, kind, title; --json: one JSON
                                            object a line); no TERM lists every entry, every page
-  switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]... [--dry-run]
+  switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]...
+                             [--allow-network] [--allow-host HOST]... [--read PATH]...
+                             [--write PATH]... [--leave-out PATH]... [--confirm-write PATH]...
+                             [--dry-run]
                                            add a server from the registry (its first package or
                                            remote this computer can run, pinned to its version) or
                                            from a bundle: prints the exact command, arguments,
-                                           environment (secrets named, never shown) and sandbox;
+                                           environment (secrets named, never shown), sandbox and
+                                           each folder it grants, and why;
                                            --set gives a setting (KEY as the preview names it);
+                                           --allow-network lets it use the network, --allow-host
+                                           only HOST (example.com, *.example.com, host:port);
+                                           --read / --write let it read / change PATH too;
+                                           --leave-out PATH leaves out a proposed read grant;
+                                           --confirm-write lets it write PATH although PATH decides
+                                           what runs when you log in (home, ~/.config, ~/.local/bin…);
                                            --dry-run adds nothing. A server whose secrets are not
-                                           set is added turned off
+                                           set is added turned off; installing it again with them
+                                           completes it
   switchboard --help | --version
 ";
 

@@ -7,14 +7,14 @@ pub mod cli;
 mod commands;
 mod notify;
 mod state;
+
+use state::AppState;
 mod window_state;
 
 use std::sync::Arc;
 
 use tauri::{Manager, RunEvent};
 use window_state::{WindowState, WindowStateExt};
-
-pub use state::AppState;
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
@@ -70,7 +70,7 @@ pub fn run() {
                 let _ = w.set_focus();
             }
             // another launch with bundles to open (the desktop's handler for .mcpb)
-            bundles::open_all(app, bundles::bundle_args(&args, std::path::Path::new(&cwd)));
+            open_bundles(app, bundles::bundle_args(&args, std::path::Path::new(&cwd)));
         }))
         .plugin(tauri_plugin_opener::init())
         // the window's own state (window_state/)
@@ -123,7 +123,7 @@ pub fn run() {
             // bundles this launch was given (`switchboard FILE.mcpb`)
             let args: Vec<String> = std::env::args().collect();
             let cwd = std::env::current_dir().unwrap_or_default();
-            bundles::open_all(app.handle(), bundles::bundle_args(&args, &cwd));
+            open_bundles(app.handle(), bundles::bundle_args(&args, &cwd));
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 let state = handle.state::<AppState>();
@@ -177,4 +177,17 @@ pub fn run() {
             tauri::async_runtime::block_on(state.shutdown());
         }
     });
+}
+
+/// Opens each of `paths` that is a bundle, in the background, for the window.
+fn open_bundles(app: &tauri::AppHandle, paths: Vec<std::path::PathBuf>) {
+    for path in paths {
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move {
+            let state = app.state::<AppState>();
+            if let Some(open) = bundles::open(&state.runtime, &path).await {
+                state.bundle_opens.send(open);
+            }
+        });
+    }
 }

@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use switchboard_engine::chat::families::{Cx, ALL};
-use switchboard_engine::chat::gate::{Piece, StreamGate};
-use switchboard_engine::chat::{lenient, recover};
+use switchboard_markup::families::{Cx, ALL};
+use switchboard_markup::gate::{Piece, StreamGate};
+use switchboard_markup::{lenient, recover};
 
 const OFFERED: [&str; 3] = ["calculator__add", "files__read_file", "time__now"];
 

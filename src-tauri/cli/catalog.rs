@@ -1,6 +1,9 @@
 //! `switchboard catalog search [TERM] [--registry URL] [--json]` and
-//! `switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]… [--dry-run]`:
-//! the catalog headless, through the same engine calls as the window.
+//! `switchboard catalog install NAME|FILE.mcpb [--registry URL] [--set KEY=VALUE]…
+//! [--allow-network] [--allow-host HOST]… [--read PATH]… [--write PATH]… [--leave-out PATH]…
+//! [--confirm-write PATH]… [--dry-run]`:
+//! the catalog headless, through the same engine calls as the window. Installing again an entry
+//! installed before whose required secret was never set completes that server.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -124,11 +127,20 @@ async fn install(rest: &[String]) -> anyhow::Result<i32> {
     let mut registry = None;
     let mut dry_run = false;
     let mut values = BTreeMap::new();
+    let mut confirm_write = Vec::new();
+    let (mut network, mut hosts, mut read, mut write, mut declined) =
+        (false, Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut it = rest.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--registry" => registry = Some(super::value_of(&mut it, a)?),
             "--dry-run" => dry_run = true,
+            "--confirm-write" => confirm_write.push(super::value_of(&mut it, a)?),
+            "--allow-network" => network = true,
+            "--allow-host" => hosts.push(super::value_of(&mut it, a)?),
+            "--read" => read.push(super::value_of(&mut it, a)?),
+            "--write" => write.push(super::value_of(&mut it, a)?),
+            "--leave-out" => declined.push(super::value_of(&mut it, a)?),
             "--set" => {
                 let kv = super::value_of(&mut it, a)?;
                 let (k, v) = kv
@@ -148,11 +160,29 @@ async fn install(rest: &[String]) -> anyhow::Result<i32> {
         what.ok_or_else(|| anyhow!("install what? a registry name or a .mcpb file\n\n{USAGE}"))?;
     let rt = open_runtime(Broker::refusing_all()).await?;
     let prepared = prepare(&rt, &what, registry.as_deref()).await?;
+    let completes = prepared
+        .update
+        .as_ref()
+        .filter(|u| u.completes)
+        .map(|u| u.server.clone());
+    if let Some(server) = &completes {
+        println!(
+            "\"{server}\" was installed from it before without a secret it needs: this completes it."
+        );
+    }
+    // what it was installed with (a completion's), then what is given now
+    let mut given = prepared.values.clone();
+    given.extend(values);
     let choices = Choices {
         name: prepared.default_name.clone(),
-        values,
+        values: given,
         defer_secrets: true,
-        ..Default::default()
+        confirm_write,
+        network,
+        hosts,
+        folders: read,
+        write,
+        declined,
     };
     let preview = rt
         .catalog_preview(&prepared.token, &choices)
@@ -167,12 +197,17 @@ async fn install(rest: &[String]) -> anyhow::Result<i32> {
         .catalog_install(&prepared.token, &choices)
         .await
         .map_err(said)?;
+    let did = if completes.is_some() {
+        "Completed"
+    } else {
+        "Added"
+    };
     if preview.missing.is_empty() {
         rt.set_server_enabled(&name, true).await?;
-        println!("Added \"{name}\". It starts with the app; its tools are pinned the first time it connects.");
+        println!("{did} \"{name}\". It starts with the app; its tools are pinned the first time it connects.");
     } else {
         println!(
-            "Added \"{name}\", turned off until these are set: {}. Set them in its settings in the window, then turn it on.",
+            "{did} \"{name}\", turned off until these are set: {}. Install it again with --set KEY=VALUE (or set them in its settings in the window), then it is turned on.",
             preview.missing.join(", ")
         );
     }
@@ -191,7 +226,10 @@ async fn prepare(rt: &Runtime, what: &str, registry: Option<&str>) -> anyhow::Re
                 switchboard_engine::bundle::MAX_BUNDLE / (1024 * 1024)
             );
         }
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read {what}"))?;
+        // the limit holds while reading too (a file that grew, a pipe)
+        let bytes =
+            switchboard_engine::paths::read_at_most(path, switchboard_engine::bundle::MAX_BUNDLE)
+                .with_context(|| format!("cannot read {what}"))?;
         return rt.bundle_prepare(bytes).await.map_err(said);
     }
     rt.catalog_prepare(registry, what, None).await.map_err(said)
@@ -244,7 +282,13 @@ fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
         Some(s) => writeln!(
             out,
             "sandbox:   on; network: {}; read: {}; write: {}",
-            if s.network { "yes" } else { "no" },
+            if s.network {
+                "yes".to_string()
+            } else if s.hosts.is_empty() {
+                "no".to_string()
+            } else {
+                format!("only {}", s.hosts.join(", "))
+            },
             serde_json::to_string(&s.read)?,
             serde_json::to_string(&s.write)?
         )?,
@@ -252,6 +296,55 @@ fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
             out,
             "sandbox:   none (a server elsewhere: it gets what you send it)"
         )?,
+    }
+    for g in &v.grants {
+        use switchboard_engine::registry::install::GrantReason;
+        let why = match &g.why {
+            GrantReason::BundleFolder => "its own folder: the bundle's files".to_string(),
+            GrantReason::Field { key, .. } => format!("you gave it as {key}"),
+            GrantReason::FileFolder {
+                key,
+                file,
+                database,
+                ..
+            } => {
+                if *database {
+                    format!("the folder of {file} ({key}), which holds nothing else: SQLite writes its journal beside it")
+                } else {
+                    format!("the folder of {file} ({key}), which holds nothing else: the file does not exist yet")
+                }
+            }
+            GrantReason::Picked => "you listed it (--read)".to_string(),
+            GrantReason::Written => "you listed it (--write)".to_string(),
+            GrantReason::Proposed { tool } => {
+                format!(
+                    "{tool} reads its settings there; --leave-out {} leaves it out",
+                    g.path
+                )
+            }
+        };
+        let means = g
+            .means
+            .as_deref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "grant:     {} {} ({why}){means}",
+            if g.write { "read and write" } else { "read" },
+            g.path
+        )?;
+    }
+    if let switchboard_engine::registry::install::NetworkView::Container { allowed } = v.network {
+        writeln!(
+            out,
+            "network:   {}",
+            if allowed {
+                "Docker's own network for the container"
+            } else {
+                "none: the container runs with --network=none"
+            }
+        )?;
     }
     if let Some(sig) = &v.signature {
         let text = match sig {
@@ -261,6 +354,13 @@ fn print_preview(p: &Prepared, v: &InstallPreview) -> anyhow::Result<()> {
             } => {
                 format!("signed by {publisher} (certified by {issuer})")
             }
+            switchboard_engine::bundle::Signature::Untrusted {
+                publisher,
+                not_for_code: true,
+                ..
+            } => format!(
+                "signed by a certificate that is not for signing code (it says \"{publisher}\", which proves nothing)"
+            ),
             switchboard_engine::bundle::Signature::Untrusted { publisher, .. } => format!(
                 "signed by a certificate this system does not trust (it says \"{publisher}\")"
             ),
@@ -289,7 +389,26 @@ fn note_text(n: &Note) -> String {
             "the registry marks it deprecated{}",
             message.as_deref().map(|m| format!(": {}", one_line(m))).unwrap_or_default()
         ),
-        Note::Container => "it runs in a container: the sandbox holds the docker command, and the container has no network (--network=none) unless you allow it".into(),
+        Note::Container => "it runs in a container, which is its sandbox: the docker command runs outside Switchboard's sandbox (it must reach Docker) with only the options checked before each start, the container has no network (--network=none) unless you allow it, and mounts only the folders you gave it".into(),
+        Note::ImageByTag { image, tag } => format!(
+            "its image is named by the tag {tag}, not pinned: the publisher of {image} can point that tag at another image later (only a digest, @sha256:..., names one image)"
+        ),
         Note::Remote { host } => format!("a server at {host}: what it gets is what you send it"),
+        Note::FileNeedsFolder(n) => {
+            let what = if n.database {
+                format!("{} is a database: SQLite writes its journal (-journal, -wal, -shm) beside it", n.file)
+            } else {
+                format!("{} does not exist yet, and the sandbox can let it write only what exists", n.file)
+            };
+            let then = if n.exists {
+                "it may only change the file itself"
+            } else {
+                "it cannot make it"
+            };
+            format!(
+                "{what}, and {} holds other files, so {then}. Give it a file in a folder of its own, or let it write that folder: --write {}",
+                n.folder, n.folder
+            )
+        }
     }
 }

@@ -1,6 +1,7 @@
-//! `switchboard mcp-call [--call TOOL [--args JSON]]... [--all] [--elicitation …] SERVER`: one MCP
-//! server (a URL, or a configured name) through the same `McpHost` as the window, its tools listed
-//! and the given ones called, NDJSON out; the client the conformance suite drives.
+//! `switchboard mcp-call [--call TOOL [--args JSON] [--args-schema KEY=TOOL]]... [--calls JSON]
+//! [--all] [--elicitation …] SERVER`: one MCP server (a URL, or a configured name) through the same
+//! `McpHost` as the window, its tools listed and the given ones called, NDJSON out; the client the
+//! conformance suite drives.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -16,10 +17,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::{value_of, USAGE};
 
+/// One tool to call.
+#[derive(Debug, Default, PartialEq)]
+struct Call {
+    tool: String,
+    /// Its arguments, when they were given (else sample ones from its schema).
+    args: Option<Map<String, Value>>,
+    /// Arguments that are another tool's `inputSchema` as the model is offered it: (argument,
+    /// tool). A scenario checks with them that a schema reaches the model as the server wrote it.
+    schemas_of: Vec<(String, String)>,
+}
+
 /// What `mcp-call` was asked to do.
 struct Options {
-    /// The tools to call, each with its arguments when they were given.
-    calls: Vec<(String, Option<Map<String, Value>>)>,
+    /// The tools to call.
+    calls: Vec<Call>,
     /// Call every tool the server lists too.
     all: bool,
     /// Accept elicitations with their defaults (else decline them).
@@ -47,9 +59,23 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
     let (name, server) = server_to_call(&target, bare_url, client)?;
     let mut config = switchboard_engine::mcp::McpConfig::default();
     config.servers.insert(name.clone(), server);
+    // a configured server runs on the login shell's PATH, as in the window (npx, uvx and what
+    // ~/.profile adds are found when the command line's own PATH lacks them)
+    let path_var = if bare_url {
+        None
+    } else {
+        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        tokio::task::spawn_blocking(move || {
+            switchboard_engine::mcp::app_path(&shell, &inherited, std::time::Duration::from_secs(3))
+        })
+        .await
+        .ok()
+    };
     let host = McpHost::new(HostOptions {
         sign_in_by_itself: Some(oauth::BrowserStep(browser)),
         oauth_in_memory: bare_url,
+        path_var,
         ..HostOptions::new(exe)
     });
     host.start_all(&config).await;
@@ -61,19 +87,44 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
     }
     if all {
         for t in &view.tools {
-            if !calls.iter().any(|(n, _)| n == &t.name) {
-                calls.push((t.name.clone(), None));
+            if !calls.iter().any(|c| c.tool == t.name) {
+                calls.push(Call {
+                    tool: t.name.clone(),
+                    ..Call::default()
+                });
             }
         }
     }
+    let offered = host.tool_specs();
     let mut code = 0;
-    for (tool, args) in calls {
+    for Call {
+        tool,
+        args,
+        schemas_of,
+    } in calls
+    {
         let Some(t) = view.tools.iter().find(|t| t.name == tool) else {
             print_line(&json!({"tool": tool, "error": "no such tool"}));
             code = 1;
             continue;
         };
-        let args = args.unwrap_or_else(|| sample_arguments(&t.input_schema));
+        let mut args = args.unwrap_or_else(|| sample_arguments(&t.input_schema));
+        for (key, of) in schemas_of {
+            let schema = view
+                .tools
+                .iter()
+                .find(|o| o.name == of)
+                .and_then(|o| offered.iter().find(|s| s.name == o.exposed));
+            match schema {
+                Some(s) => {
+                    args.insert(key, s.parameters.clone());
+                }
+                None => {
+                    print_line(&json!({"tool": of, "error": "no such tool"}));
+                    code = 1;
+                }
+            }
+        }
         let out = call_alone(&host, &t.exposed, args.clone(), accept_defaults).await;
         print_line(
             &json!({"tool": tool, "arguments": args, "isError": out.is_error, "result": out.text}),
@@ -85,7 +136,7 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
 
 /// The command line's options and its one server.
 fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
-    let mut calls: Vec<(String, Option<Map<String, Value>>)> = Vec::new();
+    let mut calls: Vec<Call> = Vec::new();
     let mut all = false;
     let mut accept_defaults = false;
     let mut target = None;
@@ -94,23 +145,31 @@ fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
     let mut it = rest.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--call" => calls.push((
-                it.next()
-                    .ok_or_else(|| anyhow!("--call needs a tool name"))?
-                    .clone(),
-                None,
-            )),
+            "--call" => calls.push(Call {
+                tool: value_of(&mut it, a)?,
+                ..Call::default()
+            }),
             "--args" => {
-                let v = it
-                    .next()
-                    .ok_or_else(|| anyhow!("--args needs a JSON object"))?;
-                let args: Map<String, Value> = serde_json::from_str(v)
+                let v = value_of(&mut it, a)?;
+                let args: Map<String, Value> = serde_json::from_str(&v)
                     .with_context(|| format!("--args {v} is not a JSON object"))?;
                 let last = calls
                     .last_mut()
                     .ok_or_else(|| anyhow!("--args goes after the --call it is for"))?;
-                last.1 = Some(args);
+                last.args = Some(args);
             }
+            "--args-schema" => {
+                let v = value_of(&mut it, a)?;
+                let (key, tool) = v
+                    .split_once('=')
+                    .filter(|(k, t)| !k.is_empty() && !t.is_empty())
+                    .ok_or_else(|| anyhow!("--args-schema takes KEY=TOOL, not {v:?}"))?;
+                let last = calls
+                    .last_mut()
+                    .ok_or_else(|| anyhow!("--args-schema goes after the --call it is for"))?;
+                last.schemas_of.push((key.to_string(), tool.to_string()));
+            }
+            "--calls" => calls.extend(calls_of(&value_of(&mut it, a)?)?),
             "--all" => all = true,
             "--oauth-browser" => {
                 browser = match it.next().map(String::as_str) {
@@ -151,6 +210,40 @@ fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
         browser,
         client,
     })
+}
+
+/// The calls a JSON text lists: an array of `{"name", "arguments"}`, or an object whose
+/// `toolCalls` is one (the context the conformance suite gives a scenario).
+fn calls_of(text: &str) -> anyhow::Result<Vec<Call>> {
+    let v: Value =
+        serde_json::from_str(text).with_context(|| format!("--calls {text} is not JSON"))?;
+    let list = match &v {
+        Value::Array(a) => a,
+        Value::Object(o) => match o.get("toolCalls") {
+            Some(Value::Array(a)) => a,
+            _ => return Ok(vec![]),
+        },
+        _ => bail!("--calls takes a JSON array of calls or an object with toolCalls"),
+    };
+    list.iter()
+        .map(|c| {
+            let tool = c["name"]
+                .as_str()
+                .ok_or_else(|| anyhow!("a call in --calls has no name: {c}"))?;
+            let args = match c.get("arguments") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(o)) => Some(o.clone()),
+                Some(other) => {
+                    bail!("the arguments of {tool} in --calls are not an object: {other}")
+                }
+            };
+            Ok(Call {
+                tool: tool.to_string(),
+                args,
+                schemas_of: vec![],
+            })
+        })
+        .collect()
 }
 
 /// The server to call and the name it goes by: a bare URL as "server", else the configured

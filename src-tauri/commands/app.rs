@@ -2,7 +2,7 @@ use serde::Serialize;
 use switchboard_engine::{markdown, paths};
 use tauri::State;
 
-use crate::AppState;
+use crate::state::AppState;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -16,7 +16,7 @@ use tauri::State;
 
 use super::apps::clip;
 use super::{CmdResult, ErrorKind, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The most CSP violations of one page its server's log hears.
 const MAX_LOGGED_VIOLATIONS: u32 = 20;

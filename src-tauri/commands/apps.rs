@@ -12,7 +12,7 @@ use tauri::State;
 
 use super::{CmdResult, ErrorKind, UiError};
 use crate::apps::NewView;
-use crate::AppState;
+use crate::state::AppState;
 
 /// What the window needs to show an app page and start it.
 #[derive(Serialize)]

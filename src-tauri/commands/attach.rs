@@ -12,7 +12,7 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use super::{CmdResult, ErrorKind, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The header that names a file sent as bytes (percent-encoded UTF-8).
 const NAME_HEADER: &str = "x-file-name";
@@ -138,7 +138,16 @@ pub async fn pick_attachments(
                         MAX_FILE_BYTES / (1024 * 1024)
                     ));
                 }
-                std::fs::read(&path).map_err(|e| e.to_string())
+                // the limit holds while reading too (a file that grew, a pipe)
+                switchboard_engine::paths::read_at_most(&path, MAX_FILE_BYTES as u64).map_err(|e| {
+                    match e {
+                        switchboard_engine::paths::ReadAtMost::TooBig { .. } => format!(
+                            "it is larger than {} MB, the most that can be attached",
+                            MAX_FILE_BYTES / (1024 * 1024)
+                        ),
+                        e => e.to_string(),
+                    }
+                })
             })
             .await
             .map_err(|e| e.to_string())

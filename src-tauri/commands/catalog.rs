@@ -11,7 +11,7 @@ use tauri::{AppHandle, State};
 use super::files::{pick_path, Dialog};
 use super::{CmdResult, ErrorKind, UiError};
 use crate::bundles::BundleOpen;
-use crate::AppState;
+use crate::state::AppState;
 
 impl From<CatalogError> for UiError {
     fn from(e: CatalogError) -> Self {

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, ErrorKind, UiError};
 use crate::state::cancel_in;
-use crate::AppState;
+use crate::state::AppState;
 
 /// A resource the user attached to a message.
 #[derive(serde::Deserialize)]

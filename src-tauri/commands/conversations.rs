@@ -10,7 +10,7 @@ use tauri::{AppHandle, State};
 
 use super::files::{open_text, save_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The largest conversation file read (a file is read whole; the longest real conversations,
 /// images included, are a few MB).

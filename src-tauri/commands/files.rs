@@ -75,7 +75,19 @@ pub async fn open_text(
             ),
         ));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    // the limit holds while reading too (a file that grew, a pipe)
+    let bytes = switchboard_engine::paths::read_at_most(&path, max_bytes).map_err(|e| {
+        UiError::new(
+            super::ErrorKind::File,
+            match e {
+                switchboard_engine::paths::ReadAtMost::TooBig { .. } => {
+                    format!("{shown} is too big for this.")
+                }
+                e => format!("Could not read {shown}: {e}"),
+            },
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
         UiError::new(
             super::ErrorKind::File,
             format!("Could not read {shown} as text: {e}"),
@@ -105,7 +117,8 @@ pub async fn save_text(
             format!("That place cannot be written to here: {e}"),
         )
     })?;
-    std::fs::write(&path, text).map_err(|e| {
+    // the user's alone (0600): a conversation holds what was said and what tools read
+    switchboard_engine::store::exchange::write_export(&path, &text).map_err(|e| {
         UiError::new(
             super::ErrorKind::File,
             format!("Could not write {}: {e}", path.display()),

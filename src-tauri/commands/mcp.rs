@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::files::{open_text, Dialog, PickedFile};
 use super::{CmdResult, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The servers list now and after every change (status, tools, log), pushed through
 /// `on_change`: at most one update per 100 ms, so a server that floods its log cannot flood the
@@ -146,6 +146,19 @@ pub async fn allow_mcp_server_network(
             .allow_server_network(&name, host.as_deref())
             .await?,
     );
+    Ok(())
+}
+
+/// Lets a sandboxed server read a file or folder its sandbox refused (its row's "Allow reading");
+/// never a protected one. Saved in its config and applied (it starts again).
+#[tauri::command]
+pub async fn allow_mcp_server_read(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    name: String,
+    path: String,
+) -> CmdResult<()> {
+    apply(&app, state.runtime.allow_server_read(&name, &path).await?);
     Ok(())
 }
 

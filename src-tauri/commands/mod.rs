@@ -78,6 +78,7 @@ macro_rules! handler {
             commands::mcp::delete_mcp_server,
             commands::mcp::set_mcp_server_enabled,
             commands::mcp::allow_mcp_server_network,
+            commands::mcp::allow_mcp_server_read,
             commands::mcp::restart_mcp_server,
             commands::mcp::sign_in_mcp_server,
             commands::mcp::sign_out_mcp_server,

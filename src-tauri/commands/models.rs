@@ -8,7 +8,7 @@ use tauri::State;
 use tokio_util::sync::CancellationToken;
 
 use super::CmdResult;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Where a check of `model` on `provider` is registered (so Cancel finds it).
 fn key(provider: Option<&str>, model: &str) -> String {

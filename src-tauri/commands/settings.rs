@@ -9,7 +9,7 @@ use tauri::State;
 use tokio_util::sync::CancellationToken;
 
 use super::{CmdResult, UiError};
-use crate::AppState;
+use crate::state::AppState;
 
 /// The settings as the window gets them: API keys replaced by where they are kept
 /// (`{"secret": "keyring"}`), never their values.

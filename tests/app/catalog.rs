@@ -249,6 +249,116 @@ fn install_adds_the_server_on_when_its_secrets_are_set_and_off_when_not() {
     let s = &mcp_json(home.path())["mcpServers"]["weather"];
     assert_eq!(s["disabled"], true);
     assert!(s["env"].get("WEATHER_KEY").is_none());
+
+    // installed again with the secret: that server is completed and turned on, no weather-2,
+    // and what it was installed with is kept (the city's default)
+    let out = cli(
+        home.path(),
+        &[
+            "catalog",
+            "install",
+            "io.github.acme/weather",
+            "--registry",
+            &reg.url,
+            "--set",
+            "WEATHER_KEY=sk-live-456",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("this completes it"), "{stdout}");
+    assert!(stdout.contains("Completed \"weather\""), "{stdout}");
+    let servers = &mcp_json(home.path())["mcpServers"];
+    assert!(
+        !servers
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("weather-")),
+        "{servers}"
+    );
+    let s = &servers["weather"];
+    assert_eq!(s["disabled"], Value::Null, "on: its secret is set now");
+    assert!(s["env"]["WEATHER_KEY"]["secret"].is_string(), "{s}");
+}
+
+/// The sandbox is set on the command line as in the window: the network (all, or some hosts),
+/// folders it may read and write, each listed with why.
+#[test]
+fn install_sets_the_network_and_the_folders_it_may_read_and_write() {
+    let reg = Registry::start(entries());
+    let home = tempfile::tempdir().unwrap();
+    let (docs, out_dir) = (home.path().join("docs"), home.path().join("out"));
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let (docs, out_dir) = (docs.display().to_string(), out_dir.display().to_string());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "catalog",
+            "install",
+            "io.github.acme/weather",
+            "--registry",
+            &reg.url,
+            "--set",
+            "WEATHER_KEY=k",
+            "--dry-run",
+        ];
+        args.extend_from_slice(extra);
+        let out = cli(home.path(), &args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let out = run(&[
+        "--allow-host",
+        "api.weather.example",
+        "--allow-host",
+        "*.tiles.example:443",
+        "--read",
+        &docs,
+        "--write",
+        &out_dir,
+    ]);
+    assert!(
+        out.contains(&format!(
+            "sandbox:   on; network: only api.weather.example, *.tiles.example:443; read: [\"{docs}\"]; write: [\"{out_dir}\"]"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("grant:     read {docs} (you listed it (--read))")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "grant:     read and write {out_dir} (you listed it (--write))"
+        )),
+        "{out}"
+    );
+    let out = run(&["--allow-network"]);
+    assert!(out.contains("sandbox:   on; network: yes"), "{out}");
+    // refused, in one line: a host it cannot read, a folder that is not there
+    for (flag, value) in [("--allow-host", "http://x/"), ("--write", "/no/such/dir")] {
+        let out = cli(
+            home.path(),
+            &[
+                "catalog",
+                "install",
+                "io.github.acme/weather",
+                "--registry",
+                &reg.url,
+                flag,
+                value,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert_eq!(
+            text(&out.stderr).lines().count(),
+            1,
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(mcp_json(home.path())["mcpServers"].get("weather").is_none());
 }
 
 #[test]
@@ -263,14 +373,21 @@ fn a_bundle_file_installs_and_refusals_are_one_line_with_nothing_written() {
         "{}",
         text(&out.stdout)
     );
-    let dir = home
+    let bundles = home
         .path()
         .join("data")
         .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("bundles/tiny/1.0.0");
-    assert!(dir.join("server/index.js").is_file());
+        .join("bundles/Tiny-tiny");
     let s = &mcp_json(home.path())["mcpServers"]["Tiny-tiny"];
-    assert_eq!(s["cwd"], dir.display().to_string());
+    // a folder of its own: its server's, its version and a tag of this install
+    let dir = std::path::PathBuf::from(s["cwd"].as_str().unwrap());
+    assert_eq!(dir.parent(), Some(bundles.as_path()));
+    assert!(dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("1.0.0-"));
+    assert!(dir.join("server/index.js").is_file());
 
     let before = mcp_json(home.path());
     let evil = home.path().join("evil.mcpb");

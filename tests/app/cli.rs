@@ -1,5 +1,6 @@
 //! The headless CLI, as a script would use it: `switchboard chat`, `switchboard conversations`,
-//! `switchboard mcp-server`, `switchboard check-model`.
+//! `switchboard mcp-server`, `switchboard mcp-call` (on the login shell's PATH),
+//! `switchboard check-model`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -342,4 +343,80 @@ fn check_model_prints_the_table_and_exits_by_whether_tool_use_works() {
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("on {url}")));
     let out = cli(home.path(), &["check-model", "x", "--nope"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `mcp-call` runs a configured server on the login shell's PATH, as the window does: a command
+/// found only on the PATH the user's profile builds (here a shell that adds a folder) starts;
+/// with a shell that adds nothing it is not found, so the test can fail.
+#[test]
+fn mcp_call_finds_a_configured_servers_command_on_the_login_shells_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("profile-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exec = |p: &Path, text: String| {
+        std::fs::write(p, text).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let fixture = crate::support::repo_dir().join("tests/fixtures/net_server.py");
+    exec(
+        &bin.join("net-mcp"),
+        format!("#!/bin/sh\nexec python3 '{}'\n", fixture.display()),
+    );
+    let shell = home.path().join("login-shell");
+    exec(
+        &shell,
+        format!(
+            "#!/bin/sh\nexport PATH=\"{}:$PATH\"\nexec /bin/sh -c \"$4\"\n",
+            bin.display()
+        ),
+    );
+    let dir = home
+        .path()
+        .join("config")
+        .join(switchboard_engine::paths::APP_IDENTIFIER);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        json!({"mcpServers": {"net": {"command": "net-mcp"}}}).to_string(),
+    )
+    .unwrap();
+    let run = |shell: &Path| {
+        Command::new(crate::support::switchboard_bin())
+            .args([
+                "mcp-call",
+                "--call",
+                "env",
+                "--args",
+                r#"{"name": "HOME"}"#,
+                "net",
+            ])
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_CACHE_HOME", home.path().join("cache"))
+            .env("SHELL", shell)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    };
+    let out = run(&shell);
+    let lines = ndjson(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{lines:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lines[0]["server"]["status"], "running", "{lines:?}");
+    assert_eq!(lines[1]["isError"], false, "{lines:?}");
+    // a login shell that adds nothing: not found
+    let out = run(Path::new("/bin/sh"));
+    assert_eq!(out.status.code(), Some(1));
+    let lines = ndjson(&out.stdout);
+    assert!(
+        lines[0]["server"]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"net-mcp\" was not found on PATH"),
+        "{lines:?}"
+    );
 }

@@ -251,12 +251,15 @@ async fn a_pypi_server_installs_and_runs_in_its_sandbox_without_network() {
     click(&c, "#catalog-close").await;
     let row = servers_now(&c).await;
     assert_eq!(row[0]["sandbox"]["network"], false, "{row:?}");
-    // fetched by the app into the server's own cache, which uvx ran it from offline
-    let fetched = home
+    // fetched by the app into the server's own cache, which uvx ran it from offline; the app's
+    // record of it kept where no server writes
+    let sandbox = home
         .path()
         .join("cache")
         .join(switchboard_engine::paths::APP_IDENTIFIER)
-        .join("sandbox/time/cache/uv/.switchboard-fetched");
+        .join("sandbox");
+    assert!(sandbox.join("time/cache/uv").is_dir());
+    let fetched = switchboard_engine::mcp::sandbox::fetch_dir(&sandbox, "time").join("uv.fetched");
     assert_eq!(
         std::fs::read_to_string(&fetched).ok().as_deref(),
         Some("mcp-server-time==2026.10.19"),
@@ -316,7 +319,7 @@ async fn a_newer_version_is_noticed_its_diff_shown_and_its_changed_tool_asks_aga
         .contains("Unsigned"));
     let preview = preview_and_go(&c).await;
     assert!(
-        preview.contains("bundles/tiny/1.0.0/server/index.js"),
+        preview.contains("bundles/tiny/1.0.0-") && preview.contains("/server/index.js"),
         "{preview}"
     );
     shown(&c, "#catalog-confirm").await;

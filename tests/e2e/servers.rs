@@ -480,7 +480,9 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
     } else {
         let note = text_content(&c, ".tool-card .sandbox-note").await;
         assert!(
-            note.contains(&format!("The sandbox kept net off the network: it tried {target}.")),
+            note.contains(&format!(
+                "The sandbox kept net off the network: it tried {target}."
+            )),
             "{note}"
         );
         // the row counts it, with the same action
@@ -499,7 +501,11 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
         .await
         .unwrap();
         screenshot(&c, "card-kept-off-the-network.png").await;
-        click(&c, &format!(".tool-card .sandbox-note [data-host='{target}']")).await;
+        click(
+            &c,
+            &format!(".tool-card .sandbox-note [data-host='{target}']"),
+        )
+        .await;
         wait_until(
             &c,
             "document.querySelector('.tool-card .sandbox-note')?.textContent.includes('Allowed:')",
@@ -520,7 +526,11 @@ async fn a_sandboxed_server_is_shown_its_refusal_is_on_the_card_and_the_form_edi
         .await;
         click(&c, "#servers-close").await;
         send(&c, "connect again").await;
-        wait_until(&c, "document.querySelectorAll('.tool-card.ok').length === 1").await;
+        wait_until(
+            &c,
+            "document.querySelectorAll('.tool-card.ok').length === 1",
+        )
+        .await;
         listener.set_nonblocking(false).unwrap();
         assert!(listener.accept().is_ok(), "the allowed connection came");
     }

@@ -192,6 +192,7 @@ const serversView = new ServersView($('#servers-dialog'), {
   acceptTool: (server, tool, hash) => ipc.acceptToolDefinition(server, tool, hash).catch(reportServerError),
   setEnabled: (name, on) => ipc.setMcpServerEnabled(name, on).then(reloadServerConfig, reportServerError),
   allowNetwork: (name, host) => ipc.allowServerNetwork(name, host).then(reloadServerConfig, reportServerError),
+  allowRead: (name, path) => ipc.allowServerRead(name, path).then(reloadServerConfig, reportServerError),
   restart: (name) => ipc.restartMcpServer(name).catch(reportServerError),
   signIn: (name) => signInServer(name),
   signOut: (name) => ipc.signOutMcpServer(name).catch(reportServerError),

@@ -22,7 +22,7 @@ const core = window.__TAURI__.core;
  * waived (this kernel cannot and the user allowed it: runs without). `read`/`write`: its config's
  * folders; `own`: folders it writes as its own (the built-in files server's); `default`: a
  * built-in sandboxed by default; `blocked`: the last refusal its log tells of.
- * @typedef {{ state: 'on'|'unsupported'|'waived', network: boolean, read: string[], write: string[],
+ * @typedef {{ state: 'on'|'unsupported'|'waived'|'container', network: boolean, read: string[], write: string[],
  *   own: string[], default: boolean, allowUnsandboxed: boolean, kernelAbi: number,
  *   protections: {what: string, enforced: boolean, how: string}[], blocked: string|null }} SandboxView
  * A tool; `changed`: its definition is not one the user accepted (what changed, line by line; for
@@ -62,8 +62,11 @@ const core = window.__TAURI__.core;
  *   unaccepted: Unaccepted|null } → answerQuestion
  * - approvalResolved { id, approval: Approval, edited, arguments }
  * - appApprovalRequested { appOf, questionId, app, server, tool, arguments, destructive,
- *   changed: DiffLine[]|null, unaccepted: Unaccepted|null } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
- *   how the user knows it) wants to run a tool: asked on that card → answerQuestion
+ *   changed: DiffLine[]|null, unaccepted: Unaccepted|null, waiting } — (appCallTool only) the app shown on call `appOf`'s card (`app`:
+ *   how the user knows it) wants to run a tool: asked on that card → answerQuestion (`waiting`: how many of its calls
+ *   of that tool the answer decides)
+ * - appApprovalWaiting { appOf, questionId, waiting, arguments } — (appCallTool only) another call of that app and tool
+ *   joined question `questionId`: `waiting` in all now
  * - appApprovalResolved { appOf, questionId, approval: Approval }
  * - toolCallProgress { id, progress, total|null, message|null }
  * - toolCallTask { id, status: 'working'|'input_required'|'completed'|'failed'|'cancelled'|'lost', message|null, reason? }
@@ -195,6 +198,8 @@ export const deleteMcpServer = (name) => call('delete_mcp_server', { name });
 export const setMcpServerEnabled = (name, enabled) => call('set_mcp_server_enabled', { name, enabled });
 /** Lets a sandboxed server reach `host` (what it tried), or the whole network when null. */
 export const allowServerNetwork = (name, host) => call('allow_mcp_server_network', { name, host });
+/** Lets a sandboxed server read `path`, which its sandbox refused (never a protected path). */
+export const allowServerRead = (name, path) => call('allow_mcp_server_read', { name, path });
 export const restartMcpServer = (name) => call('restart_mcp_server', { name });
 /** Signs in to a server (its page opens in the browser); resolves when the sign-in has ended. */
 export const signInMcpServer = (name) => call('sign_in_mcp_server', { name });
@@ -295,7 +300,9 @@ export function watchTasks(onEvent) {
  *   |'choice'|'file'|'directory'|'path', choices?: string[], required: boolean, secret: boolean,
  *   multiple: boolean, default: any, placeholder: string|null, min: number|null, max: number|null,
  *   target: { kind: 'env'|'header'|'argument'|'url'|'setting', name?: string } }} Field
- * Choices: { name, values: { [key]: string|number|boolean|string[]|{ secret } }, network }.
+ * Choices: { name, values: { [key]: string|number|boolean|string[]|{ secret } }, network, folders,
+ * confirmWrite, write (folders it may also write), declined (proposed read grants left out) }.
+ * A prepared install's `update.completes`: it completes that server (a secret never set).
  */
 export const catalogSearch = (term, cursor = null) => call('catalog_search', { term, cursor });
 /** An entry's icon as a data: URL (fetched by the app, https only), or null. */
@@ -306,8 +313,13 @@ export const catalogPrepareUpdate = (server) => call('catalog_prepare_update', {
 /**
  * The exact server an install would add: { name, kind, transport, command|null, args, cwd|null,
  * url|null, env: [{ name, value|null (null: a secret), secret, risk|null }], headers, sandbox:
- * { network, read, write }|null, signature, notes: [{ kind, … }], diff: DiffLine[]|null, startsOff }.
- * Rejects with a UiError whose `field` is the form field's key when a value does not fit.
+ * { network, hosts?, read, write, onlyNamed }|null, grants: [{ path, write, why: { kind: 'bundleFolder'|
+ * 'field'|'fileFolder'|'picked'|'written'|'proposed', key?, label?, file?, database?, tool? },
+ * means|null }], network: { kind: 'sandbox'|'container', allowed }
+ * |{ kind: 'remote' }, signature, notes: [{ kind, … }], diff: DiffLine[]|null, startsOff }.
+ * Rejects with a UiError whose `field` is the form field's key when a value does not fit
+ * (`confirmWrite`: a folder it may write that decides what runs at login, to be typed in
+ * `choices.confirmWrite`).
  */
 export const catalogPreview = (token, choices) => call('catalog_preview', { token, choices });
 /** Installs; resolves with the server's name (a new one is added turned off). */

@@ -261,16 +261,19 @@ fn check_item(f: &Field, item: String, home: Option<&Path>) -> Result<String, Fo
                     ),
                 );
             }
+            // a file may be one not made yet (a database its server creates), in a folder
+            // that exists
+            let new_file = !p.exists() && p.parent().is_some_and(|d| d.is_dir());
             let ok = match f.kind {
                 FieldKind::Directory => p.is_dir(),
-                FieldKind::File => p.is_file(),
-                _ => p.exists(),
+                FieldKind::File => p.is_file() || new_file,
+                _ => p.exists() || new_file,
             };
             if !ok {
                 let what = match f.kind {
                     FieldKind::Directory => "an existing folder",
-                    FieldKind::File => "an existing file",
-                    _ => "an existing file or folder",
+                    FieldKind::File => "a file in an existing folder",
+                    _ => "an existing folder, or a file in one",
                 };
                 return err(f, format!("{}: {} is not {what}.", f.label, p.display()));
             }
@@ -310,6 +313,68 @@ pub fn is_one_version(v: &str) -> bool {
         && !v.split('.').any(|p| p == "x" || p == "X")
 }
 
+/// An npm version that names one release: a whole semver version (`1.2.3`, `1.2.3-beta.1`),
+/// never a dist-tag (`latest`, `next`), a range or a partial version (`1`, `1.2`, `^1.2.3`,
+/// `1.x`), each of which npx resolves to whatever is newest when it runs.
+pub fn is_exact_npm_version(v: &str) -> bool {
+    v.len() <= 255 && semver::Version::parse(v).is_ok()
+}
+
+/// A PyPI version that names one release, as `uvx pkg@v` (`pkg==v`) takes it: a PEP 440 version
+/// in its canonical form (`1.2.3`, `2025.4.7`, `1.0rc1`, `1.0.post2`, `1!2.0`, `1.0+local`),
+/// never a word (`latest`, `next`), a range or a wildcard. A release of fewer parts (`0.5`) is a
+/// whole version in PEP 440 (`==0.5` matches only 0.5, equal to 0.5.0), unlike npm's.
+pub fn is_exact_pypi_version(v: &str) -> bool {
+    fn digits(s: &str) -> bool {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+    }
+    if v.is_empty() || v.len() > 255 {
+        return false;
+    }
+    let (public, local) = match v.split_once('+') {
+        Some((p, l)) => (p, Some(l)),
+        None => (v, None),
+    };
+    if let Some(l) = local {
+        let ok = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric());
+        if !l.split('.').all(ok) {
+            return false;
+        }
+    }
+    let rest = match public.split_once('!') {
+        Some((epoch, r)) if digits(epoch) => r,
+        Some(_) => return false,
+        None => public,
+    };
+    // N(.N)* then [a|b|rc N] then [.post N] then [.dev N]
+    let mut rest = rest;
+    for suffix in [".dev", ".post"] {
+        if let Some((r, n)) = rest.rsplit_once(suffix) {
+            if !digits(n) {
+                return false;
+            }
+            rest = r;
+        }
+    }
+    let release_end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let (release, pre) = rest.split_at(release_end);
+    if !release.split('.').all(digits) {
+        return false;
+    }
+    pre.is_empty()
+        || ["a", "b", "rc"]
+            .iter()
+            .any(|k| pre.strip_prefix(k).is_some_and(digits))
+}
+
+/// A NuGet version that names one release: one version (`is_one_version`) beginning with a
+/// digit (never a word such as `latest`).
+pub fn is_exact_nuget_version(v: &str) -> bool {
+    is_one_version(v) && v.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// A random hex tag (staging folders, install tokens).
 pub fn random_tag() -> String {
     let mut b = [0u8; 12];
@@ -321,6 +386,39 @@ pub fn random_tag() -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_exact_version_is_one_release_and_nothing_else() {
+        for v in ["1.2.3", "0.0.1", "1.2.3-beta.1", "1.2.3+build.5"] {
+            assert!(is_exact_npm_version(v), "{v}");
+        }
+        for v in [
+            "latest", "next", "1", "1.2", "^1.2.3", "~1.2.3", "1.x", ">=1.0.0", "*", "", "v1.2.3",
+        ] {
+            assert!(!is_exact_npm_version(v), "{v}");
+        }
+        for v in [
+            "1.2.3",
+            "0.5",
+            "2025.4.7",
+            "1.0rc1",
+            "1.0a2",
+            "1.0.post2",
+            "1.0.dev3",
+            "1!2.0",
+            "1.0+local.7",
+        ] {
+            assert!(is_exact_pypi_version(v), "{v}");
+        }
+        for v in [
+            "latest", "next", "", "1.*", ">=1.0", "~=1.2", "1.2,<2", "1..2", ".1", "1.", "1.0rc",
+            "1.0beta1", "v1.0", "1.0+",
+        ] {
+            assert!(!is_exact_pypi_version(v), "{v}");
+        }
+        assert!(is_exact_nuget_version("0.4.0"));
+        assert!(!is_exact_nuget_version("latest") && !is_exact_nuget_version("preview"));
+    }
 
     fn field(key: &str, kind: FieldKind) -> Field {
         Field {
@@ -411,6 +509,19 @@ mod tests {
             read(&fields, json!({"db": d})).unwrap_err().field,
             "db",
             "a folder is no file"
+        );
+        // a file not made yet, in a folder that exists: its server may create it
+        let new = format!("{d}/new.db");
+        assert_eq!(
+            read(&fields, json!({ "db": new })).unwrap()["db"],
+            Given::Text(new.clone())
+        );
+        assert_eq!(
+            read(&fields, json!({"db": format!("{d}/no/new.db")}))
+                .unwrap_err()
+                .field,
+            "db",
+            "its folder must exist"
         );
         assert_eq!(
             read(&fields, json!({"db": ["/a"]})).unwrap_err().field,

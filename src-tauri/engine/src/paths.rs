@@ -120,6 +120,34 @@ pub fn private_file(path: &std::path::Path) -> std::io::Result<()> {
     }
 }
 
+/// Why [`read_at_most`] gave no bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadAtMost {
+    #[error("it is larger than {} MB", .limit / (1024 * 1024))]
+    TooBig { limit: u64 },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A file's bytes, at most `limit` of them: the limit is kept while reading (never more than
+/// `limit + 1` bytes are read), so a file that grows after its size was looked at, or is not a
+/// regular file (a pipe, a device such as /dev/zero, whose size says 0), is refused rather than
+/// read without end.
+pub fn read_at_most(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, ReadAtMost> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let hint = f.metadata().map(|m| m.len().min(limit)).unwrap_or(0);
+    if f.metadata().is_ok_and(|m| m.len() > limit) {
+        return Err(ReadAtMost::TooBig { limit });
+    }
+    let mut bytes = Vec::with_capacity(hint as usize);
+    f.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadAtMost::TooBig { limit });
+    }
+    Ok(bytes)
+}
+
 /// Writes a file only its owner can read, atomically: `0600` in a `0700` folder whatever the
 /// umask. Writes of the same file at once each go through a temporary file of their own (the
 /// last rename wins; none fails for another's).
@@ -158,9 +186,103 @@ pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
     written
 }
 
+/// A folder name for `name` (a server's name, a bundle's): one name, one folder. Letters,
+/// digits, `-` and `_` stay; every other byte becomes `%XX` (so `.c` and `_.c`, `a b` and `a_b`
+/// never meet, and no name gives `.`, `..`, a hidden name or a `/`); the empty name is `%`. A
+/// name whose folder name would be long keeps its first 80 characters and adds `~` and a hash
+/// of the whole name (`~` appears in no other folder name).
+pub fn folder_name(name: &str) -> String {
+    const LONGEST: usize = 120;
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.is_empty() {
+        return "%".into();
+    }
+    if out.len() <= LONGEST {
+        return out;
+    }
+    use sha2::{Digest, Sha256};
+    let mut cut = 80;
+    // never inside a %XX
+    while out[..cut].rfind('%').is_some_and(|i| i + 3 > cut) {
+        cut -= 1;
+    }
+    let hash: String = Sha256::digest(name.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{}~{hash}", &out[..cut])
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_file_is_read_up_to_its_limit_and_never_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![7u8; 1000]).unwrap();
+        assert_eq!(super::read_at_most(&p, 1000).unwrap().len(), 1000);
+        assert!(matches!(
+            super::read_at_most(&p, 999),
+            Err(super::ReadAtMost::TooBig { limit: 999 })
+        ));
+        // a size that says nothing (0), and no end: refused once past the limit
+        let zero = std::path::Path::new("/dev/zero");
+        assert!(matches!(
+            super::read_at_most(zero, 4096),
+            Err(super::ReadAtMost::TooBig { limit: 4096 })
+        ));
+    }
+
     use super::*;
+
+    #[test]
+    fn each_name_has_a_folder_of_its_own() {
+        let names = [
+            ".c", "_.c", "%2Ec", "a b", "a_b", "a+b", "a/b", "../x", "..", ".", "", "%", "files",
+            "Files", "é", "e\u{301}",
+        ];
+        let folders: Vec<String> = names.iter().map(|n| folder_name(n)).collect();
+        for (i, f) in folders.iter().enumerate() {
+            assert!(
+                !f.is_empty() && !f.starts_with('.') && !f.contains('/'),
+                "{f}"
+            );
+            for (j, g) in folders.iter().enumerate() {
+                assert!(
+                    i == j || f != g,
+                    "{:?} and {:?} share {f}",
+                    names[i],
+                    names[j]
+                );
+            }
+        }
+        assert_eq!(
+            folder_name("files"),
+            "files",
+            "plain names stay as they were"
+        );
+        assert_eq!(folder_name("a b"), "a%20b");
+        assert_eq!(folder_name(""), "%");
+        // long names: short enough for a folder, still one each
+        let long_a = "a".repeat(300);
+        let long_b = format!("{}b", "a".repeat(299));
+        let dotted = ".".repeat(200);
+        for n in [&long_a, &long_b, &dotted] {
+            let f = folder_name(n);
+            assert!(f.len() <= 120 && f.contains('~'), "{f}");
+            assert!(!f[..f.find('~').unwrap()].ends_with('%'), "{f}");
+        }
+        assert_ne!(folder_name(&long_a), folder_name(&long_b));
+        assert!(!folder_name(&"a".repeat(120)).contains('~'));
+    }
 
     #[test]
     fn writes_of_one_file_at_once_all_succeed_and_leave_no_temporary_file() {

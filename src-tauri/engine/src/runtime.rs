@@ -17,9 +17,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use crate::chat::{ChatEngine, ChatOptions};
 use crate::secrets::{self, SecretValue, Secrets};
-use crate::{chat, llm_client, mcp, paths, roots, settings, store, NO_LANDLOCK_FOR_TESTS};
-use crate::{ChatEngine, ChatOptions, LiveSettings, Settings};
+use crate::settings::{LiveSettings, Settings};
+use crate::{chat, llm, mcp, paths, servers, settings, store};
 
 /// Where a [`Runtime`] keeps its files: the app's ([`Places::app`]), or a test's.
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ pub struct Places {
     pub settings: PathBuf,
     pub mcp: PathBuf,
     pub database: PathBuf,
-    /// Where bundles are unpacked (`bundles/<name>/<version>`).
+    /// Where bundles are unpacked (`bundles/<server>/<version>-<tag>`).
     pub bundles: PathBuf,
     /// The catalog's copies of the registry's answers.
     pub catalog_cache: PathBuf,
@@ -203,17 +204,12 @@ impl Runtime {
     async fn use_login_shell_path(&self) {
         let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
         let inherited = std::env::var("PATH").unwrap_or_default();
-        let login = tokio::task::spawn_blocking(move || {
-            mcp::login_shell_path(&shell, Duration::from_secs(3))
+        let path = tokio::task::spawn_blocking(move || {
+            mcp::app_path(&shell, &inherited, Duration::from_secs(3))
         })
         .await
-        .ok()
-        .flatten();
-        if login.is_none() {
-            tracing::info!("the login shell did not tell its PATH; using the inherited one");
-        }
-        self.host
-            .set_path(Some(mcp::merge_paths(login.as_deref(), &inherited)));
+        .ok();
+        self.host.set_path(path);
     }
 
     /// Changes the settings as `patch` says (the one path every front end's change takes), against
@@ -392,4 +388,31 @@ async fn forget_ended_task_sessions(store: store::Store, secrets: Secrets) {
     if let Err(e) = store.forget_task_sessions(forgotten).await {
         tracing::warn!("could not note the sessions forgotten: {e}");
     }
+}
+
+/// Set (to anything), the app believes the kernel has no Landlock: how the window's tests see a
+/// sandboxed server wait for the user's agreement on a kernel that has it.
+pub const NO_LANDLOCK_FOR_TESTS: &str = "SWITCHBOARD_TEST_NO_LANDLOCK";
+
+/// A client for one provider; its API key, if it has one, is read from `secrets` when a request
+/// is sent.
+pub fn llm_client(
+    p: &settings::ProviderConfig,
+    secrets: &secrets::Secrets,
+) -> Arc<dyn llm::LlmClient> {
+    match p.kind {
+        settings::ProviderKind::Ollama => Arc::new(llm::OllamaClient::new(p.url.clone())),
+        settings::ProviderKind::Openai => Arc::new(llm::OpenAiClient::with_secret(
+            &p.url,
+            p.api_key.clone(),
+            secrets,
+        )),
+    }
+}
+
+/// The roots offered to MCP servers: the files sandbox, then the folders the user chose.
+pub fn roots(settings: &settings::Settings) -> Vec<PathBuf> {
+    let mut out = vec![servers::default_files_root()];
+    out.extend(settings.roots.iter().map(PathBuf::from));
+    out
 }

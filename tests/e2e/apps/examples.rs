@@ -32,6 +32,23 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
         text_content(&c, ".app-approval .approval-question").await,
         "The app “System Monitor” of system-monitor wants to run system-monitor › poll-system-stats with these arguments:"
     );
+    // its polls that come meanwhile join that question (one question, which counts them), and
+    // what the user most likely means, the app, is the default
+    wait_until(
+        &c,
+        "Number(document.querySelector('.app-approval .app-waiting')?.dataset.waiting) >= 2",
+    )
+    .await;
+    assert_eq!(count(&c, ".app-approval").await, 1);
+    let default = c
+        .execute(
+            "return document.querySelector('.app-approval .btn.primary').dataset.action;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(default, json!("allowConversation"));
+    screenshot(&c, "app-system-monitor-waiting.png").await;
     click(&c, ".app-approval [data-action='allowConversation']").await;
     // what it polled is shown in the app
     in_frame_until(

@@ -170,7 +170,18 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
                 .starts_with("refused: Message sending denied"),
             "{report}"
         );
+        // a link or full screen nobody asked for: refused, no link dialog, still inline
+        assert!(
+            report["openLink"]
+                .as_str()
+                .unwrap()
+                .starts_with("refused: Opening a link denied"),
+            "{report}"
+        );
+        assert_eq!(report["fullscreen"], "inline", "{report}");
     }
+    assert_eq!(count(&c, "#link-dialog[open]").await, 0);
+    assert_eq!(count(&c, ".app-box.app-fullscreen").await, 0);
     assert_eq!(c.windows().await.unwrap().len(), windows);
     let titles = c
         .execute_async(
@@ -255,6 +266,21 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
         .await
         .unwrap();
     all_refused(&c, tries + 12, "typing here and more").await;
+    // its card says they were held (one note however many), and the user's click there takes
+    // the latest into the message box, as the app's
+    assert_eq!(count(&c, ".app-held").await, 1);
+    assert_eq!(
+        text_content(&c, ".app-held").await,
+        "The app’s message was held: you had used the window just before, so the click may not have been in the app. Put it in the message box"
+    );
+    click(&c, ".app-held [data-action='take-message']").await;
+    wait_until(
+        &c,
+        r"/^typing here and more\nsneaky \d+$/.test(document.querySelector('#input').value)",
+    )
+    .await;
+    assert_eq!(count(&c, ".app-held").await, 0);
+    assert_eq!(count(&c, ".app-draft").await, 1);
     // a click in the app: its message lands in the message box, marked as the app's. The click
     // counts once the window has had no input of its own for the browser's activation time
     // (5 s), so that the activation cannot be the window's typing
@@ -311,6 +337,18 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
     let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
     show_app(&c, "show it").await;
     report(&c, 0).await;
+    // its height in the chat, which it has again when it comes back from the other modes
+    let inline_height = c
+        .execute(
+            "return document.querySelector('iframe.app-frame').style.height;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        inline_height.as_str().unwrap().ends_with("px"),
+        "{inline_height}"
+    );
     // full screen from its card's button: the question about its call shows with it, in sight
     // and answerable (the rest of the card stays in the chat, under the app)
     click(&c, ".app-box [data-action='app-fullscreen']").await;
@@ -337,15 +375,38 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
         text_content(&c, ".app-approval .approval-question").await,
         "The app “evil” of evil wants to run evil › peek with these arguments:"
     );
-    // one question for its three calls, no card of their own
+    // one question for its three calls, which says so, no card of their own
+    wait_until(
+        &c,
+        "document.querySelector('.app-approval .app-waiting')?.dataset.waiting === '3'",
+    )
+    .await;
+    assert_eq!(
+        text_content(&c, ".app-approval .app-waiting").await,
+        "3 calls of the app to this tool wait for this answer: it decides them all (“Allow once” runs each one)."
+    );
     assert_eq!(count(&c, ".app-approval").await, 1);
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-call-approval.png").await;
     click(&c, ".app-approval [data-action='allowConversation']").await;
-    // picture in picture from its card's button: a small frame in the window's corner, its
-    // app still there and on top; then back in the chat
+    // picture in picture from its card's button: a small frame in the window's corner, above the
+    // composer (Send and the message box stay in sight and clickable), its app still there and
+    // on top; then back in the chat, as tall as it was
     click(&c, ".app-box [data-action='app-pip']").await;
     wait_css(&c, ".app-box.app-pip iframe.app-frame[data-mode='pip']").await;
+    let uncovered = c
+        .execute(
+            "const b = document.querySelector('.app-box.app-pip').getBoundingClientRect();
+             const top = document.querySelector('#composer').getBoundingClientRect().top;
+             const at = (e) => { const r = e.getBoundingClientRect();
+               return document.elementFromPoint(r.right - 4, r.top + r.height / 2); };
+             const send = document.querySelector('#send'), input = document.querySelector('#input');
+             return [b.bottom <= top, at(send) === send, at(input) === input];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(uncovered, json!([true, true, true]));
     let pip = c
         .execute(
             "const b = document.querySelector('.app-box.app-pip').getBoundingClientRect();
@@ -364,6 +425,73 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
         "document.querySelector('#state').textContent === 'done'",
     )
     .await;
+    // moved by its handle: it goes where it is dragged, and comes back there
+    let at = || async {
+        c.execute(
+            "const b = document.querySelector('.app-box.app-pip').getBoundingClientRect();
+             return [Math.round(b.left), Math.round(b.top)];",
+            vec![],
+        )
+        .await
+        .unwrap()
+    };
+    let before = at().await;
+    let handle = c
+        .find(fantoccini::Locator::Css(
+            ".app-box.app-pip [data-action='app-move']",
+        ))
+        .await
+        .unwrap();
+    {
+        use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+        c.perform_actions(
+            MouseActions::new("mouse".into())
+                .then(PointerAction::MoveToElement {
+                    element: handle,
+                    duration: None,
+                    x: 0.0,
+                    y: 0.0,
+                })
+                .then(PointerAction::Down {
+                    button: MOUSE_BUTTON_LEFT,
+                })
+                .then(PointerAction::MoveBy {
+                    duration: Some(Duration::from_millis(200)),
+                    x: -120.0,
+                    y: -60.0,
+                })
+                .then(PointerAction::Up {
+                    button: MOUSE_BUTTON_LEFT,
+                }),
+        )
+        .await
+        .unwrap();
+        c.release_actions().await.unwrap();
+    }
+    let moved = at().await;
+    assert_eq!(
+        moved,
+        json!([
+            before[0].as_i64().unwrap() - 120,
+            before[1].as_i64().unwrap() - 60
+        ]),
+        "{before}"
+    );
+    // (read as it comes back, before the app, told it is inline again, reports its new content)
+    let height = c
+        .execute(
+            "document.querySelector(\".app-box [data-action='app-inline']\").click();
+             const f = document.querySelector('iframe.app-frame');
+             return [f.dataset.mode, f.style.height];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(height, json!(["inline", inline_height]));
+    click(&c, ".app-box [data-action='app-pip']").await;
+    wait_css(&c, ".app-box.app-pip iframe.app-frame[data-mode='pip']").await;
+    assert_eq!(at().await, moved);
+    screenshot(&c, "app-pip.png").await;
     click(&c, ".app-box [data-action='app-inline']").await;
     wait_css(&c, ".tool-card iframe.app-frame[data-mode='inline']").await;
     let peeked = app_text_when(
@@ -603,5 +731,31 @@ async fn an_app_reaches_only_the_origins_the_user_saw_and_allowed() {
         .unwrap(),
         Value::Null
     );
+    c.close().await.unwrap();
+}
+
+/// A page that has not started after 10 s (its library is on a site it may not reach, as an
+/// app's CDN offline): its card says so, instead of leaving an empty frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_app_that_does_not_start_is_said_on_its_card() {
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls("evil__stuck"));
+    let scratch = tempfile::tempdir().unwrap();
+    let home = app_home_with(&fake, "evil", hostile_server(9, &scratch.path().join("m")));
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    send_and_allow(&c, "show the stuck one").await;
+    wait_css(&c, ".tool-card iframe.app-frame").await;
+    assert_eq!(count(&c, ".app-slow").await, 0);
+    wait_css(&c, ".tool-card .app-box .app-slow").await;
+    assert_eq!(frame_state(&c).await, json!("loading"));
+    assert!(
+        text_content(&c, ".app-slow")
+            .await
+            .starts_with("The app has not started yet: it may be waiting for "),
+        "{}",
+        text_content(&c, ".app-slow").await
+    );
+    screenshot(&c, "app-not-started.png").await;
     c.close().await.unwrap();
 }

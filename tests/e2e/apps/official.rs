@@ -281,6 +281,26 @@ async fn wiki_explorer_keeps_its_height() {
         inner[1].as_u64().unwrap() <= inner[0].as_u64().unwrap(),
         "a scrollbar inside: {inner}"
     );
+    // full screen and back: it has its height in the chat again (it kept full screen's), and
+    // keeps it once it has heard it is inline again
+    click(&c, ".app-box [data-action='app-fullscreen']").await;
+    wait_css(
+        &c,
+        ".app-box.app-fullscreen iframe.app-frame[data-mode='fullscreen']",
+    )
+    .await;
+    in_frame_until(&c, &format!("window.innerHeight > {outer}")).await;
+    click(&c, ".app-box [data-action='app-inline']").await;
+    wait_css(&c, ".tool-card iframe.app-frame[data-mode='inline']").await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let back = c
+        .execute(
+            "return document.querySelector('iframe.app-frame').offsetHeight;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(back.as_u64(), Some(outer), "{heights}");
     c.close().await.unwrap();
 }
 
@@ -352,5 +372,19 @@ async fn budget_allocator_reallocates_when_a_slider_moves() {
     )
     .await;
     screenshot(&c, "app-budget-allocator.png").await;
+    // in picture in picture: above the composer, and its lower sliders within reach (the app
+    // scrolls in its frame, or the frame is made larger by its corner)
+    click(&c, ".app-box [data-action='app-pip']").await;
+    wait_css(&c, ".app-box.app-pip iframe.app-frame[data-mode='pip']").await;
+    let above = c
+        .execute(
+            "return document.querySelector('.app-box.app-pip').getBoundingClientRect().bottom
+                    <= document.querySelector('#composer').getBoundingClientRect().top;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(above, json!(true));
+    screenshot(&c, "app-budget-allocator-pip.png").await;
     c.close().await.unwrap();
 }

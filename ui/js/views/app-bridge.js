@@ -2,7 +2,8 @@
 // protocol 2026-01-26 defines for a view, and those the SDK's bridge forwards), each through the
 // window's rules: its tool calls through the checks and approval (`app_call_tool`), its
 // server's resources as its server answers, links through the link dialog, a message into the
-// message box (only right after the user clicked or typed in the app, and marked as the app's),
+// message box (only right after the user clicked or typed in the app, and marked as the app's;
+// one that may have followed the window's own input is held on its card for the user to take),
 // context for the model, its size and display mode, its log. Anything else: `-32601`.
 const PROTOCOL = '2026-01-26';
 export const DISPLAY_MODES = ['inline', 'fullscreen', 'pip'];
@@ -26,8 +27,27 @@ for (const type of ['pointerdown', 'keydown']) {
  * itself whenever it likes, while the pointer happens to rest on it.
  */
 export function gestureIn(frame) {
-  if (!navigator.userActivation?.isActive || !frame.matches(':hover')) return false;
-  return performance.now() - windowInputAt > ACTIVATION_MS;
+  return gesture(frame) === 'app';
+}
+
+/**
+ * Where the user's recent input was, as far as `frame` can be sure: `'app'` (see `gestureIn`),
+ * `'unsure'` (there was one and the pointer is over the frame, but the window had input of its
+ * own in that moment: it may have been the window's, or a click in the app right after using the
+ * window), or `'none'`.
+ */
+function gesture(frame) {
+  if (!gestureNear(frame)) return 'none';
+  return performance.now() - windowInputAt > ACTIVATION_MS ? 'app' : 'unsure';
+}
+
+/**
+ * Whether the user just clicked or pressed a key with the pointer over `frame`, in it or in the
+ * window: for what the window asks the user about anyway (a link shows where it goes first), so
+ * a click in that dialog does not make the next click in the app not count.
+ */
+export function gestureNear(frame) {
+  return Boolean(navigator.userActivation?.isActive) && frame.matches(':hover');
 }
 const MAX_TEXT_CHARS = 20_000;
 /** The most log messages taken from one page (each goes to its server's log). */
@@ -136,6 +156,11 @@ export async function answer(ctx, m, isRequest) {
       if (!isRequest) return;
       const url = String(p.url ?? '');
       if (!/^https?:\/\//i.test(url)) { ctx.reply(m.id, { isError: true }); return; }
+      // only on the user's gesture: a page cannot raise link dialogs on its own
+      if (!gestureNear(ctx.frame)) {
+        ctx.fail(m.id, -32000, 'Opening a link denied: an app may open a link only right after the user clicked or typed in it.');
+        return;
+      }
       // the link dialog shows where it goes first; the page learns whether it opened
       let done = false;
       try { done = await host.openLink(url); } catch { done = false; }
@@ -145,11 +170,15 @@ export async function answer(ctx, m, isRequest) {
     case 'ui/message': {
       if (!isRequest) return;
       // only what the user just asked for in this app, and shown as the app's
-      if (!gestureIn(ctx.frame)) {
+      const where = gesture(ctx.frame);
+      const said = text(p);
+      if (where !== 'app') {
+        // a click in the app right after using the window cannot be told from the window's own
+        // input: the card says the message was held, and the user's click there takes it
+        if (where === 'unsure' && said) host.heldMessage?.(said, app.name);
         ctx.fail(m.id, -32000, 'Message sending denied: an app may write a message only right after the user clicked or typed in it.');
         return;
       }
-      const said = text(p);
       if (!said) { ctx.fail(m.id, -32602, 'Invalid message format: no text'); return; }
       host.draftMessage(said, app.name);
       ctx.reply(m.id, {});
@@ -163,10 +192,16 @@ export async function answer(ctx, m, isRequest) {
       await relay(ctx, m, async () => { await host.modelContext(opened.viewId, content, structured); return {}; });
       return;
     }
-    case 'ui/request-display-mode':
+    case 'ui/request-display-mode': {
       if (!isRequest) return;
-      ctx.reply(m.id, { mode: ctx.setMode(String(p.mode ?? '')) });
+      // back to inline whenever it likes; full screen or picture in picture only right after a
+      // click or key press with the pointer over the app (a page cannot cover the window on its
+      // own; Escape or the card's button brings it back); the answer is the mode it is in
+      const asked = String(p.mode ?? '');
+      const allowed = asked === 'inline' || asked === ctx.mode() || gestureNear(ctx.frame);
+      ctx.reply(m.id, { mode: allowed ? ctx.setMode(asked) : ctx.mode() });
       return;
+    }
     case 'ui/notifications/request-teardown':
       ctx.ended('it asked to be closed', 'The app closed itself.', true);
       return;

@@ -13,7 +13,10 @@
 // border, as the frame is border-box), up to MAX_INLINE_HEIGHT; the app hears the width it has
 // and that height as its limit (`containerDimensions`). Full screen (the whole window) and
 // picture in picture (a small frame that stays in a corner) are offered to the app and on its
-// card; there the app gets a fixed size.
+// card; there the app gets a fixed size. Picture in picture starts above the composer (it covers
+// none of its controls), can be moved (its Move handle) and resized (its corner), and comes back
+// where and as large as the user left it (PIP_KEY). Back in the chat, the app has its inline height
+// again: what it had before (sizes it reported while shown otherwise describe that mode's box).
 import { el } from '../dom.js';
 import { DISPLAY_MODES, MAX_INLINE_HEIGHT, answer, hostContext } from './app-bridge.js';
 
@@ -23,17 +26,47 @@ const INITIAL_HEIGHT = 400;
 const MIN_HEIGHT = 60;
 /** The largest message read from a page. */
 const MAX_MESSAGE_CHARS = 2_000_000;
+/** Where picture in picture was left, and its size (localStorage): { left, top, width, height }. */
+const PIP_KEY = 'switchboard.appPip';
+/** Picture in picture keeps this far from the window's edges and the composer. */
+const PIP_MARGIN = 12;
+const PIP_MIN = { width: 200, height: 120 };
+const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
+
+/**
+ * Where picture in picture goes: where the user left it (kept in the window), else above the
+ * composer at the right, so that it covers none of its controls.
+ */
+export function pipPlace() {
+  let saved = null;
+  try { saved = JSON.parse(localStorage.getItem(PIP_KEY) ?? 'null'); } catch { saved = null; }
+  const num = (v) => (Number.isFinite(v) ? v : null);
+  const maxW = Math.max(PIP_MIN.width, innerWidth - 2 * PIP_MARGIN);
+  const maxH = Math.max(PIP_MIN.height, innerHeight - 2 * PIP_MARGIN);
+  const width = clamp(num(saved?.width) ?? Math.min(420, innerWidth * 0.6), PIP_MIN.width, maxW);
+  const height = clamp(num(saved?.height) ?? Math.min(300, innerHeight * 0.5), PIP_MIN.height, maxH);
+  const composer = document.getElementById('composer')?.getBoundingClientRect();
+  const floor = composer?.height ? composer.top - PIP_MARGIN : innerHeight - PIP_MARGIN;
+  const left = clamp(num(saved?.left) ?? innerWidth - PIP_MARGIN - width, 0, Math.max(0, innerWidth - width));
+  const top = clamp(num(saved?.top) ?? floor - height, 0, Math.max(0, innerHeight - height));
+  return { left, top, width, height };
+}
+
+/** How long a page may take to start (`ui/initialize`, then initialized) before its card says so. */
+export const START_NOTE_MS = 10_000;
 /** What a page may still ask while it is being closed. */
 const WHILE_CLOSING = new Set(['ping', 'notifications/message', 'ui/notifications/size-changed']);
 /**
  * Mounts the app of `opened` (from `open_app`, with `allow`: the browser features granted) into
  * `box`. host: { callTool(viewId, name, args) → Promise<CallToolResult>, readResource(viewId,
  * uri), list(viewId, listing, cursor), modelContext(viewId, params), openLink(url) →
- * Promise<boolean> (opened, or the user said no), draftMessage(text, appName),
- * log(viewId, level, data), violation({ directive, blocked }), close(viewId, reason, teardown)
- * (the frame is gone; teardown: { answered, error, ms }, or null when the page had not started),
- * ended(note) (the app ended by itself: it left its page or asked to be closed), theme() →
- * 'light'|'dark', named(name) (the app said its name) }.
+ * Promise<boolean> (opened, or the user said no), draftMessage(text, appName), heldMessage(text,
+ * appName) (a message after a click that may have been the window's), log(viewId, level, data),
+ * violation({ directive, blocked }), close(viewId, reason, teardown) (the frame is gone;
+ * teardown: { answered, error, ms }, or null when the page had not started), ended(note) (the
+ * app ended by itself: it left its page or asked to be closed), theme() → 'light'|'dark',
+ * named(name) (the app said its name), notStarted(yes) (it has not started after START_NOTE_MS;
+ * false once it has) }.
  * Returns { frame, controls (buttons for its card: display modes), result(r), close(reason) →
  * Promise (resolves once the frame is gone) }.
  */
@@ -56,6 +89,7 @@ export function mountApp(box, opened, host) {
   box.append(frame);
   const app = { name: null, modes: null, height: null }; // what the page said of itself
   let mode = 'inline';
+  let inlineHeight = null; // the frame's height in the chat, while it is shown otherwise
   let target = '*'; // the proxy's origin, once it said it is ready
   const queue = [];
   const pending = new Map(); // the host's requests to the page, by id
@@ -93,11 +127,16 @@ export function mountApp(box, opened, host) {
   const setMode = (next) => {
     if (!DISPLAY_MODES.includes(next) || state === 'closed') return mode;
     if (!offered(next)) return mode;
+    if (mode === 'inline' && next !== 'inline') inlineHeight = frame.style.height;
     mode = next;
     frame.dataset.mode = next;
     box.classList.toggle('app-fullscreen', next === 'fullscreen');
     box.classList.toggle('app-pip', next === 'pip');
-    if (next === 'inline') fitHeight(); else frame.style.height = '';
+    placePip();
+    if (next === 'inline') {
+      frame.style.height = inlineHeight ?? `${INITIAL_HEIGHT}px`;
+      inlineHeight = null;
+    } else frame.style.height = '';
     offer();
     requestAnimationFrame(() => notify('ui/notifications/host-context-changed',
       { displayMode: next, containerDimensions: dimensions() }));
@@ -107,7 +146,60 @@ export function mountApp(box, opened, host) {
     type: 'button', class: 'btn small', dataset: { action: `app-${m}`, mode: m },
     hidden: m === 'inline', onclick: () => setMode(m),
   }, words);
+  // picture in picture: placed (pipPlace), moved by its handle, resized by its corner; both kept
+  const pipSaved = () => {
+    const r = box.getBoundingClientRect();
+    try {
+      localStorage.setItem(PIP_KEY, JSON.stringify({
+        left: Math.round(r.left), top: Math.round(r.top), width: Math.round(r.width), height: Math.round(r.height),
+      }));
+    } catch { /* not kept: it starts above the composer next time */ }
+  };
+  let placed = null; // the size picture in picture was given (a change of it is the user's)
+  const placePip = () => {
+    const at = mode === 'pip' ? pipPlace() : null;
+    for (const k of ['left', 'top', 'width', 'height']) box.style[k] = at ? `${Math.round(at[k])}px` : '';
+    placed = at && { width: Math.round(at.width), height: Math.round(at.height) };
+  };
+  const move = el('button', {
+    type: 'button', class: 'btn small app-move', dataset: { action: 'app-move' }, hidden: true,
+    title: 'Drag to move the app', 'aria-label': 'Move the app (drag)',
+  }, '✥ Move');
+  move.addEventListener('pointerdown', (e) => {
+    if (mode !== 'pip' || e.button !== 0) return;
+    e.preventDefault();
+    move.setPointerCapture(e.pointerId);
+    const r = box.getBoundingClientRect();
+    const dx = e.clientX - r.left;
+    const dy = e.clientY - r.top;
+    const onMove = (m) => {
+      box.style.left = `${Math.round(clamp(m.clientX - dx, 0, Math.max(0, innerWidth - r.width)))}px`;
+      box.style.top = `${Math.round(clamp(m.clientY - dy, 0, Math.max(0, innerHeight - r.height)))}px`;
+    };
+    const onUp = () => {
+      move.removeEventListener('pointermove', onMove);
+      move.removeEventListener('pointerup', onUp);
+      move.removeEventListener('pointercancel', onUp);
+      pipSaved();
+    };
+    move.addEventListener('pointermove', onMove);
+    move.addEventListener('pointerup', onUp);
+    move.addEventListener('pointercancel', onUp);
+  });
+  // resized by its corner (CSS resize): the size is kept once the user lets go
+  let resizedBy = null;
+  const boxResized = new ResizeObserver(() => {
+    if (mode !== 'pip' || !placed) return;
+    const r = box.getBoundingClientRect();
+    if (Math.round(r.width) === placed.width && Math.round(r.height) === placed.height) return;
+    clearTimeout(resizedBy);
+    resizedBy = setTimeout(() => { if (mode === 'pip') pipSaved(); }, 300);
+  });
+  boxResized.observe(box);
+  const onWindowResize = () => { if (mode === 'pip') placePip(); };
+  window.addEventListener('resize', onWindowResize);
   const controls = [
+    move,
     modeButton('inline', 'Back in the chat'),
     modeButton('fullscreen', 'Full screen'),
     modeButton('pip', 'Picture in picture'),
@@ -116,7 +208,9 @@ export function mountApp(box, opened, host) {
   const offered = (m) => m === 'inline' || !app.modes || app.modes.includes(m);
   /** The card offers the modes the app can be shown in, but the one it is in. */
   const offer = () => {
-    for (const b of controls) b.hidden = b.dataset.mode === mode || !offered(b.dataset.mode);
+    for (const b of controls) {
+      b.hidden = b === move ? mode !== 'pip' : b.dataset.mode === mode || !offered(b.dataset.mode);
+    }
   };
   offer();
   const onKey = (e) => { if (e.key === 'Escape' && mode !== 'inline') setMode('inline'); };
@@ -139,14 +233,19 @@ export function mountApp(box, opened, host) {
 
   /** The frame goes now; its server's log says why and how the page took it. */
   const remove = (reason, teardown) => {
+    clearTimeout(slow);
     window.removeEventListener('message', onMessage);
     window.removeEventListener('keydown', onKey);
     scheme.removeEventListener('change', onTheme);
     resized.disconnect();
+    boxResized.disconnect();
+    clearTimeout(resizedBy);
+    window.removeEventListener('resize', onWindowResize);
     frame.removeEventListener('load', onLoad);
     for (const done of pending.values()) done(null);
     pending.clear();
     box.classList.remove('app-fullscreen', 'app-pip');
+    for (const k of ['left', 'top', 'width', 'height']) box.style[k] = '';
     for (const b of controls) b.remove();
     frame.remove();
     setState('closed');
@@ -190,6 +289,9 @@ export function mountApp(box, opened, host) {
     if (loads > 1) navigated();
   };
   frame.addEventListener('load', onLoad);
+  // a page that has not started after a while (often: what it loads from the network does not
+  // come): its card says so, instead of an empty frame
+  const slow = setTimeout(() => { if (state === 'loading') host.notStarted?.(true); }, START_NOTE_MS);
 
   // what the bridge's answers need of this frame
   const ctx = {
@@ -199,11 +301,15 @@ export function mountApp(box, opened, host) {
     initialized: () => {
       if (state !== 'loading') return;
       setState('ready');
+      clearTimeout(slow);
+      host.notStarted?.(false);
       for (const msg of queue.splice(0)) post(msg);
     },
-    sized: (h) => { app.height = h; fitHeight(); },
+    // a size it reports while shown otherwise is that mode's box, not its height in the chat
+    sized: (h) => { if (mode === 'inline') { app.height = h; fitHeight(); } },
     offer,
     setMode,
+    mode: () => mode,
     ended,
   };
 

@@ -1,9 +1,11 @@
 // MCP Apps on their cards: opens a call's app (views/app-frame.js) and routes what it asks
 // through the window's own rules. Its tool calls are shown on its own card (how many of each,
 // the last one's end; no card per call), and when one must be asked about, the question is on
-// that card too, in the app's name, once per app and tool. Browser features it asks for
+// that card too, in the app's name, once per app and tool (the calls that come meanwhile join it,
+// and it says how many wait). Browser features it asks for
 // (microphone, camera, …) are asked about before it loads. A message it writes goes into the
-// message box marked as the app's. What its Content-Security-Policy refuses is said on its card
+// message box marked as the app's (one that may have followed a click in the window is held on
+// its card, which says so and offers to put it in the message box). What its Content-Security-Policy refuses is said on its card
 // and in its server's log. Its links go through the link dialog, its log to its server's log.
 import * as ipc from '../ipc.js';
 import { el } from '../dom.js';
@@ -92,7 +94,8 @@ export class AppHost {
       list: (viewId, listing, cursor) => ipc.appList(viewId, listing, cursor),
       modelContext: (viewId, content, structured) => ipc.appModelContext(viewId, name, content, structured),
       openLink: (url) => this.app.openLink(url),
-      draftMessage: (text) => this.draftMessage(text, opened.server, name),
+      draftMessage: (text) => { notes.querySelector('.app-held')?.remove(); this.draftMessage(text, opened.server, name); },
+      heldMessage: (text) => this.heldMessage(notes, text, opened.server, name),
       log: (viewId, level, data) => ipc.appLog(viewId, level, data).catch(() => {}),
       violation: ({ directive, blocked }) => {
         violations += 1;
@@ -116,7 +119,35 @@ export class AppHost {
       // the window's theme (Settings → This window), else the desktop's
       theme: () => document.documentElement.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
       named: (n) => { name = n; },
+      notStarted: (yes) => {
+        notes.querySelector('.app-slow')?.remove();
+        if (!yes) return;
+        notes.append(el('p', { class: 'app-note app-slow', role: 'status' },
+          (opened.closedOrigins ?? []).length
+            ? 'The app has not started yet: it may be waiting for a site it cannot reach (see above).'
+            : 'The app has not started yet: it may be waiting for something from the network, or have failed (its server’s log may say why).'));
+      },
     });
+  }
+
+  /**
+   * A message the app wrote after a click that may have been the window's (the user had used the
+   * window a moment before): said on its card, briefly, with a button that puts it in the message
+   * box (the user's click there is sure). The app's latest such message only.
+   */
+  heldMessage(notes, text, server, name) {
+    // one note, kept in place (an app that writes again and again only changes what it holds)
+    let note = notes.querySelector('.app-held');
+    if (!note) {
+      note = el('p', { class: 'app-note app-held', role: 'status' },
+        'The app’s message was held: you had used the window just before, so the click may not have been in the app. ',
+        el('button', {
+          type: 'button', class: 'btn', dataset: { action: 'take-message' },
+          onclick: () => { note.remove(); this.draftMessage(note.held, server, name); },
+        }, 'Put it in the message box'));
+      notes.append(note);
+    }
+    note.held = text;
   }
 
   /** Origins the page names that it may not reach: the card says which, and why. */
@@ -158,6 +189,11 @@ export class AppHost {
   onEvent(ev, box) {
     switch (ev.type) {
       case 'appApprovalRequested': askAboutAppCall(box, ev); break;
+      case 'appApprovalWaiting': {
+        const bar = box.querySelector(`.app-approval[data-question="${Number(ev.questionId)}"]`);
+        if (bar) showWaiting(bar, ev.waiting);
+        break;
+      }
       case 'appApprovalResolved':
         box.querySelector(`.app-approval[data-question="${Number(ev.questionId)}"]`)?.remove();
         break;
@@ -183,6 +219,7 @@ function askAboutAppCall(box, ev) {
       for (const b of bar.querySelectorAll('button')) b.disabled = false;
     }
   };
+  const careful = Boolean(ev.destructive || ev.changed);
   const button = (action, words, primary) => el('button', {
     type: 'button', class: `btn${primary ? ' primary' : ''}${action === 'deny' ? ' danger' : ''}`,
     dataset: { action }, onclick: () => choose(action),
@@ -200,16 +237,35 @@ function askAboutAppCall(box, ev) {
     unchecked: '⚠ This tool could not be checked against the definition you accepted; it asks every time.',
   }[ev.unaccepted] ?? '⚠ This tool is not what it was when you accepted it; accept its new definition in the servers list first to allow it for good.') : null,
   el('pre', { class: 'code args' }, JSON.stringify(ev.arguments ?? {}, null, 2)),
+  el('p', { class: 'app-waiting', role: 'status', hidden: true }),
+  el('p', { class: 'approval-scope' },
+    `“Allow for this app”: this app may run ${ev.tool} without asking again in this chat; the model and other apps still ask.`),
   el('div', { class: 'approval-buttons' },
-    button('allowOnce', 'Allow once', true),
-    button('allowConversation', 'Allow for this app'),
-    ev.destructive || ev.changed ? null : button('alwaysAllow', 'Always allow'),
+    // an app asks again and again (a polling app, a viewer reading piece by piece): what the
+    // user most likely means is the app, unless the tool can change or delete data, or is not
+    // what was accepted
+    button('allowOnce', 'Allow once', careful),
+    button('allowConversation', 'Allow for this app', !careful),
+    careful ? null : button('alwaysAllow', 'Always allow'),
     button('deny', 'Deny')),
   error);
+  showWaiting(bar, ev.waiting ?? 1);
   box.append(bar);
   bar.tabIndex = -1;
   bar.focus({ preventScroll: true });
   bar.scrollIntoView({ block: 'nearest' });
+}
+
+/** How many of the app's calls of the tool the answer to `bar` decides (said when more than one). */
+function showWaiting(bar, waiting) {
+  const n = Math.max(1, Number(waiting) || 1);
+  const line = bar.querySelector('.app-waiting');
+  line.dataset.waiting = String(n);
+  line.textContent = n > 1 ? `${n} calls of the app to this tool wait for this answer: it decides them all (“Allow once” runs each one).` : '';
+  const shown = !line.hidden;
+  line.hidden = n < 2;
+  // the line pushes the buttons down: they stay in sight
+  if (!shown && !line.hidden && bar.isConnected) bar.scrollIntoView({ block: 'nearest' });
 }
 
 const capitalized = (s) => (s ? s[0].toUpperCase() + s.slice(1) : s);

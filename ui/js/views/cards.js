@@ -178,7 +178,8 @@ export class ToolCards {
     const note = el('div', { class: 'sandbox-note', role: 'note', dataset: { server } },
       el('span', {}, `The sandbox kept ${server} off the network: it tried ${networkTried(refused)}.`));
     const actions = el('span', { class: 'sandbox-note-actions' });
-    for (const a of refused.slice(0, 3)) {
+    // only what can be allowed gets a button (a name that is not a host name is only told)
+    for (const a of refused.filter((x) => x.host).slice(0, 3)) {
       actions.append(el('button', {
         type: 'button', class: 'btn small', dataset: { act: 'allow-host', host: a.target },
         title: `Lets ${server} reach ${a.target} from now on (saved in its sandbox; it starts again)`,

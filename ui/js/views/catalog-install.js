@@ -4,7 +4,7 @@
 // added turned off, and started only after a second yes that lists what runs.
 import { el, $ } from '../dom.js';
 import { diffView } from './diff.js';
-import { catalogNoteText, envRiskText, signatureText, targetText, kindText } from './words.js';
+import { catalogNoteText, envRiskText, grantWhyText, networkText, signatureText, targetText, kindText } from './words.js';
 
 export class InstallFlow {
   /** show(panel) shows one panel of the catalog dialog. */
@@ -33,8 +33,11 @@ export class InstallFlow {
     this.prepared = prepared;
     const p = prepared;
     const form = $('#catalog-install-form', this.dialog);
-    $('#catalog-install-title', form).textContent = p.update
-      ? `Update “${p.update.server}” to ${p.update.to}` : `Install ${p.title}`;
+    $('#catalog-install-title', form).textContent = p.update?.completes
+      ? `Complete “${p.update.server}”: it needs a secret`
+      : p.update ? `Update “${p.update.server}” to ${p.update.to}` : `Install ${p.title}`;
+    // what the preview adds: folders it may write (a database's, offered), proposals left out
+    this.extra = { write: [], declined: [] };
     $('#catalog-install-about', form).replaceChildren(
       el('span', { class: 'muted' }, `${p.name} ${p.version} · ${kindText(p.kind)}`),
       p.signature ? el('span', { class: `catalog-signature ${p.signature.status}` }, signatureText(p.signature)) : null,
@@ -46,6 +49,8 @@ export class InstallFlow {
     $('#catalog-network', form).checked = false;
     $('#catalog-folders-row', form).hidden = p.remote;
     $('#catalog-folders', form).value = '';
+    $('#catalog-confirm-write', form).value = '';
+    $('#catalog-confirm-write-row', form).hidden = true;
     this.inputs = new Map();
     $('#catalog-fields', form).replaceChildren(...p.fields.map((f) => this.field(f, p.values?.[f.key])));
     if (!p.fields.length) $('#catalog-fields', form).append(el('p', { class: 'muted' }, 'It asks for nothing.'));
@@ -103,8 +108,12 @@ export class InstallFlow {
       if (v === '') continue;
       values[key] = field.multiple ? v.split(',').map((x) => x.trim()).filter(Boolean) : v;
     }
-    const folders = $('#catalog-folders', this.dialog).value.split('\n').map((l) => l.trim()).filter(Boolean);
-    return { name: $('#catalog-name', this.dialog).value.trim(), values, folders, network: $('#catalog-network', this.dialog).checked };
+    const lines = (id) => $(id, this.dialog).value.split('\n').map((l) => l.trim()).filter(Boolean);
+    return {
+      name: $('#catalog-name', this.dialog).value.trim(), values, folders: lines('#catalog-folders'),
+      confirmWrite: lines('#catalog-confirm-write'), network: $('#catalog-network', this.dialog).checked,
+      write: this.extra?.write ?? [], declined: this.extra?.declined ?? [],
+    };
   }
 
   clearErrors() {
@@ -113,6 +122,11 @@ export class InstallFlow {
 
   showError(err) {
     const field = err?.field;
+    // a folder that decides what runs at login: its confirmation box, shown once it is needed
+    if (field === 'confirmWrite') {
+      $('#catalog-confirm-write-row', this.dialog).hidden = false;
+      $('#catalog-confirm-write', this.dialog).focus();
+    }
     const slot = (field && this.dialog.querySelector(`#catalog-install-form .field-error[data-for="${CSS.escape(field)}"]`))
       ?? $('#catalog-install-error', this.dialog);
     slot.textContent = err?.message ?? String(err);
@@ -129,10 +143,26 @@ export class InstallFlow {
     const v = this.shown;
     $('#catalog-preview-title', this.dialog).textContent = this.prepared.update
       ? `Update “${v.name}”: what changes` : `What “${v.name}” runs`;
-    $('#catalog-preview-body', this.dialog).replaceChildren(...previewRows(v));
-    $('#catalog-preview-go', this.dialog).textContent = this.prepared.update ? 'Update' : 'Add it (turned off)';
+    $('#catalog-preview-body', this.dialog).replaceChildren(...previewRows(v, false, this.previewActions()));
+    $('#catalog-preview-go', this.dialog).textContent = this.prepared.update?.completes ? 'Complete it'
+      : this.prepared.update ? 'Update' : 'Add it (turned off)';
     this.showPanel('#catalog-preview');
     $('#catalog-preview-go', this.dialog).focus();
+  }
+
+  /** What the preview's rows may change: a folder to let it write, a proposed grant to leave out
+   * (or take back); each shows the preview again. */
+  previewActions() {
+    const again = () => this.preview();
+    return {
+      allowFolder: (folder) => { if (!this.extra.write.includes(folder)) this.extra.write.push(folder); again(); },
+      decline: (path, leaveOut) => {
+        this.extra.declined = this.extra.declined.filter((d) => d !== path);
+        if (leaveOut) this.extra.declined.push(path);
+        again();
+      },
+      declined: this.extra.declined,
+    };
   }
 
   async install() {
@@ -143,7 +173,7 @@ export class InstallFlow {
       this.name = await this.actions.install(this.prepared.token, this.choices());
       this.prepared = null;
       await this.actions.installed();
-      if (update) {
+      if (update && !update.completes) {
         this.actions.toast(`Updated “${this.name}” to ${update.to}. Changed tools ask before they run until you accept them.`);
         this.showPanel('#catalog-browse');
         return;
@@ -182,8 +212,9 @@ export class InstallFlow {
   }
 }
 
-/** The preview, as rows of text: every argument on its own, secrets never shown. */
-function previewRows(v, short = false) {
+/** The preview, as rows of text: every argument on its own, secrets never shown; `acts` (the
+ * preview's, not the second yes's) offers a database's folder and leaving a proposed grant out. */
+function previewRows(v, short = false, acts = null) {
   const rows = [];
   const row = (label, ...value) => rows.push(el('div', { class: 'preview-row' }, el('span', { class: 'preview-label' }, label), el('div', { class: 'preview-value' }, ...value)));
   if (v.command) {
@@ -200,18 +231,32 @@ function previewRows(v, short = false) {
     row('Headers', ...v.headers.map((h) => el('div', {}, el('code', {}, h.name), ': ', el('span', { class: 'secret-dots' }, '•••• (kept in the keyring)'))));
   }
   if (v.sandbox) {
-    // the config leaves out empty lists
-    const read = v.sandbox.read ?? [];
-    const write = v.sandbox.write ?? [];
-    row('Sandbox', el('div', {}, `On. Network: ${v.sandbox.network ? 'allowed' : 'none'}.`),
-      read.length ? el('div', {}, 'May read: ', ...read.map((p) => el('code', {}, p))) : null,
-      write.length ? el('div', {}, 'May read and write: ', ...write.map((p) => el('code', {}, p))) : el('div', { class: 'muted' }, 'No folders of yours.'));
+    // every grant, each with why (the engine lists them: nothing of its arguments is granted)
+    const grants = v.grants ?? [];
+    const leaveOut = (g) => acts && g.why?.kind === 'proposed'
+      ? el('button', { type: 'button', class: 'btn small', onclick: () => acts.decline(g.path, true) }, 'Leave it out')
+      : null;
+    const declined = acts?.declined ?? [];
+    row('Sandbox', el('div', {}, `On. Network: ${networkText(v.network, v.sandbox.hosts)}`),
+      grants.length
+        ? el('ul', { class: 'preview-grants' }, ...grants.map((g) => el('li', { class: g.means ? 'risky' : '' },
+          `${g.write ? 'May read and write' : 'May read'} `, el('code', {}, g.path), ` (${grantWhyText(g.why)})`,
+          g.means ? el('strong', {}, ` — ${g.means}.`) : null, ' ', leaveOut(g))))
+        : null,
+      ...declined.map((d) => el('div', { class: 'muted' }, 'Left out: ', el('code', {}, d), ' ',
+        el('button', { type: 'button', class: 'btn small', onclick: () => acts.decline(d, false) }, 'Let it read it'))),
+      grants.some((g) => g.why?.kind !== 'bundleFolder') ? null : el('div', { class: 'muted' }, 'No folders of yours.'));
   } else if (!v.command) {
     row('Sandbox', el('div', { class: 'muted' }, 'None: it runs elsewhere and gets what you send it.'));
   }
   if (v.signature) row('Signature', el('span', { class: `catalog-signature ${v.signature.status}` }, signatureText(v.signature)));
   if (!short) {
-    for (const n of v.notes) rows.push(el('p', { class: 'preview-note' }, catalogNoteText(n)));
+    for (const n of v.notes) {
+      rows.push(el('p', { class: 'preview-note' }, catalogNoteText(n),
+        n.kind === 'fileNeedsFolder' && acts
+          ? el('button', { type: 'button', class: 'btn small', onclick: () => acts.allowFolder(n.folder) }, `Let it write ${n.folder}`)
+          : null));
+    }
     if (v.diff) rows.push(el('div', { class: 'preview-diff' }, el('span', { class: 'preview-label' }, 'Its settings, before and after'), diffView(v.diff)));
     if (v.startsOff) rows.push(el('p', { class: 'hint' }, 'It is added turned off and not trusted (every call asks); you are asked once more before it starts.'));
   }

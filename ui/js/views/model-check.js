@@ -2,6 +2,7 @@
 // (progress shown, Cancel stops it), then shows each probe's result and time and the tool mode
 // it proposes; the last check of a model is remembered by the engine and shown again.
 import { el, $ } from '../dom.js';
+import { formatTitle } from './models.js';
 
 const OUTCOMES = {
   native: () => 'native call',
@@ -18,7 +19,7 @@ const PROPOSALS = {
   off: 'Off: this model does not use tools; chat without them',
 };
 
-const FROM = { template: 'its chat template', name: 'its name', family: 'its family' };
+const FROM = { template: 'its chat template', name: 'its name', family: 'its family', learned: 'learned from its chat template' };
 
 export class ModelCheckView {
   /**
@@ -46,7 +47,9 @@ export class ModelCheckView {
     if (!model) return;
     try {
       const f = await this.api.format(provider, model);
-      $('#check-format', this.root).textContent = f ? `Tool-call format: ${f.name} (from ${FROM[f.from] ?? f.from})` : 'Tool-call format: not known';
+      const node = $('#check-format', this.root);
+      node.textContent = f ? `Tool-call format: ${f.name} (${f.from === 'learned' ? '' : 'from '}${FROM[f.from] ?? f.from})` : 'Tool-call format: not known';
+      node.title = f ? formatTitle(f) : '';
     } catch { /* the server did not say */ }
     if (this.running) return;
     try {

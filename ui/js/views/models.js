@@ -45,9 +45,11 @@ export class ModelsView {
     // which tool-call markup it writes, as its template (or name) says
     this.api.format?.(m.name).then((f) => {
       if (!f) return;
-      info.textContent = [...facts, f.name].join(' · ');
+      const learned = f.from === 'learned';
+      info.textContent = [...facts, learned ? 'markup learned from its template' : f.name].join(' · ');
       info.dataset.format = f.id;
-      info.title = `Tool-call format detected from its ${f.from === 'template' ? 'chat template' : f.from}`;
+      info.dataset.from = f.from;
+      info.title = formatTitle(f);
     }).catch(() => {});
     // how the model gets its tools: by its capabilities, or forced
     const mode = el('select', { class: 'tool-mode', 'aria-label': `How ${m.name} gets its tools`,
@@ -123,4 +125,19 @@ export class ModelsView {
       setTimeout(() => { if (!this.pulling) box.hidden = true; }, 4000);
     }
   }
+}
+
+/** What a model's tool-call format is and what told it, in words (the row's tooltip). */
+export function formatTitle(f) {
+  const l = f.learned;
+  const lines = [];
+  if (f.from === 'learned') {
+    lines.push(`Tool-call markup learned from its chat template: ${l.calls}`);
+    if (l.then) lines.push(`Then the named family it points to: ${l.then}`);
+  } else {
+    lines.push(`Tool-call format ${f.name}, detected from its ${f.from === 'template' ? 'chat template' : f.from}`);
+    if (l?.notLearned) lines.push(`Its template taught no markup: ${l.notLearned}`);
+  }
+  if (l?.thinking) lines.push(`Thinking: ${l.thinking}${l.opensThinking ? ' (opened by the prompt: a reply starts inside it)' : ''}`);
+  return lines.join('\n');
 }

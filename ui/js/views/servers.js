@@ -13,7 +13,10 @@ export function summarize(servers) {
   const starting = servers.filter((s) => s.status === 'starting').length;
   const tools = servers.filter((s) => s.status === 'running').reduce((n, s) => n + s.tools.length, 0);
   let text = servers.length ? `${running}/${servers.length} servers · ${tools} tool${tools === 1 ? '' : 's'}` : 'No MCP servers';
-  if (starting) text = `Starting ${starting} server${starting > 1 ? 's' : ''}…`;
+  if (starting) {
+    const busy = servers.find((s) => s.status === 'starting' && s.busy);
+    text = `Starting ${starting} server${starting > 1 ? 's' : ''}…${busy ? ` (${busy.name}: ${busy.busy})` : ''}`;
+  }
   const level = failed ? 'bad' : starting ? 'busy' : running ? 'good' : 'idle';
   return { text: failed ? `${running}/${servers.length} servers · ${failed} failed` : text, level };
 }
@@ -113,6 +116,7 @@ export class ServersView {
         el('span', { class: `dot ${dotLevel(s.status)}` }),
         el('strong', {}, s.name),
         el('span', { class: 'badge' }, signingIn ? 'sign in needed' : s.status),
+        s.status === 'starting' && s.busy ? el('span', { class: 'muted server-busy', role: 'status' }, s.busy) : null,
         el('span', { class: 'muted' }, this.transport(s.transport).label),
         !this.transport(s.transport).remote
           ? el('span', { class: `muted server-sandbox ${s.sandbox?.state ?? 'off'}`, title: sandboxDetail(s.sandbox) }, sandboxText(s.sandbox))
@@ -146,7 +150,14 @@ export class ServersView {
         : null,
       this.networkRow(s),
       s.sandbox?.blocked
-        ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`)
+        ? el('div', { class: 'server-blocked', title: 'Read from its log (a guess from "permission denied" errors)' }, `Blocked by sandbox: ${s.sandbox.blocked}`,
+          s.sandbox.readable
+            ? el('button', {
+              type: 'button', class: 'btn small', dataset: { act: 'allow-read', path: s.sandbox.readable },
+              title: `Lets it read ${s.sandbox.readable} from now on (saved in its sandbox; it starts again)`,
+              onclick: () => this.actions.allowRead(s.name, s.sandbox.readable),
+            }, `Allow reading ${s.sandbox.readable}`)
+            : null)
         : null,
       s.status === 'failed' && s.failedStep && !signingIn ? el('div', { class: 'muted' }, `Failed while: ${stepText(s.failedStep)}`) : null,
       s.exit && s.status === 'failed' ? el('div', { class: 'muted' }, `Process ${s.exit}`) : null,
@@ -232,7 +243,7 @@ export class ServersView {
     return el('div', { class: 'server-blocked sandbox-note', dataset: { networkRefused: '' } },
       el('span', {}, `Kept off the network: it tried ${networkTried(shown)}${refused.length > shown.length ? ` and ${refused.length - shown.length} more` : ''}.`),
       ' ',
-      ...shown.map((a) => el('button', {
+      ...shown.filter((a) => a.host).map((a) => el('button', {
         type: 'button', class: 'btn small', dataset: { act: 'allow-host', host: a.target },
         title: `Lets it reach ${a.target} from now on (saved in its sandbox; it starts again)`,
         onclick: () => this.actions.allowNetwork(s.name, a.target),
@@ -478,7 +489,8 @@ export class ServersView {
       const lines = (id) => $(id, this.form).value.split('\n').map((l) => l.trim()).filter(Boolean);
       // unticked: no sandbox; a built-in (sandboxed by default) needs saying so
       const builtin = command === 'switchboard' && args[0] === 'mcp-server';
-      // the environment names granted and the limits set in mcp.json (not in the form) are kept
+      // the environment names granted and the limits set in mcp.json (not in the form) are kept,
+      // and a catalog install's "only what is named" (nothing granted from its arguments)
       const before = this.config.mcpServers[this.editing]?.sandbox;
       const sandbox = $('#srv-sandbox', this.form).checked
         ? {
@@ -488,6 +500,7 @@ export class ServersView {
           write: lines('#srv-sandbox-write'),
           ...(before?.env?.length ? { env: before.env } : {}),
           ...(before?.limits ? { limits: before.limits } : {}),
+          ...(before?.onlyNamed ? { onlyNamed: true } : {}),
           allowUnsandboxed: $('#srv-sandbox-unsandboxed', this.form).checked,
         }
         : builtin ? false : null;

@@ -94,6 +94,7 @@ export function sandboxText(sandbox) {
       if (sandbox.hosts?.length) return `sandboxed (network: ${sandbox.hosts.length === 1 ? sandbox.hosts[0] : `${sandbox.hosts.length} hosts`} only)`;
       return 'sandboxed (no network)';
     case 'waived': return 'not sandboxed (this system cannot; you allowed it)';
+    case 'container': return sandbox.network ? 'in a container' : 'in a container (no network)';
     case 'unsupported': return 'sandbox unavailable on this system';
     default: return String(sandbox.state);
   }
@@ -102,6 +103,13 @@ export function sandboxText(sandbox) {
 /** What a sandboxed server may use besides what it needs to run, for the badge's tooltip. */
 export function sandboxDetail(sandbox) {
   if (!sandbox) return 'It runs with your user\'s full access to files and the network.';
+  if (sandbox.state === 'container') {
+    return [
+      'It runs a container, which is its sandbox: the docker (podman) command runs outside Switchboard’s sandbox so it can reach Docker, with only the options Switchboard checked (no privileges, host namespaces, devices, ports; mounts only of the folders listed).',
+      sandbox.network ? 'Network: Docker’s.' : 'Network: none (--network=none).',
+      `Mounts: ${[...sandbox.write, ...sandbox.read].join(', ') || 'none'}.`,
+    ].join('\n');
+  }
   const lines = [];
   lines.push(sandbox.network ? 'Network: allowed.'
     : sandbox.hosts?.length ? `Network: only ${sandbox.hosts.join(', ')} (enforced by Switchboard).`
@@ -215,11 +223,45 @@ export function catalogNoteText(n) {
     case 'deprecated':
       return `The registry marks it deprecated${n.message ? `: ${n.message}` : '.'}`;
     case 'container':
-      return 'It runs in a container: the sandbox holds the docker (or podman) command, and the container gets no network unless you allow it.';
+      return 'It runs in a container, which is its sandbox: the docker (or podman) command runs outside Switchboard’s sandbox, since it must reach Docker, but only with the options Switchboard checks before each start (no privileges, no host namespaces, devices or ports); the container gets no network unless you allow it (--network=none), and it mounts only folders you gave it.';
+    case 'imageByTag':
+      return `Its image is named by the tag ${n.tag}, not pinned: the publisher of ${n.image} can point that tag at another image later (only a digest, @sha256:…, names one image).`;
     case 'remote':
       return `It is a server at ${n.host}: what it gets is what you send it.`;
+    case 'fileNeedsFolder': {
+      const what = n.database
+        ? `${n.file} is a database: SQLite writes its journal (-journal, -wal, -shm) beside it`
+        : `${n.file} does not exist yet, and the sandbox can let a server write only what exists`;
+      return `${what}, and ${n.folder} holds other files, so ${n.exists ? 'it may change only the file itself' : 'it cannot make it'}. Give it a file in a folder of its own, or let it write that folder.`;
+    }
     default:
       return '';
+  }
+}
+
+/** Why an install's sandbox grants a folder (`GrantReason`). */
+export function grantWhyText(why) {
+  switch (why?.kind) {
+    case 'bundleFolder': return 'its own folder: the bundle’s files';
+    case 'field': return `you gave it as “${why.label}”`;
+    case 'fileFolder': return why.database
+      ? `the folder of ${why.file} (“${why.label}”), which holds nothing else: SQLite writes its journal beside it`
+      : `the folder of ${why.file} (“${why.label}”), which holds nothing else: the file does not exist yet`;
+    case 'picked': return 'you listed it';
+    case 'written': return 'you let it write there';
+    case 'proposed': return `${why.tool} reads its settings there (proposed; credentials inside stay out)`;
+    default: return '';
+  }
+}
+
+/** The network an install will have (`NetworkView`), as the preview says it. */
+export function networkText(n, hosts = []) {
+  switch (n?.kind) {
+    case 'container': return n.allowed
+      ? 'Docker’s own network for the container (outside this sandbox: it reaches what Docker lets containers reach).'
+      : 'none: the container runs with --network=none, whatever the sandbox of the docker command allows.';
+    case 'sandbox': return n.allowed ? 'allowed.' : hosts?.length ? `only ${hosts.join(', ')}.` : 'none.';
+    default: return '';
   }
 }
 
@@ -227,7 +269,9 @@ export function catalogNoteText(n) {
 export function signatureText(s) {
   switch (s?.status) {
     case 'signed': return `Signed by ${s.publisher} (certified by ${s.issuer}).`;
-    case 'untrusted': return `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
+    case 'untrusted': return s.notForCode
+      ? `Signed, but by a certificate that is not for signing code: “${s.publisher}” proves nothing.`
+      : `Signed, but by a certificate this computer does not trust: “${s.publisher}” proves nothing.`;
     default: return 'Unsigned: nothing says who made it.';
   }
 }

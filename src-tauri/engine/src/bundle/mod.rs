@@ -1,8 +1,8 @@
 //! MCP Bundles (`.mcpb`): a zip with `manifest.json` and the server's files. Opening one checks
 //! its signature (when it has one), its archive (`archive.rs`), its manifest (`manifest.rs`) and
 //! whether this computer can run it, and writes nothing; installing unpacks it into the app's data
-//! (`bundles/<name>/<version>`), all or nothing, and makes the server's config from its
-//! `mcp_config` with the user's settings.
+//! (`bundles/<server>/<version>-<tag>`: a folder of its own, never over another's), all or
+//! nothing, and makes the server's config from its `mcp_config` with the user's settings.
 
 pub mod archive;
 pub mod manifest;
@@ -227,33 +227,61 @@ impl UserDirs {
     }
 }
 
-/// The form of a bundle's `user_config`.
+/// The form of a bundle's `user_config`. A folder or file setting starts empty: what it is
+/// given becomes a place the server may write, so the publisher's default (`${HOME}`, `/`) is
+/// only shown as a suggestion (its placeholder), never given for the user.
 pub fn form(m: &Manifest, dirs: &UserDirs) -> Vec<Field> {
     let vars = dirs.variables();
     m.user_config
         .iter()
-        .map(|(key, o)| Field {
-            key: key.clone(),
-            label: o.title.clone(),
-            description: Some(o.description.clone()).filter(|d| !d.is_empty()),
-            kind: match o.kind {
+        .map(|(key, o)| {
+            let kind = match o.kind {
                 OptionType::String => FieldKind::Text,
                 OptionType::Number => FieldKind::Number,
                 OptionType::Boolean => FieldKind::Boolean,
                 OptionType::Directory => FieldKind::Directory,
                 OptionType::File => FieldKind::File,
-            },
-            choices: vec![],
-            required: o.required,
-            secret: o.sensitive,
-            multiple: o.multiple,
-            default: o.default.as_ref().map(|d| substitute_default(d, &vars)),
-            placeholder: None,
-            min: o.min,
-            max: o.max,
-            target: Target::Setting(key.clone()),
+            };
+            let default = o.default.as_ref().map(|d| substitute_default(d, &vars));
+            let (default, placeholder) = match kind {
+                FieldKind::Directory | FieldKind::File => (None, default.map(|d| suggestion(&d))),
+                _ => (default, None),
+            };
+            Field {
+                key: key.clone(),
+                label: o.title.clone(),
+                description: Some(o.description.clone()).filter(|d| !d.is_empty()),
+                kind,
+                choices: vec![],
+                required: o.required,
+                secret: o.sensitive,
+                multiple: o.multiple,
+                default,
+                placeholder,
+                min: o.min,
+                max: o.max,
+                target: Target::Setting(key.clone()),
+            }
         })
         .collect()
+}
+
+/// A default as a suggestion's text (a list: its values with commas).
+fn suggestion(d: &Value) -> String {
+    match d {
+        Value::String(s) => format!("e.g. {s}"),
+        Value::Array(a) => format!(
+            "e.g. {}",
+            a.iter()
+                .map(|v| v
+                    .as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| v.to_string()))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => format!("e.g. {other}"),
+    }
 }
 
 fn substitute_default(d: &Value, vars: &BTreeMap<String, String>) -> Value {
@@ -375,9 +403,13 @@ fn setting_of<'a>(
     Some((key, given.get(key)))
 }
 
-/// Where a bundle is unpacked: `root/<name>/<version>`, both made safe as folder names.
-pub fn install_dir(root: &Path, m: &Manifest) -> PathBuf {
-    root.join(safe_name(&m.name)).join(safe_name(&m.version))
+/// Where a bundle is unpacked for server `server`: `root/<server>/<version>-<tag>`, the server's
+/// name as its own folder name ([`crate::paths::folder_name`]: `a b` and `a_b` never meet) and a
+/// random `tag` per install, so a folder belongs to one install of one server and a bundle never
+/// lands in another's (nor in its own older version's).
+pub fn install_dir(root: &Path, server: &str, m: &Manifest, tag: &str) -> PathBuf {
+    root.join(crate::paths::folder_name(server))
+        .join(format!("{}-{tag}", safe_name(&m.version)))
 }
 
 fn safe_name(s: &str) -> String {
@@ -398,12 +430,19 @@ fn safe_name(s: &str) -> String {
     out
 }
 
-/// Unpacks the bundle at `dest` (replacing what is there), all or nothing: into a fresh folder
-/// beside it first, renamed into place only once everything is out.
+/// Unpacks the bundle at `dest`, all or nothing: into a fresh folder beside it first, renamed
+/// into place only once everything is out. Never over anything: a `dest` that exists is refused
+/// (a bundle never replaces files another install put there).
 pub fn unpack(opened: &Opened, dest: &Path) -> Result<(), BundleError> {
     let parent = dest.parent().ok_or_else(|| {
         BundleError::Io(std::io::Error::other("the bundles folder has no parent"))
     })?;
+    if dest.symlink_metadata().is_ok() {
+        return Err(BundleError::Unsafe(format!(
+            "would be unpacked over files already at {}",
+            dest.display()
+        )));
+    }
     std::fs::create_dir_all(parent)?;
     let tag = crate::form::random_tag();
     let partial = parent.join(format!(".partial-{tag}"));
@@ -415,20 +454,11 @@ pub fn unpack(opened: &Opened, dest: &Path) -> Result<(), BundleError> {
         let _ = std::fs::remove_dir_all(&partial);
         return Err(e);
     }
-    let old = parent.join(format!(".old-{tag}"));
-    let had = dest.exists();
-    if had {
-        std::fs::rename(dest, &old)?;
-    }
+    // renameat2's RENAME_NOREPLACE is not in std: a folder made meanwhile makes rename fail
+    // (ENOTEMPTY) unless it is empty, and an empty one holds nothing to lose
     if let Err(e) = std::fs::rename(&partial, dest) {
         let _ = std::fs::remove_dir_all(&partial);
-        if had {
-            let _ = std::fs::rename(&old, dest);
-        }
         return Err(e.into());
-    }
-    if had {
-        let _ = std::fs::remove_dir_all(&old);
     }
     Ok(())
 }

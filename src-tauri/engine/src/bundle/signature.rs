@@ -3,7 +3,9 @@
 //! the zip's bytes), and `MCPB_SIG_END` at the very end of the file.
 //!
 //! OpenSSL does the cryptography (the copy native-tls already links): the signature over the
-//! content, then the signer's certificate chain against this system's trusted certificates.
+//! content, then the signer's certificate chain against this system's trusted certificates, and
+//! the signer's certificate must be one for signing code (its extended key usage names code
+//! signing): a website's certificate from a trusted authority proves nothing about code.
 
 use serde::Serialize;
 
@@ -16,7 +18,7 @@ const FOOTER: &[u8] = b"MCPB_SIG_END";
 pub enum Signature {
     /// No signature: the preview says "unsigned".
     Unsigned,
-    /// Signed, by a certificate this system trusts.
+    /// Signed, by a code-signing certificate this system trusts.
     #[serde(rename_all = "camelCase")]
     Signed {
         publisher: String,
@@ -24,11 +26,13 @@ pub enum Signature {
         fingerprint: String,
     },
     /// Signed over exactly these bytes, but by a certificate this system does not trust (a
-    /// self-signed one, or one of an unknown authority): who it claims to be proves nothing.
+    /// self-signed one, or one of an unknown authority), or one that is not for signing code
+    /// (`not_for_code`: no code-signing extended key usage): who it claims to be proves nothing.
     #[serde(rename_all = "camelCase")]
     Untrusted {
         publisher: String,
         fingerprint: String,
+        not_for_code: bool,
     },
 }
 
@@ -119,7 +123,8 @@ pub fn verify(content: &[u8], der: &[u8], extra_roots: &[u8]) -> Result<Signatur
     let trusted = ctx
         .init(&trust, &signer, &certs, |c| c.verify_cert())
         .unwrap_or(false);
-    Ok(if trusted {
+    let for_code = for_code_signing(&signer);
+    Ok(if trusted && for_code {
         Signature::Signed {
             publisher,
             issuer: common_name(signer.issuer_name()),
@@ -129,8 +134,25 @@ pub fn verify(content: &[u8], der: &[u8], extra_roots: &[u8]) -> Result<Signatur
         Signature::Untrusted {
             publisher,
             fingerprint,
+            not_for_code: !for_code,
         }
     })
+}
+
+/// Whether `cert` has an extended key usage and it names code signing (a certificate with none
+/// may be used for anything, which is not a code-signing certificate).
+#[cfg(target_os = "linux")]
+fn for_code_signing(cert: &openssl::x509::X509Ref) -> bool {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: `cert` is a valid X509 for the call; these read (and cache) its extensions
+    let (flags, xku) = unsafe {
+        let ptr = cert.as_ptr();
+        (
+            openssl_sys::X509_get_extension_flags(ptr),
+            openssl_sys::X509_get_extended_key_usage(ptr),
+        )
+    };
+    flags & openssl_sys::EXFLAG_XKUSAGE != 0 && xku & openssl_sys::XKU_CODE_SIGN != 0
 }
 
 #[cfg(target_os = "linux")]

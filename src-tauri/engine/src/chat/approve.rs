@@ -14,9 +14,10 @@
 //!   "Allow for this app" for that app (its page) in that chat, and not for the model's calls (an
 //!   app's call is also allowed by the chat's "Allow in this chat");
 //! - an app asks once per app and tool at a time: its calls that come meanwhile (the pdf viewer
-//!   reads four pieces at once) wait for that answer.
-
-use std::sync::Arc;
+//!   reads four pieces at once, a polling app asks again before the user answered) join that
+//!   question, which says how many wait, and its answer decides them all ("Allow once" runs
+//!   each call that waited; "Deny" refuses them); a call that comes after the answer is decided
+//!   anew.
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -55,8 +56,37 @@ pub(crate) type ChatToolKey = (i64, ToolKey);
 /// "Allowed for this app": (conversation, tool, the app's page).
 pub(crate) type AppToolKey = (i64, ToolKey, String);
 
-/// The gate one app and tool's question waits at.
-pub(crate) type AppGate = Arc<tokio::sync::Mutex<()>>;
+/// The question out about one app's calls of one tool.
+pub(crate) struct AppQuestion {
+    /// The calls its answer decides, the one that asked included.
+    waiting: usize,
+    /// Its id, once the user can answer it (0 before).
+    question_id: super::QuestionId,
+    /// How it ended, for the calls that joined it.
+    outcome: tokio::sync::watch::Sender<Joined>,
+}
+
+/// What a call that joined an app's question learns of its end.
+#[derive(Clone, Debug)]
+enum Joined {
+    /// Not answered yet.
+    Open,
+    /// Allowed: run (with the call's own arguments).
+    Run,
+    /// Refused, and why.
+    Refused(String),
+    /// It ended without deciding this call (the asking call was cancelled, or the user edited
+    /// its arguments): decide it anew.
+    Again,
+}
+
+/// Where a call of an app stands after the rules: decided, or joined to the question out about
+/// its tool, or the one to ask.
+enum AppTurn {
+    Decided(Need),
+    Joined(tokio::sync::watch::Receiver<Joined>),
+    Ask,
+}
 
 /// One call to decide: in conversation `conversation_id`, of `routed`, with `args`; `schema`,
 /// the tool's `inputSchema` (arguments the user edits must fit it).
@@ -78,31 +108,41 @@ impl ChatEngine {
         cancel: &CancellationToken,
     ) -> Result<Approved, ChatError> {
         let key = call.routed.key();
-        // an app asks once per app and tool at a time: the others wait for its answer
-        let gate = match asker {
-            Asker::Model { .. } => None,
-            Asker::App { page, .. } => Some(
-                self.shared
-                    .app_gates
-                    .lock()
-                    .unwrap()
-                    .entry((call.conversation_id, key.clone(), page.clone()))
-                    .or_default()
-                    .clone(),
-            ),
-        };
-        let _asking = match &gate {
-            None => None,
-            Some(gate) => tokio::select! {
-                g = gate.lock() => Some(g),
-                _ = cancel.cancelled() => {
-                    return Ok(Approved::Refused("The call was cancelled.".into()))
+        let need = match asker {
+            Asker::Model { .. } => {
+                let policy = self.standing_policy(call.routed);
+                let allowed_here = self.allowed_here(asker, call.conversation_id, &key);
+                approval::need(policy, call.routed, allowed_here)
+            }
+            Asker::App { origin, page, .. } => {
+                let question = (call.conversation_id, key.clone(), page.clone());
+                loop {
+                    match self.app_turn(asker, &call, &question, *origin, emit) {
+                        AppTurn::Decided(need) => break need,
+                        AppTurn::Ask => {
+                            return self.ask_for_app(asker, call, &question, emit, cancel).await
+                        }
+                        AppTurn::Joined(mut ended) => {
+                            let joined = tokio::select! {
+                                r = ended.wait_for(|j| !matches!(j, Joined::Open)) => {
+                                    r.map(|j| j.clone()).unwrap_or(Joined::Again)
+                                }
+                                _ = cancel.cancelled() => {
+                                    self.leave_app_question(&question, *origin, emit);
+                                    return Ok(Approved::Refused("The call was cancelled.".into()));
+                                }
+                            };
+                            match joined {
+                                Joined::Run => return Ok(Approved::Run(call.args)),
+                                Joined::Refused(why) => return Ok(Approved::Refused(why)),
+                                Joined::Open | Joined::Again => continue,
+                            }
+                        }
+                    }
                 }
-            },
+            }
         };
-        let policy = self.standing_policy(call.routed);
-        let allowed_here = self.allowed_here(asker, call.conversation_id, &key);
-        match approval::need(policy, call.routed, allowed_here) {
+        match need {
             Need::Allow(why) => {
                 if let Asker::Model { id } = asker {
                     self.store.set_tool_call_approval(*id, why, false).await?;
@@ -121,6 +161,88 @@ impl ChatEngine {
             }
             Need::Ask => self.ask_user(asker, call, emit, cancel).await,
         }
+    }
+
+    /// An app's call after the rules: joined to the question out about its tool (which then
+    /// counts it, and the app's card hears so), decided by the rules, or the one to ask (the
+    /// question is then out, counting it). One lock, so two calls never both ask.
+    fn app_turn(
+        &self,
+        asker: &Asker,
+        call: &Call<'_>,
+        question: &AppToolKey,
+        origin: i64,
+        emit: Emit<'_>,
+    ) -> AppTurn {
+        let mut out = self.shared.app_questions.lock().unwrap();
+        if let Some(q) = out.get_mut(question) {
+            q.waiting += 1;
+            if q.question_id != 0 {
+                emit(ChatEvent::AppApprovalWaiting {
+                    app_of: origin,
+                    question_id: q.question_id,
+                    waiting: q.waiting,
+                    arguments: Value::Object(call.args.clone()),
+                });
+            }
+            return AppTurn::Joined(q.outcome.subscribe());
+        }
+        let policy = self.standing_policy(call.routed);
+        let allowed_here = self.allowed_here(asker, call.conversation_id, &question.1);
+        match approval::need(policy, call.routed, allowed_here) {
+            Need::Ask => {
+                out.insert(
+                    question.clone(),
+                    AppQuestion {
+                        waiting: 1,
+                        question_id: 0,
+                        outcome: tokio::sync::watch::channel(Joined::Open).0,
+                    },
+                );
+                AppTurn::Ask
+            }
+            need => AppTurn::Decided(need),
+        }
+    }
+
+    /// A call that joined an app's question was cancelled: it no longer waits.
+    fn leave_app_question(&self, question: &AppToolKey, origin: i64, emit: Emit<'_>) {
+        let mut out = self.shared.app_questions.lock().unwrap();
+        if let Some(q) = out.get_mut(question) {
+            q.waiting = q.waiting.saturating_sub(1).max(1);
+            if q.question_id != 0 {
+                emit(ChatEvent::AppApprovalWaiting {
+                    app_of: origin,
+                    question_id: q.question_id,
+                    waiting: q.waiting,
+                    arguments: Value::Null,
+                });
+            }
+        }
+    }
+
+    /// Asks about an app's call (the question is out: [`Self::app_turn`]); its answer then
+    /// decides the calls that joined it, and the question is no longer out.
+    async fn ask_for_app(
+        &self,
+        asker: &Asker,
+        call: Call<'_>,
+        question: &AppToolKey,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Approved, ChatError> {
+        let own = call.args.clone();
+        let decided = self.ask_user(asker, call, emit, cancel).await;
+        let joined = match &decided {
+            _ if cancel.is_cancelled() => Joined::Again,
+            Ok(Approved::Run(args)) if *args == own => Joined::Run,
+            Ok(Approved::Refused(why)) => Joined::Refused(why.clone()),
+            _ => Joined::Again,
+        };
+        if let Some(q) = self.shared.app_questions.lock().unwrap().remove(question) {
+            q.outcome.send_replace(joined);
+        }
+        decided
     }
 
     /// The standing policy of `routed`, by its key. An entry an older version kept under a name
@@ -219,7 +341,11 @@ impl ChatEngine {
                     changed: r.changed,
                     unaccepted: r.unaccepted,
                 },
-                Asker::App { origin, label, .. } => ChatEvent::AppApprovalRequested {
+                Asker::App {
+                    origin,
+                    label,
+                    page,
+                } => ChatEvent::AppApprovalRequested {
                     app_of: *origin,
                     question_id,
                     app: label.clone(),
@@ -229,6 +355,10 @@ impl ChatEngine {
                     destructive: r.destructive,
                     changed: r.changed,
                     unaccepted: r.unaccepted,
+                    waiting: self.app_question_out(
+                        (call.conversation_id, call.routed.key(), page.clone()),
+                        question_id,
+                    ),
                 },
             })
         };
@@ -265,6 +395,19 @@ impl ChatEngine {
         };
         self.apply_decision(asker, asked, call, decision, emit)
             .await
+    }
+
+    /// The question out about an app's calls of one tool can be answered now, as `question_id`:
+    /// how many calls its answer decides (1 when none is out).
+    fn app_question_out(&self, question: AppToolKey, question_id: super::QuestionId) -> usize {
+        let mut out = self.shared.app_questions.lock().unwrap();
+        match out.get_mut(&question) {
+            Some(q) => {
+                q.question_id = question_id;
+                q.waiting
+            }
+            None => 1,
+        }
     }
 
     /// What the user is asked: the call, its arguments, whether it is destructive, why its
@@ -334,7 +477,19 @@ impl ChatEngine {
                     arguments: Value::Object(args.clone()),
                 });
             }
-            Asker::App { origin, label, .. } => {
+            Asker::App {
+                origin,
+                label,
+                page,
+            } => {
+                // how many calls the answer decides (those that joined the question)
+                let waiting = self
+                    .shared
+                    .app_questions
+                    .lock()
+                    .unwrap()
+                    .get(&(call.conversation_id, routed.key(), page.clone()))
+                    .map_or(1, |q| q.waiting);
                 emit(ChatEvent::AppApprovalResolved {
                     app_of: *origin,
                     question_id,
@@ -349,8 +504,13 @@ impl ChatEngine {
                 self.tools.note(
                     &routed.server,
                     format!(
-                        "[switchboard] {label} › {}: the user {said} it",
-                        routed.tool
+                        "[switchboard] {label} › {}: the user {said} it{}",
+                        routed.tool,
+                        if waiting > 1 {
+                            format!(" ({waiting} calls waited for the answer)")
+                        } else {
+                            String::new()
+                        }
                     ),
                 );
             }

@@ -182,7 +182,8 @@ pub enum ChatEvent {
         unaccepted: Option<crate::mcp::pins::Unaccepted>,
     },
     /// The app shown on call `app_of`'s card (named `app`) wants to call `server`'s `tool`, and the
-    /// user is asked there: answer question `question_id`.
+    /// user is asked there: answer question `question_id`. `waiting`: how many of its calls of
+    /// that tool the answer decides (this one and those that came while it was being asked).
     #[serde(rename_all = "camelCase")]
     AppApprovalRequested {
         app_of: i64,
@@ -194,6 +195,16 @@ pub enum ChatEvent {
         destructive: bool,
         changed: Option<Vec<crate::mcp::pins::DiffLine>>,
         unaccepted: Option<crate::mcp::pins::Unaccepted>,
+        waiting: usize,
+    },
+    /// Another call of the same app and tool (with `arguments`) waits for question
+    /// `question_id`'s answer: `waiting` calls in all now.
+    #[serde(rename_all = "camelCase")]
+    AppApprovalWaiting {
+        app_of: i64,
+        question_id: QuestionId,
+        waiting: usize,
+        arguments: Value,
     },
     /// The question `question_id` on call `app_of`'s app is settled (`approval`: how).
     #[serde(rename_all = "camelCase")]

@@ -29,15 +29,9 @@ pub mod budget;
 pub mod check;
 pub mod context;
 mod events;
-pub mod families;
 mod files;
-pub mod gate;
-pub mod lenient;
-pub mod pylit;
+pub mod markup;
 pub mod rank;
-pub mod recover;
-pub mod repair;
-pub mod resolve;
 mod stream;
 mod tasks;
 pub mod text_tools;
@@ -64,6 +58,9 @@ pub use broker::{Answer, AnswerError, Broker, Question, QuestionId};
 pub use events::{ChatEvent, Compacted, Emit, SamplingOutcome};
 pub use files::{attach_file, clean_name, AttachError, AttachedFile, ImageRef};
 pub use tools::ToolHost;
+
+// the markup layer, a crate of its own (crates/markup), under the names the loop has always used
+pub use switchboard_markup::{families, gate, lenient, pylit, recover, repair, resolve, template};
 
 pub const DEFAULT_SYSTEM_PROMPT: &str =
     "You are a helpful assistant in Switchboard, a desktop chat app. \
@@ -233,8 +230,9 @@ pub struct EngineShared {
     pub token_ratio: Mutex<HashMap<String, f64>>,
     /// The apps the user allowed a tool for the rest of a conversation ("Allow for this app").
     pub(crate) app_allowed: Mutex<HashSet<approve::AppToolKey>>,
-    /// Where an app's calls of one tool wait while the user is asked about one of them.
-    pub(crate) app_gates: Mutex<HashMap<approve::AppToolKey, approve::AppGate>>,
+    /// The question out about an app's calls of one tool: the calls that come meanwhile wait
+    /// for its answer, which decides them all.
+    pub(crate) app_questions: Mutex<HashMap<approve::AppToolKey, approve::AppQuestion>>,
     /// What the apps shown give the model, by conversation, then by shown app: (whose, what).
     pub(crate) app_context: Mutex<HashMap<i64, app_calls::AppContexts>>,
     /// The summaries being written in the background, by conversation (a request that needs

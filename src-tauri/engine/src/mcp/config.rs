@@ -110,6 +110,10 @@ pub struct InstallSource {
     /// Where its bundle is unpacked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle_dir: Option<String>,
+    /// The SHA-256 of the bundle file it was unpacked from (hex): part of its identity, so what
+    /// was approved and pinned for one bundle does not hold for another in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_sha256: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inputs: BTreeMap<String, serde_json::Value>,
 }
@@ -164,7 +168,8 @@ impl From<SandboxSetting> for SandboxRepr {
 }
 
 /// What a sandboxed server may do beyond running: `{"network": false, "read": [paths],
-/// "write": [paths], "env": [names], "allowUnsandboxed": false, "limits": {…}}`. Paths are absolute (or start
+/// "write": [paths], "env": [names], "allowUnsandboxed": false, "onlyNamed": false, "limits": {…}}`.
+/// Paths are absolute (or start
 /// with `~/`); folders include everything under them (but credentials and the app's own folders,
 /// unless named themselves: `mcp/sandbox/protect.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -195,6 +200,12 @@ pub struct SandboxConfig {
     /// out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsConfig>,
+    /// Only what is named here (and what it needs to run: the system's folders, its program's),
+    /// never the folder around a path in its arguments. Servers from the catalog: their
+    /// arguments are a publisher's (`~/.mozilla/firefox/profiles.ini` would grant
+    /// `~/.mozilla/firefox`), so every grant they get is listed in the install's preview.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_named: bool,
 }
 
 /// A sandboxed server's resource limits as its config sets them (`mcp/sandbox/limits.rs`); any
@@ -265,6 +276,10 @@ impl HostRule {
             None => None,
         };
         if let Ok(address) = host.parse::<std::net::IpAddr>() {
+            // every address of this computer, or many hosts at once: not one host
+            if address.is_unspecified() || address.is_multicast() {
+                return bad();
+            }
             return Ok(HostRule {
                 host: address.to_string(),
                 wildcard: false,
@@ -286,6 +301,10 @@ impl HostRule {
                 && !l.ends_with('-')
         };
         if name.is_empty() || !name.split('.').all(label_ok) {
+            return bad();
+        }
+        // `*.com` would be a whole top-level domain
+        if wildcard && name.split('.').count() < 2 {
             return bad();
         }
         Ok(HostRule {
@@ -375,6 +394,31 @@ impl SecretField {
     }
 }
 
+/// Why headers may not go to `url`: they are secrets (often credentials), so they go over https,
+/// or over plain http only to this computer (127.0.0.0/8, ::1, `localhost`), where nobody on the
+/// way can read them. `None` when they may (or there are none).
+pub fn plain_http_headers_refusal(url: &str, has_headers: bool) -> Option<String> {
+    let u = reqwest::Url::parse(url.trim()).ok()?;
+    if !has_headers || u.scheme() != "http" {
+        return None;
+    }
+    let local = match u.host() {
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    (!local).then(|| {
+        format!(
+            "Its headers are secrets and are sent only over https (or plain http to this computer): \
+             {} is plain http to {}, where anyone on the way could read them. Use its https:// \
+             address, or remove the headers.",
+            u.as_str(),
+            u.host_str().unwrap_or("another computer")
+        )
+    })
+}
+
 /// The configured HTTP headers (their values as they are used) as a header map (for the HTTP,
 /// SSE and REST transports).
 pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<http::HeaderMap, String> {
@@ -428,10 +472,12 @@ impl ServerConfig {
 
     /// What makes it the same server (hashed): its transport and command line, its working
     /// folder, its environment's names and a hash of each value (a secret's by its reference),
-    /// or its URL. Standing approvals ("always allow", allowed in this chat), pinned tool
-    /// definitions and tasks followed across starts hold for this identity only: another program,
-    /// folder or environment under the same name is asked about again. (A server with neither a
-    /// folder nor an environment hashes as before these were part of it.)
+    /// or its URL; and for a server installed from a bundle, the bundle's SHA-256 (what is in
+    /// its folder, not only the folder's path). Standing approvals ("always allow", allowed in
+    /// this chat), pinned tool definitions and tasks followed across starts hold for this
+    /// identity only: another program, folder, environment or bundle under the same name is
+    /// asked about again. (A server with neither a folder nor an environment hashes as before
+    /// these were part of it, and one without a bundle as before bundles were.)
     pub fn identity(&self) -> String {
         use sha2::{Digest, Sha256};
         let hex = |bytes: &[u8]| -> String {
@@ -460,6 +506,17 @@ impl ServerConfig {
                 serde_json::json!(["stdio", self.command, self.args, self.cwd, env])
             }
             t => serde_json::json!([format!("{t:?}"), self.url]),
+        };
+        let bundle = self
+            .source
+            .as_ref()
+            .and_then(|s| s.bundle_sha256.as_deref());
+        let what = match (what, bundle) {
+            (serde_json::Value::Array(mut parts), Some(sha)) => {
+                parts.push(serde_json::json!({ "bundleSha256": sha }));
+                serde_json::Value::Array(parts)
+            }
+            (what, _) => what,
         };
         hex(what.to_string().as_bytes())
     }

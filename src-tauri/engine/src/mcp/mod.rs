@@ -24,7 +24,7 @@ pub mod sse;
 mod tool_key;
 pub mod transport;
 
-pub use process::{login_shell_path, merge_paths};
+pub use process::{app_path, login_shell_path, merge_paths};
 
 pub use tool_key::ToolKey;
 pub use transport::{Transport, TransportInfo, TRANSPORTS};

@@ -172,6 +172,17 @@ pub fn login_shell_path(shell: &str, timeout: Duration) -> Option<String> {
     (!path.is_empty() && path.contains('/')).then_some(path)
 }
 
+/// The PATH servers run with, as the window has it: the login shell's (`shell`, at most
+/// `timeout`) first, then the `inherited` entries it lacks; the inherited one alone when the
+/// shell cannot tell.
+pub fn app_path(shell: &str, inherited: &str, timeout: Duration) -> String {
+    let login = login_shell_path(shell, timeout);
+    if login.is_none() {
+        tracing::info!("the login shell did not tell its PATH; using the inherited one");
+    }
+    merge_paths(login.as_deref(), inherited)
+}
+
 /// The login shell's entries first, then any inherited ones it lacks.
 pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
@@ -188,7 +199,8 @@ pub fn merge_paths(login: Option<&str>, inherited: &str) -> String {
 }
 
 /// Starts the server with `env` (its configured environment, secrets read) over the inherited
-/// one — or, sandboxed, over only what [`super::sandbox::environment`] lets through; in its
+/// one — or over `base_env` alone when given (a container's docker command), or, sandboxed,
+/// over only what [`super::sandbox::environment`] lets through; in its
 /// sandbox when `sandbox` is given (then what it writes to stderr is also read for the
 /// sandbox's refusals, each told once in the log as `blocked by sandbox`). Every server starts
 /// its own session: its own process group (ending it ends whatever it started) and no
@@ -200,8 +212,13 @@ pub fn spawn(
     path_var: Option<&str>,
     log: StderrTail,
     sandbox: Option<&Sandboxed>,
+    base_env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(&program);
+    if let Some(base) = base_env {
+        // only this of the app's environment (a container's docker command)
+        cmd.env_clear().envs(base);
+    }
     if let Some(sb) = sandbox {
         let granted = super::sandbox::wanted(cfg)
             .map(|w| w.config.env)
@@ -211,6 +228,7 @@ pub fn spawn(
             &granted,
             cfg.builtin().is_some(),
             sb.policy.network,
+            sb.policy.reaches_any(sb.supervised),
             &sb.private,
         ));
     }
@@ -348,6 +366,7 @@ fn supervise(
                 .collect(),
             groups: sb.groups.clone(),
             report: Box::new(move |what| log.push(format!("{BLOCKED_NOTE}{what}"))),
+            connecting: Default::default(),
         }
         .start();
         if let Some(pid) = pid {
@@ -458,6 +477,31 @@ mod tests {
         );
         assert_eq!(merge_paths(Some("/a:/b"), "/b:/c::"), "/a:/b:/c");
         assert_eq!(merge_paths(None, "/b:/c"), "/b:/c");
+        // a login shell that adds a folder (as ~/.profile does for ~/.local/bin)
+        let dir = tempfile::tempdir().unwrap();
+        let shell = dir.path().join("shell");
+        std::fs::write(
+            &shell,
+            "#!/bin/sh\nexport PATH=\"/from/profile:$PATH\"\nexec /bin/sh -c \"$4\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let p = app_path(
+            shell.to_str().unwrap(),
+            "/inherited",
+            Duration::from_secs(5),
+        );
+        assert!(p.starts_with("/from/profile:"), "{p}");
+        assert!(p.ends_with(":/inherited"), "{p}");
+        assert_eq!(
+            app_path(
+                "/definitely/not/a/shell",
+                "/inherited",
+                Duration::from_secs(1)
+            ),
+            "/inherited"
+        );
     }
 
     #[test]

@@ -22,7 +22,8 @@
 //! ([`protected`]). The built-in `files` and `research` servers also write in their own folders.
 //!
 //! **Invariant:** a server whose config asks for a sandbox never runs without one, unless the
-//! kernel cannot sandbox and the user agreed (`allowUnsandboxed`).
+//! kernel cannot sandbox and the user agreed (`allowUnsandboxed`), or it runs a container, which
+//! is then its sandbox, as checked before each start (`container.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -118,6 +119,7 @@ pub fn kernel_abi() -> i32 {
     }
 }
 
+mod container;
 mod detect;
 mod enforced;
 mod env;
@@ -126,11 +128,13 @@ mod limits;
 pub mod network;
 mod policy;
 mod protect;
+pub mod run_options;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervise;
 
+pub use container::*;
 pub use detect::*;
 pub use enforced::*;
 pub use env::*;
@@ -142,8 +146,17 @@ pub use protect::*;
 #[cfg(test)]
 use {detect::path_in, policy::program_dir};
 
-/// The process groups (and sessions) a sandboxed server's processes made.
-pub type Groups = std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<i32>>>;
+/// The process groups (and sessions) a sandboxed server's processes made, and whether it is
+/// ending (then it may make no more).
+#[derive(Debug, Default)]
+pub struct ProcessGroups {
+    /// Each group by its number, with a pidfd of the process that made it (while it lives, the
+    /// number is that group's; once it ended, a process of that number is someone else's).
+    pub made: std::sync::Mutex<std::collections::BTreeMap<i32, Option<std::os::fd::OwnedFd>>>,
+    pub closing: std::sync::atomic::AtomicBool,
+}
+
+pub type Groups = std::sync::Arc<ProcessGroups>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -251,6 +264,12 @@ impl Policy {
         }
     }
 
+    /// Whether it reaches any of the network: all of it, or some hosts (these only where the
+    /// host supervises).
+    pub fn reaches_any(&self, supervised: bool) -> bool {
+        self.network || (supervised && !self.hosts.is_empty())
+    }
+
     /// What it may reach of the network.
     pub fn reach(&self) -> Reach {
         if self.network {
@@ -301,6 +320,9 @@ impl Prepared {
                 for cap in 0..=last_cap {
                     libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
                 }
+                // if the host dies, the server dies: SIGKILL, which it cannot ignore (what it
+                // started is still confined, and its handed-over calls fail: no listener)
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }

@@ -1,7 +1,8 @@
 //! Talking to a registry (API v0.1) over HTTP: pages of servers and one server's latest version,
 //! kept on disk with their ETag (asked again with If-None-Match, and shown from the disk when the
 //! registry cannot be reached, saying so); downloads (bundles) and icons (https only, images
-//! only). Every answer is capped in size and time.
+//! only). Every answer is capped in size and time. Redirects and host names are checked by
+//! `net_guard`: past the registry the user chose, https only and public addresses only.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -93,9 +94,12 @@ struct CacheEntry {
 #[derive(Clone)]
 pub struct RegistryClient {
     http: reqwest::Client,
+    /// The client's resolver: told the registry's host (its addresses are the user's choice).
+    resolver: super::net_guard::Resolver,
     cache: PathBuf,
     pub limits: ClientLimits,
-    /// Icons over plain http from this computer (tests; never the app, where icons are https).
+    /// An icon's own address may be plain http on this computer (tests; never the app, where
+    /// icons are https on a public address). Its redirects are checked all the same.
     pub loopback_http: bool,
 }
 
@@ -120,15 +124,18 @@ pub fn download_url(url: &str) -> Option<reqwest::Url> {
 
 impl RegistryClient {
     pub fn new(cache: PathBuf, limits: ClientLimits) -> RegistryClient {
+        let resolver = super::net_guard::Resolver::new();
         let http = reqwest::Client::builder()
             .connect_timeout(limits.connect)
             .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")))
-            // a registry's answers are read from where it is; redirects stay on https
-            .redirect(reqwest::redirect::Policy::limited(5))
+            // past the registry the user chose: https only, public addresses only
+            .redirect(super::net_guard::redirect_policy())
+            .dns_resolver(resolver.clone())
             .build()
             .expect("an HTTP client");
         RegistryClient {
             http,
+            resolver,
             cache,
             limits,
             loopback_http: false,
@@ -142,7 +149,7 @@ impl RegistryClient {
         term: &str,
         cursor: Option<&str>,
     ) -> Result<(Page, Option<Offline>), FetchError> {
-        let mut url = base(registry)?.join("v0.1/servers").expect("a path");
+        let mut url = self.base(registry)?.join("v0.1/servers").expect("a path");
         {
             let mut q = url.query_pairs_mut();
             q.append_pair("limit", &self.limits.page_size.to_string());
@@ -203,7 +210,7 @@ impl RegistryClient {
         let enc: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
         let url = format!(
             "{}v0.1/servers/{}/versions/latest",
-            base(registry)?,
+            self.base(registry)?,
             enc.replace('+', "%20")
         );
         let f = match self.get_cached(&url, self.limits.page_bytes).await {
@@ -246,15 +253,31 @@ impl RegistryClient {
         Ok(body)
     }
 
+    /// The registry's address as a base; its host is the user's choice, so whatever it resolves
+    /// to is used.
+    fn base(&self, registry: &str) -> Result<reqwest::Url, FetchError> {
+        let u = base(registry)?;
+        if let Some(h) = u.host_str() {
+            self.resolver.trust(h);
+        }
+        Ok(u)
+    }
+
     fn allowed(&self, url: &str) -> Result<reqwest::Url, FetchError> {
         download_url(url).ok_or_else(|| FetchError::BadUrl(url.into()))
     }
 
-    /// An icon as a `data:` URL: https only, PNG, JPEG or WebP (read from its bytes, not its
-    /// label), at most `icon_bytes`; kept on disk. `None` when it cannot be had.
+    /// An icon as a `data:` URL: https only, on a public address (a host name is checked when
+    /// connecting; redirects too), PNG, JPEG or WebP (read from its bytes, not its label), at
+    /// most `icon_bytes`; kept on disk. `None` when it cannot be had.
     pub async fn icon(&self, url: &str) -> Option<String> {
         let u = reqwest::Url::parse(url).ok()?;
-        if u.scheme() != "https" && !(self.loopback_http && download_url(url).is_some()) {
+        let test_loopback = self.loopback_http && download_url(url).is_some();
+        if !test_loopback
+            && (u.scheme() != "https"
+                || super::net_guard::literal_ip(&u)
+                    .is_some_and(|ip| !super::net_guard::is_public(ip)))
+        {
             return None;
         }
         let key = format!("icon-{}", cache_key(url));

@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::grants;
 use super::layout::Layout;
 use super::plan::{self, Launch, PackageKind};
 use super::preview::{config_diff, preview};
-pub use super::preview::{InstallPreview, Note, PreviewVar};
+pub use super::preview::{GrantReason, GrantView, InstallPreview, NetworkView, Note, PreviewVar};
 use super::server_json::Listed;
 use crate::bundle::{self, Machine, Opened, Signature, UserDirs};
-use crate::form::{self, Field, FieldKind, FormError, Given, Target};
+use crate::form::{self, Field, FormError, Given, Target};
 use crate::mcp::{InstallSource, SandboxConfig, SandboxSetting, ServerConfig, Transport};
 
 /// What an install is made of.
@@ -41,7 +42,13 @@ pub struct Pending {
     pub layout: Option<Layout>,
     /// The configured server this replaces (an update), and its config.
     pub update_of: Option<(String, ServerConfig)>,
+    /// The update completes that server: it was installed from this entry before, and a
+    /// secret it needs was never set (installing it again sets it, and adds no second one).
+    pub completes: bool,
     pub default_name: String,
+    /// A bundle's folder's own part (`form::random_tag`, made once per prepared install, so the
+    /// preview shows the folder it is unpacked into): no two installs share a folder.
+    pub folder_tag: String,
 }
 
 /// A prepared install as the window shows it before the form is filled.
@@ -72,6 +79,8 @@ pub struct UpdateView {
     pub server: String,
     pub from: String,
     pub to: String,
+    /// It completes that server (a secret it needs was never set), rather than updating it.
+    pub completes: bool,
 }
 
 /// What the user chose.
@@ -93,6 +102,21 @@ pub struct Choices {
     /// command line, which cannot ask for them).
     #[serde(default)]
     pub defer_secrets: bool,
+    /// Folders typed again to let it write them although they decide what runs when the user
+    /// logs in (`/`, home, `~/.config`, …: [`grants::STARTUP_PLACES`]).
+    #[serde(default)]
+    pub confirm_write: Vec<String>,
+    /// Folders (or files) it may also write, given by the user (`--write`, or the preview's
+    /// offer of the folder a database needs).
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Without the network, the hosts it may still reach (`--allow-host`; the sandbox's
+    /// `hosts`).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Proposed read grants ([`grants::READ_PROPOSALS`]) the user left out, by path.
+    #[serde(default)]
+    pub declined: Vec<String>,
 }
 
 /// Why an install cannot go on.
@@ -170,6 +194,7 @@ impl Pending {
                 .map(|s| s.version.clone())
                 .unwrap_or_default(),
             to: version.clone(),
+            completes: self.completes,
         });
         Prepared {
             token: token.into(),
@@ -184,6 +209,18 @@ impl Pending {
             signature: self.bundle().map(|b| b.signature.clone()),
             update,
             remote: self.remote(),
+        }
+    }
+
+    /// The package's identifier, for a registry entry's package.
+    fn package(&self) -> Option<&str> {
+        match &self.origin {
+            Origin::Registry { listed, way, .. } => listed
+                .server
+                .packages
+                .get(*way)
+                .map(|p| p.identifier.as_str()),
+            Origin::Bundle(_) => None,
         }
     }
 
@@ -213,6 +250,16 @@ impl Pending {
             }
         }
         out
+    }
+
+    /// Whether the server being updated lacks a secret it needs: a required secret field
+    /// without a stored value.
+    pub fn lacks_secret(&self) -> bool {
+        self.update_of.is_some()
+            && self
+                .fields
+                .iter()
+                .any(|f| f.secret && f.required && !self.keepable(f))
     }
 
     /// Whether the server being updated has a stored value for secret field `f`.
@@ -265,7 +312,7 @@ impl Pending {
             .collect();
         let (mut config, bundle_dir, notes) = self.config(&given, choices, host)?;
         let stdio = config.transport() == Transport::Stdio;
-        let (mut read, write) = grants(&self.fields, &given, bundle_dir.as_deref());
+        let mut picked = Vec::new();
         for f in choices.folders.iter().filter(|f| !f.trim().is_empty()) {
             let p = form::expand_home(f.trim(), host.dirs.home.as_deref());
             if !p.is_absolute() || !p.exists() {
@@ -278,18 +325,84 @@ impl Pending {
                 }));
             }
             let p = p.display().to_string();
-            if !read.contains(&p) {
-                read.push(p);
+            if !picked.contains(&p) {
+                picked.push(p);
             }
         }
+        let home = host.dirs.home.as_deref();
+        let grants::Grants {
+            list: mut listed,
+            needs_folder,
+        } = grants::grants(
+            &self.fields,
+            &given,
+            bundle_dir.as_deref(),
+            grants::Picks {
+                read: &picked,
+                write: &choices.write,
+                confirmed: &choices.confirm_write,
+            },
+            home,
+        )?;
+        // what a well-known tool it runs reads, proposed (never for a container: it sees only
+        // what it mounts)
+        if stdio && self.kind() != "oci" {
+            for g in grants::proposed(self.package(), &config.command, home, &choices.declined) {
+                if !listed.iter().any(|l| l.path == g.path) {
+                    listed.push(g);
+                }
+            }
+        }
+        let mut notes = notes;
+        notes.extend(needs_folder.into_iter().map(Note::FileNeedsFolder));
+        let mut hosts: Vec<String> = Vec::new();
+        for h in choices
+            .hosts
+            .iter()
+            .map(|h| h.trim())
+            .filter(|h| !h.is_empty())
+        {
+            crate::mcp::HostRule::parse(h).map_err(|message| FormError {
+                field: "hosts".into(),
+                message,
+            })?;
+            if !hosts.iter().any(|x| x == h) {
+                hosts.push(h.to_string());
+            }
+        }
+        let paths = |write: bool| -> Vec<String> {
+            listed
+                .iter()
+                .filter(|g| g.write == write)
+                .map(|g| g.path.clone())
+                .collect()
+        };
+        if let (Some(layout), true) = (&self.layout, self.kind() == "oci") {
+            // a container mounts only what it was given, as it was given
+            let real = |write: bool| -> Vec<PathBuf> {
+                paths(write)
+                    .iter()
+                    .map(|p| Path::new(p).canonicalize().unwrap_or_else(|_| p.into()))
+                    .collect()
+            };
+            let (write, read) = (real(true), real(false));
+            let runtime = plan::argv(&layout.runtime_args, &given);
+            let mountable = plan::Mountable {
+                write: &write,
+                read: &read,
+            };
+            if let Some(why) = plan::container_refusal(&runtime, Some(mountable)) {
+                return Err(InstallError::Refused(why));
+            }
+        }
+        // only what is listed: nothing guessed from the arguments a publisher wrote
         config.sandbox = stdio.then_some(SandboxSetting::On(SandboxConfig {
             network: choices.network,
-            read,
-            write,
-            allow_unsandboxed: false,
-            limits: None,
-            hosts: vec![],
-            env: vec![],
+            hosts: if choices.network { vec![] } else { hosts },
+            read: paths(false),
+            write: paths(true),
+            only_named: true,
+            ..Default::default()
         }));
         config.source = Some(self.source(&given, bundle_dir.as_deref()));
         let (name, diff) = match &self.update_of {
@@ -313,6 +426,9 @@ impl Pending {
         }
         let mut preview = preview(&name, self.kind(), &config, self.bundle(), notes, diff);
         preview.missing = missing;
+        if stdio {
+            preview.grants = listed;
+        }
         Ok(Built {
             name,
             config,
@@ -330,7 +446,11 @@ impl Pending {
         let mut notes = Vec::new();
         let has = |p: &str| host.machine.find(p).is_some();
         if let Some(b) = self.bundle() {
-            let dir = bundle::install_dir(host.bundles, &b.manifest);
+            let server = match &self.update_of {
+                Some((name, _)) => name.as_str(),
+                None => choices.name.trim(),
+            };
+            let dir = bundle::install_dir(host.bundles, server, &b.manifest, &self.folder_tag);
             let mut c = bundle::config(b, &dir, given, host.dirs, host.machine);
             // a registry's mcpb package may ask for more environment
             if let Some(l) = &self.layout {
@@ -364,8 +484,19 @@ impl Pending {
                     network: choices.network,
                 },
             );
+            // what the host would refuse to fetch it with (an interpreter given as a path)
+            if let Err(why) = crate::mcp::sandbox::to_fetch(&c.command, &c.args) {
+                return Err(InstallError::Refused(why));
+            }
             match PackageKind::of(&p.registry_type) {
-                Some(PackageKind::Oci) => notes.push(Note::Container),
+                Some(PackageKind::Oci) => {
+                    notes.push(Note::Container);
+                    if let Some((image, tag)) =
+                        plan::oci_image(p).as_deref().and_then(plan::oci_tag)
+                    {
+                        notes.push(Note::ImageByTag { image, tag });
+                    }
+                }
                 _ => notes.push(Note::DownloadsOnStart {
                     launcher: c.command.clone(),
                     package: c
@@ -455,37 +586,10 @@ impl Pending {
             kind: self.kind(),
             package,
             bundle_dir: dir.map(|d| d.display().to_string()),
+            bundle_sha256: self.bundle().map(|b| b.sha256.clone()),
             inputs,
         }
     }
-}
-
-/// The folders and files the user picked, as the sandbox's grants (write: the user gave the
-/// server that place), and the bundle's own folder (read).
-fn grants(
-    fields: &[Field],
-    given: &BTreeMap<String, Given>,
-    bundle_dir: Option<&Path>,
-) -> (Vec<String>, Vec<String>) {
-    let read = bundle_dir
-        .map(|d| vec![d.display().to_string()])
-        .unwrap_or_default();
-    let mut write = Vec::new();
-    for f in fields {
-        if matches!(
-            f.kind,
-            FieldKind::File | FieldKind::Directory | FieldKind::Path
-        ) {
-            if let Some(g) = given.get(&f.key) {
-                for p in g.items() {
-                    if !p.is_empty() && !write.contains(&p) {
-                        write.push(p);
-                    }
-                }
-            }
-        }
-    }
-    (read, write)
 }
 
 /// A free server name from `wanted`: only the characters a name may have, at most 40, `-2`,

@@ -139,6 +139,18 @@ impl Layout {
             _ if multiple => json!([d]),
             _ => json!(d),
         });
+        // a path becomes a place the server may write: the entry's default is a suggestion,
+        // never given for the user
+        let (default, placeholder) = match kind {
+            FieldKind::Path => (
+                None,
+                input
+                    .placeholder
+                    .clone()
+                    .or_else(|| input.default.as_ref().map(|d| format!("e.g. {d}"))),
+            ),
+            _ => (default, input.placeholder.clone()),
+        };
         self.fields.push(Field {
             key: key.clone(),
             label: label.to_string(),
@@ -149,7 +161,7 @@ impl Layout {
             secret: input.is_secret,
             multiple,
             default,
-            placeholder: input.placeholder.clone(),
+            placeholder,
             min: None,
             max: None,
             target,

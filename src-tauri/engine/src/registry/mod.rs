@@ -2,12 +2,16 @@
 //! version, downloads, icons; an ETag cache on disk), the documents (`server_json.rs`), an entry
 //! as the catalog shows it, the ways it can be had (its packages and remotes), the form each asks
 //! (`layout.rs`, `form.rs`), the config each makes, pinned to the entry's version (`plan.rs`),
-//! and an install from preview to saved config (`install.rs`; `.mcpb` bundles in `crate::bundle`).
+//! the folders its sandbox grants, each with why, and the start-up places a write grant needs
+//! confirming for (`grants.rs`), and an install from preview to saved config (`install.rs`;
+//! `.mcpb` bundles in `crate::bundle`).
 
 pub mod client;
+pub mod grants;
 pub use crate::form;
 pub mod install;
 pub mod layout;
+pub mod net_guard;
 pub mod plan;
 pub mod preview;
 pub mod server_json;

@@ -10,6 +10,7 @@ use super::layout::{var_keys, Arg, Layout, Pair, Source};
 use super::server_json::{Package, TransportSpec};
 use crate::form::is_one_version;
 use crate::form::Given;
+pub use crate::mcp::sandbox::run_options::{container_image_at, container_refusal, Mountable};
 use crate::mcp::ServerConfig;
 use crate::secrets::SecretValue;
 
@@ -97,8 +98,12 @@ pub fn argv(args: &[Arg], given: &BTreeMap<String, Given>) -> Vec<String> {
                 Some(Given::Bool(false)) if *boolean => {}
                 Some(g) => {
                     let items = if *repeated { g.items() } else { vec![g.text()] };
+                    // two words, `--name value`, as the reference client (VS Code) passes
+                    // them and as servers read them (some read only this form); a value that
+                    // looks like an option stays bound to its long name (`--name=-x`), so it
+                    // cannot be read as an option of its own
                     for item in items {
-                        if name.starts_with("--") {
+                        if item.starts_with('-') && name.starts_with("--") {
                             out.push(format!("{name}={item}"));
                         } else {
                             out.push(name.clone());
@@ -147,7 +152,7 @@ pub fn refusal(p: &Package) -> Option<String> {
             ));
         }
     }
-    let pinned = |v: Option<&String>| v.is_some_and(|v| is_one_version(v));
+    let exact = |v: Option<&String>, is: fn(&str) -> bool| v.is_some_and(|v| is(v));
     match kind {
         PackageKind::Npm if !npm_name(&p.identifier) => {
             Some("its npm package name is not valid".into())
@@ -158,14 +163,23 @@ pub fn refusal(p: &Package) -> Option<String> {
         PackageKind::Nuget if !nuget_id(&p.identifier) => {
             Some("its NuGet package id is not valid".into())
         }
-        PackageKind::Npm | PackageKind::Pypi | PackageKind::Nuget
-            if !pinned(p.version.as_ref()) =>
-        {
-            Some("it is not pinned to one version".into())
+        PackageKind::Npm if !exact(p.version.as_ref(), crate::form::is_exact_npm_version) => {
+            Some(not_pinned(p))
+        }
+        PackageKind::Pypi if !exact(p.version.as_ref(), crate::form::is_exact_pypi_version) => {
+            Some(not_pinned(p))
+        }
+        PackageKind::Nuget if !exact(p.version.as_ref(), crate::form::is_exact_nuget_version) => {
+            Some(not_pinned(p))
         }
         PackageKind::Oci if oci_image(p).is_none() => {
             Some("its image is not a valid reference pinned to a tag or digest".into())
         }
+        // its fixed options, before the user's values are known
+        PackageKind::Oci => container_refusal(
+            &argv(&Layout::of_package(p).runtime_args, &BTreeMap::new()),
+            None,
+        ),
         PackageKind::Mcpb if !p.file_sha256.as_deref().is_some_and(is_sha256) => {
             Some("it has no fileSha256 to check the download against".into())
         }
@@ -173,6 +187,17 @@ pub fn refusal(p: &Package) -> Option<String> {
             Some("its download address is not https://".into())
         }
         _ => None,
+    }
+}
+
+/// Why a package's version pins nothing (a dist-tag, a range, a partial version).
+fn not_pinned(p: &Package) -> String {
+    match p.version.as_deref() {
+        Some(v) => format!(
+            "it is not pinned: its version \"{}\" is not one exact version (a tag, a range or a partial version gets whatever is newest when it runs)",
+            v.chars().take(100).collect::<String>()
+        ),
+        None => "it is not pinned to one version (it names none)".into(),
     }
 }
 
@@ -237,6 +262,17 @@ pub fn oci_image(p: &Package) -> Option<String> {
     Some(format!("{id}:{v}"))
 }
 
+/// An image reference named by a tag (not a digest): the image and its tag. `None` for a
+/// digest (`@sha256:`), the only name of one image that cannot move.
+pub fn oci_tag(image: &str) -> Option<(String, String)> {
+    if image.contains('@') {
+        return None;
+    }
+    let slash = image.rfind('/').map_or(0, |i| i + 1);
+    let colon = slash + image[slash..].rfind(':')?;
+    Some((image[..colon].to_string(), image[colon + 1..].to_string()))
+}
+
 /// How a package runs: its launcher and the arguments before its own.
 pub struct Launch<'a> {
     /// Whether a program can be found (docker or podman for an OCI image).
@@ -286,7 +322,8 @@ pub fn package_config(
         }
         Some(PackageKind::Oci) => {
             args.extend(["run", "--rm", "-i"].map(String::from));
-            // the container's network is Docker's to give: none unless the user allows it
+            // the container's network is Docker's to give: none unless the user allows it (an
+            // entry may name only none itself: `container_refusal`)
             let names_network = runtime.iter().any(|a| {
                 a == "--network"
                     || a.starts_with("--network=")

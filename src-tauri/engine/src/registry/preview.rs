@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub use super::grants::{GrantReason, GrantView};
 use crate::bundle::{Opened, Signature};
 use crate::mcp::import::{env_risk, EnvRisk};
 use crate::mcp::pins::DiffLine;
@@ -34,12 +35,22 @@ pub enum Note {
     /// The registry marks the entry deprecated.
     #[serde(rename_all = "camelCase")]
     Deprecated { message: Option<String> },
-    /// A container: the sandbox holds the docker (podman) command; the container's network is
-    /// `--network=none` unless the user allows it.
+    /// A container, which is its sandbox: the docker (podman) command runs outside Switchboard's
+    /// sandbox (it must reach its daemon) with only the options Switchboard checks before each
+    /// start (`mcp/sandbox/container.rs`); the container's network is `--network=none` unless
+    /// the user allows it, and it mounts only the folders the user gave it.
     Container,
+    /// The container's image is named by a tag, which its publisher can move to another image
+    /// (only a digest, `@sha256:`, names one image: then this note is not given).
+    #[serde(rename_all = "camelCase")]
+    ImageByTag { image: String, tag: String },
     /// A server elsewhere: what it gets is what the user sends it.
     #[serde(rename_all = "camelCase")]
     Remote { host: String },
+    /// A file it is given needs a folder of its own (a database whose program writes beside
+    /// it, or a file not made yet), and its folder holds other things: allowing the folder
+    /// (`Choices::write`) is offered.
+    FileNeedsFolder(super::grants::FileNeedsFolder),
 }
 
 /// The exact server an install would add.
@@ -64,6 +75,34 @@ pub struct InstallPreview {
     pub starts_off: bool,
     /// Required secrets left unset (`defer_secrets`): it stays off until they are.
     pub missing: Vec<String>,
+    /// Every folder and file its sandbox grants, and why (a stdio server; the system's folders
+    /// and its program's are not listed).
+    pub grants: Vec<GrantView>,
+    /// The network what runs will have.
+    pub network: NetworkView,
+}
+
+/// The network the server will have, as it will run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum NetworkView {
+    /// A program on this computer: its sandbox's network, allowed or none.
+    Sandbox { allowed: bool },
+    /// A container: with `--network=none` none at all, whatever the sandbox of the docker
+    /// command says; else Docker's own network for it (outside the sandbox).
+    Container { allowed: bool },
+    /// A server elsewhere, reached over the network.
+    Remote,
+}
+
+/// Whether `docker run` arguments give the container no network (`--network=none`, `--net
+/// none`, …).
+fn container_network_none(args: &[String]) -> bool {
+    args.iter().enumerate().any(|(i, a)| {
+        matches!(a.as_str(), "--network=none" | "--net=none")
+            || (matches!(a.as_str(), "--network" | "--net")
+                && args.get(i + 1).map(String::as_str) == Some("none"))
+    })
 }
 
 /// The server as the preview shows it.
@@ -88,6 +127,21 @@ pub(super) fn preview(
         }
     };
     let stdio = c.transport() == Transport::Stdio;
+    let sandboxed = match &c.sandbox {
+        Some(SandboxSetting::On(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let network = if !stdio {
+        NetworkView::Remote
+    } else if kind == "oci" {
+        NetworkView::Container {
+            allowed: !container_network_none(&c.args),
+        }
+    } else {
+        NetworkView::Sandbox {
+            allowed: sandboxed.as_ref().is_none_or(|s| s.network),
+        }
+    };
     InstallPreview {
         name: name.into(),
         kind,
@@ -98,15 +152,14 @@ pub(super) fn preview(
         url: c.url.clone(),
         env: c.env.iter().map(|e| var(e, false)).collect(),
         headers: c.headers.iter().map(|h| var(h, true)).collect(),
-        sandbox: match &c.sandbox {
-            Some(SandboxSetting::On(s)) => Some(s.clone()),
-            _ => None,
-        },
+        sandbox: sandboxed,
         signature: bundle.map(|b| b.signature.clone()),
         notes,
         diff,
         starts_off: c.disabled,
         missing: vec![],
+        grants: vec![],
+        network,
     }
 }
 

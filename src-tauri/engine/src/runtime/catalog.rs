@@ -234,7 +234,25 @@ impl Runtime {
             .map(String::from)
             .unwrap_or_else(|| self.catalog_registry());
         let (listed, _) = self.catalog.client.latest(&registry, name).await?;
-        let pending = self.pending_of(registry, listed, way, None).await?;
+        let entry = listed.server.name.clone();
+        let mut pending = self.pending_of(registry.clone(), listed, way, None).await?;
+        // installed from this entry before, and a secret it needs was never set: installing
+        // it again completes that server (its name, its choices), it adds no second one
+        for (server, c) in self.mcp_config().servers {
+            let from_here = c
+                .source
+                .as_ref()
+                .is_some_and(|s| s.registry.as_deref() == Some(&registry) && s.name == entry);
+            if !from_here {
+                continue;
+            }
+            pending.update_of = Some((server, c));
+            if pending.lacks_secret() {
+                pending.completes = true;
+                break;
+            }
+            pending.update_of = None;
+        }
         Ok(self.keep_pending(pending))
     }
 
@@ -296,6 +314,8 @@ impl Runtime {
             fields,
             layout,
             update_of,
+            completes: false,
+            folder_tag: crate::form::random_tag(),
         })
     }
 
@@ -319,6 +339,8 @@ impl Runtime {
             origin: Origin::Bundle(Box::new(opened)),
             layout: None,
             update_of: None,
+            completes: false,
+            folder_tag: crate::form::random_tag(),
         };
         Ok(self.keep_pending(pending))
     }
@@ -432,6 +454,14 @@ impl Runtime {
         let built = self.build(&p, choices)?;
         let dir = match (p.bundle(), &built.bundle_dir) {
             (Some(b), Some(dir)) => {
+                let own = p.update_of.as_ref().map(|(n, _)| n.as_str());
+                if let Some(other) = self.server_in(dir, own) {
+                    return Err(BundleError::Unsafe(format!(
+                        "would be unpacked into {}, which the server “{other}” uses",
+                        dir.display()
+                    ))
+                    .into());
+                }
                 let (b, dir) = (b.clone(), dir.clone());
                 let root = self.catalog.bundles.clone();
                 tokio::task::spawn_blocking(move || {
@@ -471,7 +501,8 @@ impl Runtime {
                 Ok((built.name, config))
             }
             Err(e) => {
-                if let (Some(dir), None) = (dir, &p.update_of) {
+                // its folder is new (an update's too): nothing uses it
+                if let Some(dir) = dir {
                     let _ = std::fs::remove_dir_all(&dir);
                     remove_empty_up_to(&dir, &self.catalog.bundles);
                 }
@@ -480,7 +511,25 @@ impl Runtime {
         }
     }
 
-    fn remove_unused_bundle(&self, old: &ServerConfig, now: &mcp::McpConfig) {
+    /// A configured server (not `except`) whose bundle folder or working folder is `dir` or
+    /// inside it, or whose bundle folder holds `dir`.
+    fn server_in(&self, dir: &Path, except: Option<&str>) -> Option<String> {
+        self.mcp_config()
+            .servers
+            .iter()
+            .filter(|(name, _)| Some(name.as_str()) != except)
+            .find(|(_, c)| {
+                let bundle = c.source.as_ref().and_then(|s| s.bundle_dir.as_deref());
+                let inside = |p: &str| Path::new(p).starts_with(dir);
+                bundle.is_some_and(|b| inside(b) || dir.starts_with(b))
+                    || c.cwd.as_deref().is_some_and(inside)
+            })
+            .map(|(name, _)| name.clone())
+    }
+
+    /// Removes the folder `old`'s bundle was unpacked into, when it is the app's and no server
+    /// of `now` uses it (an update's old version, a deleted server's).
+    pub(super) fn remove_unused_bundle(&self, old: &ServerConfig, now: &mcp::McpConfig) {
         let Some(dir) = old.source.as_ref().and_then(|s| s.bundle_dir.clone()) else {
             return;
         };

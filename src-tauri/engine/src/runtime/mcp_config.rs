@@ -74,12 +74,16 @@ impl Runtime {
         self.commit_mcp(next).await
     }
 
-    /// Removes a server, and its secrets from the store.
+    /// Removes a server, its secrets from the store, and its bundle's folder.
     pub async fn delete_server(&self, name: &str) -> Result<mcp::McpConfig, McpConfigError> {
         let _one = self.changing.lock().await;
         let mut next = self.mcp_config_for_change()?;
         let gone = next.servers.remove(name);
         let applied = self.commit_mcp(next).await?;
+        // its bundle's folder goes with it (its private folder goes when the host applies this)
+        if let Some(old) = &gone {
+            self.remove_unused_bundle(old, &applied);
+        }
         // its sign-in goes with it (unless another server is the same URL)
         if let Some(url) = gone.and_then(|s| s.url) {
             if !applied
@@ -118,39 +122,88 @@ impl Runtime {
         name: &str,
         host: Option<&str>,
     ) -> Result<mcp::McpConfig, McpConfigError> {
+        self.change_sandbox(name, |sb| {
+            match host {
+                None => sb.network = true,
+                Some(h) => {
+                    let rule = mcp::HostRule::parse(h).map_err(sandbox_invalid)?;
+                    let text = match rule.port {
+                        Some(p) if rule.address.is_some_and(|a| a.is_ipv6()) => {
+                            format!("[{}]:{p}", rule.host)
+                        }
+                        Some(p) => format!("{}:{p}", rule.host),
+                        None if rule.wildcard => format!("*.{}", rule.host),
+                        None => rule.host.clone(),
+                    };
+                    if !sb.hosts.contains(&text) {
+                        sb.hosts.push(text);
+                    }
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Changes the sandbox of the sandboxed server `name` with `change` (a built-in's default
+    /// sandbox made explicit, as it is), then saves and applies the config.
+    async fn change_sandbox(
+        &self,
+        name: &str,
+        change: impl FnOnce(&mut mcp::SandboxConfig) -> Result<(), McpConfigError>,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
         let _one = self.changing.lock().await;
         let mut next = self.mcp_config_for_change()?;
         let Some(s) = next.servers.get_mut(name) else {
             return Err(McpConfigError::NoServer(name.to_string()));
         };
-        let invalid = |message: String| McpConfigError::Invalid {
-            field: "sandbox".into(),
-            message,
-        };
-        // a built-in's default sandbox is made explicit, as it is
         let Some(wanted) = mcp::sandbox::wanted(s) else {
-            return Err(invalid(format!("\"{name}\" does not run in a sandbox.")));
+            return Err(sandbox_invalid(format!(
+                "\"{name}\" does not run in a sandbox."
+            )));
         };
         let mut sb = wanted.config;
-        match host {
-            None => sb.network = true,
-            Some(h) => {
-                let rule = mcp::HostRule::parse(h).map_err(invalid)?;
-                let text = match rule.port {
-                    Some(p) if rule.address.is_some_and(|a| a.is_ipv6()) => {
-                        format!("[{}]:{p}", rule.host)
-                    }
-                    Some(p) => format!("{}:{p}", rule.host),
-                    None if rule.wildcard => format!("*.{}", rule.host),
-                    None => rule.host.clone(),
-                };
-                if !sb.hosts.contains(&text) {
-                    sb.hosts.push(text);
-                }
-            }
-        }
+        change(&mut sb)?;
         s.sandbox = Some(mcp::SandboxSetting::On(sb));
         self.commit_mcp(next).await
+    }
+
+    /// Lets a sandboxed server read `path` (a file or folder its sandbox refused: the row's
+    /// "Allow reading"), saved in its sandbox's `read` and applied (it starts again). Never a
+    /// protected path (credentials, the app's own folders: `mcp/sandbox/protect.rs`), which
+    /// only typing it in its settings grants; never `/` or home.
+    pub async fn allow_server_read(
+        &self,
+        name: &str,
+        path: &str,
+    ) -> Result<mcp::McpConfig, McpConfigError> {
+        let invalid = sandbox_invalid;
+        let p = std::path::Path::new(path);
+        let home = self.host.sandbox_home();
+        if !p.is_absolute() || p.symlink_metadata().is_err() {
+            return Err(invalid(format!(
+                "{path} is not an existing file or folder (a full path)."
+            )));
+        }
+        let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if real.parent().is_none() || home.as_deref().is_some_and(|h| h == p || h == real) {
+            return Err(invalid(format!(
+                "{path} is too much to allow from here: list it in the server's sandbox settings."
+            )));
+        }
+        if self.host.is_protected(p) {
+            return Err(invalid(format!(
+                "{path} holds credentials or Switchboard's own data: it is allowed only by \
+                 listing it in the server's sandbox settings yourself."
+            )));
+        }
+        self.change_sandbox(name, |sb| {
+            if !sb.read.iter().any(|r| r == path) {
+                sb.read.push(path.to_string());
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Adds the chosen servers of an import (all or nothing), turned off and not trusted: a
@@ -374,10 +427,18 @@ fn forget_standing_approvals(
         .retain(|(_, key, _)| identities.contains(&key.server));
 }
 
+/// A sandbox change refused, in words.
+fn sandbox_invalid(message: String) -> McpConfigError {
+    McpConfigError::Invalid {
+        field: "sandbox".into(),
+        message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LiveSettings, Settings};
+    use crate::settings::{LiveSettings, Settings};
     use chat::approval::{Policy, PolicyEntry};
     use mcp::{McpConfig, ServerConfig};
 

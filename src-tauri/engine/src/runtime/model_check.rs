@@ -3,11 +3,12 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::llm_client;
 use super::Runtime;
 use crate::chat::check::{self, CheckEvent, CheckReport};
-use crate::chat::families::{self, ToolFormat};
+use crate::chat::families::ToolFormat;
+use crate::chat::markup;
 use crate::llm::LlmError;
-use crate::llm_client;
 use crate::settings::ProviderConfig;
 use crate::store::StoreError;
 
@@ -49,6 +50,6 @@ impl Runtime {
         model: &str,
     ) -> Result<Option<ToolFormat>, LlmError> {
         let details = llm_client(p, &self.secrets).model_details(model).await?;
-        Ok(families::format_of_model(model, &details))
+        Ok(markup::format_of_model(model, &details))
     }
 }

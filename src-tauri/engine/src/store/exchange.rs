@@ -1,5 +1,6 @@
 //! Export and import: a conversation as JSON (everything: every branch, tool calls, thinking,
-//! settings; imported back losslessly) and as Markdown (the shown branch, for reading).
+//! settings; imported back losslessly) and as Markdown (the shown branch, for reading); an
+//! export's file is the user's alone (`write_export`, 0600).
 //!
 //! In the JSON, messages are numbered 1, 2, … in the order they were written, and every
 //! reference (a parent, the leaf, a tool call's message) uses those numbers, so an export does not
@@ -22,6 +23,13 @@ use super::{
     ToolCallStatus, ToolChoice,
 };
 use crate::llm::{Role, ToolCall};
+
+/// Writes an export (JSON or Markdown) where the user chose: readable by the user alone
+/// (0600, also when it replaces a file that others could read), whole or not at all (written
+/// beside it, then renamed over it). A conversation holds what was said and what tools read.
+pub fn write_export(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    crate::paths::write_private(path, text.as_bytes())
+}
 
 pub const FORMAT: &str = "switchboard.conversation";
 pub const VERSION: u32 = 1;

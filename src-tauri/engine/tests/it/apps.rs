@@ -229,6 +229,115 @@ async fn allowed_for_an_app_holds_in_its_chat_only() {
     r.host.shutdown().await;
 }
 
+/// Calls of one app to one tool that come while the user is asked about one of them join that
+/// question: one question, which says how many wait, and one answer for them all ("Allow once"
+/// runs each with its own arguments, "Deny" refuses each); a call after the answer asks anew.
+#[tokio::test]
+async fn an_apps_calls_that_wait_for_the_user_are_one_question_and_one_answer() {
+    use switchboard_engine::chat::{Answer, Broker};
+    let scratch = tempfile::tempdir().unwrap();
+    let r = rig(vec![("evil", evil(&scratch.path().join("m")))]).await;
+    let (_, origin) = shown(&r).await;
+    let broker = Broker::new();
+    let mut engine = r.engine(5);
+    engine.broker = broker.clone();
+    let caller = AppCaller { origin, name: None };
+    let events = Arc::new(Mutex::new(Vec::<ChatEvent>::new()));
+    let ev = events.clone();
+    let emit = move |e: ChatEvent| ev.lock().unwrap().push(e);
+    let cancel = CancellationToken::new();
+    let call = |n: i64| {
+        let (engine, caller, emit, cancel) = (&engine, &caller, &emit, &cancel);
+        async move {
+            engine
+                .app_call(caller, "peek", args(json!({"n": n})), emit, cancel)
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|o| if o.is_error { Err(o.text) } else { Ok(o.text) })
+        }
+    };
+    // the question out, as the broker holds it
+    let asked = || async {
+        let t = std::time::Instant::now();
+        loop {
+            if let Some((id, _)) = broker.pending().first() {
+                return *id;
+            }
+            assert!(t.elapsed() < READY, "nobody was asked");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let waiting = |events: &Arc<Mutex<Vec<ChatEvent>>>| -> Vec<usize> {
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                ChatEvent::AppApprovalRequested { waiting, .. }
+                | ChatEvent::AppApprovalWaiting { waiting, .. } => Some(*waiting),
+                _ => None,
+            })
+            .collect()
+    };
+    let answer = |action: Action| {
+        let (events, broker, asked, waiting) = (&events, &broker, &asked, &waiting);
+        async move {
+            let id = asked().await;
+            // the two later calls joined the question out (the card heard each)
+            let t = std::time::Instant::now();
+            while waiting(events).last() != Some(&3) {
+                assert!(t.elapsed() < READY, "{:?}", events.lock().unwrap());
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            assert_eq!(broker.pending().len(), 1);
+            broker
+                .answer(id, Answer::Approval(Decision::of(action)))
+                .unwrap();
+        }
+    };
+    let later = |n: i64| async move {
+        asked().await;
+        call(n).await
+    };
+
+    // "Allow once": the three that waited run, each with its own arguments
+    let (a, b, c, ()) = tokio::join!(call(1), later(2), later(3), answer(Action::AllowOnce));
+    assert_eq!(
+        [a.unwrap(), b.unwrap(), c.unwrap()],
+        ["peeked 1", "peeked 2", "peeked 3"]
+    );
+    assert_eq!(waiting(&events), vec![1, 2, 3]);
+    assert!(broker.pending().is_empty());
+    // the question was settled once, for all of them
+    let resolved = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, ChatEvent::AppApprovalResolved { .. }))
+        .count();
+    assert_eq!(resolved, 1);
+    // its server's log says the answer, and for how many calls
+    let log = r.status("evil").stderr_tail;
+    assert!(
+        log.iter().any(
+            |l| l.ends_with("› peek: the user allowed once it (3 calls waited for the answer)")
+        ),
+        "{log:#?}"
+    );
+
+    // a call after that answer is asked about anew; "Deny" refuses the three that waited
+    events.lock().unwrap().clear();
+    let (a, b, c, ()) = tokio::join!(call(4), later(5), later(6), answer(Action::Deny));
+    for refused in [a, b, c] {
+        assert_eq!(
+            refused.unwrap_err(),
+            "The user declined this call of the app."
+        );
+    }
+    assert_eq!(waiting(&events), vec![1, 2, 3]);
+    r.host.shutdown().await;
+}
+
 #[tokio::test]
 async fn an_apps_context_goes_to_the_model_with_the_next_turns_marked_as_the_apps() {
     let scratch = tempfile::tempdir().unwrap();

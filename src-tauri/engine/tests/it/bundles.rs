@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 use switchboard_engine::bundle::{self, Signature};
 use switchboard_engine::mcp::{SandboxSetting, ServerStatus};
-use switchboard_engine::registry::install::Choices;
+use switchboard_engine::registry::install::{Choices, InstallError};
 use switchboard_engine::secrets::SecretValue;
-use switchboard_engine::Runtime;
+use switchboard_engine::{CatalogError, Runtime};
 
 use crate::registry::catalog_runtime;
 use crate::support::bundles::*;
@@ -98,7 +98,14 @@ async fn a_bundle_installs_unpacked_with_its_settings_and_runs() {
     assert!(e.to_string().contains("from 1 to 10"), "{e}");
     c.values.insert("limit".into(), json!(7));
     let preview = rt.catalog_preview(&p.token, &c).unwrap();
-    let unpacked = dir.path().join("bundles/weather/1.0.0");
+    // a folder of its own: under its server's name, its version and a tag of this install
+    let unpacked = std::path::PathBuf::from(preview.cwd.clone().unwrap());
+    assert_eq!(
+        unpacked.parent(),
+        Some(dir.path().join("bundles/tiny").as_path())
+    );
+    let leaf = unpacked.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(leaf.starts_with("1.0.0-") && leaf.len() > 10, "{leaf}");
     let script = unpacked.join("server/index.js").display().to_string();
     assert_eq!(preview.command.as_deref(), Some("node"));
     assert_eq!(
@@ -289,13 +296,37 @@ mod signing {
     use openssl::pkey::{PKey, Private};
     use openssl::rsa::Rsa;
     use openssl::stack::Stack;
-    use openssl::x509::extension::BasicConstraints;
+    use openssl::x509::extension::{BasicConstraints, ExtendedKeyUsage};
     use openssl::x509::{X509NameBuilder, X509};
+
+    /// How a leaf certificate may be used (its extended key usage).
+    #[derive(Clone, Copy, PartialEq)]
+    pub enum Usage {
+        /// No extended key usage at all.
+        Any,
+        CodeSigning,
+        /// A website's (server authentication).
+        Server,
+    }
 
     pub fn cert(
         cn: &str,
         issuer: Option<(&X509, &PKey<Private>)>,
         ca: bool,
+    ) -> (X509, PKey<Private>) {
+        cert_for(
+            cn,
+            issuer,
+            ca,
+            if ca { Usage::Any } else { Usage::CodeSigning },
+        )
+    }
+
+    pub fn cert_for(
+        cn: &str,
+        issuer: Option<(&X509, &PKey<Private>)>,
+        ca: bool,
+        usage: Usage,
     ) -> (X509, PKey<Private>) {
         let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
         let mut name = X509NameBuilder::new().unwrap();
@@ -314,6 +345,15 @@ mod signing {
         if ca {
             b.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
                 .unwrap();
+        }
+        match usage {
+            Usage::Any => {}
+            Usage::CodeSigning => b
+                .append_extension(ExtendedKeyUsage::new().code_signing().build().unwrap())
+                .unwrap(),
+            Usage::Server => b
+                .append_extension(ExtendedKeyUsage::new().server_auth().build().unwrap())
+                .unwrap(),
         }
         let signer = issuer.map(|(_, k)| k).unwrap_or(&key);
         b.sign(signer, MessageDigest::sha256()).unwrap();
@@ -351,9 +391,11 @@ async fn a_signature_is_checked_when_there_is_one() {
         Signature::Untrusted {
             publisher,
             fingerprint,
+            not_for_code,
         } => {
             assert_eq!(publisher, "Mallory Self");
             assert_eq!(fingerprint.len(), 64);
+            assert!(!not_for_code);
         }
         other => panic!("{other:?}"),
     }
@@ -367,6 +409,17 @@ async fn a_signature_is_checked_when_there_is_one() {
         "{:?}",
         o.signature
     );
+    // a certificate of that trusted authority that is not for signing code (a website's, or
+    // one with no extended key usage): not shown as signed
+    for usage in [signing::Usage::Server, signing::Usage::Any] {
+        let (web, web_key) = signing::cert_for("acme.example", Some((&ca, &ca_key)), false, usage);
+        let o = bundle::open(signing::signed(&zip, &web, &web_key), &machine, &roots).unwrap();
+        assert!(
+            matches!(&o.signature, Signature::Untrusted { publisher, not_for_code: true, .. } if publisher == "acme.example"),
+            "{:?}",
+            o.signature
+        );
+    }
     // one byte of the content changed after signing: refused, not "unsigned"
     let mut tampered = signing::signed(&zip, &leaf, &leaf_key);
     let i = zip.len() / 2;
@@ -415,7 +468,12 @@ async fn an_mcpb_entry_is_downloaded_checked_against_its_hash_and_runs() {
     let (name, config) = rt.catalog_install(&p.token, &c).await.unwrap();
     let source = config.servers[&name].source.clone().unwrap();
     assert_eq!(source.kind, "mcpb");
-    assert!(source.bundle_dir.unwrap().ends_with("bundles/hello/2.0.0"));
+    let unpacked = source.bundle_dir.unwrap();
+    assert!(
+        unpacked.contains(&format!("bundles/{name}/2.0.0-")),
+        "{unpacked}"
+    );
+    assert_eq!(source.bundle_sha256.as_deref(), Some(sha.as_str()));
     let config = rt.set_server_enabled(&name, true).await.unwrap();
     rt.host.apply_config(&config).await;
     assert_eq!(
@@ -423,4 +481,164 @@ async fn an_mcpb_entry_is_downloaded_checked_against_its_hash_and_runs() {
         "greet ran"
     );
     rt.host.shutdown().await;
+}
+
+/// A bundle whose manifest names an installed one (the same name and version, or a name that
+/// once mapped to the same folder: `a b` and `a_b`), installed under server names that did too:
+/// each gets a folder of its own, the first server's files are as they were, nothing is ever
+/// unpacked over them, and each server's identity (what approvals and pins hold for) is its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_that_names_an_installed_one_never_touches_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), "http://127.0.0.1:9").await;
+    let install = |bytes: Vec<u8>, name: &'static str| {
+        let rt = &rt;
+        async move {
+            let p = rt.bundle_prepare(bytes).await.unwrap();
+            let mut c = choices(json!({}));
+            c.name = name.into();
+            let (name, config) = rt.catalog_install(&p.token, &c).await.unwrap();
+            config.servers[&name].clone()
+        }
+    };
+    let first = install(plain_bundle("a b", "1.0.0", &[]), "a b").await;
+    let first_dir = std::path::PathBuf::from(first.source.clone().unwrap().bundle_dir.unwrap());
+    let script = first_dir.join("server/index.js");
+    let (files, code) = (
+        files_under(&first_dir),
+        std::fs::read_to_string(&script).unwrap(),
+    );
+    // the same name and version, another server's code; and the name that once met it
+    let same = install(
+        plain_bundle("a b", "1.0.0", &[("steal", "the newcomer's")]),
+        "a_b",
+    )
+    .await;
+    let mapped = install(
+        plain_bundle("a_b", "1.0.0", &[("steal", "another newcomer's")]),
+        "a.b",
+    )
+    .await;
+    let dirs: Vec<std::path::PathBuf> = [&first, &same, &mapped]
+        .iter()
+        .map(|c| c.source.clone().unwrap().bundle_dir.unwrap().into())
+        .collect();
+    for (i, a) in dirs.iter().enumerate() {
+        assert_eq!(
+            a.parent().unwrap().parent(),
+            Some(dir.path().join("bundles").as_path())
+        );
+        for (j, b) in dirs.iter().enumerate() {
+            assert!(
+                i == j || !(a.starts_with(b) || b.starts_with(a)),
+                "{a:?} {b:?}"
+            );
+        }
+    }
+    assert_eq!(files_under(&first_dir), files);
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), code);
+    assert!(!code.contains("steal"));
+    // and never over a folder that is there
+    let machine = switchboard_engine::HostMachine { path: None };
+    let opened = bundle::open(
+        plain_bundle("a b", "1.0.0", &[("steal", "x")]),
+        &machine,
+        b"",
+    )
+    .unwrap();
+    let e = bundle::unpack(&opened, &first_dir).unwrap_err().to_string();
+    assert!(e.contains("over files already"), "{e}");
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), code);
+    // what approvals and pins are bound to tells the three apart
+    let ids = [first.identity(), same.identity(), mapped.identity()];
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{ids:?}"
+    );
+    assert_ne!(
+        first.source.unwrap().bundle_sha256,
+        same.source.unwrap().bundle_sha256
+    );
+
+    // a deleted server's bundle goes with it, the others stay
+    rt.delete_server("a_b").await.unwrap();
+    assert!(!dirs[1].exists() && dirs[0].is_dir() && dirs[2].is_dir());
+}
+
+/// What a bundle's publisher chooses is not a grant: a folder setting's default (`${HOME}`) is
+/// a suggestion and the field starts empty; a path in its arguments grants nothing (only what
+/// is listed, `onlyNamed`); every grant is in the preview with why; and home as a folder it may
+/// write is refused until the user types it again, then its row says what that means.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_are_what_the_user_gave_and_each_is_in_the_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), "http://127.0.0.1:9").await;
+    let manifest = tiny_manifest(
+        "grabby",
+        "1.0.0",
+        json!({
+            "folder": {"type": "directory", "title": "Folder", "description": "f", "default": "${HOME}"},
+            "many": {"type": "directory", "title": "More", "description": "m", "multiple": true, "default": ["${HOME}", "/"]}
+        }),
+        json!({}),
+        json!(["--folder", "${user_config.folder}", "${HOME}/.profile"]),
+    );
+    let p = rt
+        .bundle_prepare(tiny_bundle(&manifest, &tiny_tools(&[])))
+        .await
+        .unwrap();
+    let home = dirs::home_dir().unwrap();
+    for f in &p.fields {
+        assert_eq!(f.default, None, "{f:?}");
+        assert!(
+            f.placeholder
+                .as_deref()
+                .unwrap()
+                .contains(&home.display().to_string()),
+            "{f:?}"
+        );
+    }
+    let mut c = choices(json!({}));
+    c.name = "grabby".into();
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    let sandbox = preview.sandbox.clone().unwrap();
+    assert!(
+        sandbox.write.is_empty(),
+        "a default is no grant: {sandbox:?}"
+    );
+    assert!(sandbox.only_named, "nothing from its arguments");
+    // the one grant the app derives, listed with why
+    let bundle_dir = preview.cwd.clone().unwrap();
+    assert_eq!(sandbox.read, std::slice::from_ref(&bundle_dir));
+    assert_eq!(preview.grants.len(), 1, "{:?}", preview.grants);
+    assert_eq!(preview.grants[0].path, bundle_dir);
+    assert!(!preview.grants[0].write);
+    assert_eq!(
+        serde_json::to_value(&preview.grants[0].why).unwrap(),
+        json!({"kind": "bundleFolder"})
+    );
+
+    // home, to write: refused until typed again
+    c.values.insert("folder".into(), json!("~"));
+    let e = rt.catalog_preview(&p.token, &c).unwrap_err();
+    let CatalogError::Install(InstallError::Field(e)) = e else {
+        panic!("{e}")
+    };
+    assert_eq!(e.field, "confirmWrite");
+    assert!(e.message.contains("log in"), "{}", e.message);
+    c.confirm_write = vec!["~/Documents".into()];
+    assert!(rt.catalog_preview(&p.token, &c).is_err());
+    c.confirm_write = vec!["~".into()];
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    let granted = preview
+        .grants
+        .iter()
+        .find(|g| g.write)
+        .expect("home, to write");
+    assert_eq!(Path::new(&granted.path), home);
+    assert!(granted.means.as_deref().unwrap().contains("log in"));
+    assert_eq!(
+        preview.sandbox.unwrap().write,
+        std::slice::from_ref(&granted.path)
+    );
 }

@@ -1,4 +1,4 @@
-//! Every family's samples (src/chat/families/samples: replies from each family's documentation,
+//! Every family's samples (crates/markup/src/families/samples: replies from each family's documentation,
 //! chat template or parser tests, sources cited there) through the real loop: the scripted fake
 //! streams the reply in pieces of 1 to 3 characters over Ollama's NDJSON and llama-server's SSE,
 //! the calls run on a real MCP server that echoes their arguments, and the stored and streamed
@@ -18,10 +18,7 @@ use switchboard_engine::ChatEvent;
 use crate::support::fake_ollama::{self, last_message, Sse, Stream};
 use crate::support::*;
 
-#[path = "../../src/chat/families/sample_file.rs"]
-mod sample_file;
-
-use sample_file::Sample;
+use switchboard_markup::families::sample_file::{self, Sample};
 
 const DONE: &str = "Done.";
 

@@ -1,9 +1,9 @@
-//! The engine's layers are one-way: no two modules name each other, directly or around a circle.
+//! The layers are one-way: no two modules name each other, directly or around a circle.
 //! Read from the source (every `use` and every `crate::`/`super::` path outside `#[cfg(test)]`),
-//! at the levels ARCHITECTURE.md draws: the engine's top modules (paths, markdown, secrets, llm,
-//! servers, mcp, store, settings, chat, runtime), and the parts of `chat/`, `llm/`, `mcp/` and
-//! `store/`. A part's own folder (`mcp/host/`, `chat/tool_call/`) is one unit: its files may name
-//! each other, and a part may name its parent's facade (`mod.rs`), which names its parts.
+//! at every level: the crate's top modules, and the parts of every folder (`mcp/`, `mcp/host/`,
+//! `chat/tool_call/`, `registry/`, …), in the engine and in the app crate (`src-tauri/`, the
+//! Tauri adapter). At each level a part is one unit: its own files may name each other, and a
+//! part may name its parent's facade (`mod.rs`), which names its parts.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,28 +12,99 @@ use syn::visit::Visit;
 
 type Module = Vec<String>;
 
-/// The levels whose parts must not name each other in a circle.
-const LEVELS: &[&[&str]] = &[&[], &["chat"], &["llm"], &["mcp"], &["store"]];
-
 #[test]
 fn no_module_names_a_module_that_names_it_back() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let graph = Graph::read(&src);
-    assert!(
-        graph.modules.len() > 40,
-        "read only {} modules",
-        graph.modules.len()
-    );
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // the app crate's modules are those of src-tauri/lib.rs: not the engine's folder, the app
+    // frame's page, the binary's main.rs or the build script
+    let app_skips = ["engine", "app-frame", "main.rs", "build.rs", "capabilities"];
+    let crates = [
+        ("the engine", Graph::read(&engine.join("src"), &[]), 40),
+        (
+            "the app",
+            Graph::read(engine.parent().unwrap(), &app_skips),
+            15,
+        ),
+    ];
     let mut found = Vec::new();
-    for level in LEVELS {
-        let level: Module = level.iter().map(|s| s.to_string()).collect();
+    for (name, graph, least) in &crates {
+        assert!(
+            graph.modules.len() > *least,
+            "read only {} modules of {name}",
+            graph.modules.len()
+        );
+        let levels = graph.levels();
+        assert!(
+            levels.len() > 3 || *name == "the app",
+            "{name}: only {} levels",
+            levels.len()
+        );
+        for level in &levels {
+            for circle in graph.circles_at(level) {
+                found.push(format!("{name}, {}", graph.explain(level, &circle)));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import circles (a lower module names a higher one; move what they share down):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every level is checked: a circle between the files of a folder deep in the tree is found.
+#[test]
+fn a_circle_deep_in_a_folder_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("a/b")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;").unwrap();
+    std::fs::write(src.join("a/mod.rs"), "mod b;").unwrap();
+    std::fs::write(src.join("a/b/mod.rs"), "mod x; mod y;").unwrap();
+    std::fs::write(src.join("a/b/x.rs"), "use super::y::Y; pub struct X;").unwrap();
+    std::fs::write(src.join("a/b/y.rs"), "use super::x::X; pub struct Y;").unwrap();
+    let graph = Graph::read(src, &[]);
+    let found: Vec<_> = graph
+        .levels()
+        .iter()
+        .flat_map(|l| graph.circles_at(l))
+        .collect();
+    assert_eq!(found, vec![BTreeSet::from(["x", "y"].map(String::from))]);
+    // a skipped folder is not read
+    assert!(Graph::read(src, &["a"]).modules.len() == 1);
+}
+
+/// The markup layer is a crate of its own: it names nothing of the engine (not in its manifest,
+/// not in its source), and its own modules name each other in no circle.
+#[test]
+fn the_markup_crate_names_nothing_of_the_engine() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../crates/markup");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        !manifest.contains("switchboard-engine"),
+        "crates/markup depends on the engine"
+    );
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    assert!(files.len() > 30, "read only {} files", files.len());
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(
+            !text.contains("switchboard_engine"),
+            "{} names the engine",
+            f.display()
+        );
+    }
+    let graph = Graph::read(&root.join("src"), &[]);
+    let mut found = Vec::new();
+    for level in graph.levels() {
         for circle in graph.circles_at(&level) {
             found.push(graph.explain(&level, &circle));
         }
     }
     assert!(
         found.is_empty(),
-        "import circles (a lower module names a higher one; move what they share down):\n{}",
+        "import circles in crates/markup:\n{}",
         found.join("\n")
     );
 }
@@ -56,7 +127,7 @@ fn a_circle_is_found() {
          fn h() -> crate::a::Other { todo!() }",
     )
     .unwrap();
-    let graph = Graph::read(src);
+    let graph = Graph::read(src, &[]);
     let circles = graph.circles_at(&vec![]);
     assert_eq!(circles.len(), 1, "{circles:?}");
     assert_eq!(
@@ -69,7 +140,7 @@ fn a_circle_is_found() {
         "pub fn g() {} #[cfg(test)] mod tests { use crate::a::X; }",
     )
     .unwrap();
-    assert!(Graph::read(src).circles_at(&vec![]).is_empty());
+    assert!(Graph::read(src, &[]).circles_at(&vec![]).is_empty());
 }
 
 struct Graph {
@@ -79,9 +150,21 @@ struct Graph {
 }
 
 impl Graph {
-    fn read(src: &Path) -> Graph {
+    /// The modules of the crate whose root folder is `src`, but for the entries of `src` named
+    /// in `skip`.
+    fn read(src: &Path, skip: &[&str]) -> Graph {
         let mut files = Vec::new();
-        walk(src, &mut files);
+        for entry in std::fs::read_dir(src).unwrap() {
+            let p = entry.unwrap().path();
+            if skip.iter().any(|s| p.file_name().is_some_and(|n| n == *s)) {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, &mut files);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                files.push(p);
+            }
+        }
         let module_of = |f: &Path| -> Module {
             let rel = f.strip_prefix(src).unwrap().with_extension("");
             let mut m: Module = rel
@@ -152,6 +235,22 @@ impl Graph {
         Graph { modules, names }
     }
 
+    /// Every module that has parts (the crate's root among them): the levels checked.
+    fn levels(&self) -> Vec<Module> {
+        let mut out: Vec<Module> = vec![vec![]];
+        for m in &self.modules {
+            if !m.is_empty()
+                && self
+                    .modules
+                    .iter()
+                    .any(|c| c.len() == m.len() + 1 && c.starts_with(m))
+            {
+                out.push(m.clone());
+            }
+        }
+        out
+    }
+
     /// The unit of `m` at `level`: the part of `level` that holds it, unless it is `level` itself
     /// or outside it.
     fn unit(level: &Module, m: &Module) -> Option<String> {
@@ -210,7 +309,7 @@ impl Graph {
         let mut lines = vec![format!(
             "in {}: {}",
             if level.is_empty() {
-                "the engine".to_string()
+                "its top level".to_string()
             } else {
                 level.join("/")
             },

@@ -233,6 +233,69 @@ async fn icons_come_over_https_only_and_only_as_images() {
     assert_eq!(reg.requests().len(), n);
 }
 
+/// Past the registry the user chose, a redirect stays on https and off this computer and private
+/// networks: written as an address or as a name that resolves to one (DNS rebinding). The icon's
+/// own loopback address is allowed by the test switch for the first hop only.
+#[tokio::test]
+async fn redirects_stay_on_https_and_off_this_computer() {
+    let reg = Registry::start(catalog());
+    let other = Registry::start(catalog());
+    let png = b"\x89PNG\r\n\x1a\n0000".to_vec();
+    reg.add_file("icon.png", png.clone(), "image/png");
+    let there = other.add_file("icon.png", png, "image/png");
+    let port = other.url.rsplit(':').next().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = quick(dir.path());
+    client.loopback_http = true;
+
+    // within the origin already reached: followed (the control)
+    reg.redirect("/files/same.png", "/files/icon.png");
+    let same = format!("{}/files/same.png", reg.url);
+    assert!(client.icon(&same).await.is_some());
+    reg.redirect("/old/v0.1/servers", "/v0.1/servers");
+    let (page, _) = client
+        .page(&format!("{}/old", reg.url), "", None)
+        .await
+        .unwrap();
+    assert!(!page.entries.is_empty());
+
+    // to plain http elsewhere, to an address of this computer, to a name that resolves to one
+    for (i, to) in [
+        there.clone(),
+        format!("https://127.0.0.1:{port}/files/icon.png"),
+        format!("https://[::ffff:127.0.0.1]:{port}/files/icon.png"),
+        format!("https://localhost:{port}/files/icon.png"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        reg.redirect(&format!("/files/r{i}.png"), &to);
+        let icon = format!("{}/files/r{i}.png", reg.url);
+        assert_eq!(client.icon(&icon).await, None, "{to}");
+        reg.redirect(&format!("/r{i}/v0.1/servers"), &to);
+        let e = client
+            .page(&format!("{}/r{i}", reg.url), "", None)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{to} was followed"));
+        let said = e.to_string();
+        assert!(
+            said.contains("not https") || said.contains("on this computer or a private network"),
+            "{to}: {said}"
+        );
+    }
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+    // the same icon asked directly: loopback only through the test switch, never a name
+    assert!(client.icon(&there).await.is_some());
+    client.loopback_http = false;
+    let other_fresh = Registry::start(vec![]);
+    let direct = other_fresh.add_file("i.png", b"\x89PNG\r\n\x1a\n1".to_vec(), "image/png");
+    assert_eq!(client.icon(&direct).await, None);
+    let named = direct.replace("http://127.0.0.1", "https://localhost");
+    assert_eq!(client.icon(&named).await, None);
+    assert!(other_fresh.requests().is_empty());
+}
+
 fn choices(name: &str, values: Value) -> Choices {
     Choices {
         name: name.into(),
@@ -320,6 +383,92 @@ async fn an_entry_installs_pinned_turned_off_with_its_secret_in_the_store() {
             .as_ref()
             .map(|i| i.server.as_str()),
         Some("notes")
+    );
+}
+
+/// Installed with its required secret left unset (the command line's way: added turned off),
+/// then installed again with the secret: that server is completed (the same name, its choices
+/// kept, the secret stored), and no second one (`notes-2`) is added. Once complete, installing
+/// again is a new server as before.
+#[tokio::test]
+async fn installing_again_completes_a_server_whose_secret_was_never_set() {
+    let reg = Registry::start(catalog());
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), &reg.url).await;
+    let p = rt
+        .catalog_prepare(None, "io.github.acme/notes", None)
+        .await
+        .unwrap();
+    assert!(p.update.is_none());
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let first = Choices {
+        defer_secrets: true,
+        hosts: vec!["api.notes.example".into()],
+        write: vec![work.display().to_string()],
+        ..choices("notes", json!({}))
+    };
+    let preview = rt.catalog_preview(&p.token, &first).unwrap();
+    assert_eq!(preview.missing, ["NOTES_TOKEN"]);
+    let (name, config) = rt.catalog_install(&p.token, &first).await.unwrap();
+    assert_eq!(name, "notes");
+    assert!(config.servers["notes"].disabled);
+    assert!(!config.servers["notes"].env.contains_key("NOTES_TOKEN"));
+
+    // again, as `catalog install` does: the same server, to complete
+    let again = rt
+        .catalog_prepare(None, "io.github.acme/notes", None)
+        .await
+        .unwrap();
+    let update = again
+        .update
+        .clone()
+        .expect("it completes the installed one");
+    assert!(update.completes);
+    assert_eq!(update.server, "notes");
+    let second = Choices {
+        values: [("NOTES_TOKEN".to_string(), json!("tok-7"))].into(),
+        hosts: vec!["api.notes.example".into()],
+        write: vec![work.display().to_string()],
+        ..Default::default()
+    };
+    let preview = rt.catalog_preview(&again.token, &second).unwrap();
+    assert!(preview.missing.is_empty());
+    let (name, config) = rt.catalog_install(&again.token, &second).await.unwrap();
+    assert_eq!(name, "notes");
+    assert_eq!(
+        config.servers.keys().collect::<Vec<_>>(),
+        ["notes"],
+        "no second server"
+    );
+    let saved = &config.servers["notes"];
+    let SecretValue::Stored(r) = &saved.env["NOTES_TOKEN"] else {
+        panic!("{:?}", saved.env)
+    };
+    assert_eq!(rt.secrets.read(r).await.unwrap(), "tok-7");
+    // what the user chose is in its sandbox: the host it may reach, the folder it may write
+    let sb = serde_json::to_value(&saved.sandbox).unwrap();
+    assert_eq!(sb["hosts"], json!(["api.notes.example"]));
+    assert_eq!(sb["write"], json!([work.display().to_string()]));
+    assert_eq!(sb["network"], json!(false));
+    // still off: the command line (or the window's second yes) turns it on
+
+    // complete now: installing again is another server
+    let third = rt
+        .catalog_prepare(None, "io.github.acme/notes", None)
+        .await
+        .unwrap();
+    assert!(third.update.is_none());
+    assert_eq!(third.default_name, "notes-2");
+    // a host the sandbox cannot read is refused at its field
+    let bad = Choices {
+        hosts: vec!["http://x/".into()],
+        ..choices("notes-2", json!({"NOTES_TOKEN": "t"}))
+    };
+    let e = rt.catalog_preview(&third.token, &bad).unwrap_err();
+    assert!(
+        matches!(&e, CatalogError::Install(InstallError::Field(f)) if f.field == "hosts"),
+        "{e}"
     );
 }
 
@@ -432,4 +581,103 @@ async fn an_unknown_name_or_an_entry_with_nothing_to_run_is_a_clear_refusal() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("cargo"), "{e}");
+}
+
+/// A container entry gets only what the user gave it: an option that widens its reach is
+/// refused, named (before the form, when it is fixed; at the preview, a mount of a folder it was
+/// not given); and the preview's network line is the container's own (none with
+/// `--network=none`, whatever the docker command's sandbox; Docker's when the user allows it).
+#[tokio::test]
+async fn a_container_gets_only_what_it_was_given_and_its_network_is_told_as_it_is() {
+    let oci = |name: &str, runtime: Value| {
+        listed(json!({
+            "name": name, "description": "In a container", "version": "1.0.0",
+            "packages": [{"registryType": "oci", "identifier": "ghcr.io/acme/box:1.0.0",
+                "runtimeArguments": runtime}]
+        }))
+    };
+    let reg = Registry::start(vec![
+        oci(
+            "io.github.acme/host-net",
+            json!([{"type": "named", "name": "--network", "value": "host"}]),
+        ),
+        oci(
+            "io.github.acme/mounts",
+            json!([{"type": "named", "name": "-v", "value": "{src}:/data",
+                    "variables": {"src": {"format": "filepath", "isRequired": true}}},
+                   {"type": "named", "name": "--mount", "value": "type=bind,src={etc},dst=/etc2",
+                    "variables": {"etc": {"default": "/etc"}}}]),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), &reg.url).await;
+    let e = rt
+        .catalog_prepare(None, "io.github.acme/host-net", None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"--network host\""), "{e}");
+
+    let p = rt
+        .catalog_prepare(None, "io.github.acme/mounts", None)
+        .await
+        .unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mut c = choices("box", json!({"src": data.display().to_string()}));
+    // the publisher's default mounts /etc, which the user did not give it
+    let e = rt.catalog_preview(&p.token, &c).unwrap_err().to_string();
+    assert!(
+        e.contains("--mount type=bind,src=/etc") && e.contains("did not give"),
+        "{e}"
+    );
+    c.values
+        .insert("etc".into(), json!(data.join("sub").display().to_string()));
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    assert!(preview.args.contains(&"--network=none".to_string()));
+    assert_eq!(
+        serde_json::to_value(preview.network).unwrap(),
+        json!({"kind": "container", "allowed": false})
+    );
+    // named by a tag, which is shown as a tag, not as pinned
+    let notes = serde_json::to_value(&preview.notes).unwrap();
+    assert!(
+        notes
+            .as_array()
+            .unwrap()
+            .contains(&json!({"kind": "imageByTag", "image": "ghcr.io/acme/box", "tag": "1.0.0"})),
+        "{notes}"
+    );
+    c.network = true;
+    let preview = rt.catalog_preview(&p.token, &c).unwrap();
+    assert!(!preview.args.iter().any(|a| a.starts_with("--network")));
+    assert_eq!(
+        serde_json::to_value(preview.network).unwrap(),
+        json!({"kind": "container", "allowed": true})
+    );
+}
+
+/// A PyPI entry that names its interpreter by path (`--python /some/python`) is refused at the
+/// preview: the host would run it when it fetches the package for a sandbox without network.
+#[tokio::test]
+async fn an_interpreter_given_as_a_path_is_refused() {
+    let reg = Registry::start(vec![listed(json!({
+        "name": "io.github.acme/py", "description": "d", "version": "1.0.0",
+        "packages": [{"registryType": "pypi", "identifier": "py-mcp", "version": "1.0.0",
+            "runtimeArguments": [{"type": "named", "name": "--python", "value": "/tmp/x/python3"}]}]
+    }))]);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = catalog_runtime(dir.path(), &reg.url).await;
+    let p = rt
+        .catalog_prepare(None, "io.github.acme/py", None)
+        .await
+        .unwrap();
+    let e = rt
+        .catalog_preview(&p.token, &choices("py", json!({})))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/tmp/x/python3") && e.contains("not a Python version"),
+        "{e}"
+    );
 }

@@ -371,6 +371,38 @@ async fn a_redirect_to_another_origin_is_refused_and_the_headers_stay_home() {
     r.host.shutdown().await;
 }
 
+/// Secret headers are never sent over plain http to another computer, on any HTTP transport: a
+/// config written by hand that would is refused before connecting, saying why (192.0.2.1 is a
+/// documentation address: nothing is asked there).
+#[tokio::test]
+async fn secret_headers_never_go_over_plain_http_to_another_computer() {
+    let with_secret = |transport: &str| {
+        let mut c = ServerConfig::http("http://192.0.2.1:9/mcp".to_string());
+        c.transport = Some(transport.into());
+        c.headers
+            .insert("Authorization".into(), "Bearer s3cret".into());
+        c
+    };
+    let r = rig(vec![
+        ("http", with_secret("http")),
+        ("sse", with_secret("sse")),
+        ("rest", with_secret("rest")),
+    ])
+    .await;
+    for name in ["http", "sse", "rest"] {
+        let s = r.status(name);
+        assert_eq!(s.status, ServerStatus::Failed, "{s:?}");
+        assert!(
+            s.error
+                .as_deref()
+                .unwrap_or_default()
+                .contains("only over https"),
+            "{s:?}"
+        );
+    }
+    r.host.shutdown().await;
+}
+
 /// A REST server whose answer has no end is cut off at the cap (64 MB), with a clear error, and
 /// one that announces a bigger body is refused before it is read.
 #[tokio::test]

@@ -102,6 +102,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::ApprovalRequested { .. } => "ask",
             ChatEvent::ApprovalResolved { .. } => "answer",
             ChatEvent::AppApprovalRequested { .. } => "app-ask",
+            ChatEvent::AppApprovalWaiting { .. } => "app-ask-waiting",
             ChatEvent::AppApprovalResolved { .. } => "app-answer",
             ChatEvent::ToolCallProgress { .. } => "progress",
             ChatEvent::ElicitationRequested { .. } => "elicit",
@@ -431,13 +432,23 @@ async fn stopping_keeps_the_partial_reply_marked_stopped() {
         .reply();
     reply.pause = Duration::from_millis(300);
     r.fake.push(reply);
+    // Stop is pressed as the first words arrive (no timer racing the stream's pauses)
     let cancel = CancellationToken::new();
     let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(450)).await;
-        c.cancel();
-    });
-    let (summary, events) = r.turn_with("tell a story", 5, cancel).await;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let emit = move |e: ChatEvent| {
+        if matches!(e, ChatEvent::TextDelta { .. }) {
+            c.cancel();
+        }
+        ev.lock().unwrap().push(e);
+    };
+    let summary = r
+        .engine(5)
+        .run_turn(say("tell a story", None), &emit, cancel)
+        .await
+        .unwrap();
+    let events = events.lock().unwrap().clone();
     assert!(summary.stopped);
     let conv = r.store.conversation(summary.conversation_id).await.unwrap();
     let m = conv.messages.last().unwrap();

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::families::{self, Cx, FamilyId};
+use super::families::{Cx, FamilyId};
 use super::recover::recover_with;
 use super::resolve::{self, OfferedName};
 use super::{repair, text_tools};
@@ -127,7 +127,7 @@ pub async fn check_model(
     cancel: &CancellationToken,
 ) -> CheckReport {
     let details = llm.model_details(model).await.unwrap_or_default();
-    let format = families::of_model(model, &details);
+    let format = super::markup::of_model(model, &details);
     let cannot =
         !details.capabilities.is_empty() && !details.capabilities.iter().any(|c| c == "tools");
     let mut results = Vec::new();

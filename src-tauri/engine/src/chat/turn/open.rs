@@ -286,7 +286,7 @@ impl ChatEngine {
             window,
             assumed,
             tools_in,
-            family: super::super::families::of_model(model, &details),
+            family: super::super::markup::of_model(model, &details),
         }
     }
 

@@ -97,3 +97,88 @@ fn missing_config_becomes_the_builtin_default() {
     assert_eq!(c, McpConfig::default_builtin());
     assert_eq!(McpConfig::load_or_init(&p).unwrap(), c);
 }
+
+#[test]
+fn a_bundles_digest_is_part_of_its_identity_and_nothing_else_changes() {
+    use sha2::{Digest, Sha256};
+    // the identity as it was computed before bundles were part of it
+    let before = |what: serde_json::Value| -> String {
+        Sha256::digest(what.to_string().as_bytes())
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let plain = ServerConfig::new("node", &["/b/x/server/index.js"]);
+    assert_eq!(
+        plain.identity(),
+        before(serde_json::json!([
+            "stdio",
+            "node",
+            ["/b/x/server/index.js"]
+        ]))
+    );
+    let mut in_folder = plain.clone();
+    in_folder.cwd = Some("/b/x".into());
+    let source = InstallSource {
+        name: "x".into(),
+        version: "1.0.0".into(),
+        kind: "mcpb".into(),
+        bundle_dir: Some("/b/x".into()),
+        ..Default::default()
+    };
+    // a source without a bundle's digest (every config written before it) changes nothing
+    let mut old_install = in_folder.clone();
+    old_install.source = Some(source.clone());
+    assert_eq!(old_install.identity(), in_folder.identity());
+    // the same command line, folder and environment with another bundle's files: another server
+    let bundle = |sha: &str| {
+        let mut c = in_folder.clone();
+        c.source = Some(InstallSource {
+            bundle_sha256: Some(sha.into()),
+            ..source.clone()
+        });
+        c
+    };
+    let (a, b) = (bundle(&"a".repeat(64)), bundle(&"b".repeat(64)));
+    assert_ne!(a.identity(), b.identity());
+    assert_ne!(a.identity(), in_folder.identity());
+    assert_eq!(a.identity(), bundle(&"a".repeat(64)).identity());
+    // and it is kept in mcp.json
+    let text = serde_json::to_string(&a).unwrap();
+    assert!(text.contains("\"bundleSha256\""), "{text}");
+    let back: ServerConfig = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.identity(), a.identity());
+}
+
+#[test]
+fn secret_headers_go_over_plain_http_only_to_this_computer() {
+    let others: [String; 0] = [];
+    let remote = |url: &str, headers: bool| {
+        let mut c: ServerConfig = serde_json::from_value(serde_json::json!({"url": url})).unwrap();
+        if headers {
+            c.headers
+                .insert("Authorization".into(), SecretValue::New("Bearer t".into()));
+        }
+        validate_server("r", &c, &others)
+    };
+    for url in [
+        "http://mcp.example.com/mcp",
+        "http://10.0.0.5:8080/mcp",
+        "http://localhost.example.com/mcp",
+    ] {
+        let e = remote(url, true).unwrap_err();
+        assert_eq!(e.field, "headers", "{url}");
+        assert!(e.message.contains("only over https"), "{}", e.message);
+        // without headers there is nothing to give away
+        assert_eq!(remote(url, false), Ok(()), "{url}");
+    }
+    for url in [
+        "https://mcp.example.com/mcp",
+        "http://127.0.0.1:3000/mcp",
+        "http://[::1]:3000/mcp",
+        "http://LOCALHOST:3000/mcp",
+    ] {
+        assert_eq!(remote(url, true), Ok(()), "{url}");
+    }
+}

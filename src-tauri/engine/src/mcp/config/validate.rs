@@ -156,6 +156,9 @@ fn check_remote(cfg: &ServerConfig) -> Result<(), FieldError> {
             }
         }
     }
+    if let Some(why) = super::plain_http_headers_refusal(url, !cfg.headers.is_empty()) {
+        return field("headers", why);
+    }
     for (k, v) in &cfg.headers {
         if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
             return field("headers", format!("\"{k}\" is not a valid header name."));

@@ -24,6 +24,7 @@ use crate::mcp::config::{SecretField, ServerConfig, Transport};
 use crate::mcp::process::{self, StderrTail};
 use crate::mcp::sandbox::{self, Detector, SandboxState, Sandboxed};
 
+mod patience;
 mod remote;
 use remote::remote;
 
@@ -55,6 +56,8 @@ pub struct Target<'a> {
     pub rejoin: Option<KeptSession>,
     /// What its sandbox refused of the network (kept across starts).
     pub attempts: &'a sandbox::Attempts,
+    /// Told what a slow start is busy with (`None`: no longer), for its row.
+    pub busy: &'a (dyn Fn(Option<String>) + Send + Sync),
 }
 
 /// A server that answered the handshake and listed its tools.
@@ -194,6 +197,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
             );
             Ok(None)
         }
+        SandboxState::Container => Ok(None),
         SandboxState::On => {
             let places = sandbox::Places {
                 program: program.to_path_buf(),
@@ -204,6 +208,7 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                 home: t.sandbox_home.map(Path::to_path_buf),
                 private: sandbox::private_dir(t.sandbox_dir, t.name),
                 protected: sandbox::protected(t.sandbox_home, t.app_dirs),
+                certs: cert_paths(t.config),
             };
             let sb = sandbox::set_up(&wanted, &places, t.landlock_abi, t.attempts.clone())
                 .map_err(|e| failed(Step::Sandbox, format!("cannot set up its sandbox: {e}")))?;
@@ -212,11 +217,25 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
                     "[switchboard] sandbox: {m} does not exist, so it is not in the sandbox"
                 ));
             }
-            for p in &sb.policy.left_out {
+            // one line, however many: a folder split around many secrets must not push the
+            // server's own output out of the log's tail
+            if !sb.policy.left_out.is_empty() {
+                const SHOWN: usize = 8;
+                let n = sb.policy.left_out.len();
+                let mut names: Vec<String> = sb
+                    .policy
+                    .left_out
+                    .iter()
+                    .take(SHOWN)
+                    .map(|p| p.display().to_string())
+                    .collect();
+                if n > SHOWN {
+                    names.push(format!("and {} more", n - SHOWN));
+                }
                 t.log.push(format!(
-                    "[switchboard] sandbox: {} is left out (credentials or the app's own data: \
-                     name it in the sandbox's folders to grant it)",
-                    p.display()
+                    "[switchboard] sandbox: left out (credentials, the system's secrets or the \
+                     app's own data: name one in the sandbox's folders to grant it): {}",
+                    names.join(", ")
                 ));
             }
             let missing: Vec<String> = sandbox::protections(t.landlock_abi, sb.policy.network)
@@ -235,20 +254,43 @@ fn sandbox_for(t: &Target<'_>, program: &Path) -> Result<Option<Sandboxed>, Atte
     }
 }
 
+/// The files and folders the certificate settings a sandboxed server gets name: the app's own
+/// ([`sandbox::is_cert_setting`]), and its config's (the user's, unless the config says only what it
+/// names: a publisher's values grant nothing).
+fn cert_paths(cfg: &crate::mcp::ServerConfig) -> Vec<PathBuf> {
+    let app: Vec<(String, String)> = std::env::vars().collect();
+    let own: Vec<(&str, &str)> = match sandbox::wanted(cfg) {
+        Some(w) if !w.config.only_named => cfg
+            .env
+            .iter()
+            .filter_map(|(k, v)| match v {
+                crate::secrets::SecretValue::Plain(p) => Some((k.as_str(), p.as_str())),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    sandbox::cert_paths(app.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(own))
+}
+
 /// The package an npx or uvx server runs, fetched into its private cache first when its sandbox
-/// has no network (`sandbox::fetch`); once per package, said in its log. The PATH it is fetched
-/// with is the server's own, so that uv finds the interpreter uvx will.
-async fn fetch_for_sandbox(
-    t: &Target<'_>,
-    program: &Path,
-    sb: &Sandboxed,
-    env: &std::collections::BTreeMap<String, String>,
-) -> Result<(), String> {
-    let Some(what) = sandbox::to_fetch(&t.config.command, &t.config.args) else {
+/// has no network (`sandbox::fetch`); once per package, said in its log. Fetched with the app's
+/// own npm or uv, found on the app's PATH (never the server's, never a folder it may write).
+async fn fetch_for_sandbox(t: &Target<'_>, sb: &Sandboxed) -> Result<(), String> {
+    let Some(what) = sandbox::to_fetch(&t.config.command, &t.config.args)? else {
         return Ok(());
     };
-    let private = &sb.private;
-    if sandbox::fetched(private, &what) {
+    // what the server may write: no program is taken from there
+    let mut writable = sb.policy.write.clone();
+    writable.push(t.sandbox_dir.to_path_buf());
+    writable.extend(t.config.cwd.as_ref().map(PathBuf::from));
+    let places = sandbox::FetchPlaces {
+        app_path: t.path.clone(),
+        writable,
+        private: sb.private.clone(),
+        own: sandbox::fetch_dir(t.sandbox_dir, t.name),
+    };
+    if sandbox::fetched(&places, &what) {
         return Ok(());
     }
     let by = what.fetcher;
@@ -258,8 +300,7 @@ async fn fetch_for_sandbox(
         by.name(),
         by.how()
     ));
-    let path = env.get("PATH").map(String::as_str).or(t.path.as_deref());
-    sandbox::fetch(program, path, &what, private).await?;
+    sandbox::fetch(&places, &what).await?;
     t.log.push(format!(
         "[switchboard] fetched; {} runs it offline in the sandbox",
         t.config.command
@@ -280,12 +321,35 @@ async fn stdio(
         Err(e) => return failed(Step::FindingCommand, format!("cannot start: {e}")),
     };
     *resolved = Some(program.display().to_string());
-    let sandboxed = match sandbox_for(t, &program) {
-        Ok(s) => s,
-        Err(attempt) => return attempt,
+    // a container is its own sandbox: checked here, and its docker command runs without ours
+    let container = sandbox::wanted(t.config).filter(|w| w.container);
+    if let Some(w) = &container {
+        if let Some(why) = sandbox::container_refusal(t.config, w, t.sandbox_home) {
+            return failed(Step::Sandbox, format!("its container is refused: {why}"));
+        }
+        t.log.push(format!(
+            "[switchboard] runs a container, which is its sandbox: {} runs outside Switchboard's \
+             sandbox (it must reach its daemon), with only the options checked here{}",
+            t.config.command,
+            if w.config.network {
+                "; the container has Docker's network"
+            } else {
+                ", and no network (--network=none)"
+            }
+        ));
+    }
+    let sandboxed = match container {
+        Some(_) => None,
+        None => match sandbox_for(t, &program) {
+            Ok(s) => s,
+            Err(attempt) => return attempt,
+        },
     };
+    let base_env = container
+        .as_ref()
+        .map(|w| sandbox::container_environment(std::env::vars_os(), &w.config.env));
     if let Some(sb) = sandboxed.as_ref().filter(|sb| !sb.policy.network) {
-        if let Err(e) = fetch_for_sandbox(t, &program, sb, &values.env).await {
+        if let Err(e) = fetch_for_sandbox(t, sb).await {
             return failed(Step::FetchingPackage, e);
         }
     }
@@ -296,6 +360,7 @@ async fn stdio(
         path,
         t.log.clone(),
         sandboxed.as_ref(),
+        base_env,
     ) {
         Ok(s) => s,
         // a sandboxed start fails in the sandbox's system calls, or at exec when the sandbox
@@ -318,17 +383,25 @@ async fn stdio(
     let (tx, listings) = mpsc::unbounded_channel();
     let handler = t.handler(tx);
     let step = Mutex::new(Step::Handshake);
-    let init = tokio::time::timeout(t.start_timeout, async {
-        // rmcp drops lines over 16 MB (the call would then just time out); take up to 64 MB and
-        // cut what the model sees instead
-        let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
-            .with_max_line_length(MAX_STDIO_MESSAGE);
-        let running = handler
-            .serve_with_lifecycle(transport, lifecycle(discover))
-            .await
-            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        with_catalog(running, &step, t.name, &Mutex::new(None)).await
-    });
+    let note =
+        |d: Option<Duration>| (t.busy)(d.map(|d| patience::busy_words(&t.config.command, d)));
+    let init = patience::while_busy(
+        async {
+            // rmcp drops lines over 16 MB (the call would then just time out); take up to 64 MB and
+            // cut what the model sees instead
+            let transport =
+                AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
+                    .with_max_line_length(MAX_STDIO_MESSAGE);
+            let running = handler
+                .serve_with_lifecycle(transport, lifecycle(discover))
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            with_catalog(running, &step, t.name, &Mutex::new(None)).await
+        },
+        pid,
+        t.start_timeout,
+        &note,
+    );
     let init = tokio::select! {
         r = init => r,
         _ = cancel.cancelled() => {
@@ -352,12 +425,24 @@ async fn stdio(
             Attempt::RetryLegacy
         }
         Ok(Err(e)) => Attempt::Failed(reap(pid, exit, step, e, true).await),
-        Err(_) => {
+        Err(busy) => {
             let secs = t.start_timeout.as_secs();
-            let e = if step == Step::Handshake {
-                format!("no answer to the MCP handshake within {secs} s (is it an MCP server on stdio?)")
+            let waiting = if step == Step::Handshake {
+                "no answer to the MCP handshake"
             } else {
-                format!("no answer to tools/list within {secs} s")
+                "no answer to tools/list"
+            };
+            let e = if busy {
+                format!(
+                    "{waiting} in {} s, though it was busy all along",
+                    patience::MOST.as_secs()
+                )
+            } else if step == Step::Handshake {
+                format!(
+                    "{waiting}, and it did nothing for {secs} s (is it an MCP server on stdio?)"
+                )
+            } else {
+                format!("{waiting}, and it did nothing for {secs} s")
             };
             // it did not answer in time: that is the news, not how it ended after we gave up
             Attempt::Failed(reap(pid, exit, step, e, false).await)

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::shaping::SamplingText;
 use super::shaping::{file_uri, sampling_text};
 use crate::mcp::process::StderrTail;
 
@@ -98,16 +99,6 @@ pub struct SamplingRequest {
     pub max_tokens: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SamplingText {
-    /// `user` or `assistant`
-    pub role: String,
-    pub text: String,
-    /// Its images (also named in `text`), for a model that sees images, and for the card.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<super::shaping::ResultImage>,
-}
-
 /// What the server gets back: the model's reply, or a refusal (the user declined, or the model
 /// failed) with the reason.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,7 +130,7 @@ pub enum CallEvent {
     /// The server asks the model; answer through the [`Reply`].
     Sampling(SamplingRequest, Reply<SamplingAnswer>),
     /// The call runs as a task on the server: it was created, or its status changed.
-    Task(super::tasks::TaskState),
+    Task(super::task_state::TaskState),
 }
 
 /// Where one call's events go.

@@ -19,9 +19,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::CallEvent;
+use super::outcome::{cancelled, error_outcome};
 use super::state::Session;
 use super::task_state::{Counted, Home, TaskEnd, TaskState};
-use super::tasks::{cancelled, error_outcome, poll_interval};
+use super::tasks::poll_interval;
 use super::{McpHost, ToolOutcome};
 
 /// How long a task is asked to be kept (the server may keep it less, and says so).

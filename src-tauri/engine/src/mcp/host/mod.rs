@@ -8,6 +8,7 @@ mod calls;
 mod connect;
 mod handler;
 mod legacy_tasks;
+mod outcome;
 mod rejoin;
 mod shaping;
 mod sign_in;
@@ -33,15 +34,15 @@ use super::sandbox;
 use supervisor::{Command, Supervisor};
 
 pub use app_resource::AppListing;
-pub use calls::{HostError, ToolOutcome};
 pub use handler::{
     CallEvent, Elicitation, ElicitationAction, ElicitationAnswer, Progress, Reply, SamplingAnswer,
-    SamplingRequest, SamplingText,
+    SamplingRequest,
 };
+pub use outcome::{HostError, ToolOutcome};
 pub use rejoin::KeptSession;
 pub use shaping::{
-    file_uri, result_images, result_text, ResultImage, MAX_RAW_RESULT, MAX_RESULT_TEXT,
-    MAX_STDIO_MESSAGE,
+    file_uri, result_images, result_text, ResultImage, SamplingText, MAX_RAW_RESULT,
+    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};
@@ -224,8 +225,18 @@ impl Slot {
 
 /// A server's sandbox as its row shows it: from its config and the kernel; what it last refused
 /// from its log.
-fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
+fn sandbox_view(slot: &Slot, abi: i32, opts: &HostOptions) -> Option<SandboxView> {
     let wanted = sandbox::wanted(&slot.config)?;
+    let blocked = slot.log.newest_with(sandbox::BLOCKED_NOTE);
+    let home = opts.sandbox_home.as_deref();
+    let readable = blocked.as_deref().and_then(|b| {
+        sandbox::read_offer(
+            b,
+            &wanted.config.read,
+            home,
+            &sandbox::protected(home, &opts.app_dirs),
+        )
+    });
     Some(SandboxView {
         state: sandbox::decide(&wanted, abi),
         network: wanted.config.network,
@@ -235,8 +246,14 @@ fn sandbox_view(slot: &Slot, abi: i32) -> Option<SandboxView> {
         default: wanted.default,
         allow_unsandboxed: wanted.config.allow_unsandboxed,
         kernel_abi: abi,
-        protections: sandbox::protections(abi, wanted.config.network),
-        blocked: slot.log.newest_with(sandbox::BLOCKED_NOTE),
+        // a container's isolation is the container's, not this kernel's sandbox
+        protections: if wanted.container {
+            vec![]
+        } else {
+            sandbox::protections(abi, wanted.config.network)
+        },
+        blocked,
+        readable: readable.map(|p| p.display().to_string()),
         hosts: wanted.config.hosts,
         attempts: slot.attempts.list(),
     })
@@ -275,6 +292,21 @@ impl McpHost {
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),
         })
+    }
+
+    /// Whether `path` is protected for sandboxed servers (credentials under home, the app's own
+    /// folders: `sandbox::protected`), as written or resolved.
+    pub fn is_protected(&self, path: &std::path::Path) -> bool {
+        let home = self.shared.opts.sandbox_home.as_deref();
+        let real = path.canonicalize().ok();
+        sandbox::protected(home, &self.shared.opts.app_dirs)
+            .iter()
+            .any(|p| path.starts_with(p) || real.as_ref().is_some_and(|r| r.starts_with(p)))
+    }
+
+    /// The home folder sandboxed servers are kept out of (`HostOptions::sandbox_home`).
+    pub fn sandbox_home(&self) -> Option<std::path::PathBuf> {
+        self.shared.opts.sandbox_home.clone()
     }
 
     /// Sets the PATH used to find and run server commands (for servers started from now on);
@@ -349,15 +381,20 @@ impl McpHost {
     }
 
     /// Makes the running set match `config`, live: servers that were removed or changed stop,
-    /// new and changed ones start (in parallel), the others are left alone. Waits until every
-    /// started server is running or has failed.
+    /// new and changed ones start (in parallel), the others are left alone; a removed server's
+    /// private folder is deleted. Waits until every started server is running or has failed.
     pub async fn apply_config(&self, config: &McpConfig) {
-        let (stopped, started) = {
+        let (stopped, started, gone) = {
             let mut servers = self.servers.write().unwrap();
             let stale: Vec<String> = servers
                 .iter()
                 .filter(|(name, slot)| config.servers.get(*name) != Some(&slot.config))
                 .map(|(name, _)| name.clone())
+                .collect();
+            let gone: Vec<String> = stale
+                .iter()
+                .filter(|n| !config.servers.contains_key(*n))
+                .cloned()
                 .collect();
             let stopped: Vec<Arc<Slot>> = stale.iter().filter_map(|n| servers.remove(n)).collect();
             let mut started = Vec::new();
@@ -368,9 +405,18 @@ impl McpHost {
                     started.push(slot);
                 }
             }
-            (stopped, started)
+            (stopped, started, gone)
         };
         futures::future::join_all(stopped.iter().map(|s| s.stop())).await;
+        // a server that is gone takes its private folder with it: one made later under its
+        // name starts with an empty one
+        for name in gone {
+            if let Err(e) = sandbox::forget_server(&self.shared.opts.sandbox_dir, &name) {
+                tracing::warn!(
+                    "could not delete the private folder of the removed server {name}: {e}"
+                );
+            }
+        }
         self.shared.changed();
         futures::future::join_all(started.iter().map(|s| s.settled())).await;
     }

@@ -7,7 +7,7 @@
 use rmcp::model::{Role as McpRole, SamplingMessage, SamplingMessageContentBlock};
 use serde_json::Value;
 
-use super::handler::SamplingText;
+use serde::Serialize;
 
 /// The largest message read from a stdio server.
 pub const MAX_STDIO_MESSAGE: usize = 64 * 1024 * 1024;
@@ -276,4 +276,15 @@ mod tests {
             "file:///home/ada/my%20notes/%C3%BC"
         );
     }
+}
+
+/// One message of a server's sampling request, as text (and its images).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SamplingText {
+    /// `user` or `assistant`
+    pub role: String,
+    pub text: String,
+    /// Its images (also named in `text`), for a model that sees images, and for the card.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ResultImage>,
 }

@@ -5,19 +5,15 @@
 //! when a server wants more scopes than it was granted.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use rmcp::transport::auth::AuthorizationManager;
 
-use super::calls::HostError;
-use super::state::SignInView;
+use super::outcome::HostError;
+use super::state::{SessionAuth, SignInView};
 use super::{McpHost, Shared};
 use crate::mcp::config::ServerConfig;
 use crate::mcp::oauth::{self, Browser, ClientChoice, Keep, SignInError};
-
-/// The authorization manager a signed-in session's HTTP client sends tokens from; a new sign-in
-/// swaps a new one in.
-pub type SessionAuth = Arc<tokio::sync::Mutex<AuthorizationManager>>;
 
 /// What the host keeps about its servers' sign-ins.
 #[derive(Default)]

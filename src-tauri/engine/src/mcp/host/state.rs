@@ -13,6 +13,10 @@ use crate::mcp::catalog::{PromptView, ResourceView};
 use crate::mcp::config::Transport;
 use crate::mcp::sandbox::{Detector, SandboxState};
 
+/// The authorization manager a signed-in session's HTTP client sends tokens from; a new sign-in
+/// swaps a new one in.
+pub type SessionAuth = Arc<tokio::sync::Mutex<rmcp::transport::auth::AuthorizationManager>>;
+
 /// Where a server is in its life.
 #[derive(Clone)]
 pub enum Phase {
@@ -37,7 +41,7 @@ pub struct Session {
     /// Tells the sandbox's refusals in its error results, when it runs sandboxed.
     pub sandbox: Option<Arc<Detector>>,
     /// Where a signed-in HTTP session's tokens come from (a new sign-in swaps it).
-    pub auth: Option<super::sign_in::SessionAuth>,
+    pub auth: Option<SessionAuth>,
     /// A Streamable HTTP server's session (its id, kept while tasks run in it).
     pub http: Option<Arc<super::rejoin::HttpSession>>,
 }
@@ -165,6 +169,8 @@ pub struct Snapshot {
     pub path: Option<String>,
     /// How many times it has begun starting (a restart is over when this grew and it settled).
     pub starts: u64,
+    /// What a slow start is busy with ("installing its package: 12 s"), while it is.
+    pub busy: Option<String>,
 }
 
 impl Snapshot {
@@ -176,6 +182,7 @@ impl Snapshot {
             restarts: 0,
             path: None,
             starts: 0,
+            busy: None,
         }
     }
 
@@ -242,6 +249,8 @@ pub struct ToolView {
 pub struct ServerView {
     pub name: String,
     pub status: ServerStatus,
+    /// While it starts slowly: what it is busy with ("installing its package: 12 s").
+    pub busy: Option<String>,
     pub transport: Transport,
     /// The program that was (or would be) run.
     pub command: String,
@@ -308,6 +317,9 @@ pub struct SandboxView {
     pub protections: Vec<crate::mcp::sandbox::Protection>,
     /// The last refusal its log tells of (a heuristic: see `sandbox::Detector`).
     pub blocked: Option<String>,
+    /// The path that refusal names, when the row may offer to let it read it (it exists, is
+    /// not granted yet, and is not protected: `sandbox::read_offer`).
+    pub readable: Option<String>,
     /// Without all of the network, the hosts it may still reach, as its config lists them.
     pub hosts: Vec<String>,
     /// What it tried of the network, refused or let through, with how many times (noted by

@@ -191,6 +191,11 @@ impl Supervisor {
                 keep: self.shared.keep_for(&self.config),
                 rejoin: rejoin.clone(),
                 attempts: &self.attempts,
+                busy: &|note| {
+                    if self.state.borrow().busy != note {
+                        self.publish(|s| s.busy = note);
+                    }
+                },
             };
             let cancel = CancellationToken::new();
             let mut resolved = None;
@@ -291,6 +296,10 @@ impl Supervisor {
             tokio::select! {
                 how = exited(&mut exit) => {
                     drop(running);
+                    // whatever it started ends with it, before it is started again
+                    if let Some(mut exit) = session.exit.clone() {
+                        process::terminate(session.pid, &mut exit, Duration::from_secs(1)).await;
+                    }
                     return End::Exited { how, pid: session.pid };
                 }
                 kind = listings.recv(), if listening => match kind {

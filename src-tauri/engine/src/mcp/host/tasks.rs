@@ -27,6 +27,7 @@ use super::handler::{
     elicit_result, elicitation_of, roots_result, sampling_request_of, sampling_result, CallEvent,
     Reply, SamplingAnswer,
 };
+use super::outcome::{cancelled, error_outcome};
 use super::rejoin::KeptSession;
 use super::state::Session;
 pub use super::task_state::{is_open, TaskEnd, TaskHandle, TaskState};
@@ -553,23 +554,6 @@ impl McpHost {
             }
         }
     }
-}
-
-/// A call's end in words, as an error.
-pub(super) fn error_outcome(server: &str, tool: &str, text: String) -> ToolOutcome {
-    ToolOutcome {
-        server: server.to_string(),
-        tool: tool.to_string(),
-        text,
-        is_error: true,
-        raw: None,
-        images: vec![],
-    }
-}
-
-/// A task the user stopped.
-pub(super) fn cancelled(server: &str, tool: &str) -> ToolOutcome {
-    error_outcome(server, tool, "The call was cancelled by the user.".into())
 }
 
 /// Sends a question to whoever runs the call and waits for the answer (none when they are gone

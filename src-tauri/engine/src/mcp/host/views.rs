@@ -65,6 +65,10 @@ impl McpHost {
                 };
                 ServerView {
                     status: s.status(),
+                    busy: s
+                        .busy
+                        .clone()
+                        .filter(|_| matches!(s.phase, Phase::Starting)),
                     transport: slot.config.transport(),
                     command: s
                         .resolved
@@ -107,7 +111,7 @@ impl McpHost {
                         .or(report.and_then(|r| r.pid)),
                     path: s.path.clone(),
                     trusted: slot.config.trusts_hints(),
-                    sandbox: sandbox_view(&slot, self.shared.landlock_abi),
+                    sandbox: sandbox_view(&slot, self.shared.landlock_abi, &self.shared.opts),
                     sign_in: self.shared.sign_in_view(&name, &slot.config),
                     name,
                 }

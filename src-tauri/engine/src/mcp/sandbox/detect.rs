@@ -67,7 +67,7 @@ impl Detector {
             return self.path_blocked(&path).then(|| {
                 let real = resolved(&path);
                 if self.read.iter().any(|r| real.starts_with(r)) {
-                    format!("{} (it may only read there)", path.display())
+                    format!("{}{READ_ONLY_WORDS}", path.display())
                 } else {
                     path.display().to_string()
                 }
@@ -91,6 +91,48 @@ impl Detector {
         host_can_reach(&real)
     }
 }
+
+/// What the row may offer to let a server read, from the newest refusal its log tells of
+/// (`note`: what follows [`BLOCKED_NOTE`]): the path it names, when the refusal was of a path it
+/// may not read at all (not a write where it may read), the path exists, is not in its read
+/// grants already (`read`, as its config lists them, `~` for `home`), and is not protected
+/// (credentials, the app's own folders: `protected`, as written and resolved). Never `/` or
+/// home.
+pub fn read_offer(
+    note: &str,
+    read: &[String],
+    home: Option<&Path>,
+    protected: &[PathBuf],
+) -> Option<PathBuf> {
+    if !note.starts_with('/') || note.ends_with(READ_ONLY_WORDS) {
+        return None;
+    }
+    let path = PathBuf::from(note);
+    path.symlink_metadata().ok()?;
+    let real = resolved(&path);
+    if path.parent().is_none() || home.is_some_and(|h| h == path || h == real) {
+        return None;
+    }
+    if protected
+        .iter()
+        .any(|p| path.starts_with(p) || real.starts_with(p))
+    {
+        return None;
+    }
+    let granted = read.iter().any(|r| {
+        let r = match (r.strip_prefix('~'), home) {
+            (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+                h.join(rest.trim_start_matches('/'))
+            }
+            _ => PathBuf::from(r),
+        };
+        path.starts_with(&r) || real.starts_with(resolved(&r))
+    });
+    (!granted).then_some(path)
+}
+
+/// What a refusal of a write where the server may read says after the path.
+const READ_ONLY_WORDS: &str = " (it may only read there)";
 
 /// `path` with symlinks resolved as far as it exists.
 fn resolved(path: &Path) -> PathBuf {

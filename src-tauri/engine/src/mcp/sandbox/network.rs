@@ -243,9 +243,15 @@ impl Network {
     }
 
     /// A binding: only to this computer's own addresses (a server's sign-in callback), never
-    /// where the network could reach it.
+    /// where the network could reach it; a port the system gives, or one from 1024 that no
+    /// program on this computer listens on (on another loopback address a client of that program
+    /// could reach the server instead).
     pub fn may_bind(&self, at: SocketAddr) -> bool {
-        matches!(self.reach, Reach::All) || canonical(at.ip()).is_loopback()
+        if matches!(self.reach, Reach::All) {
+            return true;
+        }
+        canonical(at.ip()).is_loopback()
+            && (at.port() == 0 || (at.port() >= 1024 && !listened_on(at.port())))
     }
 
     /// The stub's answer to one DNS message (`None`: not a question it can answer at all). A
@@ -272,7 +278,20 @@ impl Network {
         if !self.name_allowed(&name) {
             if !seen.contains(&name) {
                 seen.push(name.clone());
-                self.attempts.note(name.clone(), name, false);
+                // what it asked is the server's: only a host name is offered to allow, and told
+                // as it is; anything else as what it is
+                let host = HostRule::parse(&name)
+                    .ok()
+                    .filter(|r| !r.wildcard && r.address.is_none())
+                    .map(|r| r.host);
+                match host {
+                    Some(h) => self.attempts.note(h.clone(), h, false),
+                    None => self.attempts.note(
+                        "a name that is not a host name".into(),
+                        String::new(),
+                        false,
+                    ),
+                }
             }
             *reply.rcode_mut() = RCODE::Refused;
             return reply.build_bytes_vec().ok();
@@ -300,6 +319,23 @@ impl Network {
     }
 }
 
+/// Whether a program of this network namespace listens on TCP `port` (any address).
+fn listened_on(port: u16) -> bool {
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                let listening = cols.get(3) == Some(&"0A");
+                let local_port = cols
+                    .get(1)
+                    .and_then(|a| a.rsplit_once(':'))
+                    .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+                listening && local_port == Some(port)
+            })
+        })
+    })
+}
+
 /// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) is that IPv4 address.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
@@ -318,9 +354,13 @@ struct Stub {
     stop: Arc<AtomicBool>,
 }
 
-/// The most a DNS message over TCP may be, and the most asked on one connection.
+/// The most a DNS message over TCP may be, the most asked on one connection, how long one
+/// connection may last, and how many may be open at once (more are closed at once: a server
+/// cannot take the host's threads and descriptors).
 const MAX_MESSAGE: usize = 4096;
 const MAX_QUESTIONS: usize = 32;
+const CONNECTION_LIFE: Duration = Duration::from_secs(10);
+const MAX_CONNECTIONS: usize = 16;
 
 impl Stub {
     fn start(net: std::sync::Weak<Network>) -> std::io::Result<Stub> {
@@ -328,6 +368,7 @@ impl Stub {
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let ending = stop.clone();
+        let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         std::thread::Builder::new()
             .name("sandbox-dns".into())
             .spawn(move || {
@@ -338,10 +379,19 @@ impl Stub {
                     let (Ok(conn), Some(_)) = (conn, net.upgrade()) else {
                         continue;
                     };
-                    let net = net.clone();
+                    if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                        open.fetch_sub(1, Ordering::SeqCst);
+                        continue;
+                    }
+                    let (net, open) = (net.clone(), open.clone());
+                    // a thread that did not start keeps the count it took: a host short of
+                    // threads answers fewer
                     let _ = std::thread::Builder::new()
                         .name("sandbox-dns-conn".into())
-                        .spawn(move || serve(conn, net));
+                        .spawn(move || {
+                            serve(conn, net);
+                            open.fetch_sub(1, Ordering::SeqCst);
+                        });
                 }
             })?;
         Ok(Stub { addr, stop })
@@ -358,10 +408,16 @@ impl Drop for Stub {
 
 /// Answers the questions of one connection (2-byte length, then the message).
 fn serve(mut conn: TcpStream, net: std::sync::Weak<Network>) {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
-    let _ = conn.set_write_timeout(Some(Duration::from_secs(10)));
+    let end = std::time::Instant::now() + CONNECTION_LIFE;
     let mut seen = Vec::new();
     for _ in 0..MAX_QUESTIONS {
+        // the connection's whole life, not each read's
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let _ = conn.set_read_timeout(Some(left));
+        let _ = conn.set_write_timeout(Some(left));
         let mut len = [0u8; 2];
         if conn.read_exact(&mut len).is_err() {
             return;
@@ -450,6 +506,8 @@ mod tests {
             .answer(&query("exfil.example.com", TYPE::A), &mut vec![])
             .unwrap();
         assert_eq!(Packet::parse(&bytes).unwrap().rcode(), RCODE::Refused);
+        // a name that is not a host name is told as such, with nothing to allow
+        net.answer(&query("*.com", TYPE::A), &mut vec![]);
         // what it gave may be reached; what it did not, not; DNS goes to the stub
         assert_eq!(net.route("127.0.0.1:8080".parse().unwrap()), Route::Direct);
         assert_eq!(
@@ -470,7 +528,18 @@ mod tests {
             .filter(|a| !a.allowed)
             .map(|a| a.target)
             .collect();
-        assert_eq!(refused, ["exfil.example.com", "93.184.215.14:443"]);
+        assert_eq!(
+            refused,
+            [
+                "exfil.example.com",
+                "a name that is not a host name",
+                "93.184.215.14:443"
+            ]
+        );
+        assert!(attempts
+            .list()
+            .iter()
+            .all(|a| a.target != "a name that is not a host name" || a.host.is_empty()));
         // garbage is no question
         assert_eq!(net.answer(b"\x00\x01garbage", &mut vec![]), None);
     }

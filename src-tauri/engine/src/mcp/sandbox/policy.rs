@@ -15,6 +15,9 @@ pub struct Wanted {
     /// Folders it writes in because they are its own: the built-in `files` server's folder, the
     /// `research` server's paper store.
     pub own: Vec<PathBuf>,
+    /// It runs a container (`docker run`, `podman run`): the container is its sandbox
+    /// (`container.rs`).
+    pub container: bool,
 }
 
 /// The sandbox `cfg` asks for: its own, or the built-ins' default (no folders; no network but
@@ -34,11 +37,13 @@ pub fn wanted(cfg: &ServerConfig) -> Option<Wanted> {
             config: c.clone(),
             default: false,
             own,
+            container: super::is_container(cfg),
         }),
         None if BUILTINS_SANDBOXED && cfg.builtin().is_some() => Some(Wanted {
             config: SandboxConfig::builtin_default(cfg.builtin().unwrap_or_default()),
             default: true,
             own,
+            container: false,
         }),
         None => None,
     }
@@ -54,10 +59,15 @@ pub enum SandboxState {
     Unsupported,
     /// The kernel cannot sandbox and the user agreed: it runs without.
     Waived,
+    /// It runs a container, which is its sandbox (`container.rs`): the docker command runs
+    /// without Switchboard's, with only the options Switchboard checked.
+    Container,
 }
 
 pub fn decide(wanted: &Wanted, abi: i32) -> SandboxState {
-    if abi >= MIN_ABI {
+    if wanted.container {
+        SandboxState::Container
+    } else if abi >= MIN_ABI {
         SandboxState::On
     } else if wanted.config.allow_unsandboxed {
         SandboxState::Waived
@@ -90,6 +100,9 @@ pub struct Places {
     pub private: PathBuf,
     /// What is never granted unless named ([`protected`]).
     pub protected: Vec<PathBuf>,
+    /// The files and folders the certificate settings it gets name ([`cert_paths`]): readable
+    /// when it has any network.
+    pub certs: Vec<PathBuf>,
 }
 
 /// Every path a sandboxed server may reach, resolved (Landlock rules apply to the inode a path
@@ -255,9 +268,28 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     for p in SYSTEM_READ {
         add(&mut found, Path::new(p));
     }
+    // what the server may change itself: a grant derived from a path in there could lead, by a
+    // link it put there before a restart, anywhere (its cwd made a link to `/`); such a path
+    // brings nothing, the write grant covers it as it is
+    let writable: Vec<PathBuf> = std::iter::once(places.private.clone())
+        .chain(wanted.own.iter().cloned())
+        .chain(wanted.config.write.iter().map(|w| expand(w, home)))
+        .flat_map(|w| {
+            let real = w.canonicalize().ok();
+            std::iter::once(w).chain(real)
+        })
+        .collect();
+    let changeable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
     // the program, as given and resolved (a venv's python is a symlink to the interpreter)
     let real_program = places.program.canonicalize().ok();
-    for p in std::iter::once(&places.program).chain(real_program.as_ref()) {
+    let programs: Vec<&PathBuf> = if changeable(&places.program) {
+        vec![]
+    } else {
+        std::iter::once(&places.program)
+            .chain(real_program.as_ref())
+            .collect()
+    };
+    for p in programs {
         if let Some(d) = program_dir(p, home) {
             if d == *p {
                 for c in companions(p) {
@@ -267,16 +299,23 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
             add(&mut found, &d);
         }
     }
-    for a in &places.args {
+    // the script it is given, and its package (not for a server whose config says only what it
+    // names: a catalog install, whose arguments are a publisher's)
+    let args = if wanted.config.only_named {
+        &[][..]
+    } else {
+        &places.args[..]
+    };
+    for a in args {
         let p = Path::new(a);
-        if p.is_absolute() && p.is_file() {
+        if p.is_absolute() && p.is_file() && !changeable(p) {
             let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
             if let Some(d) = script_dir(&real, home) {
                 add(&mut found, &d);
             }
         }
     }
-    if let Some(cwd) = &places.cwd {
+    if let Some(cwd) = places.cwd.as_ref().filter(|c| !changeable(c)) {
         add(&mut found, cwd);
     }
     for entry in places.path_var.as_deref().unwrap_or_default().split(':') {
@@ -293,6 +332,15 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     }
     for c in launcher_shared(&places.command, home) {
         add(&mut found, &c);
+    }
+    // with any network, the certificates its TLS clients are told to trust (`env.rs`): a file
+    // as itself, a folder unless it is one many programs share (never home)
+    if wanted.config.network || !wanted.config.hosts.is_empty() {
+        for c in places.certs.iter().filter(|c| !changeable(c)) {
+            if c.is_file() || (c.is_dir() && !too_broad(c, home)) {
+                add(&mut found, c);
+            }
+        }
     }
     let protected = &places.protected;
     // a configured path names a protected one only when it is written as it (or inside it):
@@ -350,19 +398,33 @@ pub fn policy(wanted: &Wanted, places: &Places) -> Policy {
     }
 }
 
-/// A server's private folder under `root`, from its name (any character a folder name should
-/// not have becomes `_`).
+/// A server's private folder under `root`: its own, from its exact name
+/// ([`crate::paths::folder_name`]: `.c` and `_.c`, `a b` and `a_b` each get their own). It is
+/// deleted with its server ([`forget_server`]), so a server made later under the same name starts
+/// with an empty one.
 pub fn private_dir(root: &Path, server: &str) -> PathBuf {
-    let mut safe: String = server
-        .chars()
-        .map(|c| match c {
-            c if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') => c,
-            ' ' => '+',
-            _ => '_',
-        })
-        .collect();
-    if safe.is_empty() || safe.starts_with('.') {
-        safe.insert(0, '_');
+    root.join(crate::paths::folder_name(server))
+}
+
+/// Where the host keeps what it fetched for a server ([`super::fetch`]: its record, its staging
+/// folder): beside the private folders, in `root/.fetched/`, which no server's private folder
+/// can be (their names never start with `.`) and no server may write.
+pub fn fetch_dir(root: &Path, server: &str) -> PathBuf {
+    root.join(FETCHED).join(crate::paths::folder_name(server))
+}
+
+/// The host's own folder under the sandbox root ([`fetch_dir`]).
+const FETCHED: &str = ".fetched";
+
+/// Deletes what the sandbox kept for `server` under `root`: its private folder (temporary
+/// files, caches) and the host's record of what was fetched for it. For a server that is no
+/// longer configured; a missing folder is no error.
+pub fn forget_server(root: &Path, server: &str) -> std::io::Result<()> {
+    for dir in [private_dir(root, server), fetch_dir(root, server)] {
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
     }
-    root.join(safe)
+    Ok(())
 }

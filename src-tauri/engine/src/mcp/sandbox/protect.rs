@@ -144,7 +144,80 @@ pub const CREDENTIALS: &[&str] = &[
     ".config/Exodus",
 ];
 
-/// The protected paths: [`CREDENTIALS`] under `home`, and `app` (the app's config, data and
+/// System files that hold secrets: unreadable to a user anyway, but a server run by root (whose
+/// capabilities are dropped, but not its user) would read them through the system folders it
+/// may read.
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wpa_supplicant",
+    "/etc/libvirt/secrets",
+];
+
+/// Run by root, a server (whose capabilities are dropped, not its user) would read every file
+/// of `/etc` only root may read: those are protected too (files not readable by others, and
+/// folders not searchable by others), however they are named. Nothing for another user, who
+/// cannot read them anyway. Read once per run (a walk of `/etc`, ~1,000 entries, would
+/// otherwise be paid at each server's start).
+fn root_only() -> Vec<PathBuf> {
+    static ONCE: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    ONCE.get_or_init(read_root_only).clone()
+}
+
+fn read_root_only() -> Vec<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if unsafe { libc::geteuid() } != 0 {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![(PathBuf::from("/etc"), 0)];
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let Ok(meta) = e.path().symlink_metadata() else {
+                    continue;
+                };
+                if meta.file_type().is_symlink() {
+                    continue;
+                }
+                let others = meta.mode() & 0o007;
+                if meta.is_dir() {
+                    if others & 0o001 == 0 {
+                        out.push(e.path());
+                    } else if depth < 6 {
+                        stack.push((e.path(), depth + 1));
+                    }
+                } else if others & 0o004 == 0 {
+                    out.push(e.path());
+                }
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        vec![]
+    }
+}
+
+/// The protected paths: [`CREDENTIALS`] under `home`, [`SYSTEM_SECRETS`] (and, run by root,
+/// what only root may read in `/etc`), and `app` (the app's config, data and
 /// cache folders). Each as written and, when it exists, as resolved (a `~/.ssh` that is a
 /// symlink into a dotfiles folder is protected there too).
 pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
@@ -152,6 +225,8 @@ pub fn protected(home: Option<&Path>, app: &[PathBuf]) -> Vec<PathBuf> {
     let listed = home
         .into_iter()
         .flat_map(|h| CREDENTIALS.iter().map(move |c| h.join(c)))
+        .chain(SYSTEM_SECRETS.iter().map(PathBuf::from))
+        .chain(root_only())
         .chain(app.iter().cloned());
     for p in listed {
         if let Ok(real) = p.canonicalize() {

@@ -78,7 +78,6 @@ const ALLOWED: &[Call] = calls![
     SYS_close_range,
     SYS_dup,
     SYS_dup3,
-    SYS_fcntl,
     SYS_flock,
     SYS_fsync,
     SYS_fdatasync,
@@ -147,13 +146,11 @@ const ALLOWED: &[Call] = calls![
     SYS_io_getevents,
     // the network (`socket`, `socketpair`, `connect`, `bind` and sending to an address are
     // checked: [`allow_list`])
-    SYS_listen,
     SYS_accept,
     SYS_accept4,
     SYS_getsockname,
     SYS_getpeername,
     SYS_getsockopt,
-    SYS_setsockopt,
     SYS_recvfrom,
     SYS_recvmsg,
     SYS_recvmmsg,
@@ -196,7 +193,6 @@ const ALLOWED: &[Call] = calls![
     SYS_capget,
     SYS_capset,
     SYS_prctl,
-    SYS_seccomp,
     SYS_landlock_create_ruleset,
     SYS_landlock_add_rule,
     SYS_landlock_restrict_self,
@@ -324,14 +320,28 @@ pub const SYS_FCHMODAT2: i64 = 452;
 /// same). Known ones below fail with EPERM.
 const NEWER_CALLS: u32 = 451;
 
-/// The namespaces `clone` may not make (`CLONE_NEWTIME` is an exit signal bit to `clone`).
-const CLONE_NEW: u64 = (libc::CLONE_NEWNS
+/// What `clone` may not do: make namespaces (`CLONE_NEWTIME` is an exit signal bit to `clone`),
+/// or make its child the host's (`CLONE_PARENT`: a sibling of the server, left to the host to
+/// reap).
+const CLONE_NEW: u64 = (libc::CLONE_PARENT
+    | libc::CLONE_NEWNS
     | libc::CLONE_NEWCGROUP
     | libc::CLONE_NEWUTS
     | libc::CLONE_NEWIPC
     | libc::CLONE_NEWUSER
     | libc::CLONE_NEWPID
     | libc::CLONE_NEWNET) as u64;
+
+/// The IPv6 socket options that route packets (`IPV6_2292RTHDR`, `IPV6_2292PKTOPTIONS`,
+/// `IPV6_NEXTHOP`, `IPV6_RTHDR`).
+const ROUTING_OPTIONS_V6: &[u64] = &[5, 6, 9, 57];
+
+/// The ioctls that set a file's attribute flags: `FS_IOC_SETFLAGS` (and its 32-bit twin) and
+/// `FS_IOC_FSSETXATTR`.
+const FILE_FLAGS_IOCTLS: &[u64] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
+
+/// `IOPRIO_WHO_PROCESS`.
+const IOPRIO_WHO_PROCESS: u64 = 1;
 
 /// `TIOCLINUX` (not in libc for every target): the Linux console's ioctl that can paste the
 /// selection into its input.
@@ -436,8 +446,33 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
     let sending = [libc::SYS_sendto, libc::SYS_sendmsg, libc::SYS_sendmmsg];
     let hands_network = shape.supervised && shape.net != Net::On;
     if hands_network {
+        // connect, bind and listen are the host's (listen on a socket never bound binds it to
+        // every address, unseen)
         rules.insert(libc::SYS_connect, vec![]);
         rules.insert(libc::SYS_bind, vec![]);
+        rules.insert(libc::SYS_listen, vec![]);
+        // no option that sends its packets elsewhere than the address the host connected it to:
+        // an IPv6 routing header (segment routing needs no privilege), a next hop, IPv4 options
+        let level = |l: i32| arg(1, SeccompCmpOp::Eq, l as u64);
+        let not = |o: u64| arg(2, SeccompCmpOp::Ne, o);
+        let mut v6 = vec![level(libc::IPPROTO_IPV6)?];
+        for o in ROUTING_OPTIONS_V6 {
+            v6.push(not(*o)?);
+        }
+        rules.insert(
+            libc::SYS_setsockopt,
+            vec![
+                rule(vec![
+                    arg(1, SeccompCmpOp::Ne, libc::IPPROTO_IPV6 as u64)?,
+                    arg(1, SeccompCmpOp::Ne, libc::IPPROTO_IP as u64)?,
+                ])?,
+                rule(v6)?,
+                rule(vec![
+                    level(libc::IPPROTO_IP)?,
+                    not(libc::IP_OPTIONS as u64)?,
+                ])?,
+            ],
+        );
         let no_fast_open = |i: u8| arg(i, SeccompCmpOp::MaskedEq(libc::MSG_FASTOPEN as u64), 0);
         let no_address =
             SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Eq, 0).map_err(sc)?;
@@ -448,9 +483,14 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
         rules.insert(libc::SYS_sendmsg, vec![rule(vec![no_fast_open(2)?])?]);
         rules.insert(libc::SYS_sendmmsg, vec![rule(vec![no_fast_open(3)?])?]);
     } else {
-        for nr in [libc::SYS_connect, libc::SYS_bind]
-            .into_iter()
-            .chain(sending)
+        for nr in [
+            libc::SYS_connect,
+            libc::SYS_bind,
+            libc::SYS_listen,
+            libc::SYS_setsockopt,
+        ]
+        .into_iter()
+        .chain(sending)
         {
             rules.insert(nr, vec![]);
         }
@@ -468,13 +508,16 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
             rule(vec![unix()?, kind(libc::SOCK_SEQPACKET)?])?,
         ],
     );
-    rules.insert(
-        libc::SYS_ioctl,
-        vec![rule(vec![
-            arg(1, SeccompCmpOp::Ne, libc::TIOCSTI)?,
-            arg(1, SeccompCmpOp::Ne, TIOCLINUX)?,
-        ])?],
-    );
+    // ioctl: never typing into a terminal, nor a file's attribute flags (immutable, append
+    // only, no dump: Landlock does not see them, so a file it may only read would get them)
+    let mut ioctl = vec![
+        arg(1, SeccompCmpOp::Ne, libc::TIOCSTI)?,
+        arg(1, SeccompCmpOp::Ne, TIOCLINUX)?,
+    ];
+    for request in FILE_FLAGS_IOCTLS {
+        ioctl.push(arg(1, SeccompCmpOp::Ne, *request)?);
+    }
+    rules.insert(libc::SYS_ioctl, vec![rule(ioctl)?]);
     rules.insert(
         libc::SYS_clone,
         vec![rule(vec![arg(0, SeccompCmpOp::MaskedEq(CLONE_NEW), 0)?])?],
@@ -504,8 +547,41 @@ pub fn allow_list(shape: Shape) -> Result<Vec<libc::sock_filter>, SandboxError> 
     if shape.abi >= 3 {
         rules.insert(libc::SYS_truncate, vec![]);
     }
-    rules.insert(libc::SYS_setpriority, own(1)?);
-    rules.insert(libc::SYS_ioprio_set, own(1)?);
+    // setpriority(PRIO_PROCESS, 0, …), ioprio_set(IOPRIO_WHO_PROCESS, 0, …): itself, never a
+    // process group or all of its user's processes
+    rules.insert(
+        libc::SYS_setpriority,
+        vec![rule(vec![
+            arg(0, SeccompCmpOp::Eq, libc::PRIO_PROCESS as u64)?,
+            arg(1, SeccompCmpOp::Eq, 0)?,
+        ])?],
+    );
+    rules.insert(
+        libc::SYS_ioprio_set,
+        vec![rule(vec![
+            arg(0, SeccompCmpOp::Eq, IOPRIO_WHO_PROCESS)?,
+            arg(1, SeccompCmpOp::Eq, 0)?,
+        ])?],
+    );
+    // more filters of its own, never one with a listener: a process that outlived the host
+    // would answer its own handed-over calls
+    rules.insert(
+        libc::SYS_seccomp,
+        vec![rule(vec![arg(
+            1,
+            SeccompCmpOp::MaskedEq(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER),
+            0,
+        )?])?],
+    );
+    // fcntl: never a lease on a file (it would hold up others' writes to a file it may only read)
+    rules.insert(
+        libc::SYS_fcntl,
+        vec![rule(vec![arg(
+            1,
+            SeccompCmpOp::Ne,
+            libc::F_SETLEASE as u64,
+        )?])?],
+    );
     // the metadata calls and sessions: the host's when it supervises (the second filter hands
     // them over; this one must let them through for that), else only on a descriptor
     if shape.supervised {
@@ -633,7 +709,11 @@ fn prelude(allowed: &BTreeMap<i64, Vec<SeccompRule>>) -> Vec<libc::sock_filter> 
 }
 
 /// The network calls handed to the host when the server may not reach all of the network.
-pub const SUPERVISED_NETWORK: &[Call] = &[(libc::SYS_connect, "connect"), (libc::SYS_bind, "bind")];
+pub const SUPERVISED_NETWORK: &[Call] = &[
+    (libc::SYS_connect, "connect"),
+    (libc::SYS_bind, "bind"),
+    (libc::SYS_listen, "listen"),
+];
 
 /// What the host answers for a server of `shape`.
 pub fn supervised_calls(shape: Shape) -> Vec<Call> {

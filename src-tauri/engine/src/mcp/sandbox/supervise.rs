@@ -5,7 +5,7 @@
 //! - **A file's metadata** (`chmod`, `chown`, `utimes` and kin, by path or descriptor): Landlock
 //!   has no right for them, so a server could make `~/.ssh/id_rsa` readable to everyone. The host
 //!   does the change itself, on the very file the server named (resolved by the host from the
-//!   server's working folder or descriptor, `/proc/self` as the server's), and only when that
+//!   server's working folder or descriptor, never through a magic link of `/proc`), and only when that
 //!   file is inside one of the server's write grants; anything else fails with EPERM and is told in the
 //!   server's log. Never a set-user-ID or set-group-ID bit. The server's memory is read, never
 //!   trusted twice: the call is done on the host's copy of its arguments, not continued (the
@@ -189,6 +189,50 @@ pub struct Supervisor {
     pub groups: Groups,
     /// Tells the server's log what the sandbox refused.
     pub report: Box<dyn Fn(String) + Send>,
+    /// Its connects under way (each on a thread of its own).
+    pub connecting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The most connects of one server under way at once.
+const MAX_CONNECTING: usize = 64;
+
+/// The most process groups and sessions one server may have made that are still there.
+const MAX_GROUPS: usize = 1024;
+
+/// Notes group `g` (made by the process `g`); false when the server already has [`MAX_GROUPS`]
+/// that are still there.
+fn note_group(groups: &Groups, g: i32) -> bool {
+    let mut made = groups.made.lock().unwrap();
+    if made.len() >= MAX_GROUPS {
+        // forget the ended ones: their leader gone and nobody left in them
+        let members = group_members();
+        made.retain(|g, leader| leader_alive(leader.as_ref()) || members.contains(g));
+        if made.len() >= MAX_GROUPS {
+            return false;
+        }
+    }
+    made.insert(g, pidfd(g));
+    true
+}
+
+fn pidfd(pid: i32) -> Option<OwnedFd> {
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Whether the process behind a pidfd is still running (a pidfd reads as ready once it ended).
+fn leader_alive(pidfd: Option<&OwnedFd>) -> bool {
+    let Some(fd) = pidfd else { return false };
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    unsafe { libc::poll(&mut p, 1, 0) == 0 }
+}
+
+fn ipv4_mapped_loopback(ip: std::net::IpAddr) -> bool {
+    matches!(ip, std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()))
 }
 
 impl Supervisor {
@@ -265,18 +309,29 @@ impl Supervisor {
             // a call this supervisor does not know: refused, as the allow-list refuses
             return Answer::Failed(libc::EPERM);
         };
+        let closing = self
+            .groups
+            .closing
+            .load(std::sync::atomic::Ordering::SeqCst);
         match call {
-            Call::Session => {
-                if let Some(tgid) = tgid_of(tid) {
-                    self.groups.lock().unwrap().insert(tgid);
-                }
-                Answer::Continue
-            }
+            // the server is ending: no new session or group to hide in
+            Call::Session | Call::Group { .. } if closing => Answer::Failed(libc::EPERM),
+            Call::Session => match tgid_of(tid) {
+                Some(tgid) if note_group(&self.groups, tgid) => Answer::Continue,
+                // it made too many that are still there
+                Some(_) => Answer::Failed(libc::EAGAIN),
+                None => Answer::Continue,
+            },
             Call::Group { pid, pgid } => {
-                let target = if pid == 0 { tgid_of(tid) } else { Some(pid) };
-                if let Some(t) = target {
-                    let group = if pgid == 0 { t } else { pgid };
-                    self.groups.lock().unwrap().insert(group);
+                // a new group is named after the process that leads it, the caller or a child
+                // of its; joining a group is joining one of its session, which is the server's
+                // or one noted already. Only what the kernel could accept is noted.
+                if let Some(caller) = tgid_of(tid) {
+                    let target = if pid == 0 { caller } else { pid };
+                    let ours = target == caller || parent_of(target) == Some(caller);
+                    if ours && (pgid == 0 || pgid == target) && !note_group(&self.groups, target) {
+                        return Answer::Failed(libc::EAGAIN);
+                    }
                 }
                 Answer::Continue
             }
@@ -292,7 +347,25 @@ impl Supervisor {
                 Ok(()) => Answer::Done,
                 Err(e) => Answer::Failed(e),
             },
+            Call::Listen { fd, backlog } => match self.listen(tid, req.id, fd, backlog) {
+                Ok(()) => Answer::Done,
+                Err(e) => Answer::Failed(e),
+            },
         }
+    }
+
+    /// The server's socket `fd` (the notification still its process's), when it is an IPv4 or
+    /// IPv6 one, and its domain.
+    fn inet_socket(&self, tid: i32, id: u64, fd: i32) -> Result<(OwnedFd, i32), i32> {
+        let sock = grab_fd(tid, fd)?;
+        if !self.still_valid(id) {
+            return Err(libc::ESRCH);
+        }
+        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
+        if domain != libc::AF_INET && domain != libc::AF_INET6 {
+            return Err(libc::EPERM);
+        }
+        Ok((sock, domain))
     }
 
     /// The server's socket `fd` and the address at `addr`, read once (and the notification
@@ -307,14 +380,7 @@ impl Supervisor {
     ) -> Result<(OwnedFd, std::net::SocketAddr, i32), i32> {
         let bytes = read_mem(tid, addr, (len as usize).min(128))?;
         let to = sockaddr(&bytes).ok_or(libc::EAFNOSUPPORT)?;
-        let sock = grab_fd(tid, fd)?;
-        if !self.still_valid(id) {
-            return Err(libc::ESRCH);
-        }
-        let domain = sockopt(&sock, libc::SO_DOMAIN)?;
-        if domain != libc::AF_INET && domain != libc::AF_INET6 {
-            return Err(libc::EPERM);
-        }
+        let (sock, domain) = self.inet_socket(tid, id, fd)?;
         Ok((sock, to, domain))
     }
 
@@ -330,6 +396,17 @@ impl Supervisor {
             super::network::Route::Stub(stub) => stub,
             super::network::Route::Direct => to,
         };
+        // a connect that waits holds a thread of the host's: only so many at once
+        if self
+            .connecting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            >= MAX_CONNECTING
+        {
+            self.connecting
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            return Err(libc::ENOBUFS);
+        }
+        let connecting = self.connecting.clone();
         let listener = self.listener.as_raw_fd();
         // the listener outlives the thread: it is closed only when no process of the server
         // is left, and this one waits in its connect
@@ -342,6 +419,7 @@ impl Supervisor {
             .name("sandbox-connect".into())
             .spawn(move || {
                 let r = sys_connect(&sock, dest, domain);
+                connecting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 let mut resp = libc::seccomp_notif_resp {
                     id,
                     val: 0,
@@ -352,6 +430,44 @@ impl Supervisor {
             })
             .map(|_| ())
             .map_err(|_| libc::EAGAIN)
+    }
+
+    /// Listens on the server's socket, only once it is bound (by the host, to a loopback
+    /// address): listening on a socket never bound would bind it to every address.
+    fn listen(&self, tid: i32, id: u64, fd: i32, backlog: i32) -> Result<(), i32> {
+        if self.network.is_none() {
+            return Err(libc::EPERM);
+        }
+        let (sock, _) = self.inet_socket(tid, id, fd)?;
+        let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        let got = unsafe {
+            libc::getsockname(
+                sock.as_raw_fd(),
+                (&mut st as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        };
+        let raw = unsafe {
+            std::slice::from_raw_parts(
+                (&st as *const libc::sockaddr_storage).cast::<u8>(),
+                len as usize,
+            )
+        };
+        let bound = (got == 0).then(|| sockaddr(raw)).flatten();
+        match bound {
+            Some(at) if at.port() != 0 && at.ip().is_loopback() => {}
+            Some(at) if at.port() != 0 && ipv4_mapped_loopback(at.ip()) => {}
+            _ => {
+                (self.report)("the network: it tried to listen without an address".into());
+                return Err(libc::EACCES);
+            }
+        }
+        if unsafe { libc::listen(sock.as_raw_fd(), backlog) } == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
     }
 
     /// Binds the server's socket, to a loopback address only.
@@ -417,6 +533,11 @@ enum Call {
         target: Target,
         op: Op,
     },
+    /// `listen(fd, backlog)`.
+    Listen {
+        fd: i32,
+        backlog: i32,
+    },
     /// `connect(fd, addr, len)`, `bind(fd, addr, len)`: the address in the server's memory.
     Connect {
         fd: i32,
@@ -481,6 +602,10 @@ impl Call {
                 fd: int(0),
                 addr: a[1],
                 len: a[2] as u32,
+            }),
+            libc::SYS_listen => Some(Call::Listen {
+                fd: int(0),
+                backlog: int(1),
             }),
             libc::SYS_bind => Some(Call::Bind {
                 fd: int(0),
@@ -628,6 +753,17 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
+/// The parent of process `pid`.
+fn parent_of(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The thread group (process) of thread `tid`.
 fn tgid_of(tid: i32) -> Option<i32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
@@ -701,54 +837,67 @@ fn open_proc(path: &str, flags: i32) -> Result<OwnedFd, i32> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// `/proc/self/…` and `/proc/thread-self/…` as the server means them (its own, not the host's):
-/// the C library changes a link's mode through `/proc/self/fd/N`.
-fn own_proc(path: &[u8], tid: i32) -> Vec<u8> {
+/// A path through the server's own descriptors as the C library writes them
+/// (`/proc/self/fd/N`, `/proc/thread-self/fd/N`, `/proc/<its pid>/fd/N`, then maybe more): the
+/// descriptor, and the rest of the path. It changes a link's mode through `/proc/self/fd/N`.
+fn own_fd_path(path: &[u8], tid: i32) -> Option<(i32, &[u8])> {
     let tgid = tgid_of(tid).unwrap_or(tid);
-    for (prefix, own) in [
-        (&b"/proc/self"[..], format!("/proc/{tgid}")),
-        (
-            &b"/proc/thread-self"[..],
-            format!("/proc/{tgid}/task/{tid}"),
-        ),
+    let mut rest = None;
+    for prefix in [
+        "/proc/self/fd/".to_string(),
+        "/proc/thread-self/fd/".to_string(),
+        format!("/proc/{tgid}/fd/"),
+        format!("/proc/{tgid}/task/{tid}/fd/"),
     ] {
-        if let Some(rest) = path.strip_prefix(prefix) {
-            if rest.is_empty() || rest.starts_with(b"/") {
-                let mut out = own.into_bytes();
-                out.extend_from_slice(rest);
-                return out;
-            }
+        if let Some(r) = path.strip_prefix(prefix.as_bytes()) {
+            rest = Some(r);
+            break;
         }
     }
-    path.to_vec()
+    let rest = rest?;
+    let end = rest.iter().position(|b| *b == b'/').unwrap_or(rest.len());
+    let fd = std::str::from_utf8(&rest[..end])
+        .ok()?
+        .parse::<i32>()
+        .ok()?;
+    let after = rest[end..].strip_prefix(b"/").unwrap_or(&rest[end..]);
+    Some((fd, after))
 }
 
 /// The file `target` names, as an `O_PATH` descriptor of the host's: resolved from the
-/// server's folder descriptor or working folder (and `/proc/self` as the server's), following
-/// the last link unless told not to. Whatever way it was reached (a magic link of `/proc`
-/// too), what is done to it depends only on where it is ([`real_path`] against the grants).
+/// server's folder descriptor, working folder or (`/proc/self/fd/N`) own descriptor, following
+/// the last link unless told not to, and never a magic link of `/proc` (those are the host's:
+/// another process's root or descriptors). What is done to it then depends only on where it is
+/// (its [`real_path`] against the write grants).
 fn open_target(tid: i32, target: &Target, path: Option<&[u8]>) -> Result<OwnedFd, i32> {
     match (target, path) {
         (Target::Fd(fd), _) => open_proc(&format!("/proc/{tid}/fd/{fd}"), 0),
         (Target::At { dirfd, flags, .. }, Some(path)) => {
-            let base = if *dirfd == libc::AT_FDCWD {
-                open_proc(&format!("/proc/{tid}/cwd"), 0)?
-            } else {
-                open_proc(&format!("/proc/{tid}/fd/{dirfd}"), 0)?
+            let (base, path, own) = match own_fd_path(path, tid) {
+                Some((fd, rest)) => (open_proc(&format!("/proc/{tid}/fd/{fd}"), 0)?, rest, true),
+                None if *dirfd == libc::AT_FDCWD => {
+                    (open_proc(&format!("/proc/{tid}/cwd"), 0)?, path, false)
+                }
+                None => (
+                    open_proc(&format!("/proc/{tid}/fd/{dirfd}"), 0)?,
+                    path,
+                    false,
+                ),
             };
             if path.is_empty() {
-                return if flags & libc::AT_EMPTY_PATH != 0 {
+                return if own || flags & libc::AT_EMPTY_PATH != 0 {
                     Ok(base)
                 } else {
                     Err(libc::ENOENT)
                 };
             }
-            let c = CString::new(own_proc(path, tid)).map_err(|_| libc::EINVAL)?;
+            let c = CString::new(path).map_err(|_| libc::EINVAL)?;
             let mut how: libc::open_how = unsafe { std::mem::zeroed() };
             how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
             if flags & libc::AT_SYMLINK_NOFOLLOW != 0 {
                 how.flags |= libc::O_NOFOLLOW as u64;
             }
+            how.resolve = libc::RESOLVE_NO_MAGICLINKS;
             let fd = unsafe {
                 libc::syscall(
                     libc::SYS_openat2,
@@ -767,12 +916,37 @@ fn open_target(tid: i32, target: &Target, path: Option<&[u8]>) -> Result<OwnedFd
     }
 }
 
-/// Where the file behind the host's descriptor is (`None` for what is not a file of a folder:
-/// a pipe, a socket, a deleted file).
+/// Where the file behind the host's descriptor is (`None` for what is not a file of a folder
+/// of this mount namespace's: a pipe, a socket, a deleted file, a file of another namespace's
+/// mount, whose path would be written as that namespace sees it).
 fn real_path(file: &OwnedFd) -> Option<PathBuf> {
+    if !mounted_here(file) {
+        return None;
+    }
     let p = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
     let text = p.to_str()?;
     (p.is_absolute() && !text.ends_with(" (deleted)")).then_some(p)
+}
+
+/// Whether the file's mount is one of this process's mount namespace.
+fn mounted_here(file: &OwnedFd) -> bool {
+    let Ok(info) = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", file.as_raw_fd()))
+    else {
+        return false;
+    };
+    let Some(id) = info
+        .lines()
+        .find_map(|l| l.strip_prefix("mnt_id:"))
+        .map(|v| v.trim().to_string())
+    else {
+        return false;
+    };
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    mounts
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some(id.as_str()))
 }
 
 enum Answer {
@@ -907,18 +1081,60 @@ fn sys_connect(sock: &OwnedFd, to: std::net::SocketAddr, domain: i32) -> Result<
 
 /// Ends the process groups (and sessions) a sandboxed server's processes made, with `signal`:
 /// each only while a sandboxed process is still in it (a group whose processes all ended may
-/// have its number reused by someone else's).
+/// have its number reused by someone else's). From the first signal on, the server makes no new
+/// group; with SIGKILL, again until none of its groups holds a process (a process that forked
+/// while it was being signalled).
 pub fn kill_groups(groups: &Groups, signal: i32) {
-    let list: Vec<i32> = groups.lock().unwrap().iter().copied().collect();
-    if list.is_empty() {
-        return;
-    }
-    let members = sandboxed_groups();
-    for g in list {
-        if g > 1 && members.contains(&g) {
+    groups
+        .closing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let rounds = if signal == libc::SIGKILL { 20 } else { 1 };
+    for round in 0..rounds {
+        let ours: Vec<i32> = {
+            let made = groups.made.lock().unwrap();
+            if made.is_empty() {
+                return;
+            }
+            let members = sandboxed_groups();
+            made.iter()
+                .filter(|(g, leader)| {
+                    **g > 1
+                        && members.contains(g)
+                        // its leader ended: the number is still the group's only while no
+                        // process has it (a process of that number is someone else's)
+                        && (leader_alive(leader.as_ref())
+                            || !std::path::Path::new(&format!("/proc/{g}")).exists())
+                })
+                .map(|(g, _)| *g)
+                .collect()
+        };
+        if ours.is_empty() {
+            return;
+        }
+        for g in ours {
             unsafe { libc::kill(-g, signal) };
         }
+        if round + 1 < rounds {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
+}
+
+/// The process groups that hold any process.
+fn group_members() -> BTreeSet<i32> {
+    let mut out = BTreeSet::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        if let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) {
+            let pgid = unsafe { libc::getpgid(pid) };
+            if pgid > 0 {
+                out.insert(pgid);
+            }
+        }
+    }
+    out
 }
 
 /// The process groups that hold a sandboxed process (`NoNewPrivs` and a seccomp filter).

@@ -338,9 +338,14 @@ fn program_folders_are_never_home_root_or_shared() {
 fn private_folders_are_safe_names() {
     let r = Path::new("/c");
     assert_eq!(private_dir(r, "files"), PathBuf::from("/c/files"));
-    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my+server"));
-    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/_.._x"));
-    assert_eq!(private_dir(r, ""), PathBuf::from("/c/_"));
+    assert_eq!(private_dir(r, "my server"), PathBuf::from("/c/my%20server"));
+    assert_eq!(private_dir(r, "../x"), PathBuf::from("/c/%2E%2E%2Fx"));
+    assert_eq!(private_dir(r, ""), PathBuf::from("/c/%"));
+    // one folder per name, and never the host's own
+    assert_ne!(private_dir(r, ".c"), private_dir(r, "_.c"));
+    assert_ne!(private_dir(r, "a b"), private_dir(r, "a_b"));
+    assert_ne!(private_dir(r, ".fetched"), r.join(".fetched"));
+    assert!(fetch_dir(r, "x").starts_with(r.join(".fetched")));
 }
 
 #[test]
@@ -458,4 +463,155 @@ fn an_older_kernel_says_what_it_cannot_enforce() {
         without(true, false),
         vec!["processes and threads (a fork bomb)"]
     );
+}
+
+#[test]
+fn a_server_that_gets_only_what_is_named_gets_nothing_from_its_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    // a publisher's argument: a file in a folder of the user's
+    let profiles = d.join("home/.mozilla/firefox/profiles.ini");
+    std::fs::create_dir_all(profiles.parent().unwrap()).unwrap();
+    std::fs::write(&profiles, "").unwrap();
+    let package = d.join("bundle");
+    std::fs::create_dir_all(&package).unwrap();
+    let mut pl = places(&d);
+    pl.args = vec![profiles.display().to_string()];
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.read = vec![package.display().to_string()];
+    let guessed = policy(&w, &pl);
+    assert!(
+        guessed.read.contains(&d.join("home/.mozilla/firefox")),
+        "{:?}",
+        guessed.read
+    );
+    w.config.only_named = true;
+    let named = policy(&w, &pl);
+    assert!(
+        !named.read.iter().any(|r| r.starts_with(d.join("home"))),
+        "{:?}",
+        named.read
+    );
+    assert!(named.read.contains(&package));
+    assert!(named.read.contains(&PathBuf::from("/usr")));
+}
+
+#[test]
+fn a_path_the_server_may_change_brings_no_grant_of_its_own() {
+    // its cwd and its script sit in a folder it may write: swapped for links to `/` and a
+    // document before a restart, they must not grant `/` or the document's folder
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let work = d.join("work");
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(d.join("docs/doc.txt"), "private").unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::os::unix::fs::symlink("/", work.join("cwd")).unwrap();
+    std::os::unix::fs::symlink(d.join("docs/doc.txt"), work.join("config.json")).unwrap();
+    let mut pl = places(&d);
+    pl.cwd = Some(work.join("cwd"));
+    pl.args = vec![work.join("config.json").display().to_string()];
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    w.config.write = vec![work.display().to_string()];
+    let p = policy(&w, &pl);
+    assert!(!p.read.contains(&PathBuf::from("/")), "{:?}", p.read);
+    assert!(!p.read.contains(&d.join("docs")), "{:?}", p.read);
+    assert!(p.write.contains(&work), "{:?}", p.write);
+    // the same paths where it may not write: derived as before
+    let mut w2 = w.clone();
+    w2.config.write = vec![];
+    assert!(policy(&w2, &pl).read.contains(&d.join("docs")));
+}
+
+#[test]
+fn with_any_network_the_certificates_it_is_told_to_trust_are_readable_but_never_a_protected_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    let corp = d.join("corp");
+    std::fs::create_dir_all(corp.join("certs")).unwrap();
+    std::fs::write(corp.join("ca.pem"), "-----BEGIN CERTIFICATE-----").unwrap();
+    std::fs::write(corp.join("secret.txt"), "not a certificate").unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "key").unwrap();
+    let mut pl = places(&d);
+    pl.protected = protected(Some(&home), &[]);
+    pl.certs = cert_paths([
+        ("SSL_CERT_FILE", corp.join("ca.pem").to_str().unwrap()),
+        ("SSL_CERT_DIR", corp.join("certs").to_str().unwrap()),
+        (
+            "NODE_EXTRA_CA_CERTS",
+            home.join(".ssh/id_rsa").to_str().unwrap(),
+        ),
+        ("GIT_SSL_CAPATH", home.to_str().unwrap()),
+    ]);
+    let mut w = wanted(&cfg(r#"{"command":"x","sandbox":true}"#)).unwrap();
+    // without network: none of it
+    let p = policy(&w, &pl);
+    assert!(!p.read.iter().any(|r| r.starts_with(&corp)), "{:?}", p.read);
+    for (network, hosts) in [(true, vec![]), (false, vec!["example.com".to_string()])] {
+        w.config.network = network;
+        w.config.hosts = hosts;
+        let p = policy(&w, &pl);
+        // the file itself (not its folder) and the folder
+        assert!(p.read.contains(&corp.join("ca.pem")), "{:?}", p.read);
+        assert!(p.read.contains(&corp.join("certs")), "{:?}", p.read);
+        assert!(!p.read.contains(&corp) && !p.read.contains(&corp.join("secret.txt")));
+        // a protected path named by a certificate setting stays out; home is never granted
+        assert!(
+            !p.read
+                .iter()
+                .any(|r| home.join(".ssh/id_rsa").starts_with(r)),
+            "{:?}",
+            p.read
+        );
+        assert!(
+            p.left_out.contains(&home.join(".ssh/id_rsa")),
+            "{:?}",
+            p.left_out
+        );
+    }
+}
+
+#[test]
+fn a_refused_path_is_offered_for_reading_unless_protected_or_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().canonicalize().unwrap();
+    let home = d.join("home");
+    for f in [".gitconfig", ".ssh/id_rsa", "docs/a.txt"] {
+        std::fs::create_dir_all(home.join(f).parent().unwrap()).unwrap();
+        std::fs::write(home.join(f), "x").unwrap();
+    }
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+    let prot = protected(Some(&home), &[]);
+    let offer = |note: &str, read: &[&str]| {
+        let read: Vec<String> = read.iter().map(|r| r.to_string()).collect();
+        read_offer(note, &read, Some(&home), &prot)
+    };
+    let gitconfig = home.join(".gitconfig").display().to_string();
+    assert_eq!(offer(&gitconfig, &[]), Some(home.join(".gitconfig")));
+    // granted already (as written with ~, or a folder above): nothing to offer
+    assert_eq!(offer(&gitconfig, &["~/.gitconfig"]), None);
+    assert_eq!(
+        offer(&home.join("docs/a.txt").display().to_string(), &["~/docs"]),
+        None
+    );
+    // a write where it may read; not a path; not there; a credential, by its name or a link
+    assert_eq!(
+        offer(&format!("{gitconfig} (it may only read there)"), &[]),
+        None
+    );
+    assert_eq!(offer("network access (connect refused)", &[]), None);
+    assert_eq!(offer(&home.join("nope").display().to_string(), &[]), None);
+    assert_eq!(
+        offer(&home.join(".ssh/id_rsa").display().to_string(), &[]),
+        None
+    );
+    assert_eq!(
+        offer(&home.join("keys/id_rsa").display().to_string(), &[]),
+        None
+    );
+    // never home or /
+    assert_eq!(offer(&home.display().to_string(), &[]), None);
+    assert_eq!(offer("/", &[]), None);
 }

@@ -84,10 +84,12 @@ fn npm_runs_the_pinned_version_through_npx_with_its_arguments_and_environment() 
         c.args,
         [
             "-y",
+            // a value that looks like an option stays bound to its name
             "--node-options=--max-old-space-size=256",
             "@example/weather-mcp@1.2.0",
             "Paris",
-            "--units=metric",
+            "--units",
+            "metric",
             "--verbose",
             "--stdio",
             "-e",
@@ -133,7 +135,11 @@ fn pypi_nuget_and_oci_run_through_their_launchers() {
         (c.command.as_str(), c.args.clone()),
         (
             "uvx",
-            vec!["weather-mcp@0.5.0".to_string(), "--port=8080".into()]
+            vec![
+                "weather-mcp@0.5.0".to_string(),
+                "--port".into(),
+                "8080".into()
+            ]
         )
     );
     let c = build(&s.packages[1], json!({}), false, &with_docker);
@@ -162,7 +168,8 @@ fn pypi_nuget_and_oci_run_through_their_launchers() {
             "--rm",
             "-i",
             "--network=none",
-            "--mount=type=bind,src=/,dst=/data",
+            "--mount",
+            "type=bind,src=/,dst=/data",
             "-e",
             "TOKEN",
             "ghcr.io/example/weather:1.2.0",
@@ -251,10 +258,7 @@ fn shell_metacharacters_stay_one_argument_as_written() {
         json!([]),
     );
     let c = build(&s.packages[0], json!({}), false, &with_docker);
-    assert_eq!(
-        c.args,
-        ["-y", "x-mcp@1.0.0", nasty, &format!("--q={nasty}")]
-    );
+    assert_eq!(c.args, ["-y", "x-mcp@1.0.0", nasty, "--q", nasty]);
 }
 
 #[test]
@@ -267,6 +271,31 @@ fn what_cannot_run_safely_or_pinned_is_refused() {
         ),
         (
             json!({"registryType": "npm", "identifier": "x", "version": "1.x"}),
+            "pinned",
+        ),
+        // a dist-tag or a partial version is whatever is newest when npx runs
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "next"}),
+            "not one exact version",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "npm", "identifier": "x", "version": "1.2"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "x", "version": "latest"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "pypi", "identifier": "x", "version": "1.*"}),
+            "pinned",
+        ),
+        (
+            json!({"registryType": "nuget", "identifier": "X", "version": "preview"}),
             "pinned",
         ),
         (
@@ -315,4 +344,155 @@ fn what_cannot_run_safely_or_pinned_is_refused() {
     assert!(Layout::of_package(&secret_arg)
         .refused
         .is_some_and(|r| r.contains("command line")));
+}
+
+#[test]
+fn container_options_that_widen_its_reach_are_refused_by_name() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let (given_w, given_r) = (root.join("work"), root.join("docs"));
+    std::fs::create_dir_all(&given_w).unwrap();
+    std::fs::create_dir_all(&given_r).unwrap();
+    std::os::unix::fs::symlink("/etc", given_w.join("etc-link")).unwrap();
+    let (w, r) = (vec![given_w.clone()], vec![given_r.clone()]);
+    let m = Some(Mountable {
+        write: &w,
+        read: &r,
+    });
+    let words = |s: String| -> Vec<String> { s.split(' ').map(String::from).collect() };
+    let (gw, gr) = (given_w.display(), given_r.display());
+    for ok in [
+        String::from("-e TOKEN --env=A=b -i --rm --init --read-only --network=none"),
+        format!("-v {gw}:/data --volume={gw}/sub:/x:rw --mount type=bind,src={gw},dst=/w"),
+        format!("-v {gr}:/docs:ro --mount type=bind,source={gr},target=/d,readonly"),
+        String::from("-v /anonymous --mount type=tmpfs,dst=/t --mount type=volume,dst=/v"),
+        String::from("--user 1000:1000 -u=nobody -w /app --entrypoint x --name n"),
+        String::from("--net none -it --memory 512m --cpus 1"),
+    ] {
+        assert_eq!(container_refusal(&words(ok.clone()), m), None, "{ok}");
+    }
+    for (bad, named) in [
+        ("--privileged".to_string(), "--privileged"),
+        ("--network=host".into(), "--network=host"),
+        ("--network bridge".into(), "--network"),
+        ("--net=container:x".into(), "--net=container:x"),
+        ("--pid=host".into(), "--pid=host"),
+        ("--ipc host".into(), "--ipc"),
+        ("--uts=host".into(), "--uts=host"),
+        ("--userns=host".into(), "--userns=host"),
+        ("--cgroupns=host".into(), "--cgroupns=host"),
+        ("--cap-add=SYS_ADMIN".into(), "--cap-add=SYS_ADMIN"),
+        ("--device /dev/sda".into(), "--device"),
+        ("--security-opt seccomp=unconfined".into(), "--security-opt"),
+        ("--user 0".into(), "--user"),
+        ("-u root".into(), "-u"),
+        ("-u0".into(), "-u0"),
+        ("--user=1000:0".into(), "--user=1000:0"),
+        ("--group-add 0".into(), "--group-add"),
+        ("--sysctl net.ipv4.ip_forward=1".into(), "--sysctl"),
+        ("--volumes-from other".into(), "--volumes-from"),
+        ("--env-file /home/u/.env".into(), "--env-file"),
+        ("-p 8080:80".into(), "-p"),
+        ("-itP".into(), "-itP"),
+        ("-v /:/host".into(), "-v"),
+        ("-v /home/u/.ssh:/ssh:ro".into(), "-v"),
+        (format!("-v {gr}:/docs"), "-v"),
+        (format!("-v {gw}/../docs:/x"), "-v"),
+        (format!("-v {gw}/etc-link:/x"), "-v"),
+        ("-v data:/data".into(), "-v"),
+        ("--volume=./rel:/x".into(), "--volume=./rel:/x"),
+        ("--mount type=bind,src=/etc,dst=/e".into(), "--mount"),
+        ("--mount type=volume,src=shared,dst=/v".into(), "--mount"),
+        (
+            format!("--mount=type=bind,source={gr},target=/d"),
+            "--mount",
+        ),
+        ("alpine".into(), "alpine"),
+        // a flag without a value never hides the next option
+        ("--quiet --privileged".into(), "--privileged"),
+        ("--label --privileged".into(), "--privileged"),
+        ("--use-api-socket".into(), "--use-api-socket"),
+        ("--volume-driver local".into(), "--volume-driver"),
+        // docker reads --mount as CSV: nothing it would read otherwise than we do
+        (
+            format!("--mount type=bind,source={gw},\"source=/etc\",target=/x"),
+            "--mount",
+        ),
+        (
+            format!("--mount type=bind,src={gw},source=/etc,dst=/x"),
+            "--mount",
+        ),
+        (
+            "--mount type=volume,volume-opt=device=/etc,volume-opt=o=bind,dst=/x".into(),
+            "--mount",
+        ),
+        (
+            "--mount type=bind,source=/etc,target=/x,bind-propagation=rshared".into(),
+            "--mount",
+        ),
+    ] {
+        let why = container_refusal(&words(bad.clone()), m).unwrap_or_default();
+        assert!(why.contains(&format!("\"{named}")), "{bad}: {why}");
+    }
+    // before the values are known: the fixed options only
+    assert_eq!(
+        container_refusal(&words("-v :/data".into()), None),
+        None,
+        "a mount's source is checked once given"
+    );
+    let privileged: Package = serde_json::from_value(json!({
+        "registryType": "oci", "identifier": "example/img:1",
+        "runtimeArguments": [{"type": "named", "name": "--privileged"}]
+    }))
+    .unwrap();
+    assert!(refusal(&privileged).is_some_and(|w| w.contains("--privileged")));
+}
+
+#[test]
+fn an_image_by_tag_is_a_tag_and_by_digest_is_pinned() {
+    assert_eq!(
+        oci_tag("ghcr.io/acme/box:2.0.0"),
+        Some(("ghcr.io/acme/box".into(), "2.0.0".into()))
+    );
+    assert_eq!(
+        oci_tag("localhost:5000/box:latest"),
+        Some(("localhost:5000/box".into(), "latest".into()))
+    );
+    assert_eq!(oci_tag("localhost:5000/box"), None);
+    let digest = format!("ghcr.io/acme/box@sha256:{}", "a".repeat(64));
+    assert_eq!(oci_tag(&digest), None);
+}
+
+/// A named argument is two words, `--name value` (the reference client's form; a server such as
+/// arxiv-mcp-server reads only this one), repeated as a pair; a value that looks like an option
+/// stays bound (`--name=-x`).
+#[test]
+fn a_named_argument_is_its_name_then_its_value() {
+    let s = server(
+        json!([{"registryType": "pypi", "identifier": "arxiv-mcp-server", "version": "0.2.0",
+                "packageArguments": [
+                    {"type": "named", "name": "--storage-path", "isRequired": true},
+                    {"type": "named", "name": "--tag", "description": "t", "isRepeated": true},
+                    {"type": "named", "name": "--level", "description": "l"}]}]),
+        json!([]),
+    );
+    let c = build(
+        &s.packages[0],
+        json!({"storage-path": "/home/u/papers", "tag": ["a", "b"], "level": "-3"}),
+        false,
+        &with_docker,
+    );
+    assert_eq!(
+        c.args,
+        [
+            "arxiv-mcp-server@0.2.0",
+            "--storage-path",
+            "/home/u/papers",
+            "--tag",
+            "a",
+            "--tag",
+            "b",
+            "--level=-3"
+        ]
+    );
 }

@@ -313,3 +313,20 @@ async fn markdown_shows_the_shown_branch_with_tool_calls_as_blocks() {
     assert!(md.contains("````\nSunny, 24 °C ```code```\n````"), "{md}");
     assert!(md.trim_end().ends_with("Go in **May**."), "{md}");
 }
+
+#[cfg(unix)]
+#[test]
+fn an_export_is_readable_by_the_user_alone_even_over_a_file_others_could_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let new = dir.path().join("chat.json");
+    super::write_export(&new, "{}").unwrap();
+    assert_eq!(mode(&new), 0o600);
+    let old = dir.path().join("chat.md");
+    std::fs::write(&old, "before").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    super::write_export(&old, "# after").unwrap();
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "# after");
+    assert_eq!(mode(&old), 0o600);
+}

@@ -21,8 +21,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
+mod container;
+mod fetch;
+mod folders;
 mod network;
 mod probe;
+mod real;
 
 /// Whether this kernel can sandbox; says so when it cannot.
 fn landlock() -> bool {
@@ -45,6 +49,22 @@ async fn host(dir: &Path, servers: Vec<(&str, ServerConfig)>, abi: Option<i32>) 
     opts.restart_base_delay = Duration::from_secs(30);
     opts.sandbox_dir = dir.join("private");
     opts.landlock_abi = abi;
+    let host = McpHost::new(opts);
+    host.start_all(&config(servers)).await;
+    host
+}
+
+/// [`host`] with the app's PATH `path` (what the host finds commands, and the fetch its npm or
+/// uv, on).
+async fn host_with_path(
+    dir: &Path,
+    servers: Vec<(&str, ServerConfig)>,
+    path: Option<String>,
+) -> Arc<McpHost> {
+    let mut opts = host_options();
+    opts.restart_base_delay = Duration::from_secs(30);
+    opts.sandbox_dir = dir.join("private");
+    opts.path_var = path;
     let host = McpHost::new(opts);
     host.start_all(&config(servers)).await;
     host
@@ -306,6 +326,67 @@ async fn with_the_network_off_tcp_and_udp_are_refused_and_with_it_on_they_work()
     host.shutdown().await;
 }
 
+/// With the network on, the certificate settings a TLS client reads reach the server, and the
+/// files and folders they name are readable in its sandbox (and nothing beside them); without
+/// it, neither. Here they come from the server's config (the app's own environment, which they
+/// come from too, is the unit test's: `sandbox/env.rs`).
+#[tokio::test]
+async fn with_the_network_the_certificates_it_is_told_to_trust_reach_the_server() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let corp = dir.path().canonicalize().unwrap().join("corp");
+    std::fs::create_dir_all(corp.join("certs")).unwrap();
+    std::fs::write(corp.join("ca.pem"), "the company's CA").unwrap();
+    std::fs::write(corp.join("certs/other.pem"), "another CA").unwrap();
+    std::fs::write(corp.join("beside.txt"), "not a certificate").unwrap();
+    let s = |p: &Path| p.display().to_string();
+    let net = |on: bool| {
+        let mut c = sandboxed(
+            python("net_server.py"),
+            SandboxConfig {
+                network: on,
+                ..Default::default()
+            },
+        );
+        c.env.insert(
+            "SSL_CERT_FILE".into(),
+            SecretValue::Plain(s(&corp.join("ca.pem"))),
+        );
+        c.env.insert(
+            "SSL_CERT_DIR".into(),
+            SecretValue::Plain(s(&corp.join("certs"))),
+        );
+        c
+    };
+    let host = host(
+        dir.path(),
+        vec![("closed", net(false)), ("open", net(true))],
+        None,
+    )
+    .await;
+    for name in ["closed", "open"] {
+        assert_eq!(view(&host, name).status, ServerStatus::Running);
+    }
+    let read = |server: &'static str, p: std::path::PathBuf| {
+        let host = host.clone();
+        async move { call(&host, &format!("{server}__read"), json!({"path": s(&p)})).await }
+    };
+    let r = call(&host, "open__env", json!({"name": "SSL_CERT_FILE"})).await;
+    assert_eq!(r.text, s(&corp.join("ca.pem")));
+    let r = read("open", corp.join("ca.pem")).await;
+    assert!(!r.is_error && r.text == "the company's CA", "{r:?}");
+    let r = read("open", corp.join("certs/other.pem")).await;
+    assert!(!r.is_error && r.text == "another CA", "{r:?}");
+    let r = read("open", corp.join("beside.txt")).await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    // without the network the files are not granted
+    let r = read("closed", corp.join("ca.pem")).await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    host.shutdown().await;
+}
+
 /// An npm server from the registry in a sandbox without network, as the catalog installs one:
 /// the host fetches its pinned package (npm, scripts off) into the server's own cache, and npx
 /// runs it offline inside; the next start does not fetch again. Needs the npm registry, as the
@@ -351,9 +432,10 @@ async fn an_npx_server_without_network_is_fetched_for_its_sandbox_and_runs_offli
 
 /// A PyPI server run by uvx in a sandbox without network, as the catalog installs one: the host
 /// fetches its pinned package (uv, wheels only, nothing built) into the server's own cache, and
-/// uvx resolves and runs it offline inside; the next start does not fetch again. uvx is on its
-/// own as a user has it (`tests/servers/.uv`, no Python beside it) and finds the system's Python
-/// on the server's PATH, as the fetch does. Needs PyPI, as the test servers' own install does.
+/// uvx resolves and runs it offline inside; the next start does not fetch again. uv is on its
+/// own as a user has it (`tests/servers/.uv`, no Python beside it), on the app's PATH, where the
+/// fetch finds it and the system's Python; uvx finds that Python on the server's own PATH. Needs
+/// PyPI, as the test servers' own install does.
 #[tokio::test]
 async fn a_uvx_server_without_network_is_fetched_for_its_sandbox_and_runs_offline() {
     if !landlock() {
@@ -376,7 +458,8 @@ async fn a_uvx_server_without_network_is_fetched_for_its_sandbox_and_runs_offlin
     );
     time.env
         .insert("PATH".into(), SecretValue::Plain("/usr/bin:/bin".into()));
-    let host = host(dir.path(), vec![("time", time.clone())], None).await;
+    let app_path = Some(format!("{}:/usr/bin:/bin", uvx.parent().unwrap().display()));
+    let host = host_with_path(dir.path(), vec![("time", time.clone())], app_path.clone()).await;
     let v = view(&host, "time");
     assert_eq!(v.status, ServerStatus::Running, "{v:?}");
     assert!(!v.sandbox.as_ref().unwrap().network);
@@ -387,8 +470,11 @@ async fn a_uvx_server_without_network_is_fetched_for_its_sandbox_and_runs_offlin
         log.contains(&format!("fetching {PACKAGE} for its sandbox")) && log.contains("(uv, "),
         "{log}"
     );
-    let cache = dir.path().join("private/time/cache/uv");
-    assert!(cache.join(".switchboard-fetched").is_file());
+    assert!(dir.path().join("private/time/cache/uv").is_dir());
+    assert!(dir
+        .path()
+        .join("private/.fetched/time/uv.fetched")
+        .is_file());
     let r = call(
         &host,
         "time__get_current_time",
@@ -400,7 +486,7 @@ async fn a_uvx_server_without_network_is_fetched_for_its_sandbox_and_runs_offlin
     host.shutdown().await;
 
     // started again: from its cache, nothing fetched
-    let host = self::host(dir.path(), vec![("time", time.clone())], None).await;
+    let host = host_with_path(dir.path(), vec![("time", time.clone())], app_path.clone()).await;
     let v = view(&host, "time");
     assert_eq!(v.status, ServerStatus::Running, "{v:?}");
     assert!(!v.stderr_tail.join("\n").contains("fetching"), "{v:?}");
@@ -410,7 +496,7 @@ async fn a_uvx_server_without_network_is_fetched_for_its_sandbox_and_runs_offlin
     // it would run its code outside the sandbox
     let mut source_only = time;
     source_only.args = vec!["pyperclip==1.9.0".into()];
-    let host = self::host(dir.path(), vec![("src", source_only)], None).await;
+    let host = host_with_path(dir.path(), vec![("src", source_only)], app_path).await;
     let v = view(&host, "src");
     assert_eq!(v.status, ServerStatus::Failed, "{v:?}");
     assert_eq!(v.failed_step, Some(Step::FetchingPackage), "{v:?}");

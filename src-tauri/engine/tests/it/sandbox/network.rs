@@ -127,6 +127,27 @@ async fn what_the_sandbox_kept_off_the_network_is_told_and_can_be_allowed_one_ho
         "{log}"
     );
 
+    // listening: only on a loopback address it bound, on a port the system gives or one nobody
+    // listens on; never on every address (a socket never bound), a low port, or a taken one
+    let r = call(&rt, "listen", json!({})).await;
+    assert!(r.is_error && r.text.contains("Errno 13"), "{r:?}");
+    let r = call(&rt, "listen", json!({"host": "127.0.0.1"})).await;
+    assert!(
+        !r.is_error && r.text.starts_with("listening on 127.0.0.1:"),
+        "{r:?}"
+    );
+    for (host, port) in [
+        ("0.0.0.0", 0),
+        ("127.0.0.1", 80),
+        ("127.0.0.1", allowed as i64),
+    ] {
+        let r = call(&rt, "listen", json!({"host": host, "port": port})).await;
+        assert!(
+            r.is_error && r.text.contains("Errno 13"),
+            "{host}:{port} {r:?}"
+        );
+    }
+
     // one host, and its port: that and nothing else
     let config = rt
         .allow_server_network("web", Some(&format!("localhost:{allowed}")))
@@ -162,4 +183,74 @@ async fn what_the_sandbox_kept_off_the_network_is_told_and_can_be_allowed_one_ho
     assert_eq!(r.text, "other");
     rt.host.shutdown().await;
     let _ = Duration::ZERO;
+}
+
+/// A file the sandbox refused is offered on the row ("Allow reading <path>": the view's
+/// `readable`) and `Runtime::allow_server_read` saves it in its sandbox: it reads it after its
+/// start again. A protected path (a system secret, the app's own folders) is never allowed that
+/// way.
+#[tokio::test]
+async fn a_file_the_sandbox_refused_can_be_allowed_for_reading_but_never_a_protected_one() {
+    if !landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().canonicalize().unwrap().join("outside.txt");
+    std::fs::write(&outside, "read me").unwrap();
+    let places = Places::in_dir(dir.path());
+    let mut server = serde_json::to_value(python("net_server.py")).unwrap();
+    server["sandbox"] = json!({"network": false});
+    std::fs::write(
+        &places.mcp,
+        json!({"mcpServers": {"web": server}}).to_string(),
+    )
+    .unwrap();
+    let secrets = Secrets::file_only(dir.path().join("secrets"), "the tests have no keyring");
+    let rt = Runtime::open_at(places, secrets, builtin_bin(), Broker::allowing_all())
+        .await
+        .unwrap();
+    rt.start_servers().await;
+    let path = outside.display().to_string();
+    let r = call(&rt, "read", json!({ "path": path })).await;
+    assert!(r.is_error && r.text.contains("[Errno 13]"), "{r:?}");
+    let sb = |rt: &Runtime| {
+        rt.host
+            .servers()
+            .into_iter()
+            .find(|s| s.name == "web")
+            .unwrap()
+            .sandbox
+            .unwrap()
+    };
+    assert_eq!(sb(&rt).readable.as_deref(), Some(path.as_str()));
+
+    let config = rt.allow_server_read("web", &path).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&config.servers["web"].sandbox).unwrap()["read"],
+        json!([path])
+    );
+    apply(&rt, config).await;
+    let r = call(&rt, "read", json!({ "path": path })).await;
+    assert!(!r.is_error && r.text == "read me", "{r:?}");
+
+    // protected: refused, nothing saved
+    for p in [
+        "/etc/shadow".to_string(),
+        switchboard_engine::paths::config_dir()
+            .display()
+            .to_string(),
+    ] {
+        if std::path::Path::new(&p).exists() {
+            let e = rt.allow_server_read("web", &p).await.unwrap_err();
+            assert!(e.to_string().contains("credentials"), "{p}: {e}");
+        }
+    }
+    for p in ["/", "relative/x"] {
+        assert!(rt.allow_server_read("web", p).await.is_err(), "{p}");
+    }
+    assert_eq!(
+        serde_json::to_value(&rt.mcp_config().servers["web"].sandbox).unwrap()["read"],
+        json!([path])
+    );
+    rt.host.shutdown().await;
 }

@@ -276,9 +276,26 @@ fn assert_no_way_out(server: &str, r: &Value, w: &World, granted: Option<&str>) 
     }
     // its own files' metadata it changes (the host does it for it)
     assert_eq!(r["ownMeta"], "ok", "{server}");
-    for route in ["keyring", "addKey", "sysvShm", "sysvMsg", "userNamespace"] {
+    for route in [
+        "keyring",
+        "addKey",
+        "sysvShm",
+        "sysvMsg",
+        "userNamespace",
+        "ownListener",
+        "renicePgrp",
+    ] {
         assert_eq!(r[route], "EPERM", "{server} {route}: {r}");
     }
+    for v in &w.victims {
+        assert!(
+            refused(&r["fsFlags"][v.to_str().unwrap()]),
+            "{server} set the flags of {}: {r}",
+            v.display()
+        );
+    }
+    // the system's secrets, even for a server run by root
+    assert!(refused(&r["shadow"]), "{server} read /etc/shadow: {r}");
     assert!(
         refused(&r["linkedRead"][w.linked.to_str().unwrap()]),
         "{server} read through a link: {r}"
@@ -337,6 +354,8 @@ fn assert_no_way_out(server: &str, r: &Value, w: &World, granted: Option<&str>) 
                 "RES_OPTIONS",
             ]
             .contains(name)
+            // with the network, the certificates the host's TLS clients are told to trust
+            || (network && switchboard_engine::mcp::sandbox::is_cert_setting(name))
             || Some(*name) == granted;
         assert!(ours, "{server} got {name} from the host: {env:?}");
     }
@@ -367,8 +386,18 @@ fn assert_every_way_open(r: &Value, w: &World, host_only: &str) {
         assert!(!refused(&m["xattr"]), "{m}");
     }
     assert_eq!(r["ownMeta"], "ok");
-    for route in ["keyring", "addKey", "sysvShm", "sysvMsg"] {
+    for route in [
+        "keyring",
+        "addKey",
+        "sysvShm",
+        "sysvMsg",
+        "ownListener",
+        "renicePgrp",
+    ] {
         assert_eq!(r[route], "ok", "{route}: {r}");
+    }
+    if unsafe { libc::geteuid() } == 0 {
+        assert_eq!(r["shadow"], "ok", "{r}");
     }
     assert_eq!(r["linkedRead"][w.linked.to_str().unwrap()], "ok");
     for s in &w.secret {
@@ -525,6 +554,13 @@ async fn the_probe_finds_no_way_out_of_the_sandbox_and_every_way_without_it() {
     host.shutdown().await;
 }
 
+/// The probe's answer to `ask` from `server`.
+async fn run_with(host: &McpHost, server: &str, ask: Value) -> Value {
+    let r = call(host, &format!("{server}__probe"), ask).await;
+    assert!(!r.is_error, "{server}: {r:?}");
+    serde_json::from_str(&r.text).unwrap()
+}
+
 /// Whether process `pid` is still there (not ended, not a zombie waiting to be reaped).
 fn alive(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -570,6 +606,10 @@ async fn a_sandboxed_server_is_held_to_its_limits_and_nothing_it_starts_outlives
     let host = McpHost::new(opts);
     let mut config = McpConfig::default();
     config.servers.insert("limited".into(), limited);
+    config.servers.insert(
+        "victim".into(),
+        sandboxed(probe_cfg.clone(), SandboxConfig::default()),
+    );
     config.servers.insert("open".into(), probe_cfg);
     host.start_all(&config).await;
     let pid = |name: &str| view(&host, name).pid.unwrap();
@@ -608,7 +648,31 @@ async fn a_sandboxed_server_is_held_to_its_limits_and_nothing_it_starts_outlives
             .any(|p| p.what.contains("fork bomb") && !p.enforced));
     }
 
+    // a group it tried and failed to join (another server's) is not taken for its own: ending
+    // it leaves the other server alone
+    let victim = pid("victim");
+    let r = run_with(&host, "limited", json!({ "joinGroup": victim })).await;
+    assert_eq!(r["joinGroup"], "EPERM", "{r}");
+    assert!(host.restart("limited").await);
+    assert!(
+        alive(victim as u64),
+        "another server's group was ended with this one"
+    );
+    // a child left behind by a server that ends by itself ends with it
+    let r = run_with(&host, "limited", json!({ "leaveChild": true })).await;
+    let left = r["leftChild"].as_u64().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(left)).await,
+        "the child of a server that ended outlived it"
+    );
+    wait_for_status(&host, "limited", |s| {
+        s.status == switchboard_engine::mcp::ServerStatus::Running
+    })
+    .await;
+
     // a grandchild in a session of its own: ended with its sandboxed server, not without one
+    // (the one of the first run ended with the restarts above)
+    let boxed = run_with(&host, "limited", json!({"detach": true})).await;
     let (boxed_child, open_child) = (
         boxed["detached"].as_u64().unwrap(),
         open["detached"].as_u64().unwrap(),

@@ -6,6 +6,7 @@ pub mod arxiv;
 pub mod bundles;
 pub mod examples;
 pub mod fake_ollama;
+pub mod npm_packages;
 pub mod registry;
 pub mod samples;
 pub mod servers;
@@ -392,6 +393,10 @@ pub const READY: Duration = Duration::from_secs(120);
 pub fn host_options() -> HostOptions {
     let mut opts = HostOptions::new(builtin_bin());
     opts.start_timeout = READY;
+    // sandboxed servers' private folders (the built-ins are sandboxed) never in the user's own
+    // cache: a host deletes a removed server's folder
+    opts.sandbox_dir =
+        std::env::temp_dir().join(format!("switchboard-it-sandbox-{}", std::process::id()));
     opts
 }
 

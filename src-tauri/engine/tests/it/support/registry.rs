@@ -1,5 +1,5 @@
 //! A stand-in MCP Registry of our own (API v0.1) on loopback: pages with `nextCursor`, search,
-//! latest versions, ETag / If-None-Match, files to download (bundles, icons), and the faults a
+//! latest versions, ETag / If-None-Match, files to download (bundles, icons), redirects, and the faults a
 //! network has (refused connections, 503, answers that never end or never stop). It records what
 //! it was asked. A plain thread per connection, so it serves sync and async tests alike; shared
 //! with the app's tests (tests/common).
@@ -30,6 +30,8 @@ struct State {
     entries: Vec<Value>,
     page_size: usize,
     files: HashMap<String, (Vec<u8>, String)>,
+    /// Path (no query) → where a 302 sends it.
+    redirects: HashMap<String, String>,
     requests: Vec<Request>,
     mode: Option<Mode>,
 }
@@ -93,6 +95,15 @@ impl Registry {
             .files
             .insert(name.into(), (bytes, content_type.into()));
         format!("{}/files/{name}", self.url)
+    }
+
+    /// Answers `path` (its query aside) with a 302 to `location`.
+    pub fn redirect(&self, path: &str, location: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .redirects
+            .insert(path.into(), location.into());
     }
 
     pub fn requests(&self) -> Vec<Request> {
@@ -230,6 +241,19 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         }
     }
     let mut out = conn;
+    let path = target.split('?').next().unwrap_or_default();
+    let to = state.lock().unwrap().redirects.get(path).cloned();
+    if let Some(location) = to {
+        state.lock().unwrap().requests.push(Request {
+            target: target.clone(),
+            if_none_match,
+            status: 302,
+        });
+        return out.write_all(
+            format!("HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+    }
     let (mode, (status, ct, body)) = {
         let s = state.lock().unwrap();
         (s.mode.unwrap_or(Mode::Normal), answer(&s, &target))

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::handler::{Handler, Listing};
 use super::super::rejoin::{HttpSession, Rejoining};
-use super::super::sign_in::SessionAuth;
+use super::super::state::SessionAuth;
 use super::super::state::{Catalog, Session, Step};
 use super::{
     failed, lifecycle, session_of, with_catalog, Attempt, Connected, Refused, Target, Values,
@@ -53,6 +53,13 @@ pub(super) async fn remote(
     let discover = discover && transport.info().discovers;
     let url = t.config.url.clone().unwrap_or_default();
     *resolved = Some(url.clone());
+    // a config written by hand is checked here too: secret headers never go over plain http
+    // to another computer
+    if let Some(why) =
+        crate::mcp::config::plain_http_headers_refusal(&url, !values.headers.is_empty())
+    {
+        return failed(Step::Connecting, why);
+    }
     let headers: HashMap<http::HeaderName, http::HeaderValue> = match header_map(&values.headers) {
         Ok(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         Err(e) => return failed(Step::Connecting, e),

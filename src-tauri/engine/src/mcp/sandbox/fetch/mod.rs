@@ -4,9 +4,17 @@
 //! fail at its first start. So the host fetches the package and its dependencies into the
 //! server's own cache (`<private>/cache/npm` or `<private>/cache/uv`, the ones
 //! [`super::environment`] gives it) with the launcher's own package manager, and nothing of the
-//! package runs outside the sandbox: npm with install scripts off ([`npm`]), uv with wheels only,
-//! nothing built ([`uv`]). The server's launcher then installs and runs it offline, inside. Both
-//! package managers verify what they download as they do for any install.
+//! package runs outside the sandbox: npm with install scripts and git off, every package from
+//! the registry with its integrity ([`npm`]), uv with wheels only, nothing built ([`uv`]). The
+//! server's launcher then installs and runs it offline, inside. Both package managers verify
+//! what they download as they do for any install.
+//!
+//! Nothing of the server's choosing runs here: the package manager and the interpreter it
+//! starts are the app's own, found on the app's PATH outside every folder the server may write,
+//! and run with a PATH of their own folders and the system's ([`tools`]); an interpreter asked
+//! for (`--python`) is a version, never a path. The record of what was fetched and the staging
+//! folder are the host's, beside the private folders where no server writes
+//! ([`super::fetch_dir`]); a server that empties its cache only has it fetched again.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,9 +23,11 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 mod npm;
+mod tools;
 mod uv;
 
 pub use npm::npx_packages;
+pub use tools::Tools;
 pub use uv::uvx_packages;
 
 /// How long fetching may take (a large package on a slow line).
@@ -26,7 +36,7 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(300);
 /// The package manager that fetches for a launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fetcher {
-    /// `npx`: npm, install scripts off.
+    /// `npx`: npm, install scripts and git off, registry packages only.
     Npm,
     /// `uvx`: uv, wheels only.
     Uv,
@@ -44,7 +54,7 @@ impl Fetcher {
     /// How it keeps the package's code from running while it fetches, as the log says it.
     pub fn how(self) -> &'static str {
         match self {
-            Fetcher::Npm => "scripts off",
+            Fetcher::Npm => "scripts and git off, registry packages only",
             Fetcher::Uv => "wheels only, nothing built",
         }
     }
@@ -52,6 +62,22 @@ impl Fetcher {
     /// Its folder in a server's private cache (the one [`super::environment`] points it to).
     fn cache(self, private: &Path) -> PathBuf {
         private.join("cache").join(self.name())
+    }
+
+    /// The programs it runs.
+    fn wants(self) -> tools::Wants {
+        match self {
+            Fetcher::Npm => tools::Wants {
+                manager: "npm",
+                interpreter: &["node"],
+                interpreter_needed: true,
+            },
+            Fetcher::Uv => tools::Wants {
+                manager: "uv",
+                interpreter: &["python3", "python"],
+                interpreter_needed: false,
+            },
+        }
     }
 }
 
@@ -76,10 +102,14 @@ impl Fetch {
 }
 
 /// What `command` with `args` would download when it starts (`npx -y pkg@1`, `uvx pkg==1`), when
-/// it comes from a registry and every option is one we know; `None` for anything else, which is
-/// left to the launcher.
-pub fn to_fetch(command: &str, args: &[String]) -> Option<Fetch> {
-    npx_packages(command, args).or_else(|| uvx_packages(command, args))
+/// it comes from a registry and every option is one we know; `Ok(None)` for anything else, which
+/// is left to the launcher (inside the sandbox); `Err` for what the host refuses to fetch with
+/// (an interpreter given as a path).
+pub fn to_fetch(command: &str, args: &[String]) -> Result<Option<Fetch>, String> {
+    if let Some(f) = npx_packages(command, args) {
+        return Ok(Some(f));
+    }
+    uvx_packages(command, args)
 }
 
 /// A registry or index the fetch may be told: over https, or over http on this machine. Never a
@@ -90,42 +120,66 @@ fn remote_source(url: &str) -> bool {
     };
     match u.scheme() {
         "https" => u.host().is_some(),
-        "http" => matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")),
+        "http" => loopback(&u),
         _ => false,
     }
 }
 
-/// The record of what was fetched into a cache.
-fn marker(fetcher: Fetcher, private: &Path) -> PathBuf {
-    fetcher.cache(private).join(".switchboard-fetched")
+fn loopback(u: &url::Url) -> bool {
+    matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"))
 }
 
-/// Whether `what` is already in `private`'s cache (fetched by [`fetch`]).
-pub fn fetched(private: &Path, what: &Fetch) -> bool {
-    std::fs::read_to_string(marker(what.fetcher, private)).is_ok_and(|m| m == what.record())
+/// Where a fetch for one server happens.
+#[derive(Debug, Clone)]
+pub struct FetchPlaces {
+    /// The app's PATH, as the host resolved it (the login shell's); `None`: the app's own
+    /// environment's. Never the server's.
+    pub app_path: Option<String>,
+    /// Every place the server may write (its sandbox's write grants and private folder, its
+    /// working folder, the sandbox root): no program is run from there.
+    pub writable: Vec<PathBuf>,
+    /// Its private folder: the cache the fetch fills is in there.
+    pub private: PathBuf,
+    /// The host's own folder for it ([`super::fetch_dir`]): the record and the staging folder.
+    pub own: PathBuf,
 }
 
-/// Records that `what` is in `private`'s cache.
-fn record_fetched(private: &Path, what: &Fetch) -> std::io::Result<()> {
-    std::fs::write(marker(what.fetcher, private), what.record())
+impl FetchPlaces {
+    fn record_file(&self, fetcher: Fetcher) -> PathBuf {
+        self.own.join(format!("{}.fetched", fetcher.name()))
+    }
 }
 
-/// Fetches `what` and its dependencies into `private`'s cache with the package manager beside
-/// `launcher` (else the one on `path_var`), outside the sandbox and with the user's own settings
-/// (registry or index, proxy), and nothing of the package run; then records it. The error says
+/// Whether `what` is already in the server's cache: fetched by [`fetch`] (the host's record
+/// says so) and the cache is still there (a server that emptied it has it fetched again).
+pub fn fetched(places: &FetchPlaces, what: &Fetch) -> bool {
+    let cache = what.fetcher.cache(&places.private);
+    let has_cache = std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some());
+    has_cache
+        && std::fs::read_to_string(places.record_file(what.fetcher))
+            .is_ok_and(|m| m == what.record())
+}
+
+/// Fetches `what` and its dependencies into the server's cache with the app's own package
+/// manager ([`tools`]), outside the sandbox and with the user's own settings (registry or index,
+/// proxy), nothing of the package run; then records it. The error says what was refused, or
 /// what the package manager said.
-pub async fn fetch(
-    launcher: &Path,
-    path_var: Option<&str>,
-    what: &Fetch,
-    private: &Path,
-) -> Result<(), String> {
-    let staging = private.join("tmp").join("fetch");
+pub async fn fetch(places: &FetchPlaces, what: &Fetch) -> Result<(), String> {
+    let tools = tools::find(
+        what.fetcher.wants(),
+        places.app_path.as_deref(),
+        &places.writable,
+    )?;
+    let _ = std::fs::remove_file(places.record_file(what.fetcher));
+    let staging = places.own.join("staging");
     let _ = std::fs::remove_dir_all(&staging);
+    crate::paths::private_dir(&staging)
+        .map_err(|e| format!("cannot make its staging folder: {e}"))?;
+    let cache = what.fetcher.cache(&places.private);
     let done = async {
         match what.fetcher {
-            Fetcher::Npm => npm::fetch(launcher, path_var, what, private, &staging).await,
-            Fetcher::Uv => uv::fetch(launcher, path_var, what, private, &staging).await,
+            Fetcher::Npm => npm::fetch(&tools, what, &cache, &places.own, &staging).await,
+            Fetcher::Uv => uv::fetch(&tools, what, &cache, &staging, &places.writable).await,
         }
     };
     let result = match tokio::time::timeout(FETCH_TIMEOUT, done).await {
@@ -137,26 +191,26 @@ pub async fn fetch(
     };
     let _ = std::fs::remove_dir_all(&staging);
     result?;
-    record_fetched(private, what).map_err(|e| format!("cannot record the fetched package: {e}"))
+    std::fs::write(places.record_file(what.fetcher), what.record())
+        .map_err(|e| format!("cannot record the fetched package: {e}"))
 }
 
-/// A package manager's command: its cache is the server's, its PATH the server's, its output
-/// kept for the error.
+/// A package manager's command: the app's own program with its PATH ([`Tools::path`]), the
+/// server's cache, run in the host's staging folder, its output kept for the error.
 fn command(
-    program: &Path,
-    path_var: Option<&str>,
+    tools: &Tools,
     cache_var: &str,
     cache: &Path,
+    staging: &Path,
 ) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(program);
+    let mut cmd = tokio::process::Command::new(&tools.manager);
     cmd.env(cache_var, cache)
+        .env("PATH", &tools.path)
+        .current_dir(staging)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(p) = path_var {
-        cmd.env("PATH", p);
-    }
     cmd
 }
 
@@ -178,22 +232,6 @@ async fn run(name: &str, mut cmd: tokio::process::Command) -> Result<(), String>
         .collect();
     let tail = said[said.len().saturating_sub(3)..].join(" ");
     Err(format!("{name} could not fetch it ({status}): {tail}"))
-}
-
-/// `name` in the folder `launcher` was found in (npm beside npx, uv beside uvx), else on
-/// `path_var`.
-fn beside(launcher: &Path, name: &str, path_var: Option<&str>) -> Option<PathBuf> {
-    let here = launcher.with_file_name(name);
-    if here.is_file() {
-        return Some(here);
-    }
-    let cwd = std::env::current_dir().ok()?;
-    which::which_in(
-        name,
-        path_var.or(std::env::var("PATH").ok().as_deref()),
-        cwd,
-    )
-    .ok()
 }
 
 /// What the parsers' tests build.
@@ -221,42 +259,61 @@ mod tests {
     use testing::{fetch_of, words};
 
     #[test]
-    fn what_was_fetched_is_recorded_by_its_specs() {
+    fn what_was_fetched_is_recorded_by_the_host_and_its_specs() {
         let dir = tempfile::tempdir().unwrap();
+        let places = FetchPlaces {
+            app_path: None,
+            writable: vec![],
+            private: dir.path().join("private/x"),
+            own: dir.path().join("private/.fetched/x"),
+        };
+        std::fs::create_dir_all(&places.own).unwrap();
         let npm = |p: &[&str]| fetch_of(Fetcher::Npm, p, &[]);
         let a1 = npm(&["a@1"]);
-        assert!(!fetched(dir.path(), &a1));
-        std::fs::create_dir_all(dir.path().join("cache/npm")).unwrap();
-        record_fetched(dir.path(), &a1).unwrap();
-        assert!(fetched(dir.path(), &a1));
+        let record = |f: &Fetch| std::fs::write(places.record_file(f.fetcher), f.record()).unwrap();
+        let cache = |f: Fetcher| {
+            let c = f.cache(&places.private);
+            std::fs::create_dir_all(&c).unwrap();
+            std::fs::write(c.join("x"), "").unwrap();
+        };
+        assert!(!fetched(&places, &a1));
+        record(&a1);
+        assert!(!fetched(&places, &a1), "no cache: fetched again");
+        cache(Fetcher::Npm);
+        assert!(fetched(&places, &a1));
         // another version, or another set, is fetched again
-        assert!(!fetched(dir.path(), &npm(&["a@2"])));
-        assert!(!fetched(dir.path(), &npm(&["a@1", "b@1"])));
+        assert!(!fetched(&places, &npm(&["a@2"])));
+        assert!(!fetched(&places, &npm(&["a@1", "b@1"])));
         // each package manager has its own record, and the interpreter counts
         let uv = fetch_of(Fetcher::Uv, &["a==1"], &[]);
-        assert!(!fetched(dir.path(), &uv));
-        std::fs::create_dir_all(dir.path().join("cache/uv")).unwrap();
-        record_fetched(dir.path(), &uv).unwrap();
-        assert!(fetched(dir.path(), &uv) && fetched(dir.path(), &a1));
+        assert!(!fetched(&places, &uv));
+        cache(Fetcher::Uv);
+        record(&uv);
+        assert!(fetched(&places, &uv) && fetched(&places, &a1));
         let other_python = Fetch {
             options: vec!["--python".into(), "3.12".into()],
             ..uv.clone()
         };
-        assert!(!fetched(dir.path(), &other_python));
+        assert!(!fetched(&places, &other_python));
+        // the record is the host's, not in the server's folder
+        assert!(!places
+            .record_file(Fetcher::Npm)
+            .starts_with(&places.private));
+        // a server that empties its cache has it fetched again
+        std::fs::remove_dir_all(Fetcher::Npm.cache(&places.private)).unwrap();
+        assert!(!fetched(&places, &a1));
     }
 
     #[test]
     fn only_npx_and_uvx_fetch() {
         let w = words;
-        assert_eq!(
-            to_fetch("npx", &w("-y a@1")).map(|f| f.fetcher),
-            Some(Fetcher::Npm)
-        );
-        assert_eq!(
-            to_fetch("/home/u/.local/bin/uvx", &w("a==1")).map(|f| f.fetcher),
-            Some(Fetcher::Uv)
-        );
-        assert_eq!(to_fetch("python3", &w("server.py")), None);
-        assert_eq!(to_fetch("node", &w("a@1")), None);
+        let by = |c: &str, a: &str| to_fetch(c, &w(a)).unwrap().map(|f| f.fetcher);
+        assert_eq!(by("npx", "-y a@1"), Some(Fetcher::Npm));
+        assert_eq!(by("/home/u/.local/bin/uvx", "a==1"), Some(Fetcher::Uv));
+        assert_eq!(by("python3", "server.py"), None);
+        assert_eq!(by("node", "a@1"), None);
+        // an interpreter is asked for by version, never run from a path
+        let e = to_fetch("uvx", &w("--python /tmp/x/python3 a==1")).unwrap_err();
+        assert!(e.contains("/tmp/x/python3"), "{e}");
     }
 }

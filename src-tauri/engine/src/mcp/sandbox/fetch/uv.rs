@@ -2,25 +2,37 @@
 //! --no-build` into a staging folder, which fills the server's uv cache with the wheels and the
 //! index's answers that `uvx` then resolves from offline. Wheels only: building a source
 //! distribution runs its code, which must not happen outside the sandbox, so a package that has
-//! no wheel for this machine is refused with uv's own words.
+//! no wheel for this machine is refused with uv's own words. The interpreter uv runs to learn
+//! its version is found by uv on the fetch's PATH (the app's, [`super::tools`]) or among the
+//! ones uv installed; one asked for with `--python` is a version request, never a path.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{beside, command, remote_source, run, Fetch, Fetcher};
+use super::{command, remote_source, run, tools, Fetch, Fetcher, Tools};
 
 /// The PyPI packages `uvx` with `args` runs (`--from` and `--with` specs, else the command
 /// itself) and the interpreter it was told to use, when every spec is a package from an index
-/// and every option one we know; `None` when `command` is not uvx or the arguments say
-/// something else (a path, a URL, a git source, an option we do not know).
-pub fn uvx_packages(command: &str, args: &[String]) -> Option<Fetch> {
-    let program = Path::new(command).file_name()?.to_str()?;
-    if program != "uvx" {
-        return None;
+/// and every option one we know; `Ok(None)` when `command` is not uvx or the arguments say
+/// something else (a path, a URL, a git source, an option we do not know). `Err` when it asks
+/// for an interpreter that is not a version (`--python /some/python`): the host would run it.
+pub fn uvx_packages(command: &str, args: &[String]) -> Result<Option<Fetch>, String> {
+    let program = Path::new(command).file_name().and_then(|p| p.to_str());
+    if program != Some("uvx") {
+        return Ok(None);
+    }
+    // `None` in here: not ours to fetch (left to uvx, inside the sandbox)
+    macro_rules! or_leave {
+        ($e:expr) => {
+            match $e {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        };
     }
     let (mut from, mut with, mut options) = (None, Vec::new(), Vec::new());
     let mut words = args.iter();
     let first = loop {
-        let a = words.next()?;
+        let a = or_leave!(words.next());
         let (flag, inline) = match a.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
             _ => (a.as_str(), None),
@@ -28,12 +40,16 @@ pub fn uvx_packages(command: &str, args: &[String]) -> Option<Fetch> {
         let mut value = || inline.clone().or_else(|| words.next().cloned());
         match flag {
             "-q" | "--quiet" | "--isolated" | "--offline" => {}
-            "--from" => from = Some(value()?),
-            "--with" => with.extend(value()?.split(',').map(|s| s.trim().to_string())),
+            "--from" => from = Some(or_leave!(value())),
+            "--with" => with.extend(or_leave!(value()).split(',').map(|s| s.trim().to_string())),
             "-p" | "--python" => {
-                let p = value()?;
-                if p.is_empty() || p.starts_with('-') {
-                    return None;
+                let p = or_leave!(value());
+                if !python_request(&p) {
+                    return Err(format!(
+                        "its interpreter \"{p}\" is not a Python version (like 3.12): the host \
+                         fetches its package with the app's own Python, never a program a \
+                         server's settings point to"
+                    ));
                 }
                 options.extend(["--python".to_string(), p]);
             }
@@ -41,25 +57,41 @@ pub fn uvx_packages(command: &str, args: &[String]) -> Option<Fetch> {
             // would; only over the network: a `file:` index would copy the user's files into
             // the server's cache
             "--default-index" | "--index" | "--index-url" | "--extra-index-url" => {
-                let url = value()?;
+                let url = or_leave!(value());
                 if !remote_source(&url) {
-                    return None;
+                    return Ok(None);
                 }
                 options.extend([flag.to_string(), url]);
             }
-            _ if a.starts_with('-') => return None,
+            _ if a.starts_with('-') => return Ok(None),
             _ => break a.clone(),
         }
     };
-    let mut packages = vec![pypi_spec(from.as_deref().unwrap_or(&first))?];
+    let mut packages = vec![or_leave!(pypi_spec(from.as_deref().unwrap_or(&first)))];
     for w in with.iter().filter(|w| !w.is_empty()) {
-        packages.push(pypi_spec(w)?);
+        packages.push(or_leave!(pypi_spec(w)));
     }
-    Some(Fetch {
+    Ok(Some(Fetch {
         fetcher: Fetcher::Uv,
         packages,
         options,
-    })
+    }))
+}
+
+/// An interpreter uv is asked for by version (`3.12`, `>=3.11,<3.13`, `cpython@3.12`,
+/// `pypy3.10`, `python3.12`: found by uv on the fetch's PATH or among its own), never by path:
+/// nothing with `/` or `\\`, nothing hidden, no option, nothing from home.
+pub fn python_request(p: &str) -> bool {
+    !p.is_empty()
+        && p.len() <= 64
+        && !p.starts_with(['.', '-', '~'])
+        && p.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    '.' | '@' | '<' | '>' | '=' | '!' | ',' | '+' | '*' | '_' | '-' | '~'
+                )
+        })
 }
 
 /// A requirement an index gives (`name`, `name[extra]`, with `==1.2`, `>=1,<2` or uvx's
@@ -113,26 +145,44 @@ fn pypi_spec(spec: &str) -> Option<String> {
     Some(out + rest)
 }
 
-/// Fetches `what` into `private`'s uv cache: `uv pip install --no-build --target staging`, with
-/// the interpreter uvx would find on the same PATH (or the one it was told).
+/// Fetches `what` into the uv cache `cache`: `uv pip install --no-build --target staging`,
+/// uv and its interpreter the app's own ([`Tools`]). When the server may write where uv keeps
+/// the interpreters it installed, uv is told not to use them.
 pub(super) async fn fetch(
-    uvx: &Path,
-    path_var: Option<&str>,
+    tools: &Tools,
     what: &Fetch,
-    private: &Path,
+    cache: &Path,
     staging: &Path,
+    writable: &[PathBuf],
 ) -> Result<(), String> {
-    let uv = beside(uvx, "uv", path_var).ok_or_else(|| {
-        "uv was not found (uvx needs it to fetch the package for the sandbox)".to_string()
-    })?;
-    let cache = Fetcher::Uv.cache(private);
-    let mut cmd = command(&uv, path_var, "UV_CACHE_DIR", &cache);
+    let mut cmd = command(tools, "UV_CACHE_DIR", cache, staging);
     cmd.env_remove("VIRTUAL_ENV")
+        .env_remove("UV_PYTHON")
         .env("UV_NO_PROGRESS", "1")
         .args(["pip", "install", "--no-build", "--quiet", "--target"])
-        .arg(staging);
+        .arg(staging.join("target"));
+    if !managed_out_of_reach(writable) {
+        cmd.arg("--no-managed-python");
+    }
     cmd.args(&what.options).arg("--").args(&what.packages);
     run("uv", cmd).await
+}
+
+/// Whether the interpreters uv installed (`UV_PYTHON_INSTALL_DIR`, else
+/// `~/.local/share/uv/python`) are out of the server's reach: no write grant of it, in it or
+/// above it.
+fn managed_out_of_reach(writable: &[PathBuf]) -> bool {
+    let dir = std::env::var_os("UV_PYTHON_INSTALL_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::data_dir().map(|d| d.join("uv/python")));
+    let Some(dir) = dir else { return true };
+    let writable = tools::with_resolved(writable);
+    let real = dir.canonicalize().unwrap_or(dir.clone());
+    !writable.iter().any(|w| {
+        [&dir, &real]
+            .iter()
+            .any(|d| d.starts_with(w) || w.starts_with(d))
+    })
 }
 
 #[cfg(test)]
@@ -143,7 +193,7 @@ mod tests {
 
     #[test]
     fn the_packages_uvx_runs() {
-        let p = |cmd: &str, args: &str| uvx_packages(cmd, &words(args));
+        let p = |cmd: &str, args: &str| uvx_packages(cmd, &words(args)).unwrap();
         let fetch = |pkgs: &[&str], options: &[&str]| Some(fetch_of(Fetcher::Uv, pkgs, options));
         assert_eq!(
             p("uvx", "mcp-server-time==2026.10.19 --local-timezone UTC"),
@@ -205,9 +255,35 @@ mod tests {
             ("uvx", "_pkg"),
             ("uvx", "pkg[a b]"),
             ("uvx", "pkg==1$(x)"),
-            ("uvx", "--python -q pkg"),
         ] {
             assert_eq!(p(cmd, args), None, "{cmd} {args}");
+        }
+        // an interpreter by version, never by path: the host would run it
+        for ok in [
+            "3.12",
+            ">=3.11,<3.13",
+            "cpython@3.12",
+            "pypy3.10",
+            "python3.12",
+            "3.13t",
+        ] {
+            assert!(python_request(ok), "{ok}");
+        }
+        for bad in [
+            "/usr/bin/python3",
+            "./py",
+            "../py",
+            "~/py",
+            "py/thon",
+            "-q",
+            "",
+            "a\\b",
+            ".venv",
+            "py thon",
+        ] {
+            assert!(!python_request(bad), "{bad}");
+            let e = uvx_packages("uvx", &["--python".into(), bad.into(), "pkg".into()]);
+            assert!(e.is_err(), "{bad}: {e:?}");
         }
     }
 }

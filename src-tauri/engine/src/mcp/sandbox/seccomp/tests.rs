@@ -128,6 +128,7 @@ fn what_servers_need_runs_and_the_rest_is_refused() {
     assert_eq!(call(&f, libc::SYS_clone, &[thread]), ALLOW);
     assert_eq!(call(&f, libc::SYS_clone, &[libc::SIGCHLD as u64]), ALLOW);
     for ns in [
+        libc::CLONE_PARENT,
         libc::CLONE_NEWUSER,
         libc::CLONE_NEWNS,
         libc::CLONE_NEWNET,
@@ -180,6 +181,24 @@ fn without_all_of_the_network_connecting_and_binding_are_the_hosts() {
         assert_eq!(call(&f, libc::SYS_sendmsg, &[3, 0x1000, 0]), ALLOW);
         assert_eq!(call(&f, libc::SYS_sendmsg, &[3, 0x1000, fast]), EPERM);
         assert_eq!(call(&f, libc::SYS_sendmmsg, &[3, 0x1000, 1, fast]), EPERM);
+        // listen too (on a socket never bound it binds to every address); no routing header
+        assert_eq!(call(&f, libc::SYS_listen, &[3, 5]), ALLOW);
+        assert_eq!(
+            call(&handed, libc::SYS_listen, &[]),
+            libc::SECCOMP_RET_USER_NOTIF
+        );
+        let v6 = libc::IPPROTO_IPV6 as u64;
+        assert_eq!(call(&f, libc::SYS_setsockopt, &[3, v6, 57]), EPERM);
+        assert_eq!(call(&f, libc::SYS_setsockopt, &[3, v6, 9]), EPERM);
+        assert_eq!(call(&f, libc::SYS_setsockopt, &[3, v6, 26]), ALLOW);
+        assert_eq!(
+            call(&f, libc::SYS_setsockopt, &[3, 0, libc::IP_OPTIONS as u64]),
+            EPERM
+        );
+        assert_eq!(
+            call(&f, libc::SYS_setsockopt, &[3, 1, libc::SO_KEEPALIVE as u64]),
+            ALLOW
+        );
         // the routing table only for some hosts
         let want = if net == Net::Hosts { ALLOW } else { EPERM };
         assert_eq!(call(&f, libc::SYS_socket, &[netlink, 3, route]), want);
@@ -290,6 +309,26 @@ fn arguments_that_reach_outside_are_refused() {
     assert_eq!(call(&f, libc::SYS_prlimit64, &[1234]), EPERM);
     assert_eq!(call(&f, libc::SYS_setpriority, &[0, 0, 10]), ALLOW);
     assert_eq!(call(&f, libc::SYS_setpriority, &[0, 1234, 10]), EPERM);
+    // all of the user's processes, or a group: never
+    let (prio_pgrp, prio_user) = (libc::PRIO_PGRP as u64, libc::PRIO_USER as u64);
+    assert_eq!(call(&f, libc::SYS_setpriority, &[prio_user, 0, 19]), EPERM);
+    assert_eq!(call(&f, libc::SYS_setpriority, &[prio_pgrp, 0, 19]), EPERM);
+    assert_eq!(call(&f, libc::SYS_ioprio_set, &[2, 0, 0]), EPERM);
+    // a file's attribute flags, a lease
+    assert_eq!(call(&f, libc::SYS_ioctl, &[3, 0x4008_6602]), EPERM);
+    assert_eq!(call(&f, libc::SYS_ioctl, &[3, 0x401c_5820]), EPERM);
+    assert_eq!(
+        call(&f, libc::SYS_fcntl, &[3, libc::F_SETLEASE as u64, 1]),
+        EPERM
+    );
+    assert_eq!(
+        call(&f, libc::SYS_fcntl, &[3, libc::F_SETFD as u64, 1]),
+        ALLOW
+    );
+    // more seccomp filters, never one with a listener
+    assert_eq!(call(&f, libc::SYS_seccomp, &[1, 0, 0x1000]), ALLOW);
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    assert_eq!(call(&f, libc::SYS_seccomp, &[1, listener, 0x1000]), EPERM);
     assert_eq!(call(&f, libc::SYS_sched_setaffinity, &[1234]), EPERM);
     // personality: only asked, or Linux
     assert_eq!(call(&f, libc::SYS_personality, &[0xffff_ffff]), ALLOW);
@@ -350,6 +389,8 @@ fn the_allow_list_has_nothing_it_must_not() {
         "SYS_clone",
         "SYS_clone3",
         "SYS_ioctl",
+        "SYS_seccomp",
+        "SYS_fcntl",
     ] {
         assert!(!names.contains(&forbidden), "{forbidden}");
     }
