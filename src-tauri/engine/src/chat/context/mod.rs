@@ -36,6 +36,10 @@ pub const COMPACT_AT: f64 = 0.75;
 /// the room (at least the current turn).
 pub const RECENT_SHARE: f64 = 0.35;
 
+/// A summary is prepared in the background only when it would cover at least this part of the
+/// room beyond the summary so far (`Budget::step`).
+pub const SUMMARY_STEP: f64 = 0.2;
+
 /// The longest summary, as a part of the room (what the summary request may generate).
 pub const SUMMARY_SHARE: f64 = 0.15;
 
@@ -49,6 +53,7 @@ pub fn budget(window: usize, ratio: f64, tools: usize) -> Budget {
         messages: (room as usize).saturating_sub(fixed),
         compact_at: ((room * COMPACT_AT) as usize).saturating_sub(fixed),
         recent: (room * RECENT_SHARE) as usize,
+        step: (room * SUMMARY_STEP) as usize,
     }
 }
 

@@ -18,10 +18,15 @@ use crate::store::ContextPolicy;
 pub struct Budget {
     /// The most the messages may take.
     pub messages: usize,
-    /// Messages over this: the next compaction is prepared (a summary, in the background).
+    /// Messages over this at their least (every older result a stub): the next compaction is
+    /// prepared (a summary, in the background).
     pub compact_at: usize,
     /// The newest turns kept whole by a summary: as many as fit in this (at least one).
     pub recent: usize,
+    /// A summary is prepared in the background only when it would take at least this much off
+    /// the request (what it covers beyond the summary so far): in a small context, where one turn
+    /// is a third of it, a summary every turn would be a second request every turn.
+    pub step: usize,
 }
 
 /// What the store says of a message of the turn (`None`/`false` for what is not stored: the
@@ -88,17 +93,19 @@ pub fn plan(
     // a summary reaches only as far as the current turn (its through is in this branch)
     let stored = summary.filter(|s| s.through >= lo && s.through < shape.cur);
     let done = stored.map_or(lo, |s| shape.after_results(s.through + 1));
-    let background = |total: usize| {
-        (policy == ContextPolicy::Summarise && total > budget.compact_at)
+    // the pressure is what the request must take at the least (every older result a stub):
+    // results are sent whole while they fit, which says nothing of how full the context is
+    let background = |k: usize, extra: usize| {
+        (policy == ContextPolicy::Summarise && shape.fit(k, extra, 0).0 > budget.compact_at)
             .then(|| shape.recent_cut(budget.recent))
             .flatten()
-            .filter(|&k| k > done)
+            .filter(|&k| k > done && shape.covered_cost(done, k) >= budget.step)
             .map(|k| k - 1)
     };
     // everything as it is, older results as stubs as far as needed
     let (total, stubs) = shape.fit(lo, 0, limit);
     if total <= limit {
-        let next = background(total);
+        let next = background(lo, 0);
         return shape.finish(messages, lo, None, stubs, total, Outcome::Fits, next);
     }
     let floor_fits = || shape.fit(shape.cur, 0, limit).0 <= limit;
@@ -107,9 +114,10 @@ pub fn plan(
             if let Some(s) = stored {
                 let k = done;
                 let note = summary::frame(s.text, shape.covered(k));
-                let (total, stubs) = shape.fit(k, shape.note_cost(&note, messages), limit);
+                let extra = shape.note_cost(&note, messages);
+                let (total, stubs) = shape.fit(k, extra, limit);
                 if total <= limit {
-                    let next = background(total);
+                    let next = background(k, extra);
                     let mut p = shape.finish(messages, k, Some(note), stubs, total, Outcome::Fits, next);
                     p.summarised = shape.covered(k);
                     return p;
@@ -264,6 +272,14 @@ impl Shape {
     /// How many messages covering from `lo` up to `k` leaves out (pinned ones are kept).
     fn covered(&self, k: usize) -> usize {
         (k - self.lo) - (self.count_protected[k] - self.count_protected[self.lo])
+    }
+
+    /// What covering the messages from `from` up to `k` takes off a request (older results
+    /// counted as stubs, pinned messages kept).
+    fn covered_cost(&self, from: usize, k: usize) -> usize {
+        let from = from.min(k);
+        (self.pre_compact[k] - self.pre_compact[from])
+            .saturating_sub(self.pre_protected[k] - self.pre_protected[from])
     }
 
     /// `k`, past tool results whose call it covers (a result never goes without its call).

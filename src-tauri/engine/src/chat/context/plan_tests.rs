@@ -55,6 +55,7 @@ fn budget(messages: usize) -> Budget {
         messages,
         compact_at: messages * 3 / 4,
         recent: messages * 35 / 100,
+        step: 0,
     }
 }
 
@@ -80,6 +81,25 @@ fn what_fits_is_sent_as_it_is() {
     // other policies prepare nothing
     let p = plan(&m, &meta, &budget(total + 1), ContextPolicy::DropOldest, None);
     assert_eq!(p.summarise_through, None);
+}
+
+#[test]
+fn a_summary_is_prepared_only_when_it_would_take_off_enough() {
+    let (m, meta) = conversation(6, 400);
+    let total = estimate_messages(&m);
+    let b = budget(total + 1);
+    let p = plan(&m, &meta, &b, ContextPolicy::Summarise, None);
+    let through = p.summarise_through.expect("a summary to prepare");
+    // with a stored summary reaching one turn short of that, covering one more turn is too
+    // little to be worth a request
+    let turn_before = (0..through).rev().find(|&i| m[i + 1].role == Role::User && i + 1 < through).unwrap();
+    let stored = Some(SummaryIn { text: "Earlier: turns 0 to 2.", through: turn_before });
+    let one_turn = estimate_messages(&m[turn_before + 1..=through]);
+    let small = Budget { step: one_turn * 2, ..b };
+    let p = plan(&m, &meta, &small, ContextPolicy::Summarise, stored);
+    assert_eq!(p.summarise_through, None, "one turn is less than the step");
+    let big = Budget { step: 1, ..b };
+    assert_eq!(plan(&m, &meta, &big, ContextPolicy::Summarise, stored).summarise_through, Some(through));
 }
 
 #[test]
