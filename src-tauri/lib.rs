@@ -119,6 +119,15 @@ pub fn run() {
             app.manage(notify::Notifier::default());
             notify::Notifier::listen(app.handle());
             let state = tauri::async_runtime::block_on(AppState::open())?;
+            // what the chat engine does outside a turn (a summary written in the background)
+            // reaches the window as calls followed outside a turn do
+            let events = app.handle().clone();
+            state
+                .runtime
+                .shared
+                .set_background_events(std::sync::Arc::new(move |ev| {
+                    events.state::<AppState>().task_events.send(ev);
+                }));
             app.manage(state);
             // bundles this launch was given (`switchboard FILE.mcpb`)
             let args: Vec<String> = std::env::args().collect();

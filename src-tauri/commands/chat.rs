@@ -58,6 +58,10 @@ pub struct SendRequest {
     chat_settings: Option<switchboard_engine::store::ConversationSettings>,
     /// Send the model the result of this tool call, whose task ended after its turn.
     late_result: Option<i64>,
+    /// For this turn only: what it does if the conversation outgrows the context (the user's
+    /// choice after a turn stopped to ask).
+    #[serde(default)]
+    context_policy: Option<switchboard_engine::store::ContextPolicy>,
 }
 
 /// Runs one turn; its events stream through `on_event`.
@@ -133,6 +137,7 @@ pub async fn send_message(
                 settings: r.chat_settings,
                 late_result: r.late_result,
                 images: r.images,
+                context_policy: r.context_policy,
             },
             &emit,
             cancel,

@@ -5,7 +5,9 @@ use switchboard_engine::chat::view::{open_page, ConversationView, PAGE};
 use switchboard_engine::store::debug::LlmCallRecord;
 use switchboard_engine::store::exchange::{self, ExportedConversation};
 use switchboard_engine::store::search::SearchHit;
-use switchboard_engine::store::{ConversationSettings, ConversationSummary, ToolChoice};
+use switchboard_engine::store::{
+    ConversationSettings, ConversationSummary, EarlierSummary, ToolChoice,
+};
 use tauri::{AppHandle, State};
 
 use super::files::{open_text, save_text, Dialog, PickedFile};
@@ -34,6 +36,33 @@ pub async fn load_conversation(
         PAGE
     };
     Ok(open_page(&state.runtime.store, id, None, page).await?)
+}
+
+/// The longest summary the user may write, in characters (a summary stands for older turns in a
+/// small context: a long one would leave no room for them).
+const MAX_SUMMARY_CHARS: usize = 20_000;
+
+/// The user's text for the summary `id` of older turns: the next request carries it.
+#[tauri::command]
+pub async fn edit_summary(
+    state: State<'_, AppState>,
+    id: i64,
+    text: String,
+) -> CmdResult<EarlierSummary> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(UiError::invalid(
+            "A summary cannot be empty: it is what the model is told of the earlier conversation",
+        )
+        .on_field("text"));
+    }
+    if text.chars().count() > MAX_SUMMARY_CHARS {
+        return Err(UiError::invalid(format!(
+            "A summary can be at most {MAX_SUMMARY_CHARS} characters: it must leave room in the model's context"
+        ))
+        .on_field("text"));
+    }
+    Ok(state.runtime.store.edit_summary(id, text).await?)
 }
 
 /// Sets which servers and tools a conversation may use (from its next turn on).

@@ -49,6 +49,7 @@ macro_rules! handler {
             commands::conversations::show_branch,
             commands::conversations::set_conversation_settings,
             commands::conversations::set_conversation_tools,
+            commands::conversations::edit_summary,
             commands::conversations::llm_calls,
             commands::conversations::export_conversation,
             commands::conversations::import_conversation,
@@ -175,7 +176,9 @@ impl From<switchboard_engine::store::StoreError> for UiError {
     fn from(e: switchboard_engine::store::StoreError) -> Self {
         use switchboard_engine::store::StoreError as E;
         let kind = match &e {
-            E::NoConversation(_) | E::NoMessage(_) | E::NoAttachment(_) => ErrorKind::NotFound,
+            E::NoConversation(_) | E::NoMessage(_) | E::NoAttachment(_) | E::NoSummary(_) => {
+                ErrorKind::NotFound
+            }
             E::Import(_) => ErrorKind::Invalid,
             E::Sqlite(_) | E::Migration(_) | E::Closed => ErrorKind::Store,
             E::File(_) => ErrorKind::File,

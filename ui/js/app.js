@@ -76,6 +76,8 @@ const chat = new ChatView($('#messages'), {
   onChatSettings: () => $('#chat-settings-button').click(),
   onShowEarlier: () => showEarlier(),
   onAllowNetwork: (server, host) => ipc.allowServerNetwork(server, host).then(() => reloadServerConfig()),
+  onEditSummary: (id, text) => ipc.editSummary(id, text),
+  onContextPolicy: (policy) => chooseContextPolicy(policy),
 });
 const composer = new ComposerView(
   { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },
@@ -399,7 +401,7 @@ async function runTurn(request, shown) {
       text: request.text ?? '', attachments: request.attachments ?? [],
       images: request.images ?? [], documents: request.documents ?? [],
       editOf: request.editOf ?? null, regenerate: request.regenerate ?? null, resume: request.resume ?? null,
-      lateResult: request.lateResult ?? null,
+      lateResult: request.lateResult ?? null, contextPolicy: request.contextPolicy ?? null,
     }, onEvent);
     if (!turn.failed) hideBanner();
   } catch (err) {
@@ -443,7 +445,7 @@ const turnEvents = {
     }
     refreshConversations();
   },
-  assistantStarted: (ev) => chat.addMessage(ev.messageId, 'assistant', 'streaming'),
+  assistantStarted: (ev) => { chat.compacting(false); chat.addMessage(ev.messageId, 'assistant', 'streaming'); },
   textDelta: (ev) => chat.appendText(ev.messageId, ev.text, ev.html),
   thinkingDelta: (ev) => chat.setThinking(ev.messageId, ev.text, true),
   assistantDone: (ev, turn) => {
@@ -452,9 +454,11 @@ const turnEvents = {
     announce(ev.status === 'complete' ? 'Reply finished.' : ev.status === 'stopped' ? 'Reply stopped.' : 'The reply failed.');
   },
   context: (ev) => {
-    showContextMeter($('#context-meter'), ev.used, ev.limit);
+    showContextMeter($('#context-meter'), ev.used, ev.limit, ev);
     toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
   },
+  compacting: () => { chat.compacting(true); announce('Summarising the earlier conversation to fit the model\'s context.'); },
+  summarised: (ev) => onSummarised(ev),
   toolCallStarted: (ev) => { chat.cards.add(ev); announce(`Calling ${ev.server} › ${ev.tool}.`); },
   toolCallArguments: (ev) => chat.cards.setArguments(ev.id, ev.arguments, ev.repairs),
   toolCallFinished: (ev) => {
@@ -492,7 +496,7 @@ const turnEvents = {
     chat.addError(ev.message);
     announce(`Error: ${ev.message}`);
   },
-  done: (ev, turn) => { turn.limit = ev.limitReached; },
+  done: (ev, turn) => { chat.compacting(false); turn.limit = ev.limitReached; },
 };
 const unknownEvent = (ev) => console.warn('unknown chat event', ev);
 
@@ -518,7 +522,21 @@ const taskFollower = new TaskFollower(chat, {
 });
 
 /** Tasks followed outside a turn: to their cards; a notification when one asks or its result waits. */
+/** A summary of older turns was written (in the turn, or in the background after one). */
+function onSummarised(ev) {
+  chat.compacting(false);
+  if (ev.conversationId === state.conversationId) chat.showSummary(ev.summary);
+}
+
+/** The chat's policy was to ask when it outgrew the context: the user chose; the turn goes on so. */
+async function chooseContextPolicy(policy) {
+  if (!state.conversationId || state.turnId) return;
+  chat.clearResume();
+  await runTurn({ resume: 'continue', contextPolicy: policy }, null);
+}
+
 function onTaskEvent(ev) {
+  if (ev.type === 'summarised') { onSummarised(ev); return; }
   taskFollower.onEvent(ev);
   if (ev.type === 'taskResultWaiting') notifications.taskCompleted(ev.conversationId);
   if (ev.type === 'elicitationRequested' || ev.type === 'samplingRequested') {

@@ -140,6 +140,8 @@ export const duplicateConversation = (id) => call('duplicate_conversation', { id
 /** Shows the branch through messageId; with step ±1, through that message's previous/next sibling. */
 export const showBranch = (id, messageId, step = 0) => call('show_branch', { id, messageId, step });
 export const setConversationSettings = (id, settings) => call('set_conversation_settings', { id, settings });
+/** The user's text for summary `id` of older turns (the next request carries it); the stored summary. */
+export const editSummary = (id, text) => call('edit_summary', { id, text });
 export const llmCalls = (id) => call('llm_calls', { id });
 /** format: 'markdown' | 'json'; resolves with the path written, or null when the dialog was closed. */
 export const exportConversation = (id, format) => call('export_conversation', { id, format });

@@ -26,14 +26,20 @@ fn conversation(turns: usize) -> (Vec<Message>, Vec<Meta>) {
             arguments: json!({"path": format!("notes/{t}.txt")}),
             written: None,
         }];
-        let mut result = Message::new(Role::Tool, format!("note {t}: ") + &"some text, ".repeat(186));
+        let mut result = Message::new(
+            Role::Tool,
+            format!("note {t}: ") + &"some text, ".repeat(186),
+        );
         result.tool_name = Some("files__read_file".into());
         result.tool_call_id = Some(format!("c{t}"));
         m.extend([
             Message::new(Role::User, format!("Now note {t}, please.")),
             asked,
             result,
-            Message::new(Role::Assistant, format!("Note {t} adds one. ") + &"So far so good. ".repeat(18)),
+            Message::new(
+                Role::Assistant,
+                format!("Note {t} adds one. ") + &"So far so good. ".repeat(18),
+            ),
         ]);
     }
     m.truncate(1000);
@@ -67,9 +73,21 @@ fn bench(c: &mut Criterion) {
         through,
     };
     let p = plan(&m, &meta, &small, ContextPolicy::Summarise, Some(s));
-    assert!(p.outcome == Outcome::Fits && p.summarised > 900, "{:?}", p.outcome);
+    assert!(
+        p.outcome == Outcome::Fits && p.summarised > 900,
+        "{:?}",
+        p.outcome
+    );
     g.bench_function("summary", |b| {
-        b.iter(|| plan(black_box(&m), &meta, &small, ContextPolicy::Summarise, Some(s)))
+        b.iter(|| {
+            plan(
+                black_box(&m),
+                &meta,
+                &small,
+                ContextPolicy::Summarise,
+                Some(s),
+            )
+        })
     });
     // no summary yet: the plan says which one is needed
     let p = plan(&m, &meta, &small, ContextPolicy::Summarise, None);

@@ -585,9 +585,17 @@ mod tests {
         )
         .unwrap();
         let s = Settings::load(&p);
-        assert_eq!(s.model_contexts.len(), 1, "a context out of range is dropped");
+        assert_eq!(
+            s.model_contexts.len(),
+            1,
+            "a context out of range is dropped"
+        );
         assert_eq!(s.model_contexts["gemma3:270m"], 2048);
-        assert_eq!(s.context_policy, ContextPolicy::Summarise, "a bad policy: the default");
+        assert_eq!(
+            s.context_policy,
+            ContextPolicy::Summarise,
+            "a bad policy: the default"
+        );
         assert_eq!(s.temperature, None, "out of range");
         assert_eq!(s.num_ctx, Some(8192));
         assert!(s.thinking, "a bad value keeps the default");

@@ -1,4 +1,5 @@
-// This chat's own settings (system prompt, temperature, context length): a dialog. A new chat's
+// This chat's own settings (system prompt, temperature, context length, what happens when it
+// outgrows the context): a dialog. A new chat's
 // settings wait until its first message creates the conversation.
 import { $ } from '../dom.js';
 
@@ -17,6 +18,7 @@ export class ChatSettingsDialog {
     $('#cs-system-prompt', this.dialog).value = this.current.systemPrompt ?? '';
     $('#cs-temperature', this.dialog).value = this.current.temperature ?? '';
     $('#cs-num-ctx', this.dialog).value = this.current.numCtx ?? '';
+    $('#cs-context-policy', this.dialog).value = this.current.contextPolicy ?? '';
     $('#cs-error', this.dialog).textContent = '';
     this.dialog.showModal();
     $('#cs-system-prompt', this.dialog).focus();
@@ -29,6 +31,7 @@ export class ChatSettingsDialog {
       systemPrompt: $('#cs-system-prompt', this.dialog).value.trim() || null,
       temperature: num('#cs-temperature'),
       numCtx: num('#cs-num-ctx'),
+      contextPolicy: $('#cs-context-policy', this.dialog).value || null,
     };
     // the same ranges the engine checks (it checks again): said here before anything is sent
     const error = $('#cs-error', this.dialog);

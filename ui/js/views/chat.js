@@ -4,6 +4,7 @@ import { splitAttachments } from './composer.js';
 import { imageStrip } from './attach.js';
 import { ToolCards } from './cards.js';
 import { messageStatusText, noticeText } from './words.js';
+import { showSummary } from './earlier.js';
 
 export class ChatView {
   /**
@@ -15,8 +16,10 @@ export class ChatView {
    * message's image at full size), onAllowNetwork(server, host) (a card's "Allow host": what the
    * sandbox kept the server off)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage, onAllowNetwork }) {
+  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage, onAllowNetwork, onEditSummary, onContextPolicy }) {
     this.root = root;
+    this.onEditSummary = onEditSummary ?? (() => Promise.reject(new Error('not available')));
+    this.onContextPolicy = onContextPolicy ?? (() => {});
     this.onAllowNetwork = onAllowNetwork ?? (() => Promise.reject(new Error('not available')));
     this.onOpenImage = onOpenImage ?? (() => {});
     this.onShowEarlier = onShowEarlier;
@@ -108,7 +111,13 @@ export class ChatView {
     } finally {
       this.filling = false;
     }
+    this.showSummary(view.summarised ?? null);
     this.scrollToEnd(true);
+  }
+
+  /** The summary that stands for older turns in requests (views/earlier.js); null: none. */
+  showSummary(summary) {
+    showSummary(this.root, summary, this.onEditSummary);
   }
 
   /** Lays in stored items (see renderConversation); `last`: the conversation's last item. */
@@ -320,12 +329,27 @@ export class ChatView {
   /** A note from Switchboard; `resumable` adds Continue and Wrap up (after the tool-round limit). */
   addNotice(notice, resumable = false) {
     const note = el('div', { class: 'notice', role: 'status' }, el('span', {}, noticeText(notice)));
+    if (notice.kind === 'contextFull' && notice.ask) {
+      // the chat's policy is to ask: the user chooses, and the turn goes on
+      note.append(el('div', { class: 'approval-buttons resume' },
+        el('button', { type: 'button', class: 'btn primary', dataset: { action: 'summarise' }, onclick: () => { if (!this.busy) this.onContextPolicy('summarise'); } }, 'Summarise older turns'),
+        el('button', { type: 'button', class: 'btn', dataset: { action: 'drop-oldest' }, onclick: () => { if (!this.busy) this.onContextPolicy('dropOldest'); } }, 'Leave out the oldest')));
+    }
     if (resumable) {
       note.append(el('div', { class: 'approval-buttons resume' },
         el('button', { type: 'button', class: 'btn primary', dataset: { action: 'continue' }, onclick: () => { if (!this.busy) this.onResume('continue'); } }, 'Continue'),
         el('button', { type: 'button', class: 'btn', dataset: { action: 'wrap-up' }, onclick: () => { if (!this.busy) this.onResume('wrapUp'); } }, 'Wrap up')));
     }
     this.root.append(note);
+    this.scrollToEnd();
+  }
+
+  /** While the request waits for a summary of older turns: a note saying so (`on` false: gone). */
+  compacting(on) {
+    this.root.querySelector('.notice.compacting')?.remove();
+    if (!on) return;
+    this.root.append(el('div', { class: 'notice compacting', role: 'status' },
+      'Summarising the earlier conversation to fit the model\'s context…'));
     this.scrollToEnd();
   }
 

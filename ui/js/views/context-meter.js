@@ -3,19 +3,48 @@
 // while files are attached to the next message, that plus what they will take.
 import { contextText } from './words.js';
 
-/** Shows `used` of `limit` tokens (limit unknown: null) in `meter`. */
-export function showContextMeter(meter, used, limit) {
+/**
+ * Shows `used` of `limit` tokens (limit unknown: null) in `meter`. `ctx` (from the engine's
+ * context event, when there is one): { limitAssumed, compacted: { stubbed, summarised, dropped },
+ * room, compactAt, policy } — what was compacted to make the request fit, and when the next one
+ * will be.
+ */
+export function showContextMeter(meter, used, limit, ctx = null) {
   delete meter.dataset.base;
   meter.dataset.used = String(used);
   meter.dataset.limit = limit ? String(limit) : '';
   meter.hidden = false;
-  meter.textContent = contextText(used, limit);
+  const c = ctx?.compacted ?? { stubbed: 0, summarised: 0, dropped: 0 };
+  const compacted = c.stubbed + c.summarised + c.dropped > 0;
+  // over compactAt the next request is compacted (a summary is being prepared)
+  const next = Boolean(ctx && ctx.compactAt && used > ctx.compactAt);
+  meter.textContent = contextText(used, limit) + (ctx?.limitAssumed ? ' (assumed)' : '') + (compacted ? ' · compacted' : '');
   const full = limit ? used / limit : 0;
-  meter.classList.toggle('warn', full > 0.8);
-  meter.title = limit
-    ? `About ${used} of the model's ${limit} tokens of context went into the last request (system prompt, tools, history). `
-      + 'Long tool results are cut for the model (the cards keep all of it), and no more tools are offered than fit.'
-    : `About ${used} tokens went into the last request; the server does not say how much context the model has.`;
+  meter.classList.toggle('warn', full > 0.8 || next);
+  meter.classList.toggle('compacted', compacted);
+  meter.dataset.compacted = compacted ? 'true' : 'false';
+  meter.dataset.next = next ? 'true' : 'false';
+  const lines = [limit
+    ? `About ${used} of the model's ${limit} tokens of context went into the last request (system prompt, tools, history).`
+    : `About ${used} tokens went into the last request; the server does not say how much context the model has.`];
+  if (ctx?.limitAssumed) lines.push(`The server does not say how much context the model has: ${limit} is assumed (set it in the chat's settings → Context length).`);
+  if (compacted) {
+    const parts = [];
+    if (c.stubbed) parts.push(`${c.stubbed} older tool result${c.stubbed === 1 ? '' : 's'} as short stubs`);
+    if (c.summarised) parts.push(`${c.summarised} older message${c.summarised === 1 ? '' : 's'} as the summary shown in the chat`);
+    if (c.dropped) parts.push(`the ${c.dropped} oldest message${c.dropped === 1 ? '' : 's'} left out`);
+    lines.push(`To fit, it was sent with ${parts.join(', ')}. The conversation here stays whole.`);
+  }
+  if (next) {
+    lines.push({
+      summarise: 'The next request will be compacted: older turns are being summarised.',
+      dropOldest: 'The next request will be compacted: the oldest turns will be left out.',
+      ask: 'The next request may not fit: this chat is set to ask what to do then.',
+    }[ctx.policy] ?? 'The next request will be compacted.');
+  }
+  lines.push('Long tool results are cut for the model (the cards keep all of it), and no more tools are offered than fit.');
+  meter.title = lines.join(' ');
+  meter.setAttribute('aria-label', `Context: ${meter.textContent}. ${lines.slice(1, -1).join(' ')}`.trim());
 }
 
 /**

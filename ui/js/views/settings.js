@@ -35,6 +35,8 @@ export class SettingsView {
       const numCtx = numberOrNull($('#set-num-ctx', dialog));
       const systemPrompt = $('#set-system-prompt', dialog).value.trim() || null;
       const thinking = $('#set-thinking', dialog).checked;
+      const contextPolicy = $('#set-context-policy', dialog).value;
+      const summaryModel = $('#set-summary-model', dialog).value.trim() || null;
       const err = $('#settings-error', dialog);
       err.textContent = '';
       if (url && !/^https?:\/\/\S+$/.test(url)) {
@@ -56,7 +58,7 @@ export class SettingsView {
       const providers = this.readProviders();
       if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave(this.patch({ llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, imageMaxSide, roots, temperature, numCtx, systemPrompt, thinking, providers }));
+        await this.onSave(this.patch({ llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, imageMaxSide, roots, temperature, numCtx, systemPrompt, thinking, contextPolicy, summaryModel, providers }));
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -104,6 +106,8 @@ export class SettingsView {
     $('#set-temperature', this.dialog).value = settings.temperature ?? '';
     $('#set-num-ctx', this.dialog).value = settings.numCtx ?? '';
     $('#set-thinking', this.dialog).checked = settings.thinking !== false;
+    $('#set-context-policy', this.dialog).value = settings.contextPolicy ?? 'summarise';
+    $('#set-summary-model', this.dialog).value = settings.summaryModel ?? '';
     const sel = $('#set-model', this.dialog);
     const names = [...new Set(models.map((m) => m.name))];
     if (settings.model && !names.includes(settings.model)) names.unshift(settings.model);

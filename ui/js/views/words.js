@@ -49,6 +49,18 @@ export function noticeText(notice) {
         + 'Rephrase your question, or turn that tool off for this chat.';
     case 'text':
       return notice.text;
+    case 'resultsStubbed':
+      return `To fit the model's context, ${notice.count === 1 ? 'an older tool result now goes' : `${notice.count} older tool results now go`} `
+        + 'to the model as a short note of what was there. Their cards keep everything.';
+    case 'contextFull':
+      return notice.ask
+        ? `This conversation no longer fits the model's context (about ${tokens(notice.used)} of ${tokens(notice.limit)} tokens), and this chat is set to ask. `
+          + 'Summarise the older turns, or leave the oldest out of what is sent (the conversation here stays whole).'
+        : `The latest messages alone take about ${tokens(notice.used)} of the model's ${tokens(notice.limit)} tokens of context, so nothing was sent. `
+          + 'Use a model with a longer context (chat settings → Context length), or shorten the last message or its attachments.';
+    case 'summaryFailed':
+      return `The older turns could not be summarised (${notice.error}), so the oldest were left out of this request instead. `
+        + 'They are still here, in the conversation.';
     default:
       return '';
   }

@@ -56,9 +56,7 @@ pub fn estimate_message(m: &Message) -> usize {
     let calls: usize = m
         .tool_calls
         .iter()
-        .map(|c| {
-            estimate_tokens(&c.name) + estimate_tokens(&c.arguments.to_string()) + PER_MESSAGE
-        })
+        .map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments.to_string()) + PER_MESSAGE)
         .sum();
     let images: usize = m.images.iter().map(|i| i.estimated_tokens()).sum();
     PER_MESSAGE + estimate_tokens(&m.content) + calls + images

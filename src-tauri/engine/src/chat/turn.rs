@@ -305,7 +305,10 @@ impl ChatEngine {
                 Outcome::NeedsSummary if summaries < MAX_SUMMARIES_PER_REQUEST => {
                     summaries += 1;
                     let through = plan.summarise_through.and_then(|i| turn.meta[i].id);
-                    match self.compact_now(turn, through, tools_tokens, emit, cancel).await? {
+                    match self
+                        .compact_now(turn, through, tools_tokens, emit, cancel)
+                        .await?
+                    {
                         Ok(s) => turn.summary = Some(s),
                         Err(e) => {
                             // the chat goes on: this request leaves the oldest out, and says so

@@ -72,6 +72,9 @@ pub struct ConversationView {
     pub settings: crate::store::ConversationSettings,
     /// How many items come before `items` and were not sent (the window offers to show them).
     pub earlier: usize,
+    /// The summary that stands for older turns of this branch in requests (shown folded after
+    /// the last message it covers, editable), when one was written.
+    pub summarised: Option<crate::store::EarlierSummary>,
 }
 
 /// How many items a conversation opens with; the earlier ones are sent when the user asks.
@@ -231,6 +234,7 @@ fn view(c: &Conversation, messages: &[StoredMessage], plan: Plan) -> Conversatio
         summary: c.summary.clone(),
         tool_choice: c.tool_choice.clone(),
         settings: c.settings.clone(),
+        summarised: c.summarised.clone(),
     }
 }
 

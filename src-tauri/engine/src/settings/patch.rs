@@ -284,8 +284,10 @@ mod tests {
             ])
         );
         patch(json!({"modelContexts": {"gemma3:270m": 2048, "qwen3": 8192}})).apply_to(&mut s);
-        patch(json!({"modelContexts": {"qwen3": null}, "contextPolicy": "dropOldest",
-            "summaryModel": " qwen3:0.6b "}))
+        patch(
+            json!({"modelContexts": {"qwen3": null}, "contextPolicy": "dropOldest",
+            "summaryModel": " qwen3:0.6b "}),
+        )
         .apply_to(&mut s);
         assert_eq!(
             s.model_contexts,
@@ -294,7 +296,10 @@ mod tests {
         assert_eq!(s.context_policy, ContextPolicy::DropOldest);
         assert_eq!(s.summary_model.as_deref(), Some("qwen3:0.6b"));
         patch(json!({"summaryModel": null})).apply_to(&mut s);
-        assert_eq!((s.summary_model.as_deref(), s.context_policy), (None, ContextPolicy::DropOldest));
+        assert_eq!(
+            (s.summary_model.as_deref(), s.context_policy),
+            (None, ContextPolicy::DropOldest)
+        );
         patch(json!({"trustedLinkHosts": {"Example.org": true, "docs.rs": false}}))
             .apply_to(&mut s);
         assert_eq!(

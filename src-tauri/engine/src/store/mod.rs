@@ -33,9 +33,9 @@ pub use tasks::{CallOrigin, LateResult, OpenTask, StoredTask};
 pub use tool_calls::FinishedCall;
 
 pub use types::{
-    Approval, ContextPolicy, Conversation, ConversationSettings, ConversationSummary, InvalidSetting,
-    MessageStatus, Notice, StoredMessage, StoredToolCall, ToolCallStatus, ToolChoice,
-    NUM_CTX_RANGE, TEMPERATURE_RANGE,
+    Approval, ContextPolicy, Conversation, ConversationSettings, ConversationSummary,
+    InvalidSetting, MessageStatus, Notice, StoredMessage, StoredToolCall, ToolCallStatus,
+    ToolChoice, NUM_CTX_RANGE, TEMPERATURE_RANGE,
 };
 
 #[derive(Debug, thiserror::Error)]

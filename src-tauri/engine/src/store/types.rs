@@ -165,7 +165,11 @@ pub enum Notice {
     /// out older turns would make it fit); else even they would not (the latest messages alone
     /// are too long).
     #[serde(rename_all = "camelCase")]
-    ContextFull { used: usize, limit: usize, ask: bool },
+    ContextFull {
+        used: usize,
+        limit: usize,
+        ask: bool,
+    },
     /// Older turns could not be summarised (`error`): this request left the oldest out instead.
     #[serde(rename_all = "camelCase")]
     SummaryFailed { error: String },

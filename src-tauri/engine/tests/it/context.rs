@@ -219,7 +219,10 @@ async fn the_context_is_read_from_the_server_ollama_show_and_llama_server_props(
     // said to be assumed
     assert_eq!(
         limit_of(llama_server(), None).await,
-        (Some(switchboard_engine::chat::context::DEFAULT_CONTEXT), true)
+        (
+            Some(switchboard_engine::chat::context::DEFAULT_CONTEXT),
+            true
+        )
     );
     // the app's context for a model not known to the server: planned for, not assumed
     assert_eq!(limit_of(llama_server(), Some(2048)).await, known(2048));
@@ -396,7 +399,8 @@ async fn a_tool_the_conversation_used_stays_offered_when_the_context_is_small() 
 
 /// The user's first message in [`a_long_tool_using_conversation_keeps_fitting_a_2k_context`]:
 /// an instruction for the whole conversation.
-const FIRST: &str = "Question 0: always answer in French, and tell me about the quetzal. I will ask \
+const FIRST: &str =
+    "Question 0: always answer in French, and tell me about the quetzal. I will ask \
     about one topic at a time; read the long text for each with the tool before you answer.";
 
 /// What the fake model writes when it is asked for a summary: which questions the transcript
@@ -414,7 +418,10 @@ fn asks_summary(request: &Value) -> bool {
 fn last_question(text: &str) -> Option<usize> {
     text.match_indices("Question ")
         .filter_map(|(at, _)| {
-            let digits: String = text[at + 9..].chars().take_while(char::is_ascii_digit).collect();
+            let digits: String = text[at + 9..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
             digits.parse().ok()
         })
         .max()
@@ -429,7 +436,9 @@ fn long_conversation_model(req: &Value) -> crate::support::fake_ollama::Reply {
         let text = all[1]["content"].as_str().unwrap_or_default();
         let n = last_question(text).unwrap_or(0);
         return Stream::new()
-            .text(&format!("{SUMMARY_SAYS} questions up to Question {n}; answers in French."))
+            .text(&format!(
+                "{SUMMARY_SAYS} questions up to Question {n}; answers in French."
+            ))
             .done()
             .reply();
     }
@@ -454,7 +463,12 @@ fn long_conversation_model(req: &Value) -> crate::support::fake_ollama::Reply {
 }
 
 /// A request's body read back as messages and tools, to estimate what was really sent.
-fn sent_as_messages(body: &Value) -> (Vec<switchboard_engine::llm::Message>, Vec<switchboard_engine::llm::ToolSpec>) {
+fn sent_as_messages(
+    body: &Value,
+) -> (
+    Vec<switchboard_engine::llm::Message>,
+    Vec<switchboard_engine::llm::ToolSpec>,
+) {
     use switchboard_engine::llm::{Message, Role, ToolCall, ToolSpec};
     let messages = body["messages"]
         .as_array()
@@ -485,7 +499,10 @@ fn sent_as_messages(body: &Value) -> (Vec<switchboard_engine::llm::Message>, Vec
         .flatten()
         .map(|t| ToolSpec {
             name: t["function"]["name"].as_str().unwrap().into(),
-            description: t["function"]["description"].as_str().unwrap_or_default().into(),
+            description: t["function"]["description"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
             parameters: t["function"]["parameters"].clone(),
         })
         .collect();
@@ -529,7 +546,10 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
     for n in 1..TURNS {
         asked.push((r.fake.chat_requests().len(), n));
         let (summary, e) = collecting(&engine, say(&question(n), Some(id))).await;
-        assert!(summary.llm_error.is_none() && !summary.context_full, "turn {n}: {summary:?}");
+        assert!(
+            summary.llm_error.is_none() && !summary.context_full,
+            "turn {n}: {summary:?}"
+        );
         events.extend(e);
     }
     engine.compaction_done(id).await;
@@ -540,7 +560,10 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
     for (i, body) in requests.iter().enumerate() {
         let (m, t) = sent_as_messages(body);
         let estimate = estimate_request(&m, &t);
-        assert!(estimate <= room, "request {i} is {estimate} tokens, the room {room}");
+        assert!(
+            estimate <= room,
+            "request {i} is {estimate} tokens, the room {room}"
+        );
     }
     let chats: Vec<(usize, &Value)> = requests
         .iter()
@@ -574,7 +597,11 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
         .iter()
         .filter_map(|e| match e {
             ChatEvent::Context {
-                used, compacted, room: r, limit, ..
+                used,
+                compacted,
+                room: r,
+                limit,
+                ..
             } => {
                 assert_eq!((*r, *limit), (room, Some(2048)));
                 Some((*used, *compacted))
@@ -584,14 +611,28 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
         .collect();
     assert_eq!(contexts.len(), chats.len());
     assert!(contexts.iter().all(|(used, _)| *used <= room));
-    assert!(contexts.iter().any(|(_, c)| c.stubbed > 0), "older results went as stubs");
-    assert!(contexts.iter().any(|(_, c)| c.summarised > 0), "older turns as a summary");
-    assert!(contexts.iter().all(|(_, c)| c.dropped == 0), "nothing left out");
+    assert!(
+        contexts.iter().any(|(_, c)| c.stubbed > 0),
+        "older results went as stubs"
+    );
+    assert!(
+        contexts.iter().any(|(_, c)| c.summarised > 0),
+        "older turns as a summary"
+    );
+    assert!(
+        contexts.iter().all(|(_, c)| c.dropped == 0),
+        "nothing left out"
+    );
     // that older results go as stubs was said once, in the conversation
     let stubs_told = conv
         .messages
         .iter()
-        .filter(|m| matches!(m.notice, Some(switchboard_engine::store::Notice::ResultsStubbed { .. })))
+        .filter(|m| {
+            matches!(
+                m.notice,
+                Some(switchboard_engine::store::Notice::ResultsStubbed { .. })
+            )
+        })
         .count();
     assert_eq!(stubs_told, 1);
 
@@ -610,13 +651,21 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
     }
     // what each covered is what its request's transcript (and the summary so far) held
     for s in &summaries {
-        let through = conv.messages.iter().position(|m| m.id == s.through_id).unwrap();
+        let through = conv
+            .messages
+            .iter()
+            .position(|m| m.id == s.through_id)
+            .unwrap();
         let last = conv.messages[..=through]
             .iter()
             .filter_map(|m| last_question(&m.content))
             .max()
             .unwrap();
-        assert!(s.text.ends_with(&format!("Question {last}; answers in French.")), "{s:?}");
+        assert!(
+            s.text
+                .ends_with(&format!("Question {last}; answers in French.")),
+            "{s:?}"
+        );
     }
     // requests carried the summary in place of older turns
     let with_summary = chats
@@ -658,14 +707,25 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
     collecting(&engine, say(&question(TURNS), Some(id))).await;
     let next = &r.fake.chat_requests()[before];
     let system = next["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains(edited) && !system.contains(&latest.text), "{system}");
+    assert!(
+        system.contains(edited) && !system.contains(&latest.text),
+        "{system}"
+    );
 
     // a branch from before the first summary sends its own history, no summary
-    let q2 = conv.messages.iter().find(|m| m.content == question(2)).unwrap().id;
+    let q2 = conv
+        .messages
+        .iter()
+        .find(|m| m.content == question(2))
+        .unwrap()
+        .id;
     let before = r.fake.chat_requests().len();
     let edit = TurnRequest {
         edit_of: Some(q2),
-        ..say("Question 2 again: tell me about topic two, in short.", Some(id))
+        ..say(
+            "Question 2 again: tell me about topic two, in short.",
+            Some(id),
+        )
     };
     collecting(&engine, edit).await;
     for body in &r.fake.chat_requests()[before..] {
@@ -676,8 +736,14 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
         let system = m[0]["content"].as_str().unwrap();
         assert!(!system.contains("Earlier conversation"), "{system}");
         assert_eq!(m[1]["content"], FIRST);
-        assert!(m.iter().any(|x| x["content"] == question(1)), "the branch's own turn 1");
-        assert!(!m.iter().any(|x| x["content"] == question(3)), "not the other branch's");
+        assert!(
+            m.iter().any(|x| x["content"] == question(1)),
+            "the branch's own turn 1"
+        );
+        assert!(
+            !m.iter().any(|x| x["content"] == question(3)),
+            "not the other branch's"
+        );
     }
     r.host.shutdown().await;
 }

@@ -3,7 +3,8 @@
 //! provider, one turn that reaches the built-in calculator. The model is tiny: the conversation
 //! starts with two worked examples (imported, as a user would import a conversation), and the
 //! test asserts the plumbing (a real tool call reaches the real server, its result goes back, a
-//! final reply is stored), not the quality of the answer.
+//! final reply is stored), not the quality of the answer. And a 30-turn chat in a 2,048-token
+//! context keeps answering (issue 37: the app makes every request fit, never the server).
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -26,7 +27,7 @@ fn env_path(name: &str) -> PathBuf {
 
 /// llama-server on the real model, started and ready: the process (ended when dropped), its URL
 /// and the model's name.
-async fn llama_server() -> (crate::support::Background, String, String) {
+async fn llama_server(context: usize) -> (crate::support::Background, String, String) {
     let port = crate::support::free_port();
     let server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
@@ -34,7 +35,7 @@ async fn llama_server() -> (crate::support::Background, String, String) {
         .arg("--jinja")
         .arg("--chat-template-file")
         .arg(env_path("SWITCHBOARD_CHAT_TEMPLATE"))
-        .args(["-c", "4096", "--temp", "0", "-n", "256"])
+        .args(["-c", &context.to_string(), "--temp", "0", "-n", "256"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0)
@@ -67,7 +68,7 @@ async fn llama_server() -> (crate::support::Background, String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow, needs a real model: run via `make test-real-llm`"]
 async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compatible_server() {
-    let (server, url, model) = llama_server().await;
+    let (server, url, model) = llama_server(4096).await;
     let host = crate::support::calculator_host().await;
     let store = Store::open_in_memory().await.unwrap();
     let conversation = store
@@ -130,7 +131,7 @@ async fn a_real_small_model_calls_the_builtin_calculator_through_an_openai_compa
 #[ignore = "slow, needs a real model: run via `make test-real-llm`"]
 async fn the_model_check_runs_against_a_real_small_model() {
     use switchboard_engine::chat::check::{self, Outcome};
-    let (server, url, model) = llama_server().await;
+    let (server, url, model) = llama_server(4096).await;
     let client = OpenAiClient::new(&url, None);
     let report = check::check_model(&client, &model, &mut |_| {}, &CancellationToken::new()).await;
     drop(server);
@@ -147,4 +148,77 @@ async fn the_model_check_runs_against_a_real_small_model() {
             .all(|r| !matches!(r.outcome, Outcome::Failed { .. })),
         "{report:#?}"
     );
+}
+
+/// Issue 37: a 30-turn chat with tool calls on a server whose context is 2,048 tokens (read from
+/// its `/props`): every turn is answered (llama-server refuses a request longer than its context,
+/// so a request that did not fit would fail the turn), older turns are summarised by the model
+/// itself, and the stored conversation keeps every turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow, needs a real model: run via `make test-real-llm`"]
+async fn a_thirty_turn_chat_keeps_answering_in_a_2k_context() {
+    const TURNS: usize = 30;
+    let (server, url, model) = llama_server(2048).await;
+    let host = crate::support::calculator_host().await;
+    let store = Store::open_in_memory().await.unwrap();
+    let mut engine = crate::support::chat_engine(
+        Arc::new(OpenAiClient::new(&url, None)),
+        host.clone(),
+        store.clone(),
+    );
+    engine.options = ChatOptions {
+        max_iterations: 2,
+        system_prompt:
+            "You are a friendly assistant. Answer in a few sentences; use the calculator for sums."
+                .into(),
+        ..ChatOptions::default()
+    };
+    let mut id = None;
+    for n in 0..TURNS {
+        let text = if n == 0 {
+            "Please always end your answers with the word 'Cheers'.".to_string()
+        } else {
+            format!("Tell me something about the number {n}, and what {n} + 7 is.")
+        };
+        let t = Instant::now();
+        let summary = engine
+            .run_turn(
+                TurnRequest {
+                    conversation_id: id,
+                    model: model.clone(),
+                    text,
+                    ..Default::default()
+                },
+                &|_| {},
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        eprintln!("turn {n}: {:.1} s", t.elapsed().as_secs_f64());
+        assert!(summary.llm_error.is_none(), "turn {n}: {summary:?}");
+        assert!(!summary.context_full, "turn {n}: {summary:?}");
+        id = Some(summary.conversation_id);
+        let conv = store.conversation(summary.conversation_id).await.unwrap();
+        let last = conv.messages.last().unwrap();
+        assert_eq!(last.role, Role::Assistant, "turn {n}");
+    }
+    let id = id.unwrap();
+    engine.compaction_done(id).await;
+    let conv = store.conversation(id).await.unwrap();
+    let summaries = store.summaries(id).await.unwrap();
+    drop(server);
+    host.shutdown().await;
+    let users = conv
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .count();
+    assert_eq!(users, TURNS, "every turn is stored");
+    assert!(!summaries.is_empty(), "older turns were summarised");
+    for s in &summaries {
+        eprintln!(
+            "summary through {} ({} messages): {}",
+            s.through_id, s.covers, s.text
+        );
+    }
 }

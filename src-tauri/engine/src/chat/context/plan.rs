@@ -118,7 +118,8 @@ pub fn plan(
                 let (total, stubs) = shape.fit(k, extra, limit);
                 if total <= limit {
                     let next = background(k, extra);
-                    let mut p = shape.finish(messages, k, Some(note), stubs, total, Outcome::Fits, next);
+                    let mut p =
+                        shape.finish(messages, k, Some(note), stubs, total, Outcome::Fits, next);
                     p.summarised = shape.covered(k);
                     return p;
                 }
@@ -127,12 +128,17 @@ pub fn plan(
             let want = shape
                 .recent_cut(budget.recent)
                 .filter(|&k| k > done)
-                .or_else(|| (shape.cur > done && shape.covered(shape.cur) > shape.covered(done)).then_some(shape.cur));
+                .or_else(|| {
+                    (shape.cur > done && shape.covered(shape.cur) > shape.covered(done))
+                        .then_some(shape.cur)
+                });
             let outcome = match want {
                 Some(_) if floor_fits() => Outcome::NeedsSummary,
                 _ => Outcome::Overflow,
             };
-            let through = want.filter(|_| outcome == Outcome::NeedsSummary).map(|k| k - 1);
+            let through = want
+                .filter(|_| outcome == Outcome::NeedsSummary)
+                .map(|k| k - 1);
             shape.unchanged(messages, outcome, through)
         }
         ContextPolicy::DropOldest => {
@@ -140,7 +146,8 @@ pub fn plan(
                 let note = summary::dropped_note(shape.covered(k));
                 let (total, stubs) = shape.fit(k, shape.note_cost(&note, messages), limit);
                 if total <= limit {
-                    let mut p = shape.finish(messages, k, Some(note), stubs, total, Outcome::Fits, None);
+                    let mut p =
+                        shape.finish(messages, k, Some(note), stubs, total, Outcome::Fits, None);
                     p.dropped = shape.covered(k);
                     return p;
                 }
@@ -201,10 +208,17 @@ impl Shape {
             .iter()
             .position(|m| m.role == Role::User)
             .map_or_else(
-                || messages.iter().take_while(|m| m.role == Role::System).count(),
+                || {
+                    messages
+                        .iter()
+                        .take_while(|m| m.role == Role::System)
+                        .count()
+                },
                 |i| i + 1,
             );
-        let starts: Vec<usize> = (lo..n).filter(|&i| messages[i].role == Role::User).collect();
+        let starts: Vec<usize> = (lo..n)
+            .filter(|&i| messages[i].role == Role::User)
+            .collect();
         let cur = starts.last().copied().unwrap_or(lo);
         // a pinned reply keeps its results, a pinned result its call and the other results
         let mut protected = vec![false; n];

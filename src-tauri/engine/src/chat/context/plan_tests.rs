@@ -73,13 +73,25 @@ fn what_fits_is_sent_as_it_is() {
     assert_eq!(p.tokens, total);
     assert!(p.stubbed.is_empty() && p.summarised == 0 && p.dropped == 0);
     // over three quarters: a summary is to be prepared, keeping the newest turns
-    let p = plan(&m, &meta, &budget(total + 1), ContextPolicy::Summarise, None);
+    let p = plan(
+        &m,
+        &meta,
+        &budget(total + 1),
+        ContextPolicy::Summarise,
+        None,
+    );
     assert_eq!(p.outcome, Outcome::Fits);
     let through = p.summarise_through.expect("a summary to prepare");
     assert_eq!(m[through + 1].role, Role::User, "it ends before a turn");
     assert!(through > 1, "after the first message");
     // other policies prepare nothing
-    let p = plan(&m, &meta, &budget(total + 1), ContextPolicy::DropOldest, None);
+    let p = plan(
+        &m,
+        &meta,
+        &budget(total + 1),
+        ContextPolicy::DropOldest,
+        None,
+    );
     assert_eq!(p.summarise_through, None);
 }
 
@@ -92,14 +104,26 @@ fn a_summary_is_prepared_only_when_it_would_take_off_enough() {
     let through = p.summarise_through.expect("a summary to prepare");
     // with a stored summary reaching one turn short of that, covering one more turn is too
     // little to be worth a request
-    let turn_before = (0..through).rev().find(|&i| m[i + 1].role == Role::User && i + 1 < through).unwrap();
-    let stored = Some(SummaryIn { text: "Earlier: turns 0 to 2.", through: turn_before });
+    let turn_before = (0..through)
+        .rev()
+        .find(|&i| m[i + 1].role == Role::User && i + 1 < through)
+        .unwrap();
+    let stored = Some(SummaryIn {
+        text: "Earlier: turns 0 to 2.",
+        through: turn_before,
+    });
     let one_turn = estimate_messages(&m[turn_before + 1..=through]);
-    let small = Budget { step: one_turn * 2, ..b };
+    let small = Budget {
+        step: one_turn * 2,
+        ..b
+    };
     let p = plan(&m, &meta, &small, ContextPolicy::Summarise, stored);
     assert_eq!(p.summarise_through, None, "one turn is less than the step");
     let big = Budget { step: 1, ..b };
-    assert_eq!(plan(&m, &meta, &big, ContextPolicy::Summarise, stored).summarise_through, Some(through));
+    assert_eq!(
+        plan(&m, &meta, &big, ContextPolicy::Summarise, stored).summarise_through,
+        Some(through)
+    );
 }
 
 #[test]
@@ -107,7 +131,13 @@ fn older_results_become_stubs_first_oldest_first_but_never_the_last_rounds() {
     let (m, meta) = conversation(4, 2000);
     let total = estimate_messages(&m);
     // room for all but about one and a half results
-    let p = plan(&m, &meta, &budget(total - 600), ContextPolicy::Summarise, None);
+    let p = plan(
+        &m,
+        &meta,
+        &budget(total - 600),
+        ContextPolicy::Summarise,
+        None,
+    );
     assert_eq!(p.outcome, Outcome::Fits);
     let results: Vec<usize> = (0..m.len()).filter(|&i| m[i].role == Role::Tool).collect();
     assert_eq!(p.stubbed, results[..2], "the two oldest");
@@ -115,14 +145,32 @@ fn older_results_become_stubs_first_oldest_first_but_never_the_last_rounds() {
     assert!(estimate_messages(&p.messages) <= p.tokens);
     assert_eq!(p.messages.len(), m.len(), "nothing else changed");
     let stub = &p.messages[results[0]].content;
-    assert!(stub.starts_with("[Result of files__read left out to fit the model's context: 2004 characters"), "{stub}");
-    assert!(stub.contains("beginning \"[0] word word") && stub.contains("tool's card"), "{stub}");
+    assert!(
+        stub.starts_with(
+            "[Result of files__read left out to fit the model's context: 2004 characters"
+        ),
+        "{stub}"
+    );
+    assert!(
+        stub.contains("beginning \"[0] word word") && stub.contains("tool's card"),
+        "{stub}"
+    );
     assert_eq!(p.messages[results[0]].tool_call_id.as_deref(), Some("c0"));
     // with almost no room, every result but the last round's is a stub, and it is not enough
     let p = plan(&m, &meta, &budget(300), ContextPolicy::Ask, None);
     assert_eq!(p.outcome, Outcome::Ask);
-    let p = plan(&m[..m.len() - 1], &meta[..m.len() - 1], &budget(200), ContextPolicy::Ask, None);
-    assert_eq!(p.outcome, Outcome::Overflow, "the last round's result alone is over");
+    let p = plan(
+        &m[..m.len() - 1],
+        &meta[..m.len() - 1],
+        &budget(200),
+        ContextPolicy::Ask,
+        None,
+    );
+    assert_eq!(
+        p.outcome,
+        Outcome::Overflow,
+        "the last round's result alone is over"
+    );
 }
 
 #[test]
@@ -132,7 +180,13 @@ fn a_pinned_reply_keeps_its_results_whole() {
     // the call of turn 0 pinned: its result stays; the next oldest go instead
     let asked = m.iter().position(|x| !x.tool_calls.is_empty()).unwrap();
     meta[asked].pinned = true;
-    let p = plan(&m, &meta, &budget(total - 600), ContextPolicy::Summarise, None);
+    let p = plan(
+        &m,
+        &meta,
+        &budget(total - 600),
+        ContextPolicy::Summarise,
+        None,
+    );
     let results: Vec<usize> = (0..m.len()).filter(|&i| m[i].role == Role::Tool).collect();
     assert_eq!(p.stubbed, results[1..3]);
     assert_eq!(p.messages[asked + 1], m[asked + 1]);
@@ -150,7 +204,10 @@ fn a_summary_stands_for_older_turns_and_keeps_what_is_always_whole() {
     assert_eq!(p.outcome, Outcome::NeedsSummary);
     let through = p.summarise_through.unwrap();
     assert_eq!(m[through + 1].role, Role::User);
-    assert!(through + 1 < m.len() - 4, "the newest turns are kept: {through}");
+    assert!(
+        through + 1 < m.len() - 4,
+        "the newest turns are kept: {through}"
+    );
     // with it, the request fits
     let text = "The user asked about notes 0 to 8; the assistant read them.";
     let s = SummaryIn { text, through };
@@ -174,12 +231,18 @@ fn a_summary_stands_for_older_turns_and_keeps_what_is_always_whole() {
 fn a_summary_that_no_longer_covers_enough_asks_for_one_that_does() {
     let (m, meta) = conversation(14, 1200);
     let b = budget(900);
-    let s = SummaryIn { text: "old", through: 6 };
+    let s = SummaryIn {
+        text: "old",
+        through: 6,
+    };
     let p = plan(&m, &meta, &b, ContextPolicy::Summarise, Some(s));
     assert_eq!(p.outcome, Outcome::NeedsSummary);
     assert!(p.summarise_through.unwrap() > 6);
     // one beyond the current turn (another branch's) is not used
-    let s = SummaryIn { text: "other branch", through: m.len() - 2 };
+    let s = SummaryIn {
+        text: "other branch",
+        through: m.len() - 2,
+    };
     let p = plan(&m, &meta, &b, ContextPolicy::Summarise, Some(s));
     assert_eq!(p.outcome, Outcome::NeedsSummary);
     assert!(!texts(&p)[0].contains("other branch"));

@@ -73,15 +73,24 @@ pub fn request_messages(
         + estimate_tokens(tail)
         + 2 * estimate_tokens("<conversation>\n\n</conversation>");
     let cap = fair_share(
-        &entries.iter().map(|e| estimate_tokens(e) + 1).collect::<Vec<_>>(),
+        &entries
+            .iter()
+            .map(|e| estimate_tokens(e) + 1)
+            .collect::<Vec<_>>(),
         room.saturating_sub(fixed),
     );
-    let transcript: Vec<String> = entries.iter().map(|e| cut(e, cap.saturating_sub(1))).collect();
+    let transcript: Vec<String> = entries
+        .iter()
+        .map(|e| cut(e, cap.saturating_sub(1)))
+        .collect();
     let user = format!(
         "{head}<conversation>\n{}\n</conversation>{tail}",
         transcript.join("\n\n")
     );
-    vec![Message::new(Role::System, system), Message::new(Role::User, user)]
+    vec![
+        Message::new(Role::System, system),
+        Message::new(Role::User, user),
+    ]
 }
 
 /// One message as a transcript entry (`None` for one with nothing to say).
@@ -167,7 +176,10 @@ mod tests {
             arguments: json!({"path": format!("notes/{n}.txt")}),
             written: None,
         }];
-        let mut result = Message::new(Role::Tool, format!("file {n}: ") + &"x".repeat(result_chars));
+        let mut result = Message::new(
+            Role::Tool,
+            format!("file {n}: ") + &"x".repeat(result_chars),
+        );
         result.tool_name = Some("files__read".into());
         vec![
             Message::new(Role::User, format!("read note {n}")),
@@ -180,7 +192,13 @@ mod tests {
     #[test]
     fn the_transcript_says_who_said_what_and_what_tools_found() {
         let first = Message::new(Role::User, "always answer in French");
-        let m = request_messages(Some(&first), Some("earlier: the user likes cats"), &turn(7, 10), 4000, 150);
+        let m = request_messages(
+            Some(&first),
+            Some("earlier: the user likes cats"),
+            &turn(7, 10),
+            4000,
+            150,
+        );
         assert_eq!(m.len(), 2);
         assert!(m[0].content.contains("at most 150 words"));
         let u = &m[1].content;
@@ -201,16 +219,26 @@ mod tests {
         let covered: Vec<Message> = (0..20).flat_map(|n| turn(n, 4000)).collect();
         let room = 1500;
         let m = request_messages(None, None, &covered, room, 150);
-        assert!(estimate_messages(&m) + REPLY_PRIMING <= room, "{}", estimate_messages(&m));
+        assert!(
+            estimate_messages(&m) + REPLY_PRIMING <= room,
+            "{}",
+            estimate_messages(&m)
+        );
         let u = &m[1].content;
         // every entry is there, the short ones whole, the long results cut
         for n in 0..20 {
             assert!(u.contains(&format!("User: read note {n}\n")), "{n}");
             assert!(u.contains(&format!("Assistant: note {n} says x")), "{n}");
-            assert!(u.contains(&format!("Result of files__read: file {n}: xx")), "{n}");
+            assert!(
+                u.contains(&format!("Result of files__read: file {n}: xx")),
+                "{n}"
+            );
         }
         assert!(u.contains("x…"));
-        assert!(estimate_messages(&m) + REPLY_PRIMING > room - 100, "most of the room is used");
+        assert!(
+            estimate_messages(&m) + REPLY_PRIMING > room - 100,
+            "most of the room is used"
+        );
     }
 
     #[test]

@@ -237,17 +237,28 @@ impl ChatEngine {
                 max_tokens: Some(longest as u32),
             },
         };
-        let text = match self.ask_for_summary(job.conversation_id, &request, cancel).await? {
+        let text = match self
+            .ask_for_summary(job.conversation_id, &request, cancel)
+            .await?
+        {
             Ok(text) => summary::cut(&text, longest),
             Err(e) => return Ok(Err(e)),
         };
         if text.is_empty() {
             return Ok(Err("the model wrote nothing".into()));
         }
-        let through_id = meta[through].id.expect("a summary ends at a stored message");
+        let through_id = meta[through]
+            .id
+            .expect("a summary ends at a stored message");
         let s = self
             .store
-            .add_summary(job.conversation_id, through_id, covered.len(), &text, &model)
+            .add_summary(
+                job.conversation_id,
+                through_id,
+                covered.len(),
+                &text,
+                &model,
+            )
             .await?;
         Ok(Ok(Some(s)))
     }

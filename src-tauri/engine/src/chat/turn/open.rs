@@ -155,7 +155,10 @@ impl ChatEngine {
         if prompt.trim().is_empty() {
             return (vec![], vec![]);
         }
-        (vec![Message::new(Role::System, prompt)], vec![Meta::default()])
+        (
+            vec![Message::new(Role::System, prompt)],
+            vec![Meta::default()],
+        )
     }
 
     /// The turn's conversation: the one named (its new settings checked first), or a new one
