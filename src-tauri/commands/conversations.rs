@@ -65,6 +65,16 @@ pub async fn edit_summary(
     Ok(state.runtime.store.edit_summary(id, text).await?)
 }
 
+/// Pins message `id` (always sent to the model whole, however long the chat grows), or unpins it.
+#[tauri::command]
+pub async fn set_message_pinned(
+    state: State<'_, AppState>,
+    id: i64,
+    pinned: bool,
+) -> CmdResult<()> {
+    Ok(state.runtime.store.set_message_pinned(id, pinned).await?)
+}
+
 /// Sets which servers and tools a conversation may use (from its next turn on).
 #[tauri::command]
 pub async fn set_conversation_tools(

@@ -50,6 +50,7 @@ macro_rules! handler {
             commands::conversations::set_conversation_settings,
             commands::conversations::set_conversation_tools,
             commands::conversations::edit_summary,
+            commands::conversations::set_message_pinned,
             commands::conversations::llm_calls,
             commands::conversations::export_conversation,
             commands::conversations::import_conversation,

@@ -89,7 +89,8 @@ async fn a_long_conversation_opens_at_its_last_page_and_shows_the_rest_on_reques
 /// summary of the older turns appears as a folded block after the last message it covers; it
 /// opens, says how many messages it stands for, can be edited, and the next request carries the
 /// edit instead of the turns it covers; the header's counter says the request was compacted; the
-/// conversation stays whole (search finds a word of a summarised turn).
+/// conversation stays whole (search finds a word of a summarised turn); a pinned message is sent
+/// whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_chat_that_outgrows_its_context_shows_an_editable_summary_and_sends_the_edit() {
@@ -160,6 +161,12 @@ async fn a_chat_that_outgrows_its_context_shows_an_editable_summary_and_sends_th
         .await
         .unwrap();
     assert_eq!(follows, json!(true), "a message is shown after the summary");
+    // the model's first answer (covered by the summary) pinned: it is sent whole from now on
+    click(&c, "#conversation-list .conv[data-id]").await;
+    wait_css(&c, "#messages .msg.assistant [data-action=pin]").await;
+    click(&c, "#messages .msg.assistant [data-action=pin]").await;
+    wait_until(&c, "document.querySelector('#messages .msg.assistant [data-action=pin]').getAttribute('aria-pressed') === 'true'").await;
+    wait_css(&c, block).await;
     // it opens and shows the model's text; it is edited with the keyboard
     click(&c, &format!("{block} > summary")).await;
     assert!(text_content(&c, &format!("{block} .earlier-text"))

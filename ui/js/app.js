@@ -78,6 +78,7 @@ const chat = new ChatView($('#messages'), {
   onAllowNetwork: (server, host) => ipc.allowServerNetwork(server, host).then(() => reloadServerConfig()),
   onEditSummary: (id, text) => ipc.editSummary(id, text),
   onContextPolicy: (policy) => chooseContextPolicy(policy),
+  onPin: (id, pinned) => ipc.setMessagePinned(id, pinned),
 });
 const composer = new ComposerView(
   { input: $('#input'), attachButton: $('#attach'), chips: $('#attachments'), menu: $('#composer-menu') },

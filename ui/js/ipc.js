@@ -142,6 +142,8 @@ export const showBranch = (id, messageId, step = 0) => call('show_branch', { id,
 export const setConversationSettings = (id, settings) => call('set_conversation_settings', { id, settings });
 /** The user's text for summary `id` of older turns (the next request carries it); the stored summary. */
 export const editSummary = (id, text) => call('edit_summary', { id, text });
+/** Pins message `id`: always sent to the model whole, however long the chat grows. */
+export const setMessagePinned = (id, pinned) => call('set_message_pinned', { id, pinned });
 export const llmCalls = (id) => call('llm_calls', { id });
 /** format: 'markdown' | 'json'; resolves with the path written, or null when the dialog was closed. */
 export const exportConversation = (id, format) => call('export_conversation', { id, format });

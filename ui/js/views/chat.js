@@ -16,10 +16,11 @@ export class ChatView {
    * message's image at full size), onAllowNetwork(server, host) (a card's "Allow host": what the
    * sandbox kept the server off)
    */
-  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage, onAllowNetwork, onEditSummary, onContextPolicy }) {
+  constructor(root, { onLink, onExample, onCancelCall, onLateResult, hasApp, onOpenApp, onEdit, onRegenerate, onBranch, onResume, onChatSettings, onShowEarlier, onOpenImage, onAllowNetwork, onEditSummary, onContextPolicy, onPin }) {
     this.root = root;
     this.onEditSummary = onEditSummary ?? (() => Promise.reject(new Error('not available')));
     this.onContextPolicy = onContextPolicy ?? (() => {});
+    this.onPin = onPin ?? (() => Promise.reject(new Error('not available')));
     this.onAllowNetwork = onAllowNetwork ?? (() => Promise.reject(new Error('not available')));
     this.onOpenImage = onOpenImage ?? (() => {});
     this.onShowEarlier = onShowEarlier;
@@ -189,6 +190,27 @@ export class ChatView {
         onclick: () => { if (!this.busy) this.onBranch(id, d); } }, d < 0 ? '‹' : '›');
       tools.append(el('span', { class: 'branch', title: 'Versions of this message' },
         step(-1), el('span', { class: 'branch-pos' }, `${info.siblingIndex + 1}/${info.siblingCount}`), step(1)));
+    }
+    if (role === 'user' || role === 'assistant') {
+      const pin = el('button', { type: 'button', class: 'msg-action pin', dataset: { action: 'pin' }, 'aria-pressed': info.pinned ? 'true' : 'false',
+        title: 'Pinned messages are always sent to the model whole, however long the chat grows (older ones may be summarised)' },
+      info.pinned ? 'Pinned' : 'Pin');
+      pin.addEventListener('click', async () => {
+        const on = pin.getAttribute('aria-pressed') !== 'true';
+        pin.disabled = true;
+        try {
+          await this.onPin(id, on);
+          pin.setAttribute('aria-pressed', on ? 'true' : 'false');
+          pin.textContent = on ? 'Pinned' : 'Pin';
+          b.node.classList.toggle('pinned', on);
+        } catch (err) {
+          pin.title = `Could not ${on ? 'pin' : 'unpin'} it: ${err?.message ?? err}`;
+        } finally {
+          pin.disabled = false;
+        }
+      });
+      b.node.classList.toggle('pinned', Boolean(info.pinned));
+      tools.append(pin);
     }
     if (role === 'user') {
       tools.append(el('button', { type: 'button', class: 'msg-action', dataset: { action: 'edit' }, title: 'Edit and send again (a new branch)',

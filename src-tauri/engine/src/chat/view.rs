@@ -34,6 +34,8 @@ pub enum Item {
         /// The images it carries (thumbnails; the whole image on request).
         #[serde(skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<AttachedImage>,
+        /// The user pinned it: always sent to the model whole, however long the chat grows.
+        pinned: bool,
     },
     #[serde(rename_all = "camelCase")]
     ToolCall {
@@ -220,6 +222,7 @@ fn items(
                 sibling_count: m.sibling_count,
                 reply_to,
                 attachments: m.attachments.clone(),
+                pinned: m.pinned,
             });
         }
         items.extend(calls.iter().map(|t| card(t, images_of(t))));

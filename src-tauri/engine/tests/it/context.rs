@@ -747,3 +747,93 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
     }
     r.host.shutdown().await;
 }
+
+/// Issue 37: a chat set to ask stops before a request that would not fit (nothing sent, a notice
+/// saying so, stored), and goes on as the user then chooses for that turn (`context_policy`):
+/// leaving the oldest out (a note in the request says how many), or summarising; the chat's own
+/// policy stays "ask".
+#[tokio::test]
+async fn a_chat_set_to_ask_stops_and_goes_on_as_the_user_chooses() {
+    use switchboard_engine::chat::Resume;
+    use switchboard_engine::store::{ContextPolicy, ConversationSettings, Notice};
+    let r = rig(vec![("slow", slow(&[]))]).await;
+    r.fake.set_responder(long_conversation_model);
+    let mut engine = r.engine(5);
+    engine.options.num_ctx = Some(2048);
+    let ask = ConversationSettings {
+        context_policy: Some(ContextPolicy::Ask),
+        ..Default::default()
+    };
+    let (first, _) = collecting(
+        &engine,
+        TurnRequest {
+            settings: Some(ask),
+            ..say(FIRST, None)
+        },
+    )
+    .await;
+    let id = first.conversation_id;
+    let mut stopped = None;
+    for n in 1..20 {
+        let sent = r.fake.chat_requests().len();
+        let (summary, _) = collecting(
+            &engine,
+            say(&format!("Question {n}: read topic {n}."), Some(id)),
+        )
+        .await;
+        assert!(summary.llm_error.is_none(), "{summary:?}");
+        if summary.context_full {
+            stopped = Some((n, sent));
+            break;
+        }
+    }
+    let (n, sent) = stopped.expect("the chat outgrew its context and stopped to ask");
+    // nothing was sent for the request that would not fit (the turn's first request, or a later
+    // round's), and no summary was asked for
+    assert!(r.fake.chat_requests()[sent..]
+        .iter()
+        .all(|b| !asks_summary(b)));
+    let conv = r.store.conversation(id).await.unwrap();
+    assert!(
+        matches!(
+            conv.messages.last().unwrap().notice,
+            Some(Notice::ContextFull { ask: true, .. })
+        ),
+        "{:?}",
+        conv.messages.last()
+    );
+    assert!(conv
+        .messages
+        .iter()
+        .any(|m| m.content == format!("Question {n}: read topic {n}.")));
+    // the user chooses to leave the oldest out, for this turn: it goes on, and says so
+    let before = r.fake.chat_requests().len();
+    let (summary, _) = collecting(
+        &engine,
+        TurnRequest {
+            resume: Some(Resume::Continue),
+            context_policy: Some(ContextPolicy::DropOldest),
+            ..say("", Some(id))
+        },
+    )
+    .await;
+    assert!(
+        summary.llm_error.is_none() && !summary.context_full,
+        "{summary:?}"
+    );
+    let went_on = &r.fake.chat_requests()[before..];
+    assert!(!went_on.is_empty());
+    let system = went_on[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("oldest messages of this conversation"),
+        "{system}"
+    );
+    assert_eq!(
+        went_on[0]["messages"][1]["content"], FIRST,
+        "the first message stays"
+    );
+    // the chat's own policy is still to ask
+    let conv = r.store.conversation(id).await.unwrap();
+    assert_eq!(conv.settings.context_policy, Some(ContextPolicy::Ask));
+    r.host.shutdown().await;
+}
