@@ -88,13 +88,11 @@ pub fn catalog_preview(
 /// as the user had it); returns the server's name.
 #[tauri::command]
 pub async fn catalog_install(
-    app: AppHandle,
     state: State<'_, AppState>,
     token: String,
     choices: Choices,
 ) -> CmdResult<String> {
-    let (name, config) = state.runtime.catalog_install(&token, &choices).await?;
-    super::mcp::apply(&app, config);
+    let (name, _) = state.runtime.catalog_install(&token, &choices).await?;
     Ok(name)
 }
 

@@ -8,7 +8,7 @@ use switchboard_engine::mcp::{
 };
 use switchboard_engine::secrets::SecretsStatus;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Manager, State};
+use tauri::{AppHandle, State};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
@@ -75,58 +75,38 @@ pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
     }
 }
 
-/// Applies a saved config in the background (the list shows each server's status as it
-/// changes).
-pub(crate) fn apply(app: &AppHandle, config: McpConfig) {
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        let state = app.state::<AppState>();
-        state.runtime.host.apply_config(&config).await;
-    });
-}
-
 /// Adds a server, or replaces `original` (which may be renamed); `copy_of`: the server it
 /// duplicates (its secrets are copied). `{"secret": …}` keeps a field's secret,
 /// `{"newSecret": …}` stores a new one.
 #[tauri::command]
 pub async fn save_mcp_server(
-    app: AppHandle,
     state: State<'_, AppState>,
     original: Option<String>,
     copy_of: Option<String>,
     name: String,
     server: ServerConfig,
 ) -> CmdResult<()> {
-    let config = state
+    state
         .runtime
         .save_server(original.as_deref(), copy_of.as_deref(), &name, server)
         .await?;
-    apply(&app, config);
     Ok(())
 }
 
 /// Deletes a server (and its secrets).
 #[tauri::command]
-pub async fn delete_mcp_server(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    name: String,
-) -> CmdResult<()> {
-    apply(&app, state.runtime.delete_server(&name).await?);
+pub async fn delete_mcp_server(state: State<'_, AppState>, name: String) -> CmdResult<()> {
+    state.runtime.delete_server(&name).await?;
     Ok(())
 }
 
 #[tauri::command]
 pub async fn set_mcp_server_enabled(
-    app: AppHandle,
     state: State<'_, AppState>,
     name: String,
     enabled: bool,
 ) -> CmdResult<()> {
-    apply(
-        &app,
-        state.runtime.set_server_enabled(&name, enabled).await?,
-    );
+    state.runtime.set_server_enabled(&name, enabled).await?;
     Ok(())
 }
 
@@ -134,18 +114,14 @@ pub async fn set_mcp_server_enabled(
 /// whole network when `host` is none; saved in its config and applied (it starts again).
 #[tauri::command]
 pub async fn allow_mcp_server_network(
-    app: AppHandle,
     state: State<'_, AppState>,
     name: String,
     host: Option<String>,
 ) -> CmdResult<()> {
-    apply(
-        &app,
-        state
-            .runtime
-            .allow_server_network(&name, host.as_deref())
-            .await?,
-    );
+    state
+        .runtime
+        .allow_server_network(&name, host.as_deref())
+        .await?;
     Ok(())
 }
 
@@ -153,12 +129,11 @@ pub async fn allow_mcp_server_network(
 /// never a protected one. Saved in its config and applied (it starts again).
 #[tauri::command]
 pub async fn allow_mcp_server_read(
-    app: AppHandle,
     state: State<'_, AppState>,
     name: String,
     path: String,
 ) -> CmdResult<()> {
-    apply(&app, state.runtime.allow_server_read(&name, &path).await?);
+    state.runtime.allow_server_read(&name, &path).await?;
     Ok(())
 }
 
@@ -272,12 +247,10 @@ pub async fn pick_mcp_import_file(app: AppHandle) -> CmdResult<Option<PickedFile
 /// runs only after the user says so a second time (the window lists them and asks).
 #[tauri::command]
 pub async fn import_mcp_servers(
-    app: AppHandle,
     state: State<'_, AppState>,
     servers: Vec<ImportChoice>,
 ) -> CmdResult<usize> {
-    let (config, n) = state.runtime.import_servers(servers).await?;
-    apply(&app, config);
+    let (_, n) = state.runtime.import_servers(servers).await?;
     Ok(n)
 }
 

@@ -75,8 +75,11 @@ pub struct Runtime {
     pub shared: Arc<chat::EngineShared>,
     /// API keys, headers and secret environment values (the keyring, or the fallback file).
     pub secrets: Secrets,
-    mcp: RwLock<McpState>,
+    mcp: Arc<RwLock<McpState>>,
     mcp_file: PathBuf,
+    /// Every saved change of the MCP config reaches the running host through this, in order
+    /// (`runtime/mcp_config.rs`: the one operation "save and apply").
+    applier: mcp_config::Applier,
     /// One change at a time to what refers to secrets (settings, MCP config): storing them is
     /// asynchronous, and what is no longer referenced is removed after the change.
     changing: tokio::sync::Mutex<()>,
@@ -144,8 +147,9 @@ impl Runtime {
             settings,
             shared: Default::default(),
             secrets,
-            mcp: RwLock::new(mcp),
+            mcp: Arc::new(RwLock::new(mcp)),
             mcp_file,
+            applier: Default::default(),
             changing: tokio::sync::Mutex::new(()),
             catalog,
         })
@@ -156,10 +160,14 @@ impl Runtime {
     /// once: the stdio ones wait for the PATH while the login shell is asked for it.
     pub async fn start_servers(&self) {
         self.host.path_pending();
+        // a change saved while they start is applied after
+        let changes = self.applier.changes();
         let start = async {
             self.host.set_roots(roots(&self.settings.get())).await;
             self.rejoin_task_sessions().await;
             self.host.start_all(&self.mcp_config()).await;
+            self.applier
+                .run(changes, self.host.clone(), self.mcp.clone());
         };
         tokio::join!(self.use_login_shell_path(), start);
         // the policies older versions kept by name move to their tools' keys, where they can

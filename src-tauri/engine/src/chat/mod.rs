@@ -240,13 +240,16 @@ pub struct EngineShared {
     pub(crate) compactions: turn::Compactions,
     /// Where what happens outside a turn goes (a summary written in the background): the
     /// window's `watch_tasks`; nowhere when not set.
-    pub background_events: Mutex<Option<Arc<dyn Fn(ChatEvent) + Send + Sync>>>,
+    pub background_events: Mutex<Option<BackgroundEvents>>,
 }
+
+/// Where the chat engine sends what happens outside a turn.
+pub type BackgroundEvents = Arc<dyn Fn(ChatEvent) + Send + Sync>;
 
 impl EngineShared {
     /// From now on, what happens outside a turn (a summary written in the background) goes to
     /// `emit`.
-    pub fn set_background_events(&self, emit: Arc<dyn Fn(ChatEvent) + Send + Sync>) {
+    pub fn set_background_events(&self, emit: BackgroundEvents) {
         *self.background_events.lock().unwrap() = Some(emit);
     }
 

@@ -39,7 +39,7 @@ impl Runtime {
     /// `copy_of`: the server it duplicates; its secrets are copied (so that deleting one never
     /// breaks the other). In `server`, `{"secret": …}` keeps the value the field has in
     /// `original` (or `copy_of`); `{"newSecret": …}` is a value to keep secret. Validated,
-    /// saved, and returned for [`mcp::McpHost::apply_config`].
+    /// saved and applied (see [`Runtime::update_mcp_config`]); the config saved is returned.
     pub async fn save_server(
         &self,
         original: Option<&str>,
@@ -315,8 +315,9 @@ impl Runtime {
     }
 
     /// Changes the MCP config with `change` and saves it (the file's other keys kept); returns the
-    /// new config, for [`mcp::McpHost::apply_config`]. A config that could not be read at start is
-    /// never overwritten.
+    /// new config. Once the servers were started, the host applies it in the background
+    /// ([`Applier`]; [`Runtime::mcp_applied`] waits for it). A config that could not be read at
+    /// start is never overwritten.
     pub fn update_mcp_config(
         &self,
         change: impl FnOnce(&mut mcp::McpConfig),
@@ -334,7 +335,80 @@ impl Runtime {
             })?;
         forget_standing_approvals(&self.settings, &self.shared, &state.config, &next);
         state.config = next.clone();
+        self.applier.changed();
         Ok(next)
+    }
+
+    /// Waits until the MCP config as saved now is what the host runs: the servers started
+    /// ([`Runtime::start_servers`]), once the change being applied in the background has been;
+    /// else it is applied now.
+    pub async fn mcp_applied(&self) {
+        if !self.applier.wait().await {
+            self.host.apply_config(&self.mcp_config()).await;
+        }
+    }
+}
+
+/// Applies every saved change of the MCP config to the running host, in the background and in
+/// order, each time the config as it is then (so the last change is always the one that
+/// stays, however quickly they come). It runs once the servers were started: before, a change
+/// is only saved (the servers start from it), as in the command line's `catalog install`.
+#[derive(Default)]
+pub(crate) struct Applier {
+    /// How many changes were saved.
+    saved: tokio::sync::watch::Sender<u64>,
+    /// How many of them the host has applied (after the servers were started).
+    applied: tokio::sync::watch::Sender<u64>,
+    running: std::sync::atomic::AtomicBool,
+}
+
+impl Applier {
+    /// A change was saved.
+    fn changed(&self) {
+        self.saved.send_modify(|n| *n += 1);
+    }
+
+    /// The changes saved from now on (taken before the servers start, so none is missed).
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.saved.subscribe()
+    }
+
+    /// Applies `changes` to `host` from now on, the config read from `mcp` each time.
+    pub(crate) fn run(
+        &self,
+        mut changes: tokio::sync::watch::Receiver<u64>,
+        host: std::sync::Arc<mcp::McpHost>,
+        mcp: std::sync::Arc<std::sync::RwLock<McpState>>,
+    ) {
+        use std::sync::atomic::Ordering;
+        if self.running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let applied = self.applied.clone();
+        tokio::spawn(async move {
+            // a change saved while the servers started counts as one not yet applied
+            if *changes.borrow() > *applied.borrow() {
+                changes.mark_changed();
+            }
+            while changes.changed().await.is_ok() {
+                let n = *changes.borrow_and_update();
+                let config = mcp.read().unwrap().config.clone();
+                host.apply_config(&config).await;
+                applied.send_replace(n);
+            }
+        });
+    }
+
+    /// Waits until every change saved so far is applied; false when nothing applies them (the
+    /// servers were not started).
+    async fn wait(&self) -> bool {
+        if !self.running.load(std::sync::atomic::Ordering::SeqCst) {
+            return false;
+        }
+        let want = *self.saved.borrow();
+        let mut applied = self.applied.subscribe();
+        let _ = applied.wait_for(|n| *n >= want).await;
+        true
     }
 }
 

@@ -138,7 +138,7 @@ async fn a_bundle_installs_unpacked_with_its_settings_and_runs() {
 
     // the user's second yes: it starts, sandboxed (where the kernel can), and its settings reach it
     let config = rt.set_server_enabled(&name, true).await.unwrap();
-    rt.host.apply_config(&config).await;
+    rt.mcp_applied().await;
     let view = rt
         .host
         .servers()
@@ -474,8 +474,8 @@ async fn an_mcpb_entry_is_downloaded_checked_against_its_hash_and_runs() {
         "{unpacked}"
     );
     assert_eq!(source.bundle_sha256.as_deref(), Some(sha.as_str()));
-    let config = rt.set_server_enabled(&name, true).await.unwrap();
-    rt.host.apply_config(&config).await;
+    rt.set_server_enabled(&name, true).await.unwrap();
+    rt.mcp_applied().await;
     assert_eq!(
         call(&rt, &format!("{name}__greet"), json!({})).await,
         "greet ran"

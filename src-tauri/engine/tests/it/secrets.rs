@@ -304,8 +304,8 @@ async fn in_a_keyring_session() {
         ("SECRET_TOKEN", SecretValue::New(ENV_SECRET.into())),
         ("PLAIN_VALUE", "visible".into()),
     ]);
-    let applied = rt.save_server(None, None, "vault", cfg).await.unwrap();
-    rt.host.apply_config(&applied).await;
+    rt.save_server(None, None, "vault", cfg).await.unwrap();
+    rt.mcp_applied().await;
     let mcp = json_file(&places.mcp);
     let env_id = reference_id(&mcp["mcpServers"]["vault"]["env"]["SECRET_TOKEN"], place);
     assert_eq!(mcp["mcpServers"]["vault"]["env"]["PLAIN_VALUE"], "visible");
@@ -354,11 +354,11 @@ async fn in_a_keyring_session() {
         serde_json::to_value(&marker.env["SECRET_TOKEN"]).unwrap(),
         json!({"secret": place.as_str()})
     );
-    let applied = rt
+    let _ = rt
         .save_server(Some("vault"), None, "renamed", marker.clone())
         .await
         .unwrap();
-    rt.host.apply_config(&applied).await;
+    rt.mcp_applied().await;
     let mcp = json_file(&places.mcp);
     assert_eq!(
         reference_id(&mcp["mcpServers"]["renamed"]["env"]["SECRET_TOKEN"], place),
@@ -369,11 +369,11 @@ async fn in_a_keyring_session() {
         reversed(ENV_SECRET)
     );
     // duplicated: a copy of its own
-    let applied = rt
+    let _ = rt
         .save_server(None, Some("renamed"), "copy", marker)
         .await
         .unwrap();
-    rt.host.apply_config(&applied).await;
+    rt.mcp_applied().await;
     let mcp = json_file(&places.mcp);
     let copy_id = reference_id(&mcp["mcpServers"]["copy"]["env"]["SECRET_TOKEN"], place);
     assert_ne!(copy_id, env_id);
@@ -440,10 +440,10 @@ async fn in_a_keyring_session() {
         Some(HEADER_SECRET)
     );
     // turned on by the user: they work with the values from the store
-    rt.host.apply_config(&applied).await;
+    rt.mcp_applied().await;
     for name in ["shared", "shared-web"] {
-        let applied = rt.set_server_enabled(name, true).await.unwrap();
-        rt.host.apply_config(&applied).await;
+        rt.set_server_enabled(name, true).await.unwrap();
+        rt.mcp_applied().await;
     }
     assert_eq!(
         call(&rt, "shared", "read_env", json!({"name": "GITHUB_TOKEN"})).await,
@@ -495,8 +495,8 @@ async fn in_a_keyring_session() {
     }
 
     // deleted: a server's secrets go with it (the copy keeps its own); a provider's too
-    let applied = rt.delete_server("renamed").await.unwrap();
-    rt.host.apply_config(&applied).await;
+    rt.delete_server("renamed").await.unwrap();
+    rt.mcp_applied().await;
     assert_eq!(stored(place, &env_id, &secrets_file), None);
     assert_eq!(
         stored(place, &copy_id, &secrets_file).as_deref(),

@@ -63,8 +63,8 @@ async fn a_server_waits_for_its_sign_in_runs_after_it_and_its_deletion_forgets_i
         .unwrap()
         .contains("token"));
 
-    let applied = rt.delete_server("notes").await.unwrap();
-    rt.host.apply_config(&applied).await;
+    rt.delete_server("notes").await.unwrap();
+    rt.mcp_applied().await;
     assert!(!std::fs::read_to_string(&secrets_file)
         .unwrap_or_default()
         .contains("access_token"));

@@ -60,8 +60,8 @@ fn refused(rt: &Runtime) -> Vec<(String, u64)> {
         .collect()
 }
 
-async fn apply(rt: &Runtime, config: switchboard_engine::mcp::McpConfig) {
-    rt.host.apply_config(&config).await;
+async fn apply(rt: &Runtime, _saved: switchboard_engine::mcp::McpConfig) {
+    rt.mcp_applied().await;
     wait_for_status(&rt.host, "web", |s| {
         s.status == switchboard_engine::mcp::ServerStatus::Running
     })
