@@ -2,8 +2,9 @@
 //! with one Hermes call, one with a bare JSON call, one with a Qwen3-Coder XML call, one of plain
 //! prose; and all a reply costs the loop for it, the streaming hold-back fed 4 characters at a
 //! time as a model streams, then the recovery; a 2 KB reply in a markup learned from a chat
-//! template; and the analysis of a template. The targets: under 50 µs per 2 KB reply, under 50 ms
-//! per template.
+//! template; and the analysis of a template (a small one, and real ones llama.cpp ships when
+//! `.tools/templates/` is installed: `scripts/install-deps.sh --test`). The targets: under 50 µs
+//! per 2 KB reply, under 50 ms per template.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
@@ -78,6 +79,21 @@ fn bench(c: &mut Criterion) {
     c.bench_function("template_analysis", |b| {
         b.iter(|| template::learn_again(black_box(TEMPLATE)))
     });
+    // real templates: Qwen 3.5 (XML parameters, thinking opened in the prompt), gpt-oss (the
+    // largest, 16 KB: Harmony's channels)
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.tools/templates/models/templates");
+    for (name, file) in [
+        ("template_analysis_qwen3_5", "Qwen3.5-4B.jinja"),
+        ("template_analysis_gpt_oss", "openai-gpt-oss-120b.jinja"),
+    ] {
+        match std::fs::read_to_string(real.join(file)) {
+            Ok(src) => {
+                c.bench_function(name, |b| b.iter(|| template::learn_again(black_box(&src))));
+            }
+            Err(_) => eprintln!("{name}: {file} not installed (scripts/install-deps.sh --test)"),
+        }
+    }
     // as the loop does it: the text in pieces through the hold-back, then the recovery
     let pieces: Vec<String> = hermes
         .chars()

@@ -8,7 +8,13 @@
 //! Once a call's markup is certain, everything is held to the end; the caller then runs
 //! [`super::recover::recover_with`] on the whole reply and shows its cleaned text instead.
 //! Markup that is no call (end tokens, a channel header) is dropped as it comes, and a thinking
-//! block streams as thinking. Code in a fence of another language flows through unread.
+//! block streams as thinking. When the model's prompt opens thinking (learned from its template),
+//! the reply streams as thinking from its start, unless the server sends the thinking apart
+//! ([`StreamGate::thinking_apart`]); a closing thinking marker with no opening (the template was
+//! not at hand) is dropped, and the recovery makes the text before it thinking once the reply is
+//! whole. A call section's tag of a family no file names (`<TOOLCALL>`,
+//! `<|tool_call_start|>`: [`super::leftovers`]) is held as a family's marker is. Code in a fence
+//! of another language, and the rest of a quoted line, flow through unread.
 //!
 //! Nothing is ever lost or reordered: the pieces [`StreamGate::push`] returned (text, thinking
 //! and dropped markup alike) followed by what [`StreamGate::finish`] returns are exactly the
@@ -18,6 +24,7 @@ use std::sync::OnceLock;
 
 use super::families::spans::{self, CALL_FENCES};
 use super::families::{self, Family, FamilyId, StreamCx, Verdict};
+use super::leftovers;
 use super::lenient::Balance;
 use super::pylit::Depth;
 
@@ -98,6 +105,10 @@ pub struct StreamGate {
     line_start: bool,
     word_start: bool,
     reply_start: bool,
+    /// Some text was pushed.
+    pushed: bool,
+    /// In a quoted line (`> …`) let go in part: the rest of the line is let go as it comes.
+    quoting: bool,
 }
 
 impl Default for StreamGate {
@@ -118,6 +129,8 @@ impl Default for StreamGate {
             line_start: true,
             word_start: true,
             reply_start: true,
+            pushed: false,
+            quoting: false,
         }
     }
 }
@@ -175,8 +188,9 @@ impl StreamGate {
             self.tokens = families::strip_tokens_with(Some(own));
             let mut t = Box::new(Triggers::new());
             t.add_family(own);
-            for (open, _) in &self.pairs {
+            for (open, close) in &self.pairs {
                 t.add(open, false);
+                t.add(close, false);
             }
             for tok in &self.tokens {
                 t.add(tok, false);
@@ -190,9 +204,21 @@ impl StreamGate {
         self
     }
 
+    /// The server sends the reply's thinking apart from its text (llama-server's
+    /// `reasoning_content`, Ollama's `thinking`): the text holds no thinking, so a prompt that
+    /// opened thinking does not make the text's start thinking. Said before any text came, as
+    /// the thinking comes first; once text was let go as thinking, it is too late and nothing
+    /// changes.
+    pub fn thinking_apart(&mut self) {
+        if !self.pushed && matches!(self.mode, Mode::Thinking(_)) {
+            self.mode = Mode::Text;
+        }
+    }
+
     /// Takes the next piece of the reply's text; returns what is safe to let go now (possibly
     /// nothing, possibly text held back from earlier pieces).
     pub fn push(&mut self, delta: &str) -> Vec<Piece> {
+        self.pushed |= !delta.is_empty();
         self.held.push_str(delta);
         let mut out = Vec::new();
         while !self.locked && !self.held.is_empty() {
@@ -309,6 +335,15 @@ impl StreamGate {
     }
 
     fn step(&mut self) -> Step {
+        if self.quoting {
+            return match self.held.find('\n') {
+                Some(n) => {
+                    self.quoting = false;
+                    Step::Release(n + 1)
+                }
+                None => Step::Release(self.held.len()),
+            };
+        }
         let Some(p) = self.first_candidate() else {
             return Step::Release(self.held.len());
         };
@@ -319,6 +354,13 @@ impl StreamGate {
             return step;
         }
         if let Some(step) = self.quoted() {
+            // a quoted line let go in part: the rest of it is quoted too
+            if let Step::Release(n) = step {
+                if self.line_start && self.held.starts_with('>') && !self.held[..n].ends_with('\n')
+                {
+                    self.quoting = true;
+                }
+            }
             return step;
         }
         let mut wait = false;
@@ -326,7 +368,12 @@ impl StreamGate {
             if self.held.starts_with(open) {
                 return Step::Think(open.len(), closing(close));
             }
-            wait |= open.starts_with(self.held.as_str());
+            // a closing marker with no opening: the prompt opened thinking (the text before it
+            // was let go as text; the recovery makes it thinking), the marker never shows
+            if self.held.starts_with(close) {
+                return Step::Strip(close.len());
+            }
+            wait |= open.starts_with(self.held.as_str()) || close.starts_with(self.held.as_str());
         }
         for t in &self.tokens {
             if self.held.starts_with(t) {
@@ -357,6 +404,17 @@ impl StreamGate {
                     first = Some(Step::Think(open, close))
                 }
                 Verdict::Text(n) => text = text.max(n),
+                _ => {}
+            }
+        }
+        // a call section's tag of a family no file names (`<TOOLCALL>`): as a family's marker
+        if first.is_none() {
+            match leftovers::stream(&self.held) {
+                Verdict::Lock if spans::says_not_now(&self.lead) => {
+                    return Step::Release(first_char_len(&self.held))
+                }
+                Verdict::Lock if !wait => return Step::Lock,
+                Verdict::Wait => wait = true,
                 _ => {}
             }
         }
@@ -494,8 +552,9 @@ impl Triggers {
         for f in families::ALL {
             t.add_family(*f);
         }
-        for (open, _) in families::thinking_pairs() {
+        for (open, close) in families::thinking_pairs() {
             t.add(open, false);
+            t.add(close, false);
         }
         for tok in families::strip_tokens() {
             t.add(tok, false);

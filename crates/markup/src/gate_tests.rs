@@ -212,3 +212,53 @@ fn with_names_a_code_sample_naming_no_offered_tool_flows_once_it_closes() {
     assert_eq!(shown, "", "an offered call is held");
     assert!(gate.saw_call());
 }
+
+#[test]
+fn thinking_the_server_sends_apart_leaves_the_text_as_text() {
+    // a family whose prompt opens thinking (learned from a template ending its prompt in
+    // `<think>`)
+    let src = "{%- for m in messages -%}<|turn|>{{ m.role }}\n{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<|end|>\n{% endfor -%}{% if add_generation_prompt %}<|turn|>assistant\n<think>{% endif %}";
+    let l = crate::template::learn(src);
+    assert!(l.opens_thinking, "{l:?}");
+    let family = l.family;
+    // the reply's text starts inside the thinking the prompt opened
+    let mut g = StreamGate::new().for_family(family);
+    let out = g.push("Two and two.</think>Four.");
+    assert_eq!(thinking_of(&out), "Two and two.");
+    assert_eq!(text_of(&out) + &g.finish(), "Four.");
+    // the server sent the thinking apart (before any text): the text is the answer
+    let mut g = StreamGate::new().for_family(family);
+    g.thinking_apart();
+    let out = g.push("Four.");
+    assert_eq!(thinking_of(&out), "");
+    assert_eq!(text_of(&out) + &g.finish(), "Four.");
+    // said once text was let go as thinking: too late, nothing changes
+    let mut g = StreamGate::new().for_family(family);
+    let out = g.push("Two and");
+    g.thinking_apart();
+    let more = g.push(" two.</think>Four.");
+    assert_eq!(thinking_of(&out) + &thinking_of(&more), "Two and two.");
+    assert_eq!(text_of(&more) + &g.finish(), "Four.");
+}
+
+#[test]
+fn a_closing_thinking_marker_with_no_opening_never_shows() {
+    for n in [1, 2, 3, 7] {
+        let reply = "I'm\nthinking</think>Hello.";
+        let mut g = StreamGate::new();
+        let mut out = Vec::new();
+        for p in reply.chars().collect::<Vec<_>>().chunks(n) {
+            out.extend(g.push(&p.iter().collect::<String>()));
+        }
+        let rest = g.finish();
+        assert_eq!(
+            text_of(&out) + &rest,
+            "I'm\nthinkingHello.",
+            "pieces of {n}"
+        );
+        assert!(
+            out.contains(&Piece::Markup("</think>".into())),
+            "pieces of {n}: {out:?}"
+        );
+    }
+}

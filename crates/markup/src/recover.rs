@@ -8,11 +8,15 @@
 //! tool (the caller's predicate, normally built on [`super::resolve`]): a JSON object that is
 //! data, a code sample, a quote, a call described as past or as an example, or a call to a tool
 //! that is not offered stays text. The markup of the calls found is removed from the returned
-//! text, and so is markup that never shows (end tokens, channel headers); thinking blocks come
-//! back as thinking.
+//! text, and so is markup that never shows (end tokens, channel headers, and once a call is
+//! found, the tokens and empty sections a family no file names leaves around it:
+//! [`super::leftovers`]); thinking blocks come back as thinking, and so does the reply's start
+//! up to a closing thinking marker with no opening (the prompt opened it). Thinking's markers in
+//! code or a quote are text.
 
 use super::families::spans::{self, Kind, Spans};
 use super::families::{self, Cx};
+use super::leftovers;
 
 pub use super::families::spans::RecoveredCall;
 pub use super::families::Form;
@@ -51,12 +55,23 @@ pub fn recover_with(text: &str, cx: &Cx) -> Option<Recovered> {
             spans.add(span);
         }
     }
-    thinking(text, own, &mut spans);
+    // thinking's markers in code or a quote are text: the code is found first, to look past it
+    let pairs = families::thinking_pairs_with(own);
+    let marked = pairs
+        .iter()
+        .any(|(o, c)| spans::find(text, o).is_some() || spans::find(text, c).is_some());
+    if marked {
+        let mut code = Spans::new();
+        spans::code_and_quotes(text, &mut code);
+        thinking(text, &pairs, &code, &mut spans);
+        opened_in_prompt(text, &pairs, &code, &mut spans);
+    }
     spans::code_and_quotes(text, &mut spans);
     for f in families::ordered_from(own) {
         f.parse(text, cx, &mut spans);
     }
     spans::not_now(text, cx.quoted, &mut spans);
+    leftovers::absorb(text, &mut spans);
     tokens(text, own, &mut spans);
     if !spans.changes_text() {
         return None;
@@ -80,11 +95,16 @@ pub fn recover_with(text: &str, cx: &Cx) -> Option<Recovered> {
 /// Whether a JSON value has the shape of one or more calls (names not checked).
 pub use super::families::is_call_shaped;
 
-/// Every family's thinking blocks, first: a call written inside one is thought, not made.
-fn thinking(text: &str, own: Option<&dyn families::Family>, spans: &mut Spans) {
-    for (open, close) in families::thinking_pairs_with(own) {
+/// Every family's thinking blocks (`pairs`), first: a call written inside one is thought, not
+/// made. An opening marker in `code` is text.
+fn thinking(text: &str, pairs: &[(&str, &str)], code: &Spans, spans: &mut Spans) {
+    for &(open, close) in pairs {
         let mut from = 0;
         while let Some(at) = spans::find_free(text, open, from, spans) {
+            if let Some(c) = code.at(at) {
+                from = c.end.max(at + 1);
+                continue;
+            }
             let body = at + open.len();
             let (content_end, end) = match text[body..].find(close) {
                 Some(c) => (body + c, body + c + close.len()),
@@ -97,6 +117,33 @@ fn thinking(text: &str, own: Option<&dyn families::Family>, spans: &mut Spans) {
             });
             from = end.max(body);
         }
+    }
+}
+
+/// A closing thinking marker with no opening before it, outside code and quotes: the prompt
+/// opened thinking (a template that ends its prompt with `<think>`, as GLM-4.7, Nemotron 3,
+/// Qwen 3.5, ERNIE 4.5 and DeepSeek V3.1 do), so the reply up to it is thinking, whether or not
+/// the model's template is at hand to say so.
+fn opened_in_prompt(text: &str, pairs: &[(&str, &str)], code: &Spans, spans: &mut Spans) {
+    let first = pairs
+        .iter()
+        .filter_map(|(_, close)| {
+            let mut from = 0;
+            loop {
+                let at = spans::find_free(text, close, from, spans)?;
+                match code.at(at) {
+                    Some(c) => from = c.end.max(at + 1),
+                    None => return Some((at, close.len())),
+                }
+            }
+        })
+        .min();
+    if let Some((at, len)) = first {
+        spans.add(spans::Span {
+            start: 0,
+            end: at + len,
+            kind: Kind::Thinking(text[..at].to_string()),
+        });
     }
 }
 

@@ -50,14 +50,25 @@ impl Family for Gemma {
     }
 }
 
-/// A `tool_code` block: every line that is not blank is a call (or a list of them).
+/// A `tool_code` block: every line that is not blank is a call (or a list of them), possibly
+/// with its result assigned (`x = f(a=1)`) and that name printed after it (`print(x)`).
 fn lines(code: &str) -> Option<Vec<Found>> {
     let mut out = Vec::new();
+    let mut assigned: Vec<&str> = Vec::new();
     for line in code.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (target, line) = match assignment(line) {
+            Some((name, call)) => (Some(name), call),
+            None => (None, line),
+        };
         let inner = line
             .strip_prefix("print(")
             .and_then(|l| l.strip_suffix(')'))
             .unwrap_or(line);
+        if target.is_none() && assigned.contains(&inner.trim()) {
+            // the result of a call above, printed
+            continue;
+        }
+        assigned.extend(target);
         let inner = inner.strip_prefix("default_api.").unwrap_or(inner);
         if inner.starts_with('[') {
             out.extend(pythonic::whole(inner)?);
@@ -67,4 +78,13 @@ fn lines(code: &str) -> Option<Vec<Found>> {
         out.push(found(c));
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// `name = rest` (a plain assignment, not `==`, `<=`, …): the name and the rest.
+fn assignment(line: &str) -> Option<(&str, &str)> {
+    let eq = line.find('=')?;
+    let (name, rest) = (line[..eq].trim(), line[eq + 1..].trim());
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (is_name && !rest.is_empty() && !rest.starts_with('=')).then_some((name, rest))
 }

@@ -1,13 +1,14 @@
 //! Mistral: `[TOOL_CALLS][{"name": …, "arguments": …, "id": …}, …]` (v0.3 and earlier, a
 //! space may follow the token, `[/TOOL_CALLS]` or `</s>` may end it), and from tokenizer v11
 //! on `[TOOL_CALLS]name[ARGS]{…}`, with `[CALL_ID]id` before `[ARGS]` in some versions, or
-//! `[TOOL_CALLS]name{…}` when the server drops the special tokens it decodes.
+//! `[TOOL_CALLS]name{…}` when the server drops the special tokens it decodes. Magistral's
+//! thinking is `[THINK]…[/THINK]`.
 
 use serde_json::{json, Value};
 
 use super::shapes::{add_calls, calls_in, markup, skip_token, Finder};
 use super::spans::Spans;
-use super::{Cx, Detect, Family, FamilyId, Found};
+use super::{Cx, Detect, Family, FamilyId, Found, Strip};
 use crate::lenient;
 
 pub struct Mistral;
@@ -25,6 +26,10 @@ impl Family for Mistral {
     }
     fn markers(&self) -> &'static [&'static str] {
         &[TOKEN]
+    }
+    fn strips(&self) -> &'static [Strip] {
+        // Magistral (from 2507) thinks between tokens of its own
+        &[Strip::Thinking("[THINK]", "[/THINK]")]
     }
     fn parse(&self, text: &str, cx: &Cx, spans: &mut Spans) {
         let mut finder = Finder::new(text, &[TOKEN]);

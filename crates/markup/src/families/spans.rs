@@ -75,6 +75,18 @@ impl Spans {
         true
     }
 
+    /// Moves the span that starts at `start` to `new_start..new_end` (which must overlap no
+    /// other span: the caller checked); whether there was one.
+    pub fn widen(&mut self, start: usize, new_start: usize, new_end: usize) -> bool {
+        let Some(mut s) = self.map.remove(&start) else {
+            return false;
+        };
+        s.start = new_start;
+        s.end = new_end;
+        self.map.insert(new_start, s);
+        true
+    }
+
     /// The span `at` is in.
     pub fn at(&self, at: usize) -> Option<&Span> {
         self.map

@@ -311,7 +311,14 @@ impl Arriving {
                 return false;
             }
             Delta::Text(t) => return self.take_text(&t, emit),
-            Delta::Thinking(t) => self.take_thinking(t, emit),
+            Delta::Thinking(t) => {
+                // the server sends thinking apart: the text that follows is no thinking, even
+                // when the model's prompt opened it
+                if let Shown::Gate(g) = &mut self.shown {
+                    g.thinking_apart();
+                }
+                self.take_thinking(t, emit)
+            }
             Delta::ToolCall(c) => self.partial.tool_calls.push(c),
         }
         true

@@ -143,6 +143,21 @@ pub fn image_tokens(width: u32, height: u32) -> usize {
     ((width.div_ceil(32) * height.div_ceil(32)) as usize).max(256)
 }
 
+/// A native call's arguments as the server sent them, with a JSON string that holds a JSON
+/// object (arguments encoded twice, as some servers and templates send them) decoded once more
+/// into the object. Anything else is kept as sent (the repair reports it).
+pub fn arguments_decoded(arguments: Value) -> Value {
+    match &arguments {
+        Value::String(s) if s.trim_start().starts_with('{') => {
+            match serde_json::from_str::<Value>(s) {
+                Ok(v @ Value::Object(_)) => v,
+                _ => arguments,
+            }
+        }
+        _ => arguments,
+    }
+}
+
 /// A request body with each image's data replaced by a short note of its size: what the debug
 /// view keeps (the images are in the conversation; megabytes of base64 per request are not).
 pub fn without_image_data(mut body: Value) -> Value {

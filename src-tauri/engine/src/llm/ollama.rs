@@ -319,7 +319,11 @@ fn apply_line(
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string(),
-                    arguments: f.get("arguments").cloned().unwrap_or_else(|| json!({})),
+                    arguments: f
+                        .get("arguments")
+                        .cloned()
+                        .map(super::arguments_decoded)
+                        .unwrap_or_else(|| json!({})),
                     written: None,
                 };
                 reply.tool_calls.push(call.clone());

@@ -357,7 +357,9 @@ impl SseState {
             let arguments = if p.arguments.trim().is_empty() {
                 json!({})
             } else {
-                serde_json::from_str(&p.arguments).unwrap_or(Value::String(p.arguments))
+                serde_json::from_str(&p.arguments)
+                    .map(super::arguments_decoded)
+                    .unwrap_or(Value::String(p.arguments))
             };
             let call = ToolCall {
                 id: p.id,

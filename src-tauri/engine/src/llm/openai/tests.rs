@@ -120,3 +120,18 @@ fn the_base_url_may_end_in_v1() {
         "http://h:8080/v1/models"
     );
 }
+
+#[test]
+fn arguments_encoded_twice_are_decoded_once() {
+    // `arguments` is JSON text; some servers send that text as a JSON string holding it
+    let (r, _) = feed(&[
+        r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"calculator__add","arguments":"\"{\\\"a\\\": 2, \\\"b\\\": 40}\""}}]}}]}"#,
+        r#"data: {"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"t","arguments":"\"not an object\""}}]}}]}"#,
+        r#"data: {"choices":[{"finish_reason":"tool_calls","delta":{}}]}"#,
+        "data: [DONE]",
+    ]);
+    let r = r.expect("a reply");
+    assert_eq!(r.tool_calls[0].arguments, json!({"a": 2, "b": 40}));
+    // a string that holds no object stays a string (the repair reports it)
+    assert_eq!(r.tool_calls[1].arguments, json!("not an object"));
+}
