@@ -15,7 +15,7 @@ import { renderDebug } from './views/debug.js';
 import { ChatSettingsDialog } from './views/chat-settings.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
-import { showAttached, showContextMeter } from './views/context-meter.js';
+import { showAttached } from './views/context-meter.js';
 import { FileAttachments, ImageViewer } from './views/attach.js';
 import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
@@ -24,7 +24,7 @@ import { wireCatalog } from './views/catalog-wiring.js';
 import { WindowKeeper, reopenLast } from './views/window-state.js';
 import { Drafts } from './views/drafts.js';
 import { installShortcuts, ShortcutSheet, stepIn } from './views/shortcuts.js';
-import { announce } from './views/announce.js';
+import { turnEvents as makeTurnEvents, unknownEvent } from './turn-events.js';
 import { Notifications, wireNotifySettings } from './views/notifications.js';
 
 /**
@@ -419,93 +419,11 @@ async function runTurn(request, shown) {
   return turn.started;
 }
 
-/**
- * What each event of a turn does in the window (the engine's ChatEvent, chat/events.rs).
- * `turn`: what one turn keeps — whether it started, failed or reached the round limit, and
- * `shown`, the user message to show once the engine has stored it.
- */
-const turnEvents = {
-  turnStarted: (ev, turn) => {
-    turn.started = true;
-    turn.conversationId = ev.conversationId;
-    if (!state.conversationId && state.pendingChatSettings) state.conversationSettings = state.pendingChatSettings;
-    if (!state.conversationId) {
-      drafts?.became(ev.conversationId);
-      keeper.rememberOpen(ev.conversationId, $('#messages')); // the new chat is now the one open
-    }
-    state.conversationId = ev.conversationId;
-    state.pendingToolChoice = null;
-    state.pendingChatSettings = null;
-    $('#chat-title').textContent = ev.title;
-    if (ev.userMessageId !== null && ev.userMessageId !== undefined && turn.shown) {
-      const b = chat.addMessage(ev.userMessageId, 'user');
-      chat.setUserText(b, turn.shown.text, turn.shown.attachments, turn.shown.images);
-      b.text = turn.shown.text;
-      composer.clearAttachments();
-      if (turn.shown.images || turn.shown.attachments.length) files.clear();
-    }
-    refreshConversations();
-  },
-  assistantStarted: (ev) => { chat.compacting(false); chat.addMessage(ev.messageId, 'assistant', 'streaming'); },
-  textDelta: (ev) => chat.appendText(ev.messageId, ev.text, ev.html),
-  thinkingDelta: (ev) => chat.setThinking(ev.messageId, ev.text, true),
-  assistantDone: (ev, turn) => {
-    if (ev.status === 'stopped') turn.stopped = true;
-    chat.finishMessage(ev.messageId, ev.status, ev.html, ev.content);
-    announce(ev.status === 'complete' ? 'Reply finished.' : ev.status === 'stopped' ? 'Reply stopped.' : 'The reply failed.');
-  },
-  context: (ev) => {
-    showContextMeter($('#context-meter'), ev.used, ev.limit, ev);
-    toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
-  },
-  compacting: () => { chat.compacting(true); announce('Summarising the earlier conversation to fit the model\'s context.'); },
-  summarised: (ev) => onSummarised(ev),
-  toolCallStarted: (ev) => { chat.cards.add(ev); announce(`Calling ${ev.server} › ${ev.tool}.`); },
-  toolCallArguments: (ev) => chat.cards.setArguments(ev.id, ev.arguments, ev.repairs),
-  toolCallFinished: (ev) => {
-    chat.cards.finish(ev.id, ev);
-    announce(`${cardTool(ev.id).join(' › ')} ${ev.isError ? 'failed' : 'finished'}.`);
-    if (!ev.isError && chat.hasApp(...cardTool(ev.id))) chat.cards.offerApp(ev.id, true);
-  },
-  toolCallProgress: (ev) => chat.cards.showProgress(ev.id, ev),
-  toolCallTask: (ev) => chat.cards.showTask(ev.id, ev),
-  elicitationRequested: (ev) => {
-    announce(`${ev.elicitation.server} asks you something, on its card.`);
-    notifications.serverQuestion(state.conversationId, ev.elicitation.server);
-    chat.cards.askUser(ev.callId, ev.elicitation,
-      (answer) => ipc.answerQuestion(ev.questionId, { kind: 'elicitation', ...answer }));
-  },
-  samplingRequested: (ev) => {
-    announce(`${ev.request.server} asks to use the model, on its card.`);
-    notifications.serverQuestion(state.conversationId, ev.request.server);
-    chat.cards.askSampling(ev.callId, ev.questionId, ev.request,
-      (approve) => ipc.answerQuestion(ev.questionId, { kind: 'sampling', approve }));
-  },
-  samplingFinished: (ev) => chat.cards.finishSampling(ev.callId, ev),
-  approvalRequested: (ev) => {
-    announce(`Approval needed: ${ev.server} › ${ev.tool}.`);
-    notifications.approval(state.conversationId, ev.server, ev.tool);
-    chat.cards.requestApproval(ev,
-      (decision) => ipc.answerQuestion(ev.questionId, { kind: 'approval', ...decision }));
-  },
-  approvalResolved: (ev) => chat.cards.resolveApproval(ev),
-  signInNeeded: (ev) => signInNotes.remind(ev.server, state.servers ?? []),
-  notice: (ev) => chat.addNotice(ev.notice, ev.notice.kind === 'roundLimit'),
-  error: (ev, turn) => {
-    turn.failed = true;
-    if (ev.kind === 'unreachable') explainLlmError(ev);
-    chat.addError(ev.message);
-    announce(`Error: ${ev.message}`);
-  },
-  done: (ev, turn) => { chat.compacting(false); turn.limit = ev.limitReached; },
-};
-const unknownEvent = (ev) => console.warn('unknown chat event', ev);
-
-/** The server and tool on call `id`'s card. */
-function cardTool(id) {
-  const card = chat.cards.cards.get(id);
-  return [card?.querySelector('.card-server')?.textContent, card?.querySelector('.card-tool')?.textContent];
-}
+// what each event of a turn does (turn-events.js)
+const turnEvents = makeTurnEvents({
+  state, chat, composer, files, toolsPicker, notifications, signInNotes, keeper,
+  drafts: () => drafts, refreshConversations, explainLlmError, onSummarised,
+});
 
 /** Sends the model the result of a task that ended after its turn (one click on its card). */
 async function sendLateResult(callId) {
@@ -522,7 +440,6 @@ const taskFollower = new TaskFollower(chat, {
   openConversation: (id) => openConversation(id),
 });
 
-/** Tasks followed outside a turn: to their cards; a notification when one asks or its result waits. */
 /** A summary of older turns was written (in the turn, or in the background after one). */
 function onSummarised(ev) {
   chat.compacting(false);
@@ -536,6 +453,7 @@ async function chooseContextPolicy(policy) {
   await runTurn({ resume: 'continue', contextPolicy: policy }, null);
 }
 
+/** Tasks followed outside a turn: to their cards; a notification when one asks or its result waits. */
 function onTaskEvent(ev) {
   if (ev.type === 'summarised') { onSummarised(ev); return; }
   taskFollower.onEvent(ev);

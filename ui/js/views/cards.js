@@ -108,7 +108,7 @@ export class ToolCards {
     }, 'Stop');
     const progress = el('div', { class: 'card-progress', hidden: true },
       el('progress', { max: 1 }), el('span', { class: 'card-progress-text muted' }));
-    const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name, message: call.messageId } },
+    const card = el('details', { class: 'tool-card running', open: true, dataset: { id: call.id, name: call.name, message: call.messageId, server: call.server ?? '', tool: call.tool || call.name } },
       el('summary', {},
         icon,
         el('span', { class: 'card-title' },
@@ -129,6 +129,12 @@ export class ToolCards {
     this.cards.set(call.id, card);
     this.chat.scrollToEnd();
     return card;
+  }
+
+  /** The server and tool of call `id`'s card (as the engine named them, kept with the card). */
+  toolOf(id) {
+    const card = this.cards.get(id);
+    return [card?.dataset.server, card?.dataset.tool];
   }
 
   /** The arguments as they run, repaired from what the model sent (each repair in words). */
