@@ -383,6 +383,15 @@ async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
         launch_with_everything(json!({"llmUrl": fake.url, "toolPolicies": allow})).await;
     let folder = home.path().join("my-projects");
     std::fs::create_dir_all(&folder).unwrap();
+    // each time the server has asked for the roots, it logs it (its log reaches its row)
+    let synced = |list: Vec<Value>| {
+        list.iter()
+            .filter(|s| s["name"] == "everything")
+            .flat_map(|s| s["stderrTail"].as_array().cloned().unwrap_or_default())
+            .filter(|l| l.as_str().is_some_and(|l| l.contains("Roots updated")))
+            .count()
+    };
+    let before = synced(servers_now(&c).await);
     click(&c, "#settings-button").await;
     wait_css(&c, "#set-roots")
         .await
@@ -391,8 +400,15 @@ async fn a_folder_added_in_settings_becomes_a_root_the_running_server_sees() {
         .unwrap();
     click(&c, "#settings-save").await;
     wait_until(&c, "!document.querySelector('#settings-dialog').open").await;
-    // the running server was told (roots/list_changed) and asks again (roots/list); give it a moment
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // the running server was told (roots/list_changed) and asks again (roots/list)
+    let t = std::time::Instant::now();
+    while synced(servers_now(&c).await) <= before {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the server never asked for the roots again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     send(&c, "which folders may you use?").await;
     wait_until(
         &c,
