@@ -489,6 +489,7 @@ impl Pending {
                 return Err(InstallError::Refused(why));
             }
             match PackageKind::of(&p.registry_type) {
+                Some(PackageKind::Mcpb) | None => {}
                 Some(PackageKind::Oci) => {
                     notes.push(Note::Container);
                     if let Some((image, tag)) =
@@ -497,15 +498,17 @@ impl Pending {
                         notes.push(Note::ImageByTag { image, tag });
                     }
                 }
-                _ => notes.push(Note::DownloadsOnStart {
-                    launcher: c.command.clone(),
-                    package: c
-                        .args
-                        .iter()
-                        .find(|a| a.starts_with(&p.identifier))
-                        .cloned()
-                        .unwrap_or_default(),
-                }),
+                Some(PackageKind::Npm | PackageKind::Pypi | PackageKind::Nuget) => {
+                    notes.push(Note::DownloadsOnStart {
+                        launcher: c.command.clone(),
+                        package: c
+                            .args
+                            .iter()
+                            .find(|a| a.starts_with(&p.identifier))
+                            .cloned()
+                            .unwrap_or_default(),
+                    })
+                }
             }
             if !has(&c.command) {
                 notes.push(Note::ProgramMissing {

@@ -125,8 +125,12 @@ pub fn ways(s: &ServerJson) -> Vec<Way> {
         let kind = p.registry_type.to_ascii_lowercase();
         let label = match (PackageKind::of(&kind), &p.version) {
             (Some(PackageKind::Oci), _) => plan::oci_image(p).unwrap_or(p.identifier.clone()),
-            (Some(PackageKind::Mcpb), _) | (_, None) => p.identifier.clone(),
-            (_, Some(v)) => format!("{}@{v}", p.identifier),
+            (Some(PackageKind::Npm | PackageKind::Pypi | PackageKind::Nuget), Some(v)) => {
+                format!("{}@{v}", p.identifier)
+            }
+            (Some(PackageKind::Mcpb), _)
+            | (Some(PackageKind::Npm | PackageKind::Pypi | PackageKind::Nuget), None)
+            | (None, _) => p.identifier.clone(),
         };
         let refused = plan::refusal(p).or_else(|| layout::Layout::of_package(p).refused);
         (kind, label, false, refused)

@@ -18,7 +18,9 @@ pub const NPM_REGISTRY: &str = "https://registry.npmjs.org";
 pub const PYPI: &str = "https://pypi.org";
 pub const NUGET: &str = "https://api.nuget.org/v3/index.json";
 
-/// What a kind of package needs of this computer and how it is run.
+/// What a kind of package needs of this computer and how it is run. To add one: a variant, its
+/// row in [`KINDS`], and its arm in every `match` on it (none has a `_` arm, so the compiler
+/// names each place: how it is refused, launched, labelled, noted at install).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PackageKind {
     Npm,
@@ -28,16 +30,74 @@ pub enum PackageKind {
     Mcpb,
 }
 
+/// What the catalog knows of a kind of package: one row each.
+pub struct KindRow {
+    pub kind: PackageKind,
+    /// Its `registryType` in the MCP Registry (compared without letter case).
+    pub registry_type: &'static str,
+    /// How the window and refusals name its packages.
+    pub label: &'static str,
+    /// Whether an identifier names a package of it (never an option); `None`: checked otherwise
+    /// (an image reference, a download address).
+    pub identifier: Option<fn(&str) -> bool>,
+    /// Whether a version is one exact version (what "pinned" means for it); `None`: pinned
+    /// otherwise (an image's tag or digest, a bundle's SHA-256).
+    pub exact_version: Option<fn(&str) -> bool>,
+}
+
+/// Every kind of package the catalog installs (`PackageKind::of` reads `registryType` here).
+pub const KINDS: &[KindRow] = &[
+    KindRow {
+        kind: PackageKind::Npm,
+        registry_type: "npm",
+        label: "npm package",
+        identifier: Some(npm_name),
+        exact_version: Some(crate::form::is_exact_npm_version),
+    },
+    KindRow {
+        kind: PackageKind::Pypi,
+        registry_type: "pypi",
+        label: "PyPI package",
+        identifier: Some(pypi_name),
+        exact_version: Some(crate::form::is_exact_pypi_version),
+    },
+    KindRow {
+        kind: PackageKind::Nuget,
+        registry_type: "nuget",
+        label: "NuGet package",
+        identifier: Some(nuget_id),
+        exact_version: Some(crate::form::is_exact_nuget_version),
+    },
+    KindRow {
+        kind: PackageKind::Oci,
+        registry_type: "oci",
+        label: "container image",
+        identifier: None,
+        exact_version: None,
+    },
+    KindRow {
+        kind: PackageKind::Mcpb,
+        registry_type: "mcpb",
+        label: "MCP bundle",
+        identifier: None,
+        exact_version: None,
+    },
+];
+
 impl PackageKind {
     pub fn of(registry_type: &str) -> Option<PackageKind> {
-        Some(match registry_type.to_ascii_lowercase().as_str() {
-            "npm" => PackageKind::Npm,
-            "pypi" => PackageKind::Pypi,
-            "nuget" => PackageKind::Nuget,
-            "oci" => PackageKind::Oci,
-            "mcpb" => PackageKind::Mcpb,
-            _ => return None,
-        })
+        KINDS
+            .iter()
+            .find(|r| r.registry_type.eq_ignore_ascii_case(registry_type))
+            .map(|r| r.kind)
+    }
+
+    /// Its row in [`KINDS`].
+    pub fn row(self) -> &'static KindRow {
+        KINDS
+            .iter()
+            .find(|r| r.kind == self)
+            .expect("every kind has its row in KINDS")
     }
 }
 
@@ -152,26 +212,18 @@ pub fn refusal(p: &Package) -> Option<String> {
             ));
         }
     }
-    let exact = |v: Option<&String>, is: fn(&str) -> bool| v.is_some_and(|v| is(v));
+    let row = kind.row();
+    if row.identifier.is_some_and(|valid| !valid(&p.identifier)) {
+        return Some(format!("its {} name is not valid", row.label));
+    }
+    if row
+        .exact_version
+        .is_some_and(|exact| !p.version.as_deref().is_some_and(exact))
+    {
+        return Some(not_pinned(p));
+    }
     match kind {
-        PackageKind::Npm if !npm_name(&p.identifier) => {
-            Some("its npm package name is not valid".into())
-        }
-        PackageKind::Pypi if !pypi_name(&p.identifier) => {
-            Some("its PyPI package name is not valid".into())
-        }
-        PackageKind::Nuget if !nuget_id(&p.identifier) => {
-            Some("its NuGet package id is not valid".into())
-        }
-        PackageKind::Npm if !exact(p.version.as_ref(), crate::form::is_exact_npm_version) => {
-            Some(not_pinned(p))
-        }
-        PackageKind::Pypi if !exact(p.version.as_ref(), crate::form::is_exact_pypi_version) => {
-            Some(not_pinned(p))
-        }
-        PackageKind::Nuget if !exact(p.version.as_ref(), crate::form::is_exact_nuget_version) => {
-            Some(not_pinned(p))
-        }
+        PackageKind::Npm | PackageKind::Pypi | PackageKind::Nuget => None,
         PackageKind::Oci if oci_image(p).is_none() => {
             Some("its image is not a valid reference pinned to a tag or digest".into())
         }
@@ -186,7 +238,7 @@ pub fn refusal(p: &Package) -> Option<String> {
         PackageKind::Mcpb if super::client::download_url(&p.identifier).is_none() => {
             Some("its download address is not https://".into())
         }
-        _ => None,
+        PackageKind::Mcpb => None,
     }
 }
 
@@ -297,8 +349,12 @@ pub fn package_config(
         .as_deref()
         .map(|u| u.trim_end_matches('/'));
     let mut args: Vec<String> = Vec::new();
-    let command = match PackageKind::of(&p.registry_type) {
-        Some(PackageKind::Pypi) => {
+    // a kind not in KINDS is refused before (`refusal`)
+    let Some(kind) = PackageKind::of(&p.registry_type) else {
+        unreachable!("a package of an unknown kind is refused before it is configured")
+    };
+    let command = match kind {
+        PackageKind::Pypi => {
             if let Some(b) = base.filter(|b| *b != PYPI) {
                 args.extend(["--default-index".to_string(), b.to_string()]);
             }
@@ -307,7 +363,7 @@ pub fn package_config(
             args.extend(package);
             "uvx"
         }
-        Some(PackageKind::Nuget) => {
+        PackageKind::Nuget => {
             args.extend(runtime);
             args.push(format!("{}@{version}", p.identifier));
             args.push("--yes".into());
@@ -320,7 +376,7 @@ pub fn package_config(
             }
             "dnx"
         }
-        Some(PackageKind::Oci) => {
+        PackageKind::Oci => {
             args.extend(["run", "--rm", "-i"].map(String::from));
             // the container's network is Docker's to give: none unless the user allows it (an
             // entry may name only none itself: `container_refusal`)
@@ -348,8 +404,8 @@ pub fn package_config(
                 _ => "docker",
             }
         }
-        // npm (and, were one to reach here, anything else: refused before)
-        _ => {
+        PackageKind::Mcpb => unreachable!("a bundle makes its own config"),
+        PackageKind::Npm => {
             args.push("-y".into());
             if let Some(b) = base.filter(|b| *b != NPM_REGISTRY) {
                 args.push(format!("--registry={b}"));

@@ -496,3 +496,49 @@ fn a_named_argument_is_its_name_then_its_value() {
         ]
     );
 }
+
+/// Every kind has exactly one row, found by its registry type in any letter case; a kind not in
+/// the table is refused, never run as another; each row's checks refuse what they should.
+#[test]
+fn the_kinds_table_has_one_row_each_and_drives_the_checks() {
+    use std::collections::BTreeSet;
+    let kinds = [
+        PackageKind::Npm,
+        PackageKind::Pypi,
+        PackageKind::Nuget,
+        PackageKind::Oci,
+        PackageKind::Mcpb,
+    ];
+    assert_eq!(KINDS.len(), kinds.len());
+    let types: BTreeSet<_> = KINDS.iter().map(|r| r.registry_type).collect();
+    assert_eq!(types.len(), KINDS.len(), "one row per registry type");
+    for k in kinds {
+        let row = k.row();
+        assert_eq!(PackageKind::of(row.registry_type), Some(k));
+        assert_eq!(PackageKind::of(&row.registry_type.to_uppercase()), Some(k));
+    }
+    let package = |kind: &str, id: &str, version: Option<&str>| -> Package {
+        serde_json::from_value(json!({
+            "registryType": kind, "identifier": id, "version": version,
+            "transport": {"type": "stdio"}
+        }))
+        .unwrap()
+    };
+    let unknown = refusal(&package("cargo", "ripgrep", Some("14.1.0"))).unwrap();
+    assert!(unknown.contains("cannot run cargo packages"), "{unknown}");
+    for (kind, bad_id, good_id, version) in [
+        ("npm", "--foo", "@acme/weather", "1.2.0"),
+        ("pypi", "-rf", "mcp-server-time", "2025.9.25"),
+        ("nuget", "-x", "Acme.Weather", "1.2.0"),
+    ] {
+        let why = refusal(&package(kind, bad_id, Some(version))).unwrap();
+        assert!(why.contains("name is not valid"), "{kind}: {why}");
+        let why = refusal(&package(kind, good_id, Some("latest"))).unwrap();
+        assert!(why.contains("not pinned"), "{kind}: {why}");
+        assert_eq!(
+            refusal(&package(kind, good_id, Some(version))),
+            None,
+            "{kind}"
+        );
+    }
+}
