@@ -35,6 +35,7 @@ Usage:
   switchboard mcp-server calculator|files|research [--root DIR] [--arxiv-url URL] [--cache DIR]
                                            serve a built-in MCP server on stdio
   switchboard mcp-call [--call TOOL [--args JSON] [--args-schema KEY=TOOL]]... [--calls JSON] [--all]
+                       [--load-skill NAME]... [--load-skills]
                        [--elicitation accept-defaults|decline] SERVER
                                            connect to one MCP server (an http(s) URL, or the name of a
                                            configured server), list its tools and call the given ones
@@ -43,6 +44,10 @@ Usage:
                                            inputSchema as the model is offered it; --calls: a JSON list
                                            of {name, arguments} (or an object with one as toolCalls).
                                            Elicitations are declined unless accept-defaults.
+                                           A server's skills (SEP-2640) are listed (never read);
+                                           --load-skill NAME loads one as the model would (its
+                                           SKILL.md, verified), then reads each of its files
+                                           (each verified); --load-skills: every skill.
                                            A server that wants a sign-in (OAuth) prints the address to
                                            open; --oauth-browser follow follows its redirects instead
                                            (an authorization server that approves by itself, as in

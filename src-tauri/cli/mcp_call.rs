@@ -1,7 +1,8 @@
 //! `switchboard mcp-call [--call TOOL [--args JSON] [--args-schema KEY=TOOL]]... [--calls JSON]
-//! [--all] [--elicitation …] SERVER`: one MCP server (a URL, or a configured name) through the same
-//! `McpHost` as the window, its tools listed and the given ones called, NDJSON out; the client the
-//! conformance suite drives.
+//! [--all] [--load-skill NAME]... [--load-skills] [--elicitation …] SERVER`: one MCP server (a
+//! URL, or a configured name) through the same `McpHost` as the window, its tools and skills
+//! listed, the given tools called and the given skills loaded (verified, file by file), NDJSON
+//! out; the client the conformance suite drives.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -34,6 +35,10 @@ struct Options {
     calls: Vec<Call>,
     /// Call every tool the server lists too.
     all: bool,
+    /// The skills to load (by name).
+    load: Vec<String>,
+    /// Load every skill the server lists.
+    load_all: bool,
     /// Accept elicitations with their defaults (else decline them).
     accept_defaults: bool,
     /// The server: an http(s) URL or a configured name.
@@ -49,6 +54,8 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
     let Options {
         mut calls,
         all,
+        load,
+        load_all,
         accept_defaults,
         target,
         browser,
@@ -85,6 +92,37 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
         host.shutdown().await;
         return Ok(1);
     }
+    // its skills, when it publishes any (SEP-2640): listed (nothing of them read), and the ones
+    // asked for loaded
+    let mut code = 0;
+    if host.offers_skills(&name) {
+        match host.skills(&name).await {
+            Ok(listing) => {
+                print_line(&json!({"skills": listing.skills, "refused": listing.refused}));
+                let wanted: Vec<String> = if load_all {
+                    listing
+                        .skills
+                        .iter()
+                        .map(|s| s.name().to_string())
+                        .collect()
+                } else {
+                    load
+                };
+                for skill in wanted {
+                    if !load_skill(&host, &name, &skill).await {
+                        code = 1;
+                    }
+                }
+            }
+            Err(e) => {
+                print_line(&json!({"skills": [], "error": e.to_string()}));
+                code = i32::from(!load.is_empty() || load_all);
+            }
+        }
+    } else if !load.is_empty() {
+        print_line(&json!({"skills": [], "error": "the server publishes no skills"}));
+        code = 1;
+    }
     if all {
         for t in &view.tools {
             if !calls.iter().any(|c| c.tool == t.name) {
@@ -96,7 +134,6 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
         }
     }
     let offered = host.tool_specs();
-    let mut code = 0;
     for Call {
         tool,
         args,
@@ -138,6 +175,8 @@ pub async fn mcp_call(rest: &[String]) -> anyhow::Result<i32> {
 fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
     let mut calls: Vec<Call> = Vec::new();
     let mut all = false;
+    let mut load = Vec::new();
+    let mut load_all = false;
     let mut accept_defaults = false;
     let mut target = None;
     let mut browser: Arc<dyn oauth::Browser> = Arc::new(oauth::PrintUrl);
@@ -171,6 +210,8 @@ fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
             }
             "--calls" => calls.extend(calls_of(&value_of(&mut it, a)?)?),
             "--all" => all = true,
+            "--load-skill" => load.push(value_of(&mut it, a)?),
+            "--load-skills" => load_all = true,
             "--oauth-browser" => {
                 browser = match it.next().map(String::as_str) {
                     Some("follow") => Arc::new(oauth::FollowRedirects),
@@ -205,6 +246,8 @@ fn parse_options(rest: &[String]) -> anyhow::Result<Options> {
     Ok(Options {
         calls,
         all,
+        load,
+        load_all,
         accept_defaults,
         target,
         browser,
@@ -270,6 +313,29 @@ fn server_to_call(
         server.oauth = Some(client);
     }
     Ok((name, server))
+}
+
+/// Loads `server`'s skill `name` as the model would (its `SKILL.md`, verified), then reads each
+/// of its other files (each verified), stopping at the first that fails; whether all did.
+async fn load_skill(host: &McpHost, server: &str, name: &str) -> bool {
+    let loaded = match host.load_skill(server, name).await {
+        Ok(l) => l,
+        Err(e) => {
+            print_line(&json!({"skill": name, "error": e.to_string()}));
+            return false;
+        }
+    };
+    print_line(&json!({"skill": name, "loaded": loaded.entry.uri, "text": loaded.text}));
+    for path in &loaded.files {
+        match host.read_skill_file(server, name, path).await {
+            Ok(text) => print_line(&json!({"skill": name, "file": path, "text": text})),
+            Err(e) => {
+                print_line(&json!({"skill": name, "file": path, "error": e.to_string()}));
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Calls one tool with nobody to ask: its elicitations accepted with their defaults (when

@@ -35,23 +35,6 @@ const NOT_PASSING: &[(&str, &str)] = &[
         "auth/wif-jwt-bearer",
         "machine-to-machine: workload identity",
     ),
-    // the skills extension (SEP-2640): its checks are skipped, as mcp-call never lists skills
-    (
-        "sep-2640-client-no-prefetch",
-        "skills (SEP-2640) are not implemented",
-    ),
-    (
-        "sep-2640-client-verify-digest",
-        "skills (SEP-2640) are not implemented",
-    ),
-    (
-        "sep-2640-client-verify-size",
-        "skills (SEP-2640) are not implemented",
-    ),
-    (
-        "sep-2640-client-verify-frontmatter",
-        "skills (SEP-2640) are not implemented",
-    ),
 ];
 
 /// How `switchboard mcp-call` is run for a scenario (the suite adds the server's URL).
@@ -75,6 +58,11 @@ fn client_args(scenario: &str) -> String {
         // $schema, $defs, $anchor, additionalProperties, allOf/anyOf, if/then/else as written
         "json-schema-2020-12-preservation" => {
             "--call json_schema_echo --args-schema schema=json_schema_2020_12_tool --all".into()
+        }
+        // a skill loaded as the model would: its SKILL.md read and verified before any other
+        // file of it is (the suite serves one that fails a check: nothing more may be read)
+        s if s.starts_with("sep-2640-client-verify-") => {
+            "--all --load-skills --elicitation accept-defaults".into()
         }
         _ => "--all --elicitation accept-defaults".to_string(),
     }

@@ -20,6 +20,7 @@ pub mod pins;
 mod process;
 pub mod rest;
 pub mod sandbox;
+pub mod skills;
 pub mod sse;
 mod tool_key;
 pub mod transport;
@@ -36,8 +37,9 @@ pub use config::{
 };
 pub use host::{
     file_uri, result_images, result_text, task_is_open, AppListing, CallEvent, Elicitation,
-    ElicitationAction, ElicitationAnswer, HostError, HostOptions, KeptSession, McpHost, PinBook,
-    Progress, Reply, ResultImage, RoutedTool, SamplingAnswer, SamplingRequest, SamplingText,
-    SandboxView, ServerStatus, ServerView, SignInView, Step, TaskEnd, TaskHandle, TaskState,
-    ToolOutcome, ToolView, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
+    ElicitationAction, ElicitationAnswer, HostError, HostOptions, KeptSession, LoadedSkill,
+    McpHost, PendingSkill, PinBook, Progress, Reply, ResultImage, RoutedTool, SamplingAnswer,
+    SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView, SignInView, SkillListing,
+    Step, TaskEnd, TaskHandle, TaskState, ToolOutcome, ToolView, LOAD_SKILL, MAX_RAW_RESULT,
+    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE, READ_SKILL_FILE, SKILLS_SERVER,
 };

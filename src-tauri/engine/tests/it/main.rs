@@ -30,6 +30,7 @@ mod sandbox;
 mod secrets;
 mod server_requests;
 mod sign_in;
+mod skills;
 mod startup;
 mod task_restarts;
 mod tasks;

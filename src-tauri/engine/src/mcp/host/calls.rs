@@ -90,6 +90,9 @@ impl McpHost {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
+        if let Some(out) = self.call_skill_tool(exposed, &arguments).await {
+            return out;
+        }
         let Some(RoutedTool { server, tool, .. }) = self.route(exposed) else {
             let known: Vec<String> = self.tool_specs().into_iter().map(|t| t.name).collect();
             return ToolOutcome {

@@ -314,6 +314,14 @@ impl ClientHandler for Handler {
             .extensions
             .get_or_insert_with(Default::default)
             .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
+        // a server may publish skills (SEP-2640): listed, and read only when the model loads one
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                crate::mcp::skills::SKILLS_EXTENSION_ID.to_string(),
+                JsonObject::new(),
+            );
         // a tool may come with an app page (MCP Apps): the window shows it on the tool's card
         let mut ui = JsonObject::new();
         ui.insert(

@@ -12,6 +12,8 @@ mod outcome;
 mod rejoin;
 mod shaping;
 mod sign_in;
+mod skill_tools;
+mod skills;
 mod state;
 mod supervisor;
 mod task_state;
@@ -44,6 +46,8 @@ pub use shaping::{
     file_uri, result_images, result_text, ResultImage, SamplingText, MAX_RAW_RESULT,
     MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };
+pub use skill_tools::{LOAD_SKILL, READ_SKILL_FILE, SKILLS_SERVER};
+pub use skills::{LoadedSkill, PendingSkill, SkillListing};
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};
 
@@ -161,6 +165,8 @@ pub struct Shared {
     /// first start rejoins; and the ids of those that could not be read back.
     rejoins: Mutex<std::collections::HashMap<String, rejoin::KeptSession>>,
     unreadable: Mutex<std::collections::HashSet<String>>,
+    /// Each server's skills as last listed (`skills.rs`).
+    skills: Mutex<std::collections::HashMap<String, skills::Listing>>,
 }
 
 impl Shared {
@@ -288,6 +294,7 @@ impl McpHost {
                 sign_ins: Default::default(),
                 rejoins: Default::default(),
                 unreadable: Default::default(),
+                skills: Default::default(),
             }),
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),

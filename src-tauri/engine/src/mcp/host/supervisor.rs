@@ -287,6 +287,23 @@ impl Supervisor {
             s.phase = Phase::Running(session.clone());
         });
         tracing::info!(server = %self.name, "MCP server running");
+        // its skills listed (nothing of them read) for the model's offer and the server's row
+        if super::skills::declares_skills(&session) {
+            let (shared, name, config, session) = (
+                self.shared.clone(),
+                self.name.clone(),
+                self.config.clone(),
+                session.clone(),
+            );
+            tokio::spawn(async move {
+                let timeout = Duration::from_secs(config.timeout.unwrap_or(30));
+                if let Err(e) =
+                    super::skills::list(&shared, &name, &config, &session, timeout).await
+                {
+                    tracing::warn!(server = %name, "its skills could not be listed: {e}");
+                }
+            });
+        }
         if let Some(level) = self.config.log_level.clone() {
             tokio::spawn(set_log_level(session.peer.clone(), level, self.log.clone()));
         }

@@ -145,11 +145,16 @@ impl McpHost {
                 }
             }
         }
+        // the skills on offer, through the host's two skill tools (`skill_tools.rs`)
+        out.extend(self.skill_tool_specs());
         out
     }
 
     /// The `inputSchema` of a tool, by exposed name.
     pub fn tool_schema(&self, exposed: &str) -> Option<Value> {
+        if let Some(schema) = self.skill_tool_schema(exposed) {
+            return Some(schema);
+        }
         let (server, tool) = self.names().get(exposed).cloned()?;
         let snapshot = self.slot(&server)?.snapshot();
         snapshot
@@ -174,6 +179,9 @@ impl McpHost {
 
     /// Which server and tool an exposed name stands for.
     pub fn route(&self, exposed: &str) -> Option<RoutedTool> {
+        if let Some(routed) = self.skill_route(exposed) {
+            return Some(routed);
+        }
         let (server, tool) = self.names().get(exposed).cloned()?;
         self.route_tool(server, tool)
     }
