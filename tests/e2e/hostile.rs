@@ -297,7 +297,8 @@ async fn the_xss_corpus_stays_inert_text_in_every_channel() {
         .collect();
     std::fs::write(
         config_dir.join("settings.json"),
-        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL, "toolPolicies": allow}).to_string(),
+        // a context that holds the whole corpus: what is tested here is the window, not compaction
+        json!({"llmUrl": fake.url, "model": fake_ollama::MODEL, "toolPolicies": allow, "numCtx": 262144}).to_string(),
     )
     .unwrap();
     let server = |mode: &str| {
