@@ -4,9 +4,11 @@
 //! calls come back exactly, the clean text is exact with no marker left, thinking whose opening
 //! was in the prompt is thinking; and a marker in a code block or a quote stays text.
 
+mod common;
+
 use serde_json::{json, Value};
 use switchboard_markup::families::Cx;
-use switchboard_markup::gate::{Piece, StreamGate};
+use switchboard_markup::gate::StreamGate;
 use switchboard_markup::recover::recover_with;
 
 const OFFERED: [&str; 2] = ["special_function", "get_candidate_status"];
@@ -52,25 +54,8 @@ fn whole(reply: &str, family: Option<&'static str>) -> (Vec<(String, Value)>, St
 /// The reply streamed through the gate in pieces of `n` characters: the text shown and the
 /// thinking streamed; fails if anything was lost or reordered.
 fn streamed(reply: &str, family: Option<&'static str>, n: usize) -> (String, String) {
-    let mut gate = StreamGate::with_names(|n| OFFERED.contains(&n)).for_family(family);
-    let chars: Vec<char> = reply.chars().collect();
-    let (mut text, mut thinking, mut all) = (String::new(), String::new(), String::new());
-    for piece in chars.chunks(n) {
-        for p in gate.push(&piece.iter().collect::<String>()) {
-            match p {
-                Piece::Text(t) => {
-                    text.push_str(&t);
-                    all.push_str(&t)
-                }
-                Piece::Thinking(t) => {
-                    thinking.push_str(&t);
-                    all.push_str(&t)
-                }
-                Piece::Markup(t) => all.push_str(&t),
-            }
-        }
-    }
-    all.push_str(&gate.finish());
+    let gate = StreamGate::with_names(|n| OFFERED.contains(&n)).for_family(family);
+    let (text, thinking, all) = common::through_gate(gate, reply, n);
     assert_eq!(all, reply, "streamed in pieces of {n}: lost or reordered");
     (text, thinking)
 }

@@ -12,11 +12,13 @@
 //! from, and fails if a template whose calls were learned does not pass, or if fewer are learned
 //! than README says.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use switchboard_markup::families::Cx;
-use switchboard_markup::gate::{Piece, StreamGate};
+use switchboard_markup::gate::StreamGate;
 use switchboard_markup::recover::{recover_with, Recovered};
 use switchboard_markup::template::{learn, reply_as_written};
 
@@ -102,26 +104,9 @@ fn read(reply: &str, family: &'static str) -> Option<Recovered> {
 /// The reply streamed through the gate in pieces of `n` characters: what showed as text, what
 /// streamed as thinking, and whether everything came out in order.
 fn stream(reply: &str, family: &'static str, n: usize) -> (String, String, bool) {
-    let mut gate = StreamGate::with_names(|n| n == "get_weather" || n == "search_files")
+    let gate = StreamGate::with_names(|n| n == "get_weather" || n == "search_files")
         .for_family(Some(family));
-    let chars: Vec<char> = reply.chars().collect();
-    let (mut text, mut thinking, mut all) = (String::new(), String::new(), String::new());
-    for piece in chars.chunks(n) {
-        for p in gate.push(&piece.iter().collect::<String>()) {
-            match p {
-                Piece::Text(t) => {
-                    text.push_str(&t);
-                    all.push_str(&t)
-                }
-                Piece::Thinking(t) => {
-                    thinking.push_str(&t);
-                    all.push_str(&t)
-                }
-                Piece::Markup(t) => all.push_str(&t),
-            }
-        }
-    }
-    all.push_str(&gate.finish());
+    let (text, thinking, all) = common::through_gate(gate, reply, n);
     (text, thinking, all == reply)
 }
 

@@ -10,6 +10,7 @@ mod apps;
 mod attachments;
 mod bundles;
 mod catalog;
+mod compaction;
 mod context;
 mod conversation;
 mod eval_tools;

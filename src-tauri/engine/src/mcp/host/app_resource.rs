@@ -54,20 +54,7 @@ impl McpHost {
                 "\"{uri}\" is not a ui:// resource"
             )));
         }
-        let (_, session) = self.session(server)?;
-        let read = session
-            .peer
-            .read_resource(ReadResourceRequestParams::new(uri));
-        let result = self.bounded_request(server, "resources/read", read).await?;
-        let contents = serde_json::to_value(&result.contents).unwrap_or_default();
-        let item = contents
-            .as_array()
-            .and_then(|c| {
-                c.iter()
-                    .find(|i| i.get("uri").and_then(Value::as_str) == Some(uri))
-                    .or(c.first())
-            })
-            .ok_or_else(|| HostError::Unusable(format!("{server} returned nothing for {uri}")))?;
+        let item = self.read_resource_item(server, uri).await?;
         let mime = item
             .get("mimeType")
             .and_then(Value::as_str)
@@ -77,20 +64,8 @@ impl McpHost {
                 "{uri} is \"{mime}\", not an app page ({APP_MIME})"
             )));
         }
-        let html = match (item.get("text"), item.get("blob")) {
-            (Some(Value::String(t)), _) => t.clone(),
-            (_, Some(Value::String(b))) => {
-                use base64::Engine as _;
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(b.trim())
-                    .map_err(|e| {
-                        HostError::Unusable(format!("{uri}: its blob is not base64: {e}"))
-                    })?;
-                String::from_utf8(bytes)
-                    .map_err(|_| HostError::Unusable(format!("{uri}: its page is not UTF-8")))?
-            }
-            _ => return Err(HostError::Unusable(format!("{uri} has no page in it"))),
-        };
+        let html = String::from_utf8(resource_bytes(&item, uri)?)
+            .map_err(|_| HostError::Unusable(format!("{uri}: its page is not UTF-8")))?;
         if html.len() > MAX_APP_HTML {
             return Err(HostError::Unusable(format!(
                 "{uri} is {} MB, more than an app page may be ({} MB)",
@@ -206,5 +181,45 @@ impl McpHost {
                 })?,
         };
         Ok(value)
+    }
+}
+
+impl McpHost {
+    /// Reads resource `uri` of `server` (`resources/read`, within the request limits): the item
+    /// of its contents for `uri` (else the first), as the server sent it.
+    pub(crate) async fn read_resource_item(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<Value, HostError> {
+        let (_, session) = self.session(server)?;
+        let read = session
+            .peer
+            .read_resource(ReadResourceRequestParams::new(uri));
+        let result = self.bounded_request(server, "resources/read", read).await?;
+        let contents = serde_json::to_value(&result.contents).unwrap_or_default();
+        contents
+            .as_array()
+            .and_then(|c| {
+                c.iter()
+                    .find(|i| i.get("uri").and_then(Value::as_str) == Some(uri))
+                    .or(c.first())
+            })
+            .cloned()
+            .ok_or_else(|| HostError::Unusable(format!("{server} returned nothing for {uri}")))
+    }
+}
+
+/// The bytes of a resource's item: its `text`, or its `blob` decoded from base64.
+pub(crate) fn resource_bytes(item: &Value, uri: &str) -> Result<Vec<u8>, HostError> {
+    match (item.get("text"), item.get("blob")) {
+        (Some(Value::String(t)), _) => Ok(t.as_bytes().to_vec()),
+        (_, Some(Value::String(b))) => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .map_err(|e| HostError::Unusable(format!("{uri}: its blob is not base64: {e}")))
+        }
+        _ => Err(HostError::Unusable(format!("{uri} has no content"))),
     }
 }

@@ -10,10 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    ClientRequest, CustomRequest, ReadResourceDirectoryRequestParams, ReadResourceRequestParams,
-    ServerResult,
-};
+use rmcp::model::{ClientRequest, CustomRequest, ReadResourceDirectoryRequestParams, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -152,16 +149,21 @@ impl McpHost {
             .map_err(|why| HostError::Unusable(format!("{server}'s skill is refused: {why}")))
     }
 
-    /// Loads `server`'s skill `name`: its `SKILL.md` read and verified (size, digest, and its
-    /// frontmatter against the entry's). Its other files are not read.
-    pub async fn load_skill(&self, server: &str, name: &str) -> Result<LoadedSkill, HostError> {
+    /// The entry of `server`'s skill `name`, as listed (and accepted) now.
+    async fn listed_skill(&self, server: &str, name: &str) -> Result<SkillEntry, HostError> {
         let listing = self.skills(server).await?;
-        let entry = listing
+        listing
             .skills
             .iter()
             .find(|s| s.name() == name)
             .cloned()
-            .ok_or_else(|| unknown_skill(server, name, &listing))?;
+            .ok_or_else(|| unknown_skill(server, name, &listing))
+    }
+
+    /// Loads `server`'s skill `name`: its `SKILL.md` read and verified (size, digest, and its
+    /// frontmatter against the entry's). Its other files are not read.
+    pub async fn load_skill(&self, server: &str, name: &str) -> Result<LoadedSkill, HostError> {
+        let entry = self.listed_skill(server, name).await?;
         let text = self.read_skill_uri(server, &entry, &entry.uri).await?;
         skills::check_frontmatter(&entry, &text).map_err(HostError::Unusable)?;
         let files = match &entry.files {
@@ -189,13 +191,7 @@ impl McpHost {
         name: &str,
         path: &str,
     ) -> Result<String, HostError> {
-        let listing = self.skills(server).await?;
-        let entry = listing
-            .skills
-            .iter()
-            .find(|s| s.name() == name)
-            .cloned()
-            .ok_or_else(|| unknown_skill(server, name, &listing))?;
+        let entry = self.listed_skill(server, name).await?;
         let uri = entry.file_uri(path);
         if !uri.starts_with(&format!("{}/", entry.root())) || uri.contains("/../") {
             return Err(HostError::Unusable(format!(
@@ -221,32 +217,8 @@ impl McpHost {
             })?),
             SkillFiles::Directory => None,
         };
-        let (_, session) = self.session(server)?;
-        let read = session
-            .peer
-            .read_resource(ReadResourceRequestParams::new(uri));
-        let result = self.bounded_request(server, "resources/read", read).await?;
-        let contents = serde_json::to_value(&result.contents).unwrap_or_default();
-        let item = contents
-            .as_array()
-            .and_then(|c| {
-                c.iter()
-                    .find(|i| i.get("uri").and_then(Value::as_str) == Some(uri))
-                    .or(c.first())
-            })
-            .ok_or_else(|| HostError::Unusable(format!("{server} returned nothing for {uri}")))?;
-        let bytes = match (item.get("text"), item.get("blob")) {
-            (Some(Value::String(t)), _) => t.as_bytes().to_vec(),
-            (_, Some(Value::String(b))) => {
-                use base64::Engine as _;
-                base64::engine::general_purpose::STANDARD
-                    .decode(b.trim())
-                    .map_err(|e| {
-                        HostError::Unusable(format!("{uri}: its blob is not base64: {e}"))
-                    })?
-            }
-            _ => return Err(HostError::Unusable(format!("{uri} has no content"))),
-        };
+        let item = self.read_resource_item(server, uri).await?;
+        let bytes = super::app_resource::resource_bytes(&item, uri)?;
         if let Some(file) = &listed {
             skills::verify(file, &bytes)
                 .map_err(|why| HostError::Unusable(format!("the skill is refused: {why}")))?;
