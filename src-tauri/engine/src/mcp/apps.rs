@@ -6,6 +6,15 @@
 //! config) — and what it asks of the browser (`permissions`, granted only after the user agreed).
 //! The frames, their origins and the bridge live in the app (src-tauri/apps.rs,
 //! ui/js/views/app-frame.js).
+//!
+//! Details: a tool's `visibility` (a tool only its app may call gets no name for the model, so
+//! nothing routes a model's call to it); declared origins kept only as origins (an address only as
+//! itself, never a wildcard over numbers); the CSP reaches `AppDomains::within` the server's
+//! `appOrigins` (the list the user was shown when allowing its apps the network, `appNetwork`; none
+//! otherwise), lets the app's code `eval` and run from `blob:`/`data:`, workers too, which reach
+//! nothing; the stricter policy of the page between window and app (`PROXY_CSP`); what a page asks
+//! of the browser (`AppPermissions`: camera, microphone, geolocation, clipboard, as an `allow`
+//! attribute); random view ids.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -3,6 +3,9 @@
 //! `"sandbox"` for stdio servers (see [`SandboxSetting`]). Header values, and environment values
 //! the user marked secret, are references to the secret store (`{"secret": "keyring:<id>"}`,
 //! see [`crate::secrets`]).
+//!
+//! `config/validate.rs` checks a server before it is saved (including `plain_http_headers_refusal`:
+//! headers at a plain `http://` address of another computer).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,6 +5,12 @@
 //! HTTP, [`BoundedClient`]: rmcp's client with the SSE event cap the host is configured with,
 //! and an answer over a cap (a JSON body over rmcp's 16 MB, an SSE event over ours) turned into
 //! that request's error, which says so, instead of a closed transport.
+//!
+//! Caps: REST and legacy SSE bodies and events at 64 MB (`MAX_HTTP_MESSAGE`); Streamable HTTP's SSE
+//! events at `HostOptions::max_http_event` (16 MB by default); the session goes on after an answer
+//! over a cap. Also `SignInWanted` (a refusal that carries its challenge), and the session's own
+//! GET stream, which rmcp opens from a task of its own after `notifications/initialized`, answered
+//! before the first request goes (at most `STREAM_FIRST_WAIT`, 2 s).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -5,6 +5,10 @@
 //! Values come in as plain text only: a reference to a stored secret in someone's file (it could
 //! name one of this user's secrets) or an export's placeholder is no value: it is left out, and
 //! the preview says which values to set after the import.
+//!
+//! An imported server is added turned off and not trusted (its annotations are not believed,
+//! `ServerConfig::trusts_hints`): it starts only after a second confirmation that lists what runs
+//! (command, folder, environment names, header names).
 
 use std::collections::BTreeMap;
 

@@ -12,6 +12,13 @@
 //! asks the same way. A store that cannot be read fails closed: every tool it was asked about is
 //! [`Pin::Unchecked`], which asks too. The record lives in the store ([`ToolPins`] is implemented
 //! by `store::Store`).
+//!
+//! Here: the canonical form, the hash, the line diff shown to the user, and why a tool is not
+//! accepted ([`Pin`]: changed, new, unchecked).
+//!
+//! The built-in servers are not pinned (they come with the app; `host/supervisor.rs`). A changed
+//! tool's app is not shown (`McpHost::tool_app`); allowing a call, by a person or `--approve-all`,
+//! runs that call only and accepts nothing.
 
 use serde::Serialize;
 use serde_json::Value;

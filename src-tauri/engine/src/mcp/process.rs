@@ -1,5 +1,8 @@
 //! Spawning a stdio server in its own process group, capturing the tail of its stderr, and
 //! ending it (and everything it started) for sure.
+//!
+//! A server starts in a session of its own (its own process group, no controlling terminal); a
+//! sandboxed one with only the allowed environment. The login shell's PATH is looked up here too.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

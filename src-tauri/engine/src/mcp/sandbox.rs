@@ -24,6 +24,44 @@
 //! **Invariant:** a server whose config asks for a sandbox never runs without one, unless the
 //! kernel cannot sandbox and the user agreed (`allowUnsandboxed`), or it runs a container, which
 //! is then its sandbox, as checked before each start (`container.rs`).
+//!
+//! The parts: `sandbox/policy.rs` what a config asks for (`wanted`: its `"sandbox"`, or the
+//! built-ins' default), whether this kernel can (`decide`: Landlock ABI, the user's
+//! `allowUnsandboxed`) and the paths it may read or write (`policy`, symlinks resolved; a config
+//! with `onlyNamed`, a catalog install, gets nothing from its arguments: no script's package
+//! guessed); `protect.rs`, `env.rs` (with any network also `CERT_PATHS`, `CERT_FLAGS`; a built-in
+//! also `SWITCHBOARD_*`, and its own folder as an argument, `servers::with_own_folder`, the one its
+//! sandbox grants; without network, the launchers' offline settings), `fetch/` (the record and
+//! staging folder in the host's `<sandbox>/.fetched/<server>/`, `policy::fetch_dir`;
+//! `Step::FetchingPackage` when it fails), `enforced.rs` (`SandboxView.protections`, shown on the
+//! row), `container.rs` (`SandboxState::Container`, `run_options.rs`'s `container_image_at`,
+//! `container_environment`), `detect.rs` (the `Detector`: the log's `blocked by sandbox:` lines,
+//! the card's note; and `read_offer`, the row's "Allow reading <path>": a refused path that exists,
+//! is not granted and not protected, which `Runtime::allow_server_read` adds to the sandbox's
+//! `read`, refusing a protected one), `seccomp.rs`, `supervise.rs` (`setsid`/`setpgid` noted as the
+//! server's `Groups`, which `process::terminate` ends too), `limits.rs` (`RLIMIT_NPROC`, `DATA`,
+//! `NOFILE`, `CORE`), `network.rs`. This file is the kernel part: the Landlock ruleset (every right
+//! of the newest ABI the crate knows, `LANDLOCK_BEST`; the kernel keeps what it has) and the
+//! seccomp programs made in the parent (`prepare`), the system calls in the child (`install`, from
+//! `process::spawn`'s `pre_exec`: capabilities dropped, no_new_privs, Landlock, seccomp, every fd
+//! above 2 close-on-exec).
+//!
+//! Private folders are `<sandbox>/<paths::folder_name(server)>` (injective), deleted with their
+//! server by `McpHost::apply_config` (`sandbox::forget_server`).
+//!
+//! A sandboxed server gets none of the host's environment but the allow-list and the names its
+//! config grants, no descriptor but 0–2, no capability, no terminal; it never reads a credential or
+//! the app's own folders unless its config names that path, never writes a cache another server
+//! runs from, and reaches no Unix socket by path or abstract name (without the network: none at
+//! all; with it: none below Landlock ABI 9, only in the folders it may write from 9). Its system
+//! calls are an allow-list; a metadata change outside its write grants is refused, by the host that
+//! makes it; the process groups it makes end with it. The host never continues a handed-over call
+//! whose arguments are in the server's memory: it reads them once and does the call itself.
+//! `tests/it/sandbox/probe.rs` tries each way out, and the same probe unsandboxed gets through
+//! each, so the test can fail; `tests/it/sandbox/fetch.rs` plants programs on the server's PATH
+//! (they never run) and git and tarball dependencies (refused, named);
+//! `tests/it/sandbox/folders.rs` checks a private folder belongs to one server name and goes with
+//! its server.
 
 use std::path::{Path, PathBuf};
 

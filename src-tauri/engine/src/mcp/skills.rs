@@ -10,6 +10,9 @@
 //! This module is the extension's data and checks, without I/O; the host's requests are in
 //! `host/skills.rs`. A skill is pinned like a tool ([`definition`]: its frontmatter and the
 //! digest of each file, recorded for the server's identity under [`pin_scope`]).
+//!
+//! The entry rules checked here: `skill://…/SKILL.md`, the Agent Skills name rules, digests,
+//! limits; `SKILL.md`'s YAML frontmatter is read with serde_norway.
 
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -1,6 +1,10 @@
 //! The legacy HTTP+SSE transport (MCP 2024-11-05), which rmcp does not have: `GET {url}` opens an
 //! event stream whose first `endpoint` event names where to POST messages; replies and server
 //! messages come back as `message` events on the stream.
+//!
+//! A signed-in SSE server's access token goes with the stream and every POST, read fresh each time,
+//! so a refresh or a new sign-in takes effect at once; its 401/403 carries the challenge as
+//! `http::SignInWanted`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -6,6 +6,9 @@
 //! configured under) and the tool's own name, as its server gives it. Never the name the model
 //! is offered (`server__tool`, cleaned to `[A-Za-z0-9_-]`): `read_file` and `read.file` share
 //! that name, so a tool renamed to it would inherit what the user decided about the other.
+//!
+//! The identity (`ServerConfig::identity`): a program's command line, folder, environment names and
+//! a hash of their values; a remote server's URL; a bundle's SHA-256.
 
 use serde::Serialize;
 

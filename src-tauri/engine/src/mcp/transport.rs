@@ -2,6 +2,9 @@
 //! server's transport reads (parsing `"type"` in mcp.json, validation, identity, trust, the
 //! sandbox, sign-in, the protocol probe, the window's form and rows). Adding a transport is a row
 //! here and its arm in `host/connect.rs` (ARCHITECTURE.md, "To add a transport").
+//!
+//! A row says: the `"type"` names mcp.json uses, its label and description for the window, whether
+//! it is remote, signs in, probes `server/discover`.
 
 use serde::Serialize;
 

@@ -3,6 +3,12 @@
 //! an app page, with what it declares about itself; and what a shown app may ask of its own server
 //! (`resources/read`, `resources/list`, `resources/templates/list`), answered as the server
 //! answered.
+//!
+//! A page is read with `resources/read` (the app MIME type, text or base64, at most 8 MB); for the
+//! server form, every page a server's tools show with the origins each declares (`app_pages`); what
+//! a shown app asks of its own server: `app_read_resource` (at most 48 MB), `app_list`
+//! (`resources/list`, `resources/templates/list`). `McpHost::note` adds a line to a server's log
+//! (what the window saw its apps do).
 
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::Value;

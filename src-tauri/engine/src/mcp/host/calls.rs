@@ -1,5 +1,9 @@
 //! Routing requests to the server behind a name: `tools/call` (with progress, cancellation and
 //! a timeout that restarts on each sign of life), `prompts/get` and `resources/read`.
+//!
+//! The server's own `timeout` wins over the app's. A 2026-07-28 `input_required` answer: its
+//! questions are asked through the call's events like mid-call ones, then the call is made again
+//! with `inputResponses` and the echoed `requestState`, at most 10 rounds.
 
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,12 @@
 //! the handshake and the first listing of its tools. It ends connected, failed with a report
 //! (the step that failed, its exit, its stderr in the log), cancelled (nothing left running), or
 //! asking to be tried again with the 2025 handshake only.
+//!
+//! stdio and Streamable HTTP use rmcp's `Auto` lifecycle (2026-07-28 `server/discover` first,
+//! `initialize` 2025-11-25 on an error or silence); a probe answered with anything else is retried
+//! once with `initialize` only. Secrets are resolved here, at step `readingSecrets`, for the moment
+//! of the start. A new transport gets its arm here (`stdio` for a program) or in
+//! `connect/remote.rs` (for a URL).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

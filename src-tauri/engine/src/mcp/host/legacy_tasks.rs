@@ -9,6 +9,9 @@
 //! SDK words it), calls again asking for a task. Then it waits for the result with `tasks/result`
 //! (which the server answers when the task ends, and on whose stream it asks its questions) while
 //! it polls `tasks/get` for the card.
+//!
+//! `tasks/get` feeds the card; Stop sends `tasks/cancel`; the server's questions come on the
+//! `tasks/result` stream and are routed to the call.
 
 use std::time::Duration;
 

@@ -2,6 +2,11 @@
 //! (`supervisor.rs`), which owns that server's life and publishes its state (`state.rs`). The
 //! host starts and stops supervisors as the config changes, names the tools (`server__tool`),
 //! routes calls (`calls.rs`) and tells whoever listens when anything changed.
+//!
+//! Subscribers (`subscribe`) hear when a server's status, tools or log changed. What the host shows
+//! is in `views.rs`; the types its files share sit in leaves (`outcome.rs`: `ToolOutcome`,
+//! `HostError`; `shaping.rs`: `SamplingText`; `state.rs`: `SessionAuth`; `task_state.rs`:
+//! `TaskState`), so no circle runs through this folder.
 
 mod app_resource;
 mod calls;

@@ -17,6 +17,13 @@
 //! rejoined one until a task of it has been followed here: a run that does not follow tasks, the
 //! command line, leaves it to the next): rmcp ends a session (`DELETE`) when its connection
 //! closes, which would end its tasks with the app.
+//!
+//! The kept session goes to the secrets store under an id derived from the URL and the session; the
+//! store's task row holds only that id. `Runtime::start_servers` hands the kept sessions of the
+//! open tasks to the host (`McpHost::rejoin`) before the servers start. `HttpSession` counts the
+//! tasks running in a session, so its `DELETE` is not sent while one runs: quitting (or losing) the
+//! app leaves the task's session on the server. The last task of a session to end forgets it in the
+//! secrets store (what a run left behind is forgotten at the next start).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

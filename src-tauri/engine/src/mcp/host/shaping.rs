@@ -1,5 +1,10 @@
 //! Result shaping: what the model, the store and the window get from a server's answer. Pure
 //! functions, no I/O: the text the model reads, bounded, and the raw result kept beside it.
+//!
+//! Text blocks kept, other blocks described, cut at 256 KB (`MAX_RESULT_TEXT`) with a note; raw
+//! results over 2 MB (`MAX_RAW_RESULT`) not kept. Images (`image` blocks, embedded `image/…`
+//! resources; at most `MAX_RESULT_IMAGES`, 8) are taken out first, as they came
+//! (`ToolOutcome::images`), for the chat loop to decode; a sampling message's images too.
 
 // Sampling is deprecated by 2026-07-28 (SEP-2577), but 2025-11-25 servers use it.
 #![allow(deprecated)]

@@ -3,6 +3,12 @@
 //! ways a sign-in starts — by the host itself when a server refuses and the host may open the
 //! browser step (the command line), from the server's Sign in button (the window), or mid-call
 //! when a server wants more scopes than it was granted.
+//!
+//! A server that refuses (401/403 with its challenge) fails at step `signingIn` and waits for its
+//! Sign in button, or signs in at once when the host may do the browser step
+//! (`HostOptions::sign_in_by_itself`, the command line). A call refused mid-session (expired
+//! tokens, a 403 asking more scopes) signs in again, swaps the tokens into the live session and is
+//! tried once more; at most `MAX_ROUNDS` (3) sign-ins until an authorized request succeeds.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -7,6 +7,11 @@
 //! malformed entry fails the page): `skills/list` and `skills/get` go as custom requests and are
 //! read as JSON, entry by entry (a bad one is refused with why, the others kept);
 //! `resources/directory/read` uses rmcp's typed method.
+//!
+//! Every page is listed when the server starts (by the supervisor) and again when the listing's
+//! `ttlMs` ran out. Entries are pinned under `mcp::skills::pin_scope(identity)`: a changed, new or
+//! unchecked skill is `pending`, not offered, until `accept_skill` with the hash the user was
+//! shown. Nothing of a skill is read before it is loaded.
 
 use std::time::{Duration, Instant};
 

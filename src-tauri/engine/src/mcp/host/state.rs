@@ -1,6 +1,8 @@
 //! One server's state as its supervisor publishes it, and the views built from it. A snapshot is
 //! immutable: the supervisor makes a new one for every change and sends it on a `watch`
 //! channel, so readers (calls, the tool list, the window) never see a half-made state.
+//!
+//! The views: `ServerView`, `ToolView`, `RoutedTool`; `Step` names the step that failed.
 
 use std::sync::Arc;
 

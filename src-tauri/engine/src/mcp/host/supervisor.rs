@@ -2,6 +2,12 @@
 //! `Starting → Running(session) | Failed(report)`, `Running → Failed` when the process dies,
 //! automatic restarts with backoff, `Stopped` on request. Every transition happens here, in one
 //! place, and is published as a new [`Snapshot`]; nobody else changes a server's state.
+//!
+//! Restarts back off 1, 2, 4, … s, at most 5 in a row; a server that ran a minute (`STABLE_AFTER`)
+//! starts a fresh series. The catalog (prompts, resources) is refreshed on `list_changed`, and the
+//! server's skills listed when it starts. While the login shell's PATH is looked up
+//! (`McpHost::path_pending` … `set_path`), a stdio server waits in `Starting` (at most
+//! `PATH_WAIT`), so the window lists every server at once.
 
 // logging/setLevel is deprecated by 2026-07-28 (SEP-2577), but 2025-11-25 servers speak it.
 #![allow(deprecated)]

@@ -1,6 +1,10 @@
 //! What the host says about a task (both forms, `tasks.rs` and `legacy_tasks.rs`): where it is
 //! ([`TaskState`]), why it ended when it was not the tool's doing ([`TaskEnd`]), what follows it
 //! again after a restart ([`TaskHandle`]), and which session it lives in ([`Home`]).
+//!
+//! `TaskEnd` codes: `forgotten` (the server answered `-32602` in the session the task lives in),
+//! `sessionEnded` (that session is gone), `sessionNotKept`, `endedWithApp` (a stdio server),
+//! `serverNotRunning`, `noAnswer`.
 
 use std::sync::Arc;
 

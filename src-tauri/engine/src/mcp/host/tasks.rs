@@ -10,6 +10,16 @@
 //! (`rejoin.rs`). A task the host cannot follow any more (the server no longer knows it:
 //! `-32602`; its session ended; the server is gone) ends with a [`TaskEnd`] that says why, and
 //! nothing runs it again by itself.
+//!
+//! Polling follows the server's interval clamped to 0.2–30 s; each `input_required` key is asked
+//! once; every state change is a `CallEvent::Task(TaskState)`. `resume_task` follows a task by its
+//! handle from the store (`TaskHandle`: its id, its form, its kept session). `begin_shutdown`: when
+//! the app quits, a followed task is neither cancelled nor failed, it just ends with the app.
+//!
+//! Task ids stay in the host and the store, never in what the window, the model or an export get; a
+//! session id only in the secrets store. A stdio server's task ends with the app (ended at once on
+//! the next start, nothing asked). A task whose server is now another program (its identity
+//! changed) is reported lost, not followed.
 
 use std::collections::HashSet;
 use std::time::Duration;

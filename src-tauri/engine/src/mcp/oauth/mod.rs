@@ -15,6 +15,12 @@
 //! answer comes back to (`loopback`); where tokens are kept ([`Keep`]: the OS keyring, else the
 //! 0600 secrets file, one entry per server URL, never in mcp.json, logs or exports); and a bound on
 //! sign-in rounds (`MAX_ROUNDS`), which rmcp's own step-up counter does not give.
+//!
+//! A sign-in page is opened only at `https` (or `http` on a loopback address; never another scheme:
+//! [`openable_authorization_url`]), and its host is on the server's row before the browser opens
+//! it. The tokens, client secret and refresh token are only in the secret store; a token goes only
+//! to the server it was issued for (rmcp checks the metadata's `resource` against the server's
+//! URL).
 
 mod error;
 mod keep;

@@ -18,6 +18,10 @@
 //! `personality` only to ask or to stay Linux, `prlimit64`, `setpriority` and the scheduler's
 //! setters only on the caller itself. `clone3` fails with ENOSYS (its flags are in memory, out of
 //! a filter's sight), so the C libraries fall back to `clone`, whose flags are checked.
+//!
+//! `ENOSYS` also answers calls newer than the list knows. To let servers make a new system call:
+//! its row in `ALLOWED` (or a rule in `allow_list` when an argument matters), a case in
+//! `seccomp/tests.rs`, and the probe (`tests/it/sandbox/probe.rs`) if it could reach outside.
 
 use std::collections::BTreeMap;
 

@@ -2,6 +2,11 @@
 //! header, the GET stream, re-initialize on an expired session), legacy HTTP+SSE and the REST
 //! dialect (our own rmcp transports), signed in when a sign-in is kept for it. No process to
 //! watch: the session lives until it is stopped.
+//!
+//! One `serve_*` per transport, signed in when a sign-in is kept, then the attempt's outcome.
+//! Headers at a plain `http://` address of another computer are refused first
+//! (`config::plain_http_headers_refusal`, which `config/validate.rs` also applies when a server is
+//! saved). A transport that signs in makes its refusals carry `http::SignInWanted`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
