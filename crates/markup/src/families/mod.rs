@@ -12,6 +12,11 @@
 //! To add a family: one file here implementing [`Family`], one line in [`ALL`], and its samples
 //! in `samples/<id>.txt` (replies from its documentation, chat template or parser tests, their
 //! source cited; the tests check every registered family has at least three, and negatives).
+//!
+//! The samples are the one set the recovery, the gate (`families/tests.rs`) and the engine's loop
+//! (`src-tauri/engine/tests/it/families.rs`, both wires) are tested with; `samples/tools.json`
+//! holds the tools they call. [`ALL`]'s order is the order families are tried when the model's own
+//! is not known: specific special tokens early, plain-text shapes late.
 
 mod command_r;
 mod deepseek;

@@ -12,6 +12,12 @@
 //!
 //! Context an app gives the model (`ui/update-model-context`) is kept per conversation and
 //! app, the latest only, and goes with every turn of that conversation while the app is shown.
+//!
+//! Who calls is an [`AppCaller`]: the card's call, and the name the app gives itself, shown only in
+//! quotes next to its server's. A call that fails the checks gets an error the app hears, nobody
+//! asked. Decisions go to the server's log. The context (`set_app_context`, the latest per shown
+//! app) joins the system message of every request of its chat, marked as the app's, until the app
+//! goes (`forget_app_context`).
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;

@@ -18,6 +18,10 @@
 //!   question, which says how many wait, and its answer decides them all ("Allow once" runs
 //!   each call that waited; "Deny" refuses them); a call that comes after the answer is decided
 //!   anew.
+//!
+//! The standing policy is read by `RoutedTool::key`; an entry an older version kept by the offered
+//! name is read and moved to its key first (`settings::policy`). While an app's question waits,
+//! `AppApprovalWaiting` tells its card how many calls wait; the answer goes to the server's log.
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

@@ -2,6 +2,8 @@
 //! their own files (a text file, a PDF's text). Their text goes to the model with the message,
 //! in marked blocks the window shows folded. (Images travel beside the text: `files.rs`,
 //! `vision.rs`.)
+//!
+//! The blocks: `<attachment name=… uri=…|type=…>`; an end tag inside is escaped.
 
 /// A text the user attached to a message.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,6 +2,8 @@
 //! (approval), what does a server want filled in (elicitation), may a server use the model
 //! (sampling). The chat loop asks ([`Broker::ask`]); the window or the CLI answers
 //! ([`Broker::answer`]), or a [`Broker::answering`] responder answers at once.
+//!
+//! Edited arguments in an approval's answer are checked against the tool's schema first.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

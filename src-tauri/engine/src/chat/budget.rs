@@ -4,6 +4,11 @@
 //! bytes of ASCII per token, as BPE tokenizers give for English and code, and one token per
 //! non-ASCII character (CJK is about one per character; accented Latin and Cyrillic are fewer,
 //! so this errs on the high side, which is the safe side for a budget).
+//!
+//! `turn.rs` scales the estimates by what the model's server said its prompts were, and fits the
+//! tools offered to the context, the least relevant (`rank.rs`) let go first. The small-model aids
+//! (recovery, repair, resolution, ranking) are pure functions with unit and property tests; `Aids`
+//! switches them off, only to measure them (`make eval-tools`).
 
 use crate::llm::{Message, ToolSpec};
 

@@ -1,6 +1,9 @@
 //! What a front end hears of a turn as it happens: [`ChatEvent`]s, serialized with a `type` tag
 //! (the window gets them through a Channel, the CLI prints them as NDJSON). States are codes
 //! (enums); the front end words them.
+//!
+//! The codes: `Approval`, `Notice`, `MessageStatus`, `SamplingOutcome`, `LlmErrorKind`, never
+//! sentences.
 
 use serde::Serialize;
 use serde_json::Value;

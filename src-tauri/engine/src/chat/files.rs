@@ -2,6 +2,10 @@
 //! threads with a time limit, at most `READERS` at once (a read given up on keeps its place), images kept in the store (re-encoded, content-addressed), a
 //! document's text given back to go into the message. What the window shows before sending
 //! comes from here: thumbnails as `data:` URLs, and about how many tokens each file will take.
+//!
+//! `attach_file` reads through `media` (at most `READ_TIME`, 30 s, a decoder's panic caught;
+//! `read_within`: at most `READERS`, 2, reads at once, a read given up on keeping its place until
+//! its thread ends); a document's text is sent back by the window with the message, into the text.
 
 use std::time::Duration;
 

@@ -5,6 +5,11 @@
 //! Without a template, or when nothing could be learned from it (Ollama's `template` is a Go
 //! template, which is not rendered), the named families are detected from the template's text,
 //! the model's name and its reported family.
+//!
+//! Each turn asks this of its model (`turn/open.rs`), from the details its server gave, which are
+//! asked once per model (`model_details`); the template's analysis is kept by its digest, so this
+//! is cheap. Native `tool_calls` always win over calls written in the text, whose text is still
+//! cleaned (`stream.rs`).
 
 use super::families::{by_id, detect, tool_format, FamilyId, ModelFacts, Sign, ToolFormat};
 use super::template;

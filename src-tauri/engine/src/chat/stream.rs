@@ -5,6 +5,10 @@
 //! shown, [`AnswerStream`]); when the reply is complete, calls written in its
 //! text are recovered (whatever the model's mode) and every call's name is resolved to the tool
 //! it means.
+//!
+//! Partial text is saved every 400 ms (`FLUSH_EVERY`), the Markdown re-rendered every 80 ms
+//! (`RENDER_EVERY`). The gate is told when the server sends thinking apart
+//! (`StreamGate::thinking_apart`).
 
 use std::time::{Duration, Instant};
 

@@ -7,6 +7,10 @@
 //! its server is now another program) has nothing for the model, and its card says why. It goes
 //! to the model as what it is, a tool's result (the call again, and its result), never as
 //! something the user said.
+//!
+//! `Runtime::resume_tasks` starts one `resume_task` per open task after the servers; a stdio
+//! server's task is ended at once by `end_task`, and so is a legacy SSE server's (its session ended
+//! with its stream). The store marks a followed task resumed.
 
 use std::time::Instant;
 

@@ -7,6 +7,12 @@
 //! Independent calls run together; calls that may depend on each other keep their order: on a
 //! server where any of the round's calls may change something (not annotated read-only), that
 //! server's calls run one after another, as the model listed them (write, then read).
+//!
+//! A call to a server that waits for its sign-in gets `SignInNeeded`: the model is told so and the
+//! window reminded. At most `PARALLEL_CALLS` (4) run at a time; results are cut to the model's
+//! share of its context. The checks before a call is asked about are in `tool_call/check.rs`, its
+//! approval in `approve.rs`, what happens during it (progress, a task's states stored with the call
+//! as they come, the server's questions) in `tool_call/server_requests.rs`.
 
 use std::time::Instant;
 

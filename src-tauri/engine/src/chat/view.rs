@@ -1,5 +1,10 @@
 //! View models: what a UI shows of a stored conversation. Tool results are shown on their
 //! tool-call cards, so `tool` messages are not items of their own.
+//!
+//! A conversation opens at its last page of `PAGE` (300) items, or reaching back to a search hit:
+//! `open_page` lays the page out from the store's outline of the branch and reads and renders only
+//! the page's messages; the rest comes on "Show earlier messages". A message's images are shown as
+//! thumbnails, and a card's kept images.
 
 use std::collections::HashMap;
 

@@ -4,6 +4,13 @@
 //! model that does not see images is never sent one silently (a new message with images is
 //! refused; older images become a note), and a tool's images go only to a model known to see
 //! them (the others read the text note they always had).
+//!
+//! The new message's images are named in the request by SHA-256 (an edit keeps the edited
+//! message's); the history's are read from the store (a missing file becomes a note); a tool's are
+//! decoded, fitted and kept with the tool message; a sampling request's decoded, not kept. `fit`
+//! shapes what a request carries by `ModelDetails::vision`: yes — everything; no — notes instead,
+//! and a new message with images refused before anything is stored; not said (an OpenAI-compatible
+//! server without `/props`) — the user's images, not tools'.
 
 use base64::Engine as _;
 

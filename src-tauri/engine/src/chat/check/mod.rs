@@ -7,6 +7,9 @@
 //! that comes the tool mode to propose for the model's chats (native, text, off).
 //!
 //! Cancellable at any time (what ran is reported); progress comes as [`CheckEvent`]s.
+//!
+//! Each probe is timed. `Runtime::check_model` keeps the report in the store per provider and
+//! model.
 
 pub mod probes;
 

@@ -13,6 +13,12 @@
 //! The turn (`turn.rs`) plans every request; `turn/compact.rs` makes the summaries the plan asks
 //! for: in the background when a request passes [`COMPACT_AT`] of the room, or at once when the
 //! next request would not fit without one.
+//!
+//! The shares are here: the reply's room (`REPLY_SHARE`, 1/4), the recent turns (`RECENT_SHARE`), a
+//! summary's length (`SUMMARY_SHARE`), when to prepare a summary (`COMPACT_AT` of the room, with
+//! the request at its least: every older result a stub; and only when the summary would take off at
+//! least `SUMMARY_STEP`), and the context assumed when the server does not say (`DEFAULT_CONTEXT`,
+//! 4,096). Invariant: the store is never changed by a plan; only what is sent is.
 
 pub mod plan;
 pub mod summary;

@@ -5,6 +5,9 @@
 //! the instructions, the user's first message, the summary so far and the messages it now covers,
 //! fitted to the model's context (`context::summary`). Each request is recorded for the debug view;
 //! each summary is stored tied to the last message it covers, and announced (`Summarised`).
+//!
+//! One summary per conversation at a time; each is announced through the turn's channel or, in the
+//! background, `EngineShared`'s background events.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
