@@ -1,6 +1,17 @@
 //! [`Runtime`]: the one place the app's state lives, set up the same way for the window and the
 //! CLI. Changes to the MCP server config are in `mcp_config`; the standing tool policies as the
 //! window lists them, and moving those older versions kept by name, in `policies`.
+//!
+//! It opens the store, reads the settings and `mcp.json`, creates the host and the chat engines.
+//! Settings change through `change_settings` (a `SettingsPatch` that names only what changes); the
+//! MCP config through `save_server`, `delete_server`, `set_server_enabled`, `import_servers`, all
+//! through `update_mcp_config`, one change at a time: secrets stored, validated, written (other
+//! keys in the file kept, files 0600), secrets no longer referenced removed, applied (roots and the
+//! tool timeout reach the host at once); once the servers were started, the host applies the config
+//! in the background, in order, the latest config each time (`runtime/mcp_config.rs`'s `Applier`;
+//! `mcp_applied` waits for it). Views for the window (`mcp_config_view`, `Settings::redacted`) and
+//! the export (`export_mcp_config`) never carry a secret. (`lib.rs` only declares the modules,
+//! re-exports, and builds an LLM client from a provider's settings.)
 
 mod catalog;
 mod mcp_config;

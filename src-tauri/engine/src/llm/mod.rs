@@ -1,4 +1,17 @@
 //! LLM clients. The chat loop talks to [`LlmClient`]; the Ollama native API is the first provider.
+//!
+//! Two clients on reqwest: `ollama.rs` and `openai.rs`. Both decode a native call's arguments sent
+//! twice encoded (a JSON string holding the object: `arguments_decoded`) once more. `http.rs` is
+//! what both share on the HTTP side (the client, sending a streaming request, HTTP failures as
+//! `LlmError`s; it names no provider); `ndjson.rs` splits a stream into lines. Errors are typed
+//! (`LlmError` with its `LlmErrorKind`); every response object is also passed on raw for the debug
+//! view.
+//!
+//! A message's images (`Message::images`, base64 shared between requests): Ollama takes them as
+//! `images` on any message (a tool's on its tool message); the OpenAI shape as `image_url` parts
+//! with `data:` URLs, and, as a tool message takes none, a tool's images as a user message right
+//! after the run of tool messages, labelled as that tool's output. Whether a model sees images:
+//! Ollama's `vision` capability, llama-server's `/props` `modalities.vision`.
 
 mod http;
 mod ndjson;

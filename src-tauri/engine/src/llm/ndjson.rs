@@ -1,5 +1,8 @@
 //! Splits a byte stream into lines at the byte level, so a UTF-8 character split across network
 //! chunks is reassembled before it is decoded.
+//!
+//! A stream that goes silent is given up on (`StreamTimeouts`: 600 s until the answer starts, 120 s
+//! between pieces).
 
 #[derive(Default)]
 pub struct NdjsonSplitter {

@@ -1,5 +1,8 @@
 //! The Ollama native API (`/api/chat` NDJSON streaming, `/api/tags`, `/api/show`, `/api/version`).
 //! Wire facts: shared/reference/ollama_api.md.
+//!
+//! Endpoints: NDJSON `/api/chat`, `/api/tags`, `/api/show`, `/api/pull` with progress,
+//! `/api/delete`.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};

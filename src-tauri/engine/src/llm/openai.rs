@@ -4,6 +4,9 @@
 //! Tool calls stream as fragments: the first fragment of a call has its `index`, `id` and
 //! `function.name`; later ones add pieces of `function.arguments` (a JSON text) for that index.
 //! They are put together here and handed on when the stream ends.
+//!
+//! `parse_chunks` runs the same parser without the network, for its tests, property tests and the
+//! fuzz target.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,18 @@
 //! Built-in MCP servers, served over stdio by the same binary (`switchboard mcp-server NAME`).
 //! A deliberately small JSON-RPC loop: initialize, ping, tools/list, tools/call.
+//!
+//! `calculator`, `files` and `research`, served by `switchboard mcp-server NAME` and by
+//! `switchboard-mcp` (`src/bin/`, no GUI libraries), which the host prefers when it sits next to
+//! the app binary. `reaches_network` and `own_folders` say what each gets in its sandbox
+//! (`SandboxConfig::builtin_default`, `McpConfig::default_builtin`): no network but for `research`;
+//! `files` and `research` write in their own folder. This module names nothing of the host (`mcp`),
+//! which names it. `BuiltinServer::call` is synchronous; `research` runs its requests on its own
+//! small runtime, on a scoped thread, so a call blocks only its own stdio loop (one call at a time,
+//! as for the others).
+//!
+//! To add a built-in server: a module here implementing `BuiltinServer`, its name in `names()` and
+//! `by_name`, its network and own folders in `reaches_network` and `own_folders`;
+//! `McpConfig::default_builtin` adds it on a fresh install.
 
 pub mod calculator;
 pub mod files;

@@ -4,6 +4,9 @@
 //! `message_attachments`. The same screenshot attached twice is kept once. A file no message
 //! refers to is removed when the store opens, once it is an hour old (a window's attachment not
 //! yet sent, or another process's file being written, is younger).
+//!
+//! Links are made as a message is inserted. A store in memory keeps the images in memory. An image
+//! file is kept once however many messages carry it, and removed only when none does.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

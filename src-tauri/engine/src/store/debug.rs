@@ -1,5 +1,8 @@
 //! The debug view's record (the original CLI's `debug`): the exact request and response of each
 //! LLM call, kept for the most recent calls of each conversation.
+//!
+//! The exact requests and responses of the last 30 LLM calls per conversation; image data replaced
+//! by a note of its size.
 
 use rusqlite::params;
 use serde::Serialize;

@@ -5,6 +5,13 @@
 //! In the JSON, messages are numbered 1, 2, … in the order they were written, and every
 //! reference (a parent, the leaf, a tool call's message) uses those numbers, so an export does not
 //! depend on the database's ids: exporting an imported conversation gives the same document.
+//!
+//! Also: duplicate. `exchange/files.rs` the images, `exchange/markdown.rs` the Markdown export of
+//! the shown branch. An imported conversation tells the model only what the window shows
+//! (`as_shown`: tool results rebuilt from the tool-call records, other tool messages left out, a
+//! reply's calls are its records; system messages and the system prompt shown), and is marked
+//! imported until the user continues it. An export of an import of our own export is the same
+//! document (its images too).
 
 use std::collections::HashMap;
 

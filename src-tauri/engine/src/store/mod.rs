@@ -5,6 +5,14 @@
 //! `debug.rs` (the LLM call record), `exchange.rs` (export, import, duplicate), `page.rs` (part of
 //! a long conversation: an outline of its branch, then the rows of the part shown), `summaries.rs`
 //! (what stands for older turns in requests).
+//!
+//! Opening: WAL, migrations, a crash's leftovers cleaned (`streaming` rows become `interrupted`,
+//! and so do running tool calls, except those whose task is still open on its server: they stay
+//! running, to be followed again; a conversation deleted and not restored is removed), unused
+//! images collected (`attachments.rs`). Also `tasks.rs`, `model_checks.rs` (the last model check's
+//! report per provider URL and model, as JSON the store does not read), `pins.rs` (the accepted
+//! tool definitions, `mcp::pins::ToolPins`), `attachments.rs`, `types.rs` (what the store holds,
+//! its typed states stored as text codes). Appending always continues the shown branch.
 
 use std::path::Path;
 

@@ -1,5 +1,11 @@
 //! The database's shape: versioned migrations (rusqlite_migration). A database of any earlier
 //! version is brought up to date when it is opened; nothing is ever migrated down.
+//!
+//! v6 turned worded notices and approval labels into codes; v7 marks imported conversations; v8
+//! pins tool definitions; v9 indexes tool calls by conversation; v10 keeps the tasks of calls, v11
+//! their form, v12 the identity of their server, v13 the last model check of each model, v14 the id
+//! of their kept session, why they ended and whether a later run followed them; v15 images on
+//! messages; v16 pinned messages and the summaries of older turns.
 
 use rusqlite::{params, Transaction};
 use rusqlite_migration::{HookResult, Migrations, M};

@@ -1,6 +1,9 @@
 //! Full-text search (SQLite FTS5) over user and assistant text and over tool calls (name,
 //! arguments and result). Triggers keep the index in step with the tables, so every write path is
 //! covered. Index rows: a message is `2 × id`, a tool call `2 × id + 1`.
+//!
+//! FTS5 over user and assistant text and the names of their images, and tool calls, kept up to date
+//! by triggers.
 
 use rusqlite::params;
 use serde::Serialize;

@@ -2,6 +2,11 @@
 //! where it is, beside its tool call. A task still open when the app ends keeps its call
 //! running (not interrupted) so the next run follows it again; a result that comes after the
 //! turn ended is kept on the call until the user sends it to the model.
+//!
+//! A row holds the server's id for the task, where it is, whether a late result waits for the user,
+//! why it ended, whether it was resumed, and the id of its kept session (the session itself is in
+//! the secrets store). It gives the open ones to follow after a restart, and the kept sessions no
+//! open task needs any more.
 
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;

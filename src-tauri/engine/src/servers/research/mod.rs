@@ -6,6 +6,13 @@
 //!
 //! `mcp-server research [--arxiv-url URL] [--cache DIR]`; `SWITCHBOARD_ARXIV_URL` sets the URL
 //! too (the argument wins). The default is the public arXiv API.
+//!
+//! `atom.rs` reads the Atom answers with quick-xml's namespace-aware reader (the arXiv and
+//! OpenSearch extensions by namespace URI; the error feed is an error); `client.rs` the HTTP side
+//! (reqwest with native-tls); `store.rs` the papers kept per topic (JSON files, written
+//! atomically). Its tests never reach the real arXiv: a local stand-in,
+//! `tests/it/support/arxiv.rs`, serves the recorded answers in `tests/fixtures/arxiv/`; the app's
+//! tests point `SWITCHBOARD_ARXIV_URL` at a closed port unless they start the stand-in.
 
 pub mod atom;
 pub mod client;
