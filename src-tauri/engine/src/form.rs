@@ -2,6 +2,9 @@
 //! bundle's `user_config`, and the values given for them (from the window, or `--set KEY=VALUE`),
 //! checked before anything is built or saved. Below both `registry` (which installs bundles) and
 //! `bundle`, with the two small things they share: what a pinned version is, and a random tag.
+//!
+//! What a pinned version is: `is_one_version`; the tag: `random_tag` (install tokens, staging
+//! folders). Versions must be exact: a range or `latest` is refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

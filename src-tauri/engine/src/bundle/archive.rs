@@ -3,6 +3,9 @@
 //! encrypted), and the archive within limits (entries, sizes, compression ratio) — checked from
 //! the central directory before anything is written, and counted again while unpacking, where a
 //! size the directory understated stops it. The `zip` crate reads the format.
+//!
+//! The limits (`LIMITS`): at most 50,000 entries, 1 GB, 512 MB a file, a compression ratio of 200
+//! over 1 MB.
 
 use std::collections::BTreeSet;
 use std::io::{Cursor, Read, Write};

@@ -1,6 +1,10 @@
 //! An MCP Bundle's `manifest.json` (manifest_version 0.1 to 0.4): read, checked, and what this
 //! computer needs to run it (`compatibility`). What decides what runs (`server`, its
 //! `mcp_config`, `user_config`) is read strictly: an unknown key there is refused, never guessed.
+//!
+//! Server types: node, python, binary, uv; `entry_point` must be in the bundle and every
+//! `${user_config.x}` declared. `compatibility`: platforms, and the runtime's version from `node
+//! --version` / `python3 --version`.
 
 use std::collections::BTreeMap;
 

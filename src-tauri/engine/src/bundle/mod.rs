@@ -3,6 +3,14 @@
 //! whether this computer can run it, and writes nothing; installing unpacks it into the app's data
 //! (`bundles/<server>/<version>-<tag>`: a folder of its own, never over another's), all or
 //! nothing, and makes the server's config from its `mcp_config` with the user's settings.
+//!
+//! The form comes from `user_config`; the config from `mcp_config` with `${__dirname}`, `${HOME}`,
+//! `${DOCUMENTS}`, `${pathSeparator}`, `${user_config.x}` (a list as several arguments). Unpacking
+//! goes into `bundles/<paths::folder_name(server)>/<version>-<tag>` (`install_dir`; the tag random
+//! per prepared install, `Pending::folder_tag`) through a fresh folder renamed into place, removed
+//! on any failure, never over a folder that exists; `catalog_install` also refuses a folder another
+//! configured server uses. The config's `source.bundleSha256` is the file's SHA-256, part of
+//! `ServerConfig::identity`.
 
 pub mod archive;
 pub mod manifest;

@@ -6,6 +6,10 @@
 //! content, then the signer's certificate chain against this system's trusted certificates, and
 //! the signer's certificate must be one for signing code (its extended key usage names code
 //! signing): a website's certificate from a trusted authority proves nothing about code.
+//!
+//! The outcome: signed, untrusted (`notForCode` when the certificate is not a code-signing one), or
+//! unsigned; a block that does not verify refuses the bundle. The extended key usage is read
+//! through openssl-sys.
 
 use serde::Serialize;
 

@@ -3,6 +3,14 @@
 //! registry cannot be reached, saying so); downloads (bundles) and icons (https only, images
 //! only). Every answer is capped in size and time. Redirects and host names are checked by
 //! `net_guard`: past the registry the user chose, https only and public addresses only.
+//!
+//! The registry is the settings' `catalogRegistry`, else the official one: `GET
+//! /v0.1/servers?search&cursor&limit&version=latest` (the window pages lazily, the CLI follows
+//! every `nextCursor`, never the same one twice) and `/v0.1/servers/{name}/versions/latest`.
+//! Answers are kept in `cache/catalog/`, by URL; a registry that cannot be reached (or answers 5xx)
+//! gives the kept copy with a note (`Offline`). Limits (`LIMITS`): pages 8 MB, 30 s; downloads 256
+//! MB, 10 min (https, or http to this computer), checked against `fileSha256`; icons PNG, JPEG or
+//! WebP by their bytes (never SVG), at most 512 KB, given to the window as `data:`.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

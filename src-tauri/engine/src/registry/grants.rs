@@ -13,6 +13,15 @@
 //! that file and what its program writes beside it (names that start with the file's); else the
 //! file alone (when it exists), and a note that says its program needs a folder of its own,
 //! offering that folder ([`FileNeedsFolder`]: the user allows it with `Choices::write`).
+//!
+//! A grant's why is a `GrantView`: the bundle's folder, read; a path field's value, read and write;
+//! a listed folder, read, or write (`Choices::write`); a proposal the user may leave out
+//! (`Choices::declined`; `READ_PROPOSALS` by package identifier or command, e.g. git:
+//! `~/.gitconfig`, `~/.config/git`). `STARTUP_PLACES` holds the shell and desktop start-up files,
+//! `~/.config/autostart`, `~/.config/systemd/user`, `~/.local/bin`, `~/bin`, …; `write_meaning`: a
+//! write grant of `/` or of a place that is, holds or is inside one is refused unless the user
+//! typed that path in `Choices::confirm_write` (the form's `confirmWrite` field), and its row then
+//! says what it means.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

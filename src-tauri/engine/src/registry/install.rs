@@ -2,6 +2,16 @@
 //! the config it saves and the preview shown before: the exact command, arguments and
 //! environment (secrets masked), the proposed sandbox (no network unless the user allows it or
 //! the server is remote; only the folders the user picks), and for an update the config's diff.
+//!
+//! A prepared install is a `Pending` (a registry way or a bundle, its form, the server it updates
+//! or completes: `Runtime::catalog_prepare` picks a server installed from the same entry whose
+//! required secret was never set, `lacks_secret`, so installing again completes it) → `build`: the
+//! config (a new one turned off and not trusted, like an import; an update keeps the user's
+//! choices) with the proposed sandbox (only the grants of `grants.rs`, and `onlyNamed`: the
+//! sandbox's policy derives nothing from the arguments), its `source` (registry, name, version,
+//! kind, the non-secret values given, a bundle's SHA-256), and the preview (`preview.rs`: also
+//! every grant with why and the network it will have, `NetworkView`: the sandbox's, or a
+//! container's own).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

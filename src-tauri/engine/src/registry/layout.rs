@@ -1,6 +1,12 @@
 //! A package's or a remote's inputs laid out once: the form's fields, and where each field's
 //! value goes (an argument, an environment variable, a header, the URL). The same layout gives
 //! the form and, with the values, the config, so the two can never disagree on a key.
+//!
+//! The inputs: `environmentVariables`, `packageArguments`, `runtimeArguments`, remote `headers` and
+//! URL `variables`; a field has required, default, choices, format, `isSecret`. `read_values`
+//! checks what the user gave (the window's form, or `--set`). A secret asked for on the command
+//! line is refused (argv is readable by every program). A path field has no default (a publisher's
+//! default is the placeholder; `bundle::form` does the same).
 
 use std::collections::BTreeMap;
 

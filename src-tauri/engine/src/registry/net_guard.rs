@@ -5,6 +5,10 @@
 //! origin only for https, and no host name resolves to this computer, a private network or a
 //! link-local address (the resolver refuses them when connecting, so a name that resolves to
 //! 127.0.0.1 — DNS rebinding — is refused as an address written as 127.0.0.1 is).
+//!
+//! Two parts: a redirect policy (at most 5; within the origin reached, anything; elsewhere https
+//! and never an address that is not public) and a DNS resolver (`reqwest::dns::Resolve`) that keeps
+//! only public addresses except for the registry's own host and the environment's proxies.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

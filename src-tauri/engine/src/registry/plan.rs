@@ -3,6 +3,20 @@
 //! `dnx pkg@version --yes`, OCI → `docker run --rm -i image:tag` (or podman), remotes → their URL
 //! and headers. Always argv, never a shell; an identifier is checked so it can never be read as
 //! an option.
+//!
+//! OCI: `docker run --rm -i [--network=none] … -e NAME … image:tag` (podman when docker is missing;
+//! variables by name, never their values on the command line); a remote's values are encoded into
+//! its URL. A named argument is two words, `--name value` (VS Code's form, which servers read; the
+//! schema's one-line description says `--flag={value}`), except a value that starts with `-`, kept
+//! bound as `--name=-x`. `container_refusal` (in `mcp/sandbox/run_options.rs`, below both the
+//! registry and the sandbox, re-exported here) names a container's runtime options that widen its
+//! reach: privileges, host namespaces, capabilities, devices, security options, root, groups,
+//! sysctls, another container's volumes, an env file, published ports, the Docker API socket, a
+//! volume driver, a network other than none, a word docker would take for the image (a value is
+//! never taken from a word that is an option); mounts only inside the folders granted, read-only
+//! ones `:ro`, links resolved, no named volume, no `--mount` key it does not know, twice, or
+//! quoted. The fixed ones are checked in `refusal` (the catalog shows the way refused), all of them
+//! with the user's values at `build`.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,9 @@
 //! The MCP Registry's documents (API v0.1, `server.json` 2025-12-11): a page of servers, one
 //! server with the registry's `_meta`, its packages, remotes and inputs. Each server of a page is
 //! read on its own, so a malformed one is refused with a reason and the others are kept.
+//!
+//! Deleted and not-latest entries are hidden, deprecated ones marked (`_meta`
+//! `io.modelcontextprotocol.registry/official`).
 
 use std::collections::BTreeMap;
 

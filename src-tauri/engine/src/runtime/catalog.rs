@@ -2,6 +2,11 @@
 //! install (an entry's package or remote, or a bundle), its preview, saving it (turned off and
 //! not trusted, like an import; an update keeps the user's choices and re-pins on connect), and
 //! which installed servers have a newer version.
+//!
+//! Preparing downloads and opens an mcpb package; install unpacks, then `save_server`; also cancel
+//! and icons. `newer` compares by semver, else any other version counts. A bundle's folder is
+//! removed when no server uses it any more (an update's old version, a deleted server's:
+//! `remove_unused_bundle`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
