@@ -1,5 +1,12 @@
 //! Where Switchboard keeps its files. The same folders Tauri uses for the app's identifier, so the
 //! window and the headless CLI share config, conversations and the files sandbox.
+//!
+//! Private, atomic JSON writes, and `folder_name`: one folder name per name (letters, digits, `-`,
+//! `_` kept, every other byte `%XX`; a long one cut with a hash), for servers' private folders and
+//! bundles. **Invariant:** what the app keeps is its user's alone whatever the umask: its folders
+//! are `0700` (`private_dir`, `private_app_dirs` at the window's start, tightening older ones), its
+//! files `0600` (`write_private`, the database and its journal made `0600` before SQLite opens
+//! them).
 
 use std::path::PathBuf;
 

@@ -17,6 +17,27 @@
 //!
 //! Every call into the keyring is blocking D-Bus I/O that may wait on the user (an unlock prompt):
 //! it runs on tokio's blocking pool, with a timeout, and never on the runtime's threads.
+//!
+//! `Secrets` is one handle, shared by the runtime, the host and the LLM clients. The keyring store
+//! (`secrets/store.rs`, `KeyringStore`: `keyring-core` + `zbus-secret-service-keyring-store`) keeps
+//! items with `service` = the app id and `username` = a random id, in the default collection; the
+//! keyring gets 5 s to connect and is tried again after a minute; the file store (`FileStore`)
+//! makes its folder private again if found open. `SecretsStatus` says where new secrets go and why,
+//! for the note in the settings screen and the server form. From the window only, a config may hold
+//! `{"newSecret": "…"}` (never written).
+//!
+//! Values are resolved (`Secrets::resolve`) when a server starts (`mcp/host/connect.rs`, step
+//! `readingSecrets`) and when an LLM request is sent (`llm/openai.rs`, per request). What the
+//! window sends back as `{"secret": …}` means "keep this field's value" and is resolved against the
+//! entry being edited (or the one duplicated, which gets a copy), by field name, so it can never
+//! name another secret ([`adopt`]). The import preview shows the text the user pasted or picked;
+//! imported headers and secret-looking variables are stored at apply; an import takes no reference
+//! and no placeholder as a value (and says which values to set). `SecretValue`'s `Debug` never
+//! prints a value; header values are marked sensitive (never in hyper's or reqwest's logs), the
+//! bearer token too. A secret no provider or server refers to any more (deleted, replaced, dropped
+//! from the form) is removed from its store after the change is written; one stored for a change
+//! that could not be written is removed too. A duplicated server gets its own copy, so deleting one
+//! never breaks the other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

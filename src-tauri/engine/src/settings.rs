@@ -2,6 +2,13 @@
 //! [`LiveSettings`] is the one copy a running app holds: read by whoever needs a setting,
 //! changed in one place only, by a [`SettingsPatch`] naming what changes (validated against the
 //! settings as they are at that moment, then written to the file).
+//!
+//! `settings/patch.rs`: fields left out stay, `null` clears, maps change per key.
+//! `settings/policy.rs`: the standing tool policies by `ToolKey`, which `chat::approve` reads; old
+//! entries are moved by `LiveSettings::migrate_old_policies` at start, in a call's decision, and
+//! when the window lists them (`Runtime::policy_views`, `runtime/policies.rs`). To add a setting: a
+//! field here (with its default and its check in `validate`/`load`), the same field in
+//! `SettingsPatch` and its line in `apply_to`, what must hear of it in `Runtime::change_settings`.
 
 mod patch;
 mod policy;

@@ -3,6 +3,13 @@
 //! (EXIF orientation), downscaled and re-encoded: PNG for what was lossless or has
 //! transparency (screenshots stay sharp), JPEG for photos. Only pixels are written again, so no
 //! metadata survives. A small thumbnail for the window is made at the same time.
+//!
+//! `Limits` — at most 16384 a side, 64 megapixels, 512 MiB — are checked on the header before any
+//! pixel is decoded. Downscaled to the setting (`imageMaxSide`, default 1024: halved by 2×2 means
+//! while it stays at least that size, then a triangle filter); re-encoded as PNG (PNG or
+//! transparency) or baseline JPEG 85; a 320 px thumbnail. `is_clean` (a PNG of pixel chunks only,
+//! ending at IEND; a baseline JPEG with only the bare JFIF header, tables and one scan ending the
+//! file) and `import_image` for imported files, kept byte for byte only when clean.
 
 use std::io::Cursor;
 

@@ -7,6 +7,11 @@
 //! Pure and synchronous, and slow on big inputs: callers run it off the async threads
 //! (`spawn_blocking`) and wrap it in [`guarded`], which turns a decoder's panic into an error.
 //! Names nothing else of the engine.
+//!
+//! `sniff` reads the type. `clean_name`: a file's last path component without control or invisible
+//! format characters (bidi overrides), at most 200 characters — for attached, dropped and imported
+//! names. Files over 32 MiB are refused (the window checks the size before reading a file, the
+//! adapter before copying the bytes); text is cut at 256 K characters. SVG is text, never an image.
 
 mod images;
 mod pdf;

@@ -1,6 +1,8 @@
 //! Text files (code, Markdown, CSV, JSON, logs): UTF-8 (a byte-order mark dropped), or UTF-16
 //! with its byte-order mark. Bytes with a NUL in them, or that are mostly not UTF-8, are not
 //! text.
+//!
+//! A stray invalid byte is decoded lossily.
 
 /// How much of the start is checked for NUL bytes and decoding errors.
 const SAMPLE: usize = 64 * 1024;
