@@ -8,6 +8,11 @@
 //! origin, no IPC (Tauri's scripts are the main frame's only), no storage but its own (which no
 //! other page shares, and which is gone with its random origin). Only the main window's frames
 //! are served, and only pages the window asked for through `open_app`.
+//!
+//! At `/` the proxy is served under `PROXY_CSP`; at `/app` the app's page under its own CSP (the
+//! header, and a `<meta>` first in its `<head>` followed by `app-frame/watch.js`, which reports
+//! what that policy refuses); every answer `no-store`, `nosniff`, `no-referrer`. `close_app`
+//! forgets a page and cancels its calls under way.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

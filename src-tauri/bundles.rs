@@ -4,6 +4,10 @@
 //! drag-and-drop is off, so a drop reaches the page, where files go to the message). Each is read here (the window never names a path), opened and checked by the
 //! engine (nothing written), and handed to the window's catalog as a prepared install, or as a
 //! refusal in words; those that come before the window listens wait for it.
+//!
+//! The desktop entry passes files as `%F`; `packaging/` holds the .deb's desktop template with
+//! `MimeType=application/x-mcpb` and the type's shared-mime-info. `bundles::open` reads and
+//! prepares (`lib.rs` spawns it with the state); the queue is `watch_bundles`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

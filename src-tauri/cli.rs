@@ -1,6 +1,9 @@
 //! The headless command line: `switchboard mcp-server NAME`, `switchboard chat "prompt"`,
 //! `switchboard conversations`. Same config, servers and store as the window; output is NDJSON
 //! for scripts and benchmarks.
+//!
+//! Also `check-model` (the model check as a table; exit 1 when tool use does not work), `mcp-call`
+//! (`cli/mcp_call.rs`) and `catalog` (`cli/catalog.rs`).
 
 use std::io::Write;
 

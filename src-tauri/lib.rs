@@ -1,5 +1,13 @@
 //! The desktop app: Tauri builder, plugins, state. Commands live in `commands/` and only adapt
 //! between the window and the engine.
+//!
+//! Plugins: opener, dialog, single-instance, store (and notification, `notify.rs`); the `mcpapp`
+//! scheme (`apps.rs`); the servers shut down on exit. A close of the window while apps are shown
+//! waits until the window has told them (`AppViews::hold_close`, at most 5 s). WebKitGTK's
+//! compositing is turned off before anything starts (`lighter_webview`: ~90 MiB less for the web
+//! process; the environment may say otherwise). `on_permission_request` answers the webview's own
+//! question for the microphone, camera and location from what the user granted each app (by server
+//! identity and page, for this run; `apps.rs`); everything else is refused.
 
 mod apps;
 mod bundles;

@@ -1,6 +1,10 @@
 //! What the window's commands share: the engine's [`Runtime`] (settings, MCP config, servers,
 //! store, the questions waiting for the user), and what only the window has: the turns it is
 //! running (so Stop can end one), the model downloads and model checks under way.
+//!
+//! Also the events of tasks followed outside a turn (`TaskEvents`: followed from the start, so a
+//! window that listens late gets what it missed first, in order). On exit it tells the host first
+//! (`begin_shutdown`), so tasks on servers survive the quit.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

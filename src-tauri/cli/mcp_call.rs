@@ -3,6 +3,9 @@
 //! URL, or a configured name) through the same `McpHost` as the window, its tools and skills
 //! listed, the given tools called and the given skills loaded (verified, file by file), NDJSON
 //! out; the client the conformance suite drives.
+//!
+//! It calls the tools a conformance scenario's context names, with a tool's schema as the model is
+//! offered it.
 
 use std::io::Write;
 use std::sync::Arc;

@@ -4,6 +4,9 @@
 //! `app_list`), context for the model (`app_model_context`), the browser features it asks for
 //! once the user answered (`app_grant`), and what its Content-Security-Policy refused
 //! (`app_csp_violation`, into its server's log).
+//!
+//! `app_call_tool` goes to `ChatEngine::app_call`, its questions through a channel; `app_grant`'s
+//! answer becomes the frames' `allow`.
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};

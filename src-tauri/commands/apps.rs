@@ -3,6 +3,13 @@
 //! (`app_log`), what a server's pages declare (`app_pages`), and the window's closing. What a
 //! shown page asks (its calls, its server's resources, context for the model, browser features)
 //! is in `app_bridge.rs`; the page itself is served by `crate::apps`.
+//!
+//! `open_app` shows no page while the tool's definition is not accepted (`McpHost::tool_app`) and
+//! says the origins the page may reach, those it names but may not, and what it asks of the
+//! browser. `close_app` logs why and how the page took its teardown into its server's log, and the
+//! app's own log under the target `apps`; `app_log` puts a page's `notifications/message` into its
+//! server's log; `watch_window_close` and `apps_closed`: the window hears that it is closing, tells
+//! its apps, then closes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -3,6 +3,9 @@
 //! the system's dialog (opened from here: the window never names a path). What comes back is
 //! ready to send: an image kept in the store with its thumbnail, or a document's text. And a
 //! kept image whole, for the window to show it at full size.
+//!
+//! A kept image is returned whole as a `data:` URL. `send_message` takes `images` (by SHA-256) and
+//! `documents`.
 
 use serde::Serialize;
 use switchboard_engine::chat::{attach_file as attach, AttachedFile};

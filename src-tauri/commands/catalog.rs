@@ -1,6 +1,9 @@
 //! The catalog: searching the registry, preparing an install (an entry, a bundle the user picks,
 //! drops on the window or opens with the app), its preview, installing it, updates. Each command
 //! adapts and calls the engine's `Runtime`.
+//!
+//! Also cancel, the registry setting, "Install bundle…" (the Open dialog here), a folder or file
+//! for a setting; an install is followed by the config applied.
 
 use switchboard_engine::registry::install::{Choices, InstallPreview, Prepared};
 use switchboard_engine::settings::SettingsPatch;

@@ -1,3 +1,8 @@
+//! The chat: sending a message and stopping a turn, `answer_question` (answers whatever the
+//! broker asked), and `watch_tasks` (pushes the events of tasks followed outside a turn, after a
+//! restart; `state::TaskEvents` keeps them, so a window that listens late gets what it missed
+//! first, in order).
+
 use switchboard_engine::chat::{
     with_attachments, Answer, Attachment, ImageRef, QuestionId, Resume,
 };

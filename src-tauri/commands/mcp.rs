@@ -1,3 +1,8 @@
+//! The MCP servers: their config, their state and its changes (`watch_servers` pushes the
+//! servers list on every change, at most every 100 ms), and signing in: `sign_in_mcp_server` (its
+//! page opened through the opener plugin, so xdg-open and `BROWSER`; at most 5 minutes;
+//! `cancel_sign_in` stops waiting), `sign_out_mcp_server` forgets the sign-in.
+
 use std::time::Duration;
 
 use serde::Serialize;

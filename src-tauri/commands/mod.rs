@@ -1,4 +1,9 @@
 //! Thin `#[tauri::command]`s: each adapts arguments, calls the engine, and adapts the answer.
+//!
+//! This file holds **the one list of commands** (`handler!`), which `build.rs` reads. Errors reach
+//! the window as `UiError {message, kind, url, field}` with their real kind (`invalid`,
+//! `not_found`, `store`, `unreachable`, `mcp`, `file`, …). Commands only adapt (arguments →
+//! engine call → view model / `UiError`); nothing the CLI would need lives here.
 
 pub mod app;
 pub mod app_bridge;

@@ -1,5 +1,8 @@
 //! A model's tool use: the tool-call format detected for it (shown in its row), and the model
 //! check (Settings → Models → Check tool use), its progress, its cancel, its remembered result.
+//!
+//! Commands: `model_tool_format`, `check_model` (progress through a Channel), `cancel_model_check`,
+//! `last_model_check`.
 
 use switchboard_engine::chat::check::{CheckEvent, CheckReport};
 use switchboard_engine::chat::families::ToolFormat;

@@ -12,6 +12,13 @@
 //! its one writer. A file that cannot be read as a JSON object is set aside
 //! (`window-state.json.unreadable-<time>`) with a note for the window, and the app starts with
 //! the defaults.
+//!
+//! The window's place is written 400 ms after it moved; one bad value loses only itself; the note
+//! about a file set aside is shown once. `mod.rs` the store and its file, `geometry.rs` the size
+//! and place (`clamp`), `page.rs` what the page keeps. Invariant: `window-state.json` never holds
+//! an engine setting or a secret; the page reaches it only through `window_state` /
+//! `change_window_state` (`commands/window.rs`; a `PagePatch`: named keys only, drafts per key),
+//! never the plugin's own commands (the window has no store permission).
 
 mod geometry;
 mod page;
