@@ -5,6 +5,22 @@
 // message box (only right after the user clicked or typed in the app, and marked as the app's;
 // one that may have followed the window's own input is held on its card for the user to take),
 // context for the model, its size and display mode, its log. Anything else: `-32601`.
+//
+// The requests: `tools/call`, `resources/read`, `resources/list`, `resources/templates/list`,
+// `ui/open-link`, `ui/message`, `ui/update-model-context`, `ui/request-display-mode`, `ping`;
+// notifications: `size-changed`, `notifications/message`, `request-teardown`.
+//
+// `ui/message` is taken only right after a click or key press in that frame (`gestureIn`: the
+// browser's own user activation, which no page can fake, the pointer over the frame, and no input
+// in the window itself within the activation span; never the focus, which a page can pull into
+// itself). One after a click that may have been the window's (activation and pointer over the
+// frame, but window input in the span: `gesture` says `unsure`) is refused and held on the app's
+// card (`heldMessage`: one note, the latest message), whose button puts it in the box.
+// `ui/open-link` (which the link dialog then asks about) and a `ui/request-display-mode` to full
+// screen or picture in picture are taken only after a `gestureNear` (the user activation with the
+// pointer over the frame, wherever the input was: a click in the link dialog or typing a message
+// just before must not make the app's own click not count); refused otherwise (-32000 for a link;
+// the mode it is in for a display mode).
 const PROTOCOL = '2026-01-26';
 export const DISPLAY_MODES = ['inline', 'fullscreen', 'pip'];
 /** The tallest an app is shown in the chat. */

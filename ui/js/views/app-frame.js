@@ -17,6 +17,19 @@
 // none of its controls), can be moved (its Move handle) and resized (its corner), and comes back
 // where and as large as the user left it (PIP_KEY). Back in the chat, the app has its inline height
 // again: what it had before (sizes it reported while shown otherwise describe that mode's box).
+//
+// The window's frame is `<iframe sandbox="allow-scripts allow-same-origin allow-forms">`; the
+// window's CSP allows frames from `mcpapp:` only. The window talks to that frame only (JSON-RPC
+// over postMessage, to its origin; the proxy relays both ways); `ui/notifications/sandbox-*` are
+// between the window and the proxy: proxy ready → the features granted, the app's frame loaded
+// another page, a CSP violation. Lifecycle: `ui/initialize` gets the host context, the tool's input
+// and result follow `initialized`; `close(reason)` waits for the teardown's answer at most
+// TEARDOWN_WAIT_MS (3 s), meanwhile the page may only ping, log and resize. Inline height at most
+// MAX_INLINE_HEIGHT (6000 px, app-bridge.js); the app hears its width and that limit again when the
+// width or the theme changes; full screen or picture in picture come from the card's buttons or the
+// app's `ui/request-display-mode` (only modes the app declares); the frame is never moved in the
+// document (that would load its page again). An app that has not started after START_NOTE_MS (10 s:
+// often what it loads from the network does not come) gets a note on its card.
 import { el } from '../dom.js';
 import { DISPLAY_MODES, MAX_INLINE_HEIGHT, answer, hostContext } from './app-bridge.js';
 

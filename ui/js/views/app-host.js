@@ -7,6 +7,12 @@
 // message box marked as the app's (one that may have followed a click in the window is held on
 // its card, which says so and offers to put it in the message box). What its Content-Security-Policy refuses is said on its card
 // and in its server's log. Its links go through the link dialog, its log to its server's log.
+//
+// The question about browser features is asked once per app in a run. "Allow for this app" is the
+// default answer to its calls' question unless the tool is destructive or changed; how many calls
+// wait comes from `appApprovalWaiting`. In full screen or picture in picture, a question on the
+// app's card (its call, its browser features) shows with the app. The origins it names but may not
+// reach are said on its card.
 import * as ipc from '../ipc.js';
 import { el } from '../dom.js';
 import { mountApp } from './app-frame.js';

@@ -4,6 +4,11 @@
 // removable chips above the message box and go with the next message. When an image is attached
 // and the model does not see images, the box says so and offers the installed models that do.
 // Views only: data comes through `api`.
+//
+// Text pastes stay text. Refusals get their notes. Thumbnails in messages and the full-size viewer
+// show `data:` URLs the engine built (the window's CSP allows `data:` images and nothing remote).
+// The window's own drag-and-drop is off (`dragDropEnabled: false`), so a drop reaches the page as
+// files.
 import { el } from '../dom.js';
 
 /** The engine's limits (media::MAX_FILE_BYTES, bundle::MAX_BUNDLE): a file past them is refused

@@ -1,6 +1,14 @@
 // Tool-call cards: arguments, result (with images, links and structured content), duration, how
 // the call came to run; the questions a call brings (approval, a server's form, a server's
 // request to use the model) and its progress.
+//
+// A task's card says where the task is and, when it ended without its tool's result, why (words.js:
+// `taskText`); "resumed after a restart" with the time it started; a late end offers "Send the
+// result to the model" for a result, "Tell the model" for the tool's error, and nothing otherwise.
+// `closeAppsIn` is the one way a card with an app leaves the chat (cleared, conversation switched,
+// messages edited or regenerated): the card stays in place, hidden and no longer a card, until its
+// app has answered; `closeAll` when the window closes. No control sits inside a card's `<summary>`
+// (its Stop is in `.card-controls`).
 import { el, formatDuration } from '../dom.js';
 import { elicitationForm } from './elicitation.js';
 import { diffView } from './diff.js';

@@ -1,6 +1,9 @@
 // The chat header's context meter: about how much of the model's context the last request took
 // (estimated before it was sent, scaled by what the model's server said its prompts were), and,
 // while files are attached to the next message, that plus what they will take.
+//
+// It also says *compacted* (what was, and when the next request will be) and *(assumed)* when the
+// server did not say its context.
 import { contextText } from './words.js';
 
 /**

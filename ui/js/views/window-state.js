@@ -1,6 +1,10 @@
 // The window's own state, kept by the app in window-state.json (never the engine's settings): the
 // theme, the sidebar's width, the conversation that was open and its scroll, dismissed hints,
 // the first run. Drafts are drafts.js's. Views only: what is kept goes through `api`.
+//
+// The theme is set on `<html data-theme>` ("system" follows the desktop through the CSS media
+// query) and chosen in Settings → This window; the sidebar's width is dragged or arrow-keyed on its
+// edge.
 import { el } from '../dom.js';
 
 /** api = { load(): Promise<WindowState>, change(patch): Promise<void> } (ipc.windowState/changeWindowState) */
