@@ -4,6 +4,11 @@
 //! input, sizes, links, a tool it may not call, teardown). `examples`: more npm example servers
 //! (system-monitor, map, pdf) and what the server form says their apps name. `hostile`: a page
 //! that tries to leave its frame, reach the network, the window or the IPC.
+//!
+//! `bridge` uses `tests/fixtures/sdk_app_server.py`, which inlines the SDK from node_modules into
+//! its page. `official`: the examples that failed before the window ran apps as the reference host
+//! does; `frameworks`: the basic app in React, Preact, Solid, Svelte; `rendering`: cohort-heatmap,
+//! shadertoy, sheet-music; `hostile` uses `tests/fixtures/hostile_app_server.py`.
 
 mod bridge;
 mod examples;
