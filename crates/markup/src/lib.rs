@@ -12,6 +12,20 @@
 //! - [`lenient`] and [`pylit`]: JSON and Python literals as models write them.
 //! - [`resolve`]: a name as the model wrote it, to the tool it means; [`repair`]: arguments
 //!   fitted to the tool's schema where that is exact, or each problem in words.
+//!
+//! - `template/`: a chat template rendered with minijinja and probe conversations (`render.rs`),
+//!   the renders compared to learn the markers (`analyse.rs`); `template::learn` keeps the
+//!   analysis per template digest. `families/learned.rs`: a family learned from a template, kept
+//!   for the program once per template and found by `by_id` like a named one.
+//!
+//! Tests: the samples (`families/samples/`); `tests/templates.rs` (every template llama.cpp ships,
+//! read from `.tools/templates`, which `scripts/install-deps.sh --test` unpacks from the
+//! llama-cpp-python sdist); `tests/nothing_shows.rs` (no marker left: sections and tokens of
+//! unnamed families, thinking opened in the prompt, Magistral's thinking; markers in code or quotes
+//! stay). Bench `benches/recover.rs`; fuzz targets `tool_call_recovery`, `learned_markup`.
+//!
+//! The engine's `chat/` re-exports this crate under the names the loop uses; `chat/markup.rs` is
+//! the one engine-side part (a model's family from `ModelDetails`: the learned one first).
 
 pub mod families;
 pub mod gate;
