@@ -17,6 +17,18 @@
 //! (`src-tauri/engine/tests/it/families.rs`, both wires) are tested with; `samples/tools.json`
 //! holds the tools they call. [`ALL`]'s order is the order families are tried when the model's own
 //! is not known: specific special tokens early, plain-text shapes late.
+//!
+//! Adding a family in detail: first check whether its chat template already teaches it (`cargo run
+//! -p switchboard-markup --example learn -- its.jinja`). Its file is a unit struct implementing
+//! `Family` (`id`, `name`, `markers` and/or `line_markers`, `strips` for its end tokens and
+//! thinking blocks, `parse`, and `detect`: the text its chat template holds, parts of its model
+//! names, the family its server reports); build on `shapes::Wrapped` for JSON between tags,
+//! `xml.rs` for XML parameters, `pythonic`/`pylit` for Python calls; override `stream` only when
+//! its markers do not settle its markup (as `harmony.rs`, `functionary.rs` do). One `mod <id>;` and
+//! its place in `ALL` (how early it is tried). Its samples: at least three replies with calls,
+//! parallel ones if it has them, and a negative, each with its `source:`. Then `cargo test -p
+//! switchboard-markup families` and `-p switchboard-engine --test it families::`, and test it
+//! whole, streamed and through the loop on both wires; add it to README's list.
 
 mod command_r;
 mod deepseek;

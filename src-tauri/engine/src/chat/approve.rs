@@ -22,6 +22,11 @@
 //! The standing policy is read by `RoutedTool::key`; an entry an older version kept by the offered
 //! name is read and moved to its key first (`settings::policy`). While an app's question waits,
 //! `AppApprovalWaiting` tells its card how many calls wait; the answer goes to the server's log.
+//!
+//! To add a caller of tools (besides the model and an MCP App): a variant of `Asker` and its arms
+//! here — where its question is shown, how the answer is recorded, what "allowed here" means for
+//! it; it calls `ChatEngine::decide` after its own checks (as `app_calls.rs` does), never rules or
+//! keys of its own. Tests: `tests/it/approval.rs` and `apps.rs`'s.
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

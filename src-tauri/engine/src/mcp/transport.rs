@@ -5,6 +5,14 @@
 //!
 //! A row says: the `"type"` names mcp.json uses, its label and description for the window, whether
 //! it is remote, signs in, probes `server/discover`.
+//!
+//! To add a transport: a variant of `Transport` and its row in `TRANSPORTS`; its arm in
+//! `host/connect.rs` (`stdio` for a program) or `host/connect/remote.rs` (`remote` for a URL: a
+//! `serve_*` per transport that builds an rmcp transport, as `sse.rs` and `rest.rs` do for theirs;
+//! its refusals carry `http::SignInWanted` if it signs in). Everything else reads the table:
+//! parsing (`ServerConfig::transport`), validation (a URL for remote ones), identity and trust, the
+//! sandbox (programs only), the sign-in (`keep_for`), the window's form and rows (`mcp_config`'s
+//! `transports`). Tests: `tests/it/transports.rs` and a row in the E2E `servers.rs`.
 
 use serde::Serialize;
 

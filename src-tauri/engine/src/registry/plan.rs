@@ -17,6 +17,13 @@
 //! ones `:ro`, links resolved, no named volume, no `--mount` key it does not know, twice, or
 //! quoted. The fixed ones are checked in `refusal` (the catalog shows the way refused), all of them
 //! with the user's values at `build`.
+//!
+//! To add a package kind: a variant of `PackageKind` and its row in `KINDS` (its `registryType`,
+//! label, identifier check, what "one exact version" means for it); then the compiler names the
+//! rest, as no `match` on it has a `_` arm: `refusal` (what else it needs), `package_config` (its
+//! launcher and arguments), `registry/mod.rs::ways` (its label), `registry/install.rs` (its notes
+//! at install), and its offline fetcher in `mcp/sandbox` (`to_fetch`). Tests:
+//! `registry/plan/tests.rs` and `tests/it/registry.rs`.
 
 use std::collections::BTreeMap;
 
