@@ -188,6 +188,7 @@ impl ChatEngine {
             {
                 Streamed::Reply { reply, message_id } => {
                     if let Some(real) = reply.prompt_tokens {
+                        tracing::debug!(real, estimate = turn.last_estimate, "prompt size");
                         self.calibrate(&turn.model, real, turn.last_estimate);
                     }
                     (reply, message_id)

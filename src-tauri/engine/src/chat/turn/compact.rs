@@ -272,6 +272,7 @@ impl ChatEngine {
         cancel: &CancellationToken,
     ) -> Result<Result<String, String>, ChatError> {
         let body = crate::llm::without_image_data(self.llm.request_body(request));
+        let _turn = self.llm_turn(|| {}, cancel).await;
         let started = Instant::now();
         let mut raw = Vec::new();
         let reply = self
