@@ -465,3 +465,34 @@ async fn a_skill_off_for_a_chat_is_not_offered_and_not_loadable() {
     assert!(description.contains("local/csv-report"), "{description}");
     assert!(!description.contains("travel-plan"), "{description}");
 }
+
+/// The Skills extension has no list_changed of its own: a server whose resources changed
+/// (`notifications/resources/list_changed`) has its skills listed again, unasked, so a skill
+/// that changed stops being offered at once and waits in Settings → Skills for the user.
+#[tokio::test]
+async fn a_server_whose_resources_changed_has_its_skills_listed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("skill.md");
+    std::fs::write(&state, SKILL_MD).unwrap();
+    let r = rig(vec![("sk", skills_server(&state))]).await;
+    assert!(wait_until(|| r.host.skills_on_offer().len() == 2).await);
+
+    std::fs::write(&state, CHANGED_MD).unwrap();
+    let relisted = wait_until(|| {
+        !r.host
+            .skills_on_offer()
+            .iter()
+            .any(|(n, _)| n == "sk/csv-report")
+    })
+    .await;
+    assert!(relisted, "still offered: {:?}", r.host.skills_on_offer());
+    let overview = r.host.skills_overview();
+    let sk = overview
+        .servers
+        .iter()
+        .find(|s| s.server == "sk")
+        .expect("sk's skills");
+    assert_eq!(sk.listing.pending.len(), 1);
+    assert_eq!(sk.listing.pending[0].entry.name(), "csv-report");
+    assert!(reads(&state).is_empty(), "read: {:?}", reads(&state));
+}
