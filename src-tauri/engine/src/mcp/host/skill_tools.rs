@@ -74,6 +74,11 @@ impl McpHost {
         listing
     }
 
+    /// The folder of the user's own skills, when they are looked for.
+    pub fn skills_dir(&self) -> Option<std::path::PathBuf> {
+        self.shared.opts.skills_dir.clone()
+    }
+
     /// Every skill there is, for Settings → Skills: the user's own folder (read again) and each
     /// running server's listing as last fetched (offered, held back, refused).
     pub fn skills_overview(&self) -> SkillsOverview {
