@@ -194,4 +194,40 @@ async fn skills_are_listed_switched_loaded_and_a_changed_one_asks_in_settings() 
         .await,
         "Summarise a bank export and mail it out"
     );
+    click(&c, "#settings-cancel").await;
+
+    // this chat turns the user's skill off for itself: not offered, and a call naming it refused
+    click(&c, "#chat-settings-button").await;
+    let choice = wait_css(&c, "#cs-skills select[data-skill='local/csv-report']").await;
+    choice.select_by_value("off").await.unwrap();
+    click(&c, "#cs-save").await;
+    let before = fake.chat_requests().len();
+    send(&c, "and once more").await;
+    wait_until(
+        &c,
+        "[...document.querySelectorAll('.msg.assistant.complete')].filter((m) => m.textContent.includes('Report written.')).length === 2",
+    )
+    .await;
+    let request = &fake.chat_requests()[before];
+    let offered = request["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .find(|t| t["function"]["name"] == "load_skill")
+                .map(|t| t["function"]["description"].to_string())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+    assert!(!offered.contains("local/csv-report"), "{offered}");
+    assert!(offered.contains("sk/csv-report"), "{offered}");
+    let cards = c
+        .execute(
+            "return [...document.querySelectorAll('.tool-card')].map((c) => c.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let second = cards[1].as_str().unwrap_or_default();
+    assert!(second.contains("turned off"), "{second}");
+    assert!(!second.contains("Use the budget template."), "{second}");
 }
