@@ -2,8 +2,9 @@
 //! skills written for other hosts work here: `<folder>/<name>/SKILL.md` (YAML frontmatter, then
 //! the instructions) plus any files of its own. They are offered under the origin [`LOCAL`].
 //!
-//! Listing reads each `SKILL.md`'s frontmatter only (the folder is read again before each turn
-//! and when Settings → Skills opens: no watcher); a skill whose frontmatter breaks the format
+//! Listing reads each `SKILL.md`'s frontmatter only (up to the block's end; the folder is read
+//! again before each turn and when Settings → Skills opens: no watcher), and refuses one over
+//! [`MAX_FILE`] bytes; a skill whose frontmatter breaks the format
 //! (`name` 1–64 lowercase letters, digits and single hyphens, equal to its folder's name;
 //! `description` 1–1024 characters; `compatibility` up to 500; `license` text; `metadata` a map
 //! of text; `allowed-tools` text) is refused with why, never offered. Loading reads `SKILL.md`
@@ -22,6 +23,8 @@ use super::skills::{split_frontmatter, valid_name, MAX_FILES, SKILL_MD};
 pub const LOCAL: &str = "local";
 /// The largest file of a local skill that is read (`SKILL.md` included).
 pub const MAX_FILE: u64 = 1024 * 1024;
+/// The most of a `SKILL.md` a listing reads for its frontmatter.
+pub const MAX_FRONTMATTER: u64 = 64 * 1024;
 /// The most skill folders one listing reads.
 pub const MAX_SKILLS: usize = 500;
 
@@ -83,23 +86,69 @@ pub fn list(dir: &Path) -> LocalListing {
         if label.starts_with('.') {
             continue;
         }
-        match read_skill(&folder) {
-            Ok((skill, _)) => out.skills.push(skill),
+        match list_skill(&folder) {
+            Ok(skill) => out.skills.push(skill),
             Err(why) => out.refused.push(format!("{label}: {why}")),
         }
     }
     out
 }
 
-/// A skill's folder read: its `SKILL.md` (within [`MAX_FILE`]), its frontmatter checked against
-/// the format and its folder's name; the skill and the whole text.
+/// A skill's folder read: its whole `SKILL.md` (within [`MAX_FILE`]), its frontmatter checked
+/// against the format and its folder's name; the skill and the whole text.
 pub fn read_skill(folder: &Path) -> Result<(LocalSkill, String), String> {
     let path = folder.join(SKILL_MD);
     if !path.is_file() {
         return Err(format!("it has no {SKILL_MD}"));
     }
     let text = read_text(&path)?;
-    let (frontmatter, _) = split_frontmatter(&text)?;
+    Ok((skill_of(folder, &text)?, text))
+}
+
+/// A skill's folder as listed: its `SKILL.md`'s size checked (within [`MAX_FILE`]) and its
+/// frontmatter read (only up to the block's end, at most [`MAX_FRONTMATTER`] bytes) and checked.
+pub fn list_skill(folder: &Path) -> Result<LocalSkill, String> {
+    use std::io::{BufRead, Read};
+    let path = folder.join(SKILL_MD);
+    if !path.is_file() {
+        return Err(format!("it has no {SKILL_MD}"));
+    }
+    let size = std::fs::metadata(&path)
+        .map_err(|e| format!("{SKILL_MD} cannot be read: {e}"))?
+        .len();
+    if size > MAX_FILE {
+        return Err(format!(
+            "{SKILL_MD} is {size} bytes, more than the {MAX_FILE} a skill's file may be"
+        ));
+    }
+    let file = std::fs::File::open(&path).map_err(|e| format!("{SKILL_MD} cannot be read: {e}"))?;
+    let mut reader = std::io::BufReader::new(file.take(MAX_FRONTMATTER));
+    let mut head = Vec::new();
+    let mut line = Vec::new();
+    let mut lines = 0;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("{SKILL_MD} cannot be read: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&line);
+        lines += 1;
+        // the block ends at its second `---` line
+        if lines > 1 && String::from_utf8_lossy(&line).trim_end() == "---" {
+            break;
+        }
+    }
+    let head = String::from_utf8(head)
+        .map_err(|_| format!("{SKILL_MD}'s frontmatter is not text (UTF-8)"))?;
+    skill_of(folder, &head)
+}
+
+/// The skill a `SKILL.md`'s text (or its beginning, through the frontmatter) says it is.
+fn skill_of(folder: &Path, text: &str) -> Result<LocalSkill, String> {
+    let (frontmatter, _) = split_frontmatter(text)?;
     let folder_name = folder
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -110,15 +159,12 @@ pub fn read_skill(folder: &Path) -> Result<(LocalSkill, String), String> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    Ok((
-        LocalSkill {
-            name: folder_name,
-            description,
-            frontmatter,
-            dir: folder.to_path_buf(),
-        },
-        text,
-    ))
+    Ok(LocalSkill {
+        name: folder_name,
+        description,
+        frontmatter,
+        dir: folder.to_path_buf(),
+    })
 }
 
 /// Checks a frontmatter against the Agent Skills format, and its `name` against the folder's.
@@ -314,5 +360,47 @@ mod tests {
         assert!(check_frontmatter(&fm(&long), "pdf")
             .unwrap_err()
             .contains("1024"));
+    }
+
+    #[test]
+    fn listing_reads_the_frontmatter_only_and_refuses_an_oversize_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            std::fs::create_dir_all(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join(SKILL_MD), text).unwrap();
+        };
+        let head = "---\nname: long\ndescription: A long skill\n---\n";
+        // a body longer than the part a listing reads: listed; loading reads it all
+        write("long", &format!("{head}{}", "x".repeat(200 * 1024)));
+        write(
+            "huge",
+            &format!(
+                "---\nname: huge\ndescription: Too big\n---\n{}",
+                "x".repeat(MAX_FILE as usize)
+            ),
+        );
+        write(
+            "unclosed",
+            &format!(
+                "---\nname: unclosed\ndescription: x\n{}",
+                "y: z\n".repeat(20_000)
+            ),
+        );
+        let listing = list(dir.path());
+        let names: Vec<&str> = listing.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["long"]);
+        let refused = listing.refused.join("\n");
+        let huge = 40 + MAX_FILE; // its frontmatter block is 40 bytes
+        assert!(
+            refused.contains(&format!("huge: SKILL.md is {huge} bytes, more than")),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("unclosed: SKILL.md's frontmatter block is not closed"),
+            "{refused}"
+        );
+        let (text, files) = load(&listing.skills[0]).unwrap();
+        assert_eq!(text.len(), head.len() + 200 * 1024);
+        assert!(files.is_empty());
     }
 }
