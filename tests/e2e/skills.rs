@@ -231,3 +231,31 @@ async fn skills_are_listed_switched_loaded_and_a_changed_one_asks_in_settings() 
     assert!(second.contains("turned off"), "{second}");
     assert!(!second.contains("Use the budget template."), "{second}");
 }
+
+/// With no skills at all, Settings → Skills says how to add one; "Open skills folder" makes the
+/// folder and opens it in the file manager (here a stand-in `xdg-open` that writes down what it
+/// was given).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn with_no_skills_settings_says_how_to_add_one_and_opens_the_folder() {
+    let fake = FakeOllama::start().await;
+    let home = home_with_servers(json!({"llmUrl": fake.url}), vec![]);
+    let browser = StandInBrowser::install(home.path());
+    let App { c, driver: _driver } =
+        App::launch_with_env(home.path(), &[("PATH", &browser.path)]).await;
+    click(&c, "#settings-button").await;
+    wait_css(&c, "#set-skills .skills-empty").await;
+    let empty = text_content(&c, "#set-skills .skills-empty").await;
+    assert!(empty.starts_with("No skills yet. To add one"), "{empty}");
+    assert!(empty.contains("SKILL.md"), "{empty}");
+    let skills = home
+        .path()
+        .join("data")
+        .join(switchboard_engine::paths::APP_IDENTIFIER)
+        .join("skills");
+    assert!(!skills.exists());
+    click(&c, "#open-skills-folder").await;
+    let opened = browser.wait_opened(1).await;
+    assert_eq!(opened.trim(), skills.display().to_string());
+    assert!(skills.is_dir());
+}
