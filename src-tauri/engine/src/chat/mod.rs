@@ -98,6 +98,8 @@ pub struct ChatOptions {
     /// The longest side of an image as sent (a tool's, a server's; the user's are fitted when
     /// attached).
     pub image_max_side: u32,
+    /// Skills off by default (`origin/name`), for chats that do not turn them on.
+    pub skills_off: std::collections::BTreeSet<String>,
 }
 
 /// What Switchboard does for models that mangle tool calls. All are on; each can be switched off
@@ -150,6 +152,7 @@ impl ChatOptions {
             tool_modes: s.tool_modes.clone(),
             aids: Aids::default(),
             image_max_side: s.image_max_side,
+            skills_off: s.skills_off.clone(),
         }
     }
 }
