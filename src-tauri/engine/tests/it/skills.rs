@@ -179,6 +179,60 @@ async fn the_model_loads_a_skill_by_its_origin_and_name() {
     assert_eq!(reads(&state), ["skill://csv-report/SKILL.md"]);
 }
 
+/// A model without native tool calling (text mode) gets the same: the skills' names and
+/// descriptions in the tools written into its prompt, and a skill loaded by a call it writes as
+/// text, run and recorded like a native one.
+#[tokio::test]
+async fn a_model_in_text_mode_loads_a_skill_by_writing_the_call() {
+    use crate::support::fake_ollama::Stream;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("skill.md");
+    std::fs::write(&state, SKILL_MD).unwrap();
+    let r = rig(vec![("sk", skills_server(&state))]).await;
+    let offered = wait_until(|| r.host.skills_on_offer().len() == 2).await;
+    assert!(offered, "skills not listed: {:?}", r.host.skills_on_offer());
+    r.fake.push(
+        Stream::new()
+            .text(r#"{"name": "load_skill", "arguments": {"skill": "sk/csv-report"}}"#)
+            .done()
+            .reply(),
+    );
+    r.fake
+        .push(Stream::new().text("Report made.").done().reply());
+    let mut engine = r.engine(5);
+    engine.options.tool_modes.insert(
+        crate::support::fake_ollama::MODEL.into(),
+        switchboard_engine::settings::ToolMode::Text,
+    );
+    let c = engine
+        .run_turn(say("make me a report", None), &|_| {}, Default::default())
+        .await
+        .unwrap()
+        .conversation_id;
+    let first = &r.fake.chat_requests()[0];
+    assert!(first["tools"].is_null(), "no native tools in text mode");
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("load_skill"), "{system}");
+    assert!(
+        system.contains("sk/csv-report: Summarise a bank export as a report"),
+        "{system}"
+    );
+    let conv = r.store.conversation(c).await.unwrap();
+    let call = &conv.tool_calls[0];
+    assert_eq!(
+        (call.server.as_str(), call.tool.as_str()),
+        ("skills", "load_skill")
+    );
+    assert!(!call.is_error, "{:?}", call.result);
+    assert!(call
+        .result
+        .as_deref()
+        .unwrap()
+        .contains("Sum the amounts per payee."));
+    assert_eq!(conv.messages.last().unwrap().content, "Report made.");
+    assert_eq!(reads(&state), ["skill://csv-report/SKILL.md"]);
+}
+
 async fn wait_until(f: impl Fn() -> bool) -> bool {
     for _ in 0..100 {
         if f() {
