@@ -63,12 +63,22 @@ pub struct McpConfigView {
     secrets: SecretsStatus,
     /// The transports the form offers, with what each needs (a URL or a program, a sign-in).
     transports: &'static [switchboard_engine::mcp::TransportInfo],
+    /// Each server's transport as the engine reads its entry (`ServerConfig::transport`): the
+    /// form shows it, never a copy of the rule.
+    transport_of: std::collections::BTreeMap<String, switchboard_engine::mcp::Transport>,
 }
 
 #[tauri::command]
 pub fn mcp_config(state: State<'_, AppState>) -> McpConfigView {
+    let config = state.runtime.mcp_config_view();
+    let transport_of = config
+        .servers
+        .iter()
+        .map(|(name, s)| (name.clone(), s.transport()))
+        .collect();
     McpConfigView {
-        config: state.runtime.mcp_config_view(),
+        config,
+        transport_of,
         // the one the host uses: the login shell's, once known
         path: state
             .runtime

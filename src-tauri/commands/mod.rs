@@ -16,6 +16,7 @@ mod files;
 pub mod mcp;
 pub mod models;
 pub mod settings;
+pub mod skills;
 pub mod window;
 
 use serde::Serialize;
@@ -98,6 +99,9 @@ macro_rules! handler {
             commands::mcp::mcp_prompts,
             commands::mcp::get_mcp_prompt,
             commands::mcp::mcp_resources,
+            commands::skills::list_skills,
+            commands::skills::accept_skill,
+            commands::skills::open_skills_folder,
             commands::catalog::catalog_search,
             commands::catalog::catalog_icon,
             commands::catalog::catalog_prepare,

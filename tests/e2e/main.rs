@@ -54,5 +54,6 @@ mod research;
 mod screens;
 mod servers;
 mod sign_in;
+mod skills;
 mod tasks;
 mod window_state;

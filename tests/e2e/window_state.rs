@@ -278,15 +278,17 @@ async fn an_unreadable_window_state_is_set_aside_with_a_note() {
         banner.contains(&*aside[0].file_name().to_string_lossy()),
         "{banner}"
     );
-    // the window works with the defaults, and writes a good file again
+    // the window works with the defaults (the theme follows the desktop's scheme), and writes a
+    // good file again
     assert_eq!(
         c.execute(
-            "return document.documentElement.dataset.theme ?? 'system';",
+            "return [document.querySelector('#set-theme').value, document.documentElement.dataset.theme \
+             === (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light')];",
             vec![]
         )
         .await
         .unwrap(),
-        json!("system")
+        json!(["system", true])
     );
     wait_css(&c, "#input")
         .await

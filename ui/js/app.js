@@ -13,6 +13,7 @@ import { ModelsView } from './views/models.js';
 import { ModelCheckView } from './views/model-check.js';
 import { renderDebug } from './views/debug.js';
 import { ChatSettingsDialog } from './views/chat-settings.js';
+import { SkillsSection } from './views/skills.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
 import { showAttached } from './views/context-meter.js';
@@ -189,6 +190,13 @@ function signInServer(name) {
 const signInNotes = new SignInNotes(signInServer);
 
 const settingsView = new SettingsView($('#settings-dialog'), { onSave: changeSettings });
+// Settings → Skills: read again each time Settings opens; a switch is saved at once
+const skillsSection = new SkillsSection($('#set-skills'), {
+  list: () => ipc.listSkills(),
+  setOff: (key, off) => ipc.changeSettings({ skillsOff: { [key]: off } }),
+  accept: (server, uri, hash) => ipc.acceptSkill(server, uri, hash),
+  openFolder: () => ipc.openSkillsFolder(),
+});
 const serversView = new ServersView($('#servers-dialog'), {
   save: async (original, copyOf, name, server) => { await ipc.saveMcpServer(original, copyOf, name, server); await reloadServerConfig(); },
   remove: (name) => ipc.deleteMcpServer(name).then(reloadServerConfig, reportServerError),
@@ -476,6 +484,7 @@ async function changeSettings(patch) {
 async function openSettings() {
   settingsView.open(await currentSettings(), state.models,
     `Switchboard ${state.info?.version ?? ''} · data in ${state.info?.dataDir ?? ''} · MCP servers in ${state.info?.mcpConfigFile ?? ''}`);
+  skillsSection.load();
 }
 
 /** The servers list changed (the engine pushes every change): summary, picker, dialog, empty state. */
@@ -568,8 +577,9 @@ const chatSettings = new ChatSettingsDialog($('#chat-settings-dialog'), {
     if (state.conversationId) state.conversationSettings = next; else state.pendingChatSettings = next;
   },
 });
-$('#chat-settings-button').addEventListener('click', () => chatSettings.open(
-  state.conversationId ? state.conversationSettings : state.pendingChatSettings));
+$('#chat-settings-button').addEventListener('click', async () => chatSettings.open(
+  state.conversationId ? state.conversationSettings : state.pendingChatSettings,
+  await ipc.listSkills().catch(() => null)));
 $('#input').addEventListener('input', autosize);
 $('#stop').addEventListener('click', stop);
 $('#new-chat').addEventListener('click', newChat);

@@ -218,6 +218,18 @@ export const exportMcpConfig = () => call('export_mcp_config');
 /** Accepts the definition of `server`'s `tool` that the user was shown (changed, new or unchecked; `hash`: its view's);
  * fails when the server presents another one by now. */
 export const acceptToolDefinition = (server, tool, hash) => call('accept_tool_definition', { server, tool, hash });
+/**
+ * Every skill (Settings → Skills): the user's own folder (read again) and each running server's.
+ * `local`: { dir, skills: {name, description, frontmatter, dir}[], refused: string[] };
+ * `servers`: { server, leftOut, listing: { skills: SkillEntry[], pending: {entry, unaccepted,
+ * changed: DiffLine[], hash}[], refused: string[] } }[]; `folder`: the user's folder; `off`: the
+ * skills off by default (`origin/name`). A SkillEntry: { uri, frontmatter, files }.
+ */
+export const listSkills = () => call('list_skills');
+/** Accepts a server's changed skill as shown (its hash); false: it changed again meanwhile. */
+export const acceptSkill = (server, uri, hash) => call('accept_skill', { server, uri, hash });
+/** Opens the folder of the user's own skills (made when missing); resolves with its path. */
+export const openSkillsFolder = () => call('open_skills_folder');
 export const mcpPrompts = () => call('mcp_prompts');
 export const getMcpPrompt = (server, name, args) => call('get_mcp_prompt', { server, name, arguments: args });
 export const mcpResources = () => call('mcp_resources');

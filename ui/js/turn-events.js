@@ -49,6 +49,8 @@ export function turnEvents(w) {
       w.toolsPicker.setOffered(ev.toolsOffered, ev.toolsOn);
     },
     compacting: () => { w.chat.compacting(true); announce('Summarising the earlier conversation to fit the model\'s context.'); },
+    llmBusy: () => w.chat.compacting(true,
+      'Waiting for the model: it is finishing another request (a summary of this chat or another chat\'s reply)…'),
     summarised: (ev) => w.onSummarised(ev),
     toolCallStarted: (ev) => { w.chat.cards.add(ev); announce(`Calling ${ev.server} › ${ev.tool}.`); },
     toolCallArguments: (ev) => w.chat.cards.setArguments(ev.id, ev.arguments, ev.repairs),

@@ -45,6 +45,8 @@ pub struct Places {
     pub catalog_cache: PathBuf,
     /// Sandboxed servers' private folders.
     pub sandbox: PathBuf,
+    /// The user's own skills (`<skills>/<name>/SKILL.md`, `mcp::local_skills`).
+    pub skills: PathBuf,
 }
 
 impl Places {
@@ -56,6 +58,7 @@ impl Places {
             bundles: paths::data_dir().join("bundles"),
             catalog_cache: paths::cache_dir().join("catalog"),
             sandbox: paths::cache_dir().join("sandbox"),
+            skills: paths::data_dir().join("skills"),
         }
     }
 
@@ -68,6 +71,7 @@ impl Places {
             bundles: dir.join("bundles"),
             catalog_cache: dir.join("catalog-cache"),
             sandbox: dir.join("sandbox"),
+            skills: dir.join("skills"),
         }
     }
 }
@@ -127,6 +131,7 @@ impl Runtime {
         opts.secrets = secrets.clone();
         opts.call_timeout = Duration::from_secs(settings.read(|s| s.tool_timeout_secs));
         opts.sandbox_dir = places.sandbox.clone();
+        opts.skills_dir = Some(places.skills.clone());
         // for the window's tests: behave as on a kernel without Landlock (sandboxed servers wait
         // for the user's agreement); it can only make the app stricter
         if std::env::var_os(NO_LANDLOCK_FOR_TESTS).is_some() {

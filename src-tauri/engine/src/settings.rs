@@ -78,6 +78,10 @@ pub struct Settings {
     /// The longest side, in pixels, of an image as kept and sent to a model (attached ones and
     /// tools'): bigger ones are downscaled.
     pub image_max_side: u32,
+    /// Skills switched off by default, by `origin/name` (`local/<name>` for the user's own, else
+    /// `<server>/<name>`): not offered to the model in chats that do not turn them on for
+    /// themselves (`ConversationSettings::skills`). A skill not named here is on.
+    pub skills_off: BTreeSet<String>,
 }
 
 /// An LLM server the app can talk to.
@@ -142,6 +146,7 @@ impl Default for Settings {
             trusted_link_hosts: BTreeSet::new(),
             catalog_registry: None,
             image_max_side: crate::media::DEFAULT_MAX_SIDE,
+            skills_off: BTreeSet::new(),
         }
     }
 }

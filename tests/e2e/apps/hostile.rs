@@ -208,6 +208,21 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     // what its policy refused is said on its card and in its server's log
     wait_css(&c, ".tool-card .app-box .app-csp").await;
     let log = wait_for_log(&c, "evil", "by its Content-Security-Policy").await;
+    // on each app's card, each thing refused once, however often the page tried it
+    let listed = c
+        .execute(
+            "return [...document.querySelectorAll('.tool-card')].map((card) => \
+             [...card.querySelectorAll('.app-violations li')].map((li) => li.textContent));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let cards: Vec<Vec<String>> = serde_json::from_value(listed).unwrap();
+    for listed in &cards {
+        let distinct: std::collections::BTreeSet<&String> = listed.iter().collect();
+        assert!(!listed.is_empty(), "{cards:#?}");
+        assert_eq!(distinct.len(), listed.len(), "{cards:#?}");
+    }
     assert!(
         log.iter().any(|l| l.starts_with(&format!(
             "[switchboard] its app was refused http://127.0.0.1:{port}/steal"
@@ -271,7 +286,7 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     assert_eq!(count(&c, ".app-held").await, 1);
     assert_eq!(
         text_content(&c, ".app-held").await,
-        "The app’s message was held: you had used the window just before, so the click may not have been in the app. Put it in the message box"
+        "The app’s message was held: you had used the window just before, so the click may not have been in the app. Click in the app again in a moment, or put it in the message box"
     );
     click(&c, ".app-held [data-action='take-message']").await;
     wait_until(

@@ -240,16 +240,22 @@ export function mountApp(box, opened, host) {
     }
   });
   resized.observe(frame);
-  const scheme = matchMedia('(prefers-color-scheme: dark)');
-  const onTheme = () => notify('ui/notifications/host-context-changed', { theme: host.theme() });
-  scheme.addEventListener('change', onTheme);
+  // the scheme shown changed (the desktop's, or the choice in Settings): <html data-theme>
+  let theme = host.theme();
+  const onTheme = () => {
+    if (host.theme() === theme) return;
+    theme = host.theme();
+    notify('ui/notifications/host-context-changed', { theme });
+  };
+  const scheme = new MutationObserver(onTheme);
+  scheme.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
 
   /** The frame goes now; its server's log says why and how the page took it. */
   const remove = (reason, teardown) => {
     clearTimeout(slow);
     window.removeEventListener('message', onMessage);
     window.removeEventListener('keydown', onKey);
-    scheme.removeEventListener('change', onTheme);
+    scheme.disconnect();
     resized.disconnect();
     boxResized.disconnect();
     clearTimeout(resizedBy);

@@ -92,6 +92,7 @@ export class AppHost {
     const calls = new AppCalls(box);
     let name = null;
     let violations = 0;
+    const refused = new Set();
     const violationsList = el('ul', { class: 'app-violations' });
     return mountApp(box, { ...opened, callId, allow, grantedPermissions }, {
       callTool: (viewId, tool, args) => calls.track(tool, ipc.appCallTool(viewId, name, tool, args,
@@ -104,6 +105,11 @@ export class AppHost {
       heldMessage: (text) => this.heldMessage(notes, text, opened.server, name),
       log: (viewId, level, data) => ipc.appLog(viewId, level, data).catch(() => {}),
       violation: ({ directive, blocked }) => {
+        // one line per thing refused: a page asks again for what it was refused (a font both
+        // preloaded and used, a retry), and the browser reports each attempt
+        const what = `${blocked}\n${directive}`;
+        if (refused.has(what)) return;
+        refused.add(what);
         violations += 1;
         ipc.appCspViolation(opened.viewId, directive, blocked).catch(() => {});
         if (violations === 1) {
@@ -122,8 +128,8 @@ export class AppHost {
         ipc.closeApp(viewId, reason, teardown).catch(() => {});
       },
       ended: (note) => onEnded?.(note),
-      // the window's theme (Settings → This window), else the desktop's
-      theme: () => document.documentElement.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+      // the scheme shown: the window's theme (Settings → This window), else the desktop's
+      theme: () => document.documentElement.dataset.theme,
       named: (n) => { name = n; },
       notStarted: (yes) => {
         notes.querySelector('.app-slow')?.remove();
@@ -146,11 +152,11 @@ export class AppHost {
     let note = notes.querySelector('.app-held');
     if (!note) {
       note = el('p', { class: 'app-note app-held', role: 'status' },
-        'The app’s message was held: you had used the window just before, so the click may not have been in the app. ',
+        'The app’s message was held: you had used the window just before, so the click may not have been in the app. Click in the app again in a moment, or ',
         el('button', {
           type: 'button', class: 'btn', dataset: { action: 'take-message' },
           onclick: () => { note.remove(); this.draftMessage(note.held, server, name); },
-        }, 'Put it in the message box'));
+        }, 'put it in the message box'));
       notes.append(note);
     }
     note.held = text;

@@ -9,6 +9,8 @@
 // messages edited or regenerated): the card stays in place, hidden and no longer a card, until its
 // app has answered; `closeAll` when the window closes. No control sits inside a card's `<summary>`
 // (its Stop is in `.card-controls`).
+//
+// A skill tool's card names the skill and its origin (`skillOrigin`).
 import { el, formatDuration } from '../dom.js';
 import { elicitationForm } from './elicitation.js';
 import { diffView } from './diff.js';
@@ -123,7 +125,8 @@ export class ToolCards {
           el('span', { class: 'card-server' }, call.server || 'unknown server'),
           el('span', { class: 'card-sep' }, ' › '),
           el('span', { class: 'card-tool' }, call.tool || call.name),
-          call.written ? el('span', { class: 'card-written muted', title: 'The model wrote this name; Switchboard ran the tool it meant' }, ` (the model wrote “${call.written}”)`) : null),
+          call.written ? el('span', { class: 'card-written muted', title: 'The model wrote this name; Switchboard ran the tool it meant' }, ` (the model wrote “${call.written}”)`) : null,
+          skillOrigin(call)),
         badge,
         state),
       // not in the summary: a control inside another is out of a keyboard's and a screen
@@ -508,4 +511,14 @@ export function unacceptedWords(unaccepted) {
       return [el('strong', {}, '⚠ This tool is not what it was when you accepted it.'),
         ' The server changed its definition; the model still sees the one you accepted. Allowing runs this call only: accept the new definition in the servers list.'];
   }
+}
+
+/** A skill tool's card says which skill, from where: `local` (the user's own) or a server. */
+function skillOrigin(call) {
+  const skill = call.server === 'skills' ? call.arguments?.skill : null;
+  if (typeof skill !== 'string' || !skill.includes('/')) return null;
+  const cut = skill.indexOf('/');
+  const origin = skill.slice(0, cut);
+  const from = origin === 'local' ? 'your own skills (local)' : `the server ${origin}`;
+  return el('span', { class: 'card-skill muted', dataset: { origin } }, ` · ${skill.slice(cut + 1)} from ${from}`);
 }

@@ -1,7 +1,8 @@
 // This chat's own settings (system prompt, temperature, context length, what happens when it
-// outgrows the context): a dialog. A new chat's
+// outgrows the context, which skills are on): a dialog. A new chat's
 // settings wait until its first message creates the conversation.
-import { $ } from '../dom.js';
+import { el, $ } from '../dom.js';
+import { skillNames } from './skills.js';
 
 export class ChatSettingsDialog {
   /** actions: { save(settings) → Promise } (rejects with an error whose message is shown) */
@@ -13,8 +14,10 @@ export class ChatSettingsDialog {
     $('#chat-settings-form', dialog).addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
   }
 
-  open(settings) {
+  /** skillsPage: what `listSkills` gives (null: the skills could not be read). */
+  open(settings, skillsPage = null) {
     this.current = settings ?? {};
+    this.renderSkills(skillsPage);
     $('#cs-system-prompt', this.dialog).value = this.current.systemPrompt ?? '';
     $('#cs-temperature', this.dialog).value = this.current.temperature ?? '';
     $('#cs-num-ctx', this.dialog).value = this.current.numCtx ?? '';
@@ -22,6 +25,35 @@ export class ChatSettingsDialog {
     $('#cs-error', this.dialog).textContent = '';
     this.dialog.showModal();
     $('#cs-system-prompt', this.dialog).focus();
+  }
+
+  /** One choice per skill: as in Settings, on, or off (kept: choices for skills not listed now). */
+  renderSkills(page) {
+    const box = $('#cs-skills', this.dialog);
+    const own = this.current.skills ?? {};
+    const off = new Set(page?.off ?? []);
+    const names = skillNames(page);
+    if (!names.length) {
+      box.replaceChildren(el('p', { class: 'hint' }, page ? 'No skills. Add them in Settings → Skills.' : 'The skills could not be read.'));
+      return;
+    }
+    box.replaceChildren(...names.map(({ key, description }) => {
+      const value = key in own ? (own[key] ? 'on' : 'off') : '';
+      const select = el('select', { class: 'cs-skill', dataset: { skill: key }, 'aria-label': `${key} in this chat` },
+        el('option', { value: '', selected: value === '' }, `As in Settings (${off.has(key) ? 'off' : 'on'})`),
+        el('option', { value: 'on', selected: value === 'on' }, 'On'),
+        el('option', { value: 'off', selected: value === 'off' }, 'Off'));
+      return el('label', { class: 'field skill-choice', title: description }, el('span', {}, key), select);
+    }));
+  }
+
+  readSkills() {
+    const out = { ...(this.current.skills ?? {}) };
+    for (const select of this.dialog.querySelectorAll('select.cs-skill')) {
+      const key = select.dataset.skill;
+      if (select.value === '') delete out[key]; else out[key] = select.value === 'on';
+    }
+    return out;
   }
 
   async submit() {
@@ -32,6 +64,7 @@ export class ChatSettingsDialog {
       temperature: num('#cs-temperature'),
       numCtx: num('#cs-num-ctx'),
       contextPolicy: $('#cs-context-policy', this.dialog).value || null,
+      skills: this.readSkills(),
     };
     // the same ranges the engine checks (it checks again): said here before anything is sent
     const error = $('#cs-error', this.dialog);

@@ -366,12 +366,12 @@ export class ChatView {
     this.scrollToEnd();
   }
 
-  /** While the request waits for a summary of older turns: a note saying so (`on` false: gone). */
-  compacting(on) {
+  /** While the request waits — for a summary of older turns, or (`text` given) for the model to
+   *  finish another request: a note saying so (`on` false: gone). */
+  compacting(on, text = 'Summarising the earlier conversation to fit the model\'s context…') {
     this.root.querySelector('.notice.compacting')?.remove();
     if (!on) return;
-    this.root.append(el('div', { class: 'notice compacting', role: 'status' },
-      'Summarising the earlier conversation to fit the model\'s context…'));
+    this.root.append(el('div', { class: 'notice compacting', role: 'status' }, text));
     this.scrollToEnd();
   }
 

@@ -57,9 +57,11 @@ export class ServersView {
     if (this.dialog.open) this.render(this.servers, this.configError);
   }
 
-  /** view: { config: {mcpServers}, path, secrets, transports: [{ type, names, label, description, remote, signsIn }] } */
+  /** view: { config: {mcpServers}, path, secrets, transports: [{ type, names, label, description, remote, signsIn }],
+   *  transportOf: {name: type} } */
   setConfig(view) {
     this.config = { ...view.config, path: view.path };
+    this.transportsOf = view.transportOf;
     this.secrets = view.secrets;
     this.transports = view.transports;
     const choice = $('#srv-transport', this.form);
@@ -71,11 +73,9 @@ export class ServersView {
     return this.transports?.find((t) => t.type === type) ?? { type, label: type, remote: type !== 'stdio', signsIn: false };
   }
 
-  /** The transport of a config entry, as the engine reads its `type` (none: a URL without a command is HTTP). */
-  transportOf(cfg) {
-    if (!cfg) return 'stdio';
-    if (cfg.type) return this.transports?.find((t) => t.names.includes(cfg.type))?.type ?? 'stdio';
-    return cfg.url && !cfg.command ? 'http' : 'stdio';
+  /** The transport of server `name`'s entry, as the engine reads it (a new server: stdio). */
+  transportOf(name) {
+    return (name && this.transportsOf?.[name]) || 'stdio';
   }
 
   /**
@@ -287,7 +287,7 @@ export class ServersView {
     this.env = Object.entries(cfg?.env ?? {}).map(([k, v]) => rowOf(k, v));
     this.renderRows('env');
     $('#srv-cwd', this.form).value = cfg?.cwd ?? '';
-    $('#srv-transport', this.form).value = this.transportOf(cfg);
+    $('#srv-transport', this.form).value = this.transportOf(name);
     $('#srv-url', this.form).value = cfg?.url ?? '';
     $('#srv-log-level', this.form).value = cfg?.logLevel ?? '';
     $('#srv-timeout', this.form).value = cfg?.timeout ?? '';
@@ -306,7 +306,7 @@ export class ServersView {
     $('#srv-secrets-note', this.form).textContent = secretsNoteText(this.secrets).text;
     // unset: the default for the transport, which follows the transport until the box is touched
     this.trustedTouched = cfg?.trusted != null;
-    $('#srv-trusted', this.form).checked = cfg?.trusted ?? !this.transport(this.transportOf(cfg)).remote;
+    $('#srv-trusted', this.form).checked = cfg?.trusted ?? !this.transport(this.transportOf(name)).remote;
     const sb = name ? this.sandboxOf(name, cfg) : null;
     $('#srv-sandbox', this.form).checked = Boolean(sb);
     $('#srv-sandbox-network', this.form).checked = Boolean(sb?.network);

@@ -7,12 +7,18 @@
 // edge.
 import { el } from '../dom.js';
 
+/** The desktop's scheme, followed while the theme is "system". */
+const desktopDark = matchMedia('(prefers-color-scheme: dark)');
+
 /** api = { load(): Promise<WindowState>, change(patch): Promise<void> } (ipc.windowState/changeWindowState) */
 export class WindowKeeper {
   constructor(api) {
     this.api = api;
     this.state = null;
     this.timers = new Map();
+    // the desktop's scheme at once (the kept choice comes later, from the app), then live
+    this.applyTheme('system');
+    desktopDark.addEventListener('change', () => this.applyTheme(this.state?.theme ?? 'system'));
   }
 
   async load() {
@@ -53,9 +59,11 @@ export class WindowKeeper {
     select.addEventListener('change', () => this.setTheme(select.value));
   }
 
+  /** <html data-theme> is always the scheme shown ("light" or "dark"): the choice, or the
+   *  desktop's for "system" — so the stylesheet writes the dark palette once. */
   applyTheme(theme) {
-    if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
-    else delete document.documentElement.dataset.theme;
+    const dark = theme === 'dark' || (theme !== 'light' && desktopDark.matches);
+    document.documentElement.dataset.theme = dark ? 'dark' : 'light';
   }
 
   // ---------- the open conversation and its scroll ----------

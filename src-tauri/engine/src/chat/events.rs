@@ -89,6 +89,10 @@ pub enum ChatEvent {
     /// without a summary reaching further).
     #[serde(rename_all = "camelCase")]
     Compacting { conversation_id: i64 },
+    /// The request waits for the LLM server to finish another of the app's requests (a summary
+    /// written in the background, another chat's reply): one at a time to each server.
+    #[serde(rename_all = "camelCase")]
+    LlmBusy { conversation_id: i64 },
     /// A summary of older turns of `conversation_id` was written: it stands for them in requests
     /// from now on (shown folded in the conversation after the last message it covers).
     #[serde(rename_all = "camelCase")]

@@ -30,6 +30,7 @@ pub mod check;
 pub mod context;
 mod events;
 mod files;
+mod llm_queue;
 pub mod markup;
 pub mod rank;
 mod stream;
@@ -97,6 +98,8 @@ pub struct ChatOptions {
     /// The longest side of an image as sent (a tool's, a server's; the user's are fitted when
     /// attached).
     pub image_max_side: u32,
+    /// Skills off by default (`origin/name`), for chats that do not turn them on.
+    pub skills_off: std::collections::BTreeSet<String>,
 }
 
 /// What Switchboard does for models that mangle tool calls. All are on; each can be switched off
@@ -149,6 +152,7 @@ impl ChatOptions {
             tool_modes: s.tool_modes.clone(),
             aids: Aids::default(),
             image_max_side: s.image_max_side,
+            skills_off: s.skills_off.clone(),
         }
     }
 }
@@ -241,6 +245,8 @@ pub struct EngineShared {
     /// Where what happens outside a turn goes (a summary written in the background): the
     /// window's `watch_tasks`; nowhere when not set.
     pub background_events: Mutex<Option<BackgroundEvents>>,
+    /// One request at a time to each LLM server (see `llm_queue`).
+    pub(crate) llm_queues: llm_queue::LlmQueues,
 }
 
 /// Where the chat engine sends what happens outside a turn.
@@ -277,6 +283,22 @@ pub struct ChatEngine {
     /// remembered here.
     pub settings: Arc<LiveSettings>,
     pub shared: Arc<EngineShared>,
+}
+
+impl ChatEngine {
+    /// Waits until this engine's LLM server has no other request of the app under way (a
+    /// summary, another chat's reply); `waiting` is called first when it has. Every request to
+    /// the LLM is sent while holding what this returns; `None`: cancelled while waiting.
+    pub(crate) async fn llm_turn(
+        &self,
+        waiting: impl FnOnce(),
+        cancel: &CancellationToken,
+    ) -> Option<llm_queue::LlmTurn> {
+        self.shared
+            .llm_queues
+            .turn(self.llm.base_url(), waiting, cancel)
+            .await
+    }
 }
 
 /// A new conversation's title: its first message's first line, else (a message that is only

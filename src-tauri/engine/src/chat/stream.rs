@@ -95,6 +95,11 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Streamed, ChatError> {
+        // the server is this reply's until it ends (cancelled while waiting: the request below
+        // ends at once as stopped)
+        let _turn = self
+            .llm_turn(|| emit(ChatEvent::LlmBusy { conversation_id }), cancel)
+            .await;
         let partial = Message::new(Role::Assistant, "");
         let message_id = self
             .store

@@ -12,6 +12,13 @@ use crate::mcp::{CallEvent, McpHost, RoutedTool, TaskHandle, ToolOutcome};
 #[async_trait]
 pub trait ToolHost: Send + Sync {
     fn tool_specs(&self) -> Vec<ToolSpec>;
+    /// The tools on offer with only the skills `skill_on` says are on (by `origin/name`) in the
+    /// skill tools (`mcp::LOAD_SKILL`); a host without skills offers [`ToolHost::tool_specs`].
+    fn tool_specs_with_skills(&self, _skill_on: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
+        self.tool_specs()
+    }
+    /// Reads the user's own skills again (before each turn).
+    fn refresh_skills(&self) {}
     /// The server and tool behind an exposed name, with its annotations.
     fn route(&self, name: &str) -> Option<RoutedTool>;
     /// The tool's `inputSchema`, by exposed name.
@@ -93,6 +100,12 @@ pub trait ToolHost: Send + Sync {
 impl ToolHost for McpHost {
     fn tool_specs(&self) -> Vec<ToolSpec> {
         McpHost::tool_specs(self)
+    }
+    fn tool_specs_with_skills(&self, skill_on: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
+        McpHost::tool_specs_with_skills(self, skill_on)
+    }
+    fn refresh_skills(&self) {
+        McpHost::refresh_local_skills(self);
     }
     fn route(&self, name: &str) -> Option<RoutedTool> {
         McpHost::route(self, name)

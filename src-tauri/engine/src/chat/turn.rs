@@ -45,6 +45,9 @@ pub(super) struct Turn {
     pub conversation_id: i64,
     pub model: String,
     pub tool_choice: ToolChoice,
+    /// Skills the conversation turns on or off for itself (`origin/name`; the others as the
+    /// app's settings say).
+    pub skills: std::collections::BTreeMap<String, bool>,
     /// System prompt, history, the user's message, then this turn's replies and results.
     pub messages: Vec<Message>,
     /// What the store says of each of `messages` (its id, whether the user pinned it).
@@ -188,6 +191,7 @@ impl ChatEngine {
             {
                 Streamed::Reply { reply, message_id } => {
                     if let Some(real) = reply.prompt_tokens {
+                        tracing::debug!(real, estimate = turn.last_estimate, "prompt size");
                         self.calibrate(&turn.model, real, turn.last_estimate);
                     }
                     (reply, message_id)
@@ -266,7 +270,7 @@ impl ChatEngine {
         emit: Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<Option<ChatRequest>, ChatError> {
-        let on = self.tools_on(&turn.tool_choice);
+        let on = self.tools_on(turn);
         turn.names = on
             .iter()
             .map(|t| match self.tools.route(&t.name) {
@@ -489,10 +493,21 @@ impl ChatEngine {
         Ok(())
     }
 
-    /// The tools on for a conversation with `choice` (of the running servers).
-    fn tools_on(&self, choice: &ToolChoice) -> Vec<ToolSpec> {
+    /// Whether the skill `origin/name` is on in this turn's conversation: as the conversation
+    /// says, else as the app's settings say (on unless switched off).
+    pub(super) fn skill_on(&self, turn: &Turn, skill: &str) -> bool {
+        turn.skills
+            .get(skill)
+            .copied()
+            .unwrap_or_else(|| !self.options.skills_off.contains(skill))
+    }
+
+    /// The tools on for the turn's conversation (of the running servers; its choice of servers
+    /// and tools, and of skills).
+    fn tools_on(&self, turn: &Turn) -> Vec<ToolSpec> {
+        let choice = &turn.tool_choice;
         self.tools
-            .tool_specs()
+            .tool_specs_with_skills(&|s| self.skill_on(turn, s))
             .into_iter()
             .filter(|t| {
                 self.tools

@@ -14,6 +14,7 @@ pub mod config;
 mod host;
 pub mod http;
 pub mod import;
+pub mod local_skills;
 pub mod names;
 pub mod oauth;
 pub mod pins;
@@ -39,7 +40,7 @@ pub use host::{
     file_uri, result_images, result_text, task_is_open, AppListing, CallEvent, Elicitation,
     ElicitationAction, ElicitationAnswer, HostError, HostOptions, KeptSession, LoadedSkill,
     McpHost, PendingSkill, PinBook, Progress, Reply, ResultImage, RoutedTool, SamplingAnswer,
-    SamplingRequest, SamplingText, SandboxView, ServerStatus, ServerView, SignInView, SkillListing,
-    Step, TaskEnd, TaskHandle, TaskState, ToolOutcome, ToolView, LOAD_SKILL, MAX_RAW_RESULT,
-    MAX_RESULT_TEXT, MAX_STDIO_MESSAGE, READ_SKILL_FILE, SKILLS_SERVER,
+    SamplingRequest, SamplingText, SandboxView, ServerSkills, ServerStatus, ServerView, SignInView,
+    SkillListing, SkillsOverview, Step, TaskEnd, TaskHandle, TaskState, ToolOutcome, ToolView,
+    LOAD_SKILL, MAX_RAW_RESULT, MAX_RESULT_TEXT, MAX_STDIO_MESSAGE, READ_SKILL_FILE, SKILLS_SERVER,
 };

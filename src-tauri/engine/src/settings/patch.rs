@@ -96,6 +96,9 @@ pub struct SettingsPatch {
     /// The longest side of an image as kept and sent (checked by `Settings::validate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_max_side: Option<u32>,
+    /// Per skill (`origin/name`): `true` to switch it off by default, `false` on again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skills_off: BTreeMap<String, bool>,
 }
 
 /// A field that is present, even as `null` (`Some(None)`); one left out is `None` (by `default`).
@@ -192,6 +195,13 @@ impl SettingsPatch {
         }
         if let Some(v) = &self.catalog_registry {
             s.catalog_registry = text(v);
+        }
+        for (skill, off) in &self.skills_off {
+            if *off {
+                s.skills_off.insert(skill.clone());
+            } else {
+                s.skills_off.remove(skill);
+            }
         }
         for (host, trusted) in &self.trusted_link_hosts {
             let host = host.trim().to_ascii_lowercase();

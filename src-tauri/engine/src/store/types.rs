@@ -1,7 +1,7 @@
 //! What the store holds, as Rust values: conversations, messages, tool calls, and the typed
 //! states they are in (stored as short text codes, the same words the window receives).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
@@ -318,6 +318,11 @@ pub struct ConversationSettings {
     /// default (`Settings::context_policy`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_policy: Option<ContextPolicy>,
+    /// Skills this conversation turns on or off for itself, by `origin/name` (`local/<name>`,
+    /// `<server>/<name>`); a skill not named here is as the app's settings say
+    /// (`Settings::skills_off`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub skills: BTreeMap<String, bool>,
 }
 
 /// What a request does when the conversation no longer fits the model's context, once older

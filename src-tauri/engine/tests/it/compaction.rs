@@ -2,6 +2,7 @@
 //! context, and a chat set to ask before it outgrows it.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_engine::{ChatEvent, TurnRequest};
@@ -54,7 +55,9 @@ fn long_conversation_model(req: &Value) -> crate::support::fake_ollama::Reply {
                 "{SUMMARY_SAYS} questions up to Question {n}; answers in French."
             ))
             .done()
-            .reply();
+            .reply()
+            // slow, as a summary is: the next turn's request comes while it is written
+            .paused(Duration::from_millis(150));
     }
     let last = last_message(req);
     let asked = all
@@ -168,6 +171,9 @@ async fn a_long_tool_using_conversation_keeps_fitting_a_2k_context() {
     }
     engine.compaction_done(id).await;
     let requests = r.fake.chat_requests();
+    // a summary written in the background and the turn's own request never reach the server at
+    // once (a local server shares its context between them: both would fail)
+    assert_eq!(r.fake.most_chats_at_once(), 1);
     let conv = r.store.conversation(id).await.unwrap();
 
     // every request fits with the reply's share, by what was sent (tools included)

@@ -127,6 +127,7 @@ async fn conversation_settings_and_thinking_shape_what_the_model_is_sent() {
                 num_ctx: Some(4096),
                 provider: None,
                 context_policy: None,
+                ..Default::default()
             },
         )
         .await

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use switchboard_engine::llm::{LlmClient, OpenAiClient, Role};
 use switchboard_engine::store::Store;
-use switchboard_engine::{ChatOptions, TurnRequest};
+use switchboard_engine::{ChatEvent, ChatOptions, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
 fn env_path(name: &str) -> PathBuf {
@@ -189,7 +189,11 @@ async fn a_thirty_turn_chat_keeps_answering_in_a_2k_context() {
                     text,
                     ..Default::default()
                 },
-                &|_| {},
+                &|e| {
+                    if let ChatEvent::Context { used, room, .. } = e {
+                        eprintln!("  request: {used} of {room}");
+                    }
+                },
                 CancellationToken::new(),
             )
             .await

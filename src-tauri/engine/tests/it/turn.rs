@@ -115,6 +115,7 @@ async fn calculator_round_trip_through_the_real_builtin_server_is_stored() {
             ChatEvent::TaskFollowed { .. } => "followed",
             ChatEvent::SignInNeeded { .. } => "sign-in",
             ChatEvent::Compacting { .. } => "compacting",
+            ChatEvent::LlmBusy { .. } => "busy",
             ChatEvent::Summarised { .. } => "summarised",
         })
         .collect();

@@ -2,6 +2,10 @@
 //! that waits for a sign-in), whether the tool is on for this conversation, and whether its
 //! arguments fit the tool's schema (repaired where that is exact). A call that fails one is
 //! refused on its card, and the model reads why.
+//!
+//! A skill tool's call that names a skill off in this chat (the chat's own `skills`, else
+//! `Settings::skills_off`; `skill_on`) is refused as `TurnedOff`; `turn.rs`'s `tools_on` offers
+//! only the skills on in the first place.
 
 use serde_json::{Map, Value};
 
@@ -73,6 +77,22 @@ impl ChatEngine {
         }
         let schema = self.tools.tool_schema(&call.name).unwrap_or(Value::Null);
         match self.fitting_arguments(card, &schema, emit).await? {
+            Ok(args) if routed.server == crate::mcp::SKILLS_SERVER => {
+                // a skill this conversation has off (as the arguments name it once repaired)
+                let skill = args.get("skill").and_then(Value::as_str);
+                if let Some(skill) = skill.filter(|s| !self.skill_on(turn, s)) {
+                    let why = format!(
+                        "The skill \"{skill}\" is turned off for this conversation; use only the skills you were given."
+                    );
+                    self.refuse(card, Approval::TurnedOff, &why, emit).await?;
+                    return Ok(Checked::Refused(self.error_outcome(card, why, 0)));
+                }
+                Ok(Checked::Ready(Ready {
+                    routed,
+                    args,
+                    schema,
+                }))
+            }
             Ok(args) => Ok(Checked::Ready(Ready {
                 routed,
                 args,

@@ -190,6 +190,7 @@ impl ChatEngine {
             tools: vec![],
             options: GenOptions::default(),
         };
+        let _turn = self.llm_turn(|| {}, cancel).await;
         match self.llm.chat(&chat, &mut |_| {}, cancel).await {
             Ok(r) if !r.stopped => {
                 reply.send(SamplingAnswer::Reply {

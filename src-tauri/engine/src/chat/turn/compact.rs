@@ -275,6 +275,7 @@ impl ChatEngine {
         cancel: &CancellationToken,
     ) -> Result<Result<String, String>, ChatError> {
         let body = crate::llm::without_image_data(self.llm.request_body(request));
+        let _turn = self.llm_turn(|| {}, cancel).await;
         let started = Instant::now();
         let mut raw = Vec::new();
         let reply = self
@@ -303,16 +304,45 @@ impl ChatEngine {
             .await?;
         Ok(match reply {
             Ok(r) if r.stopped => Err("it was stopped".into()),
-            Ok(r) => Ok(without_thinking(&r.content).trim().to_string()),
+            Ok(r) => Ok(without_thinking(&r.content)),
             Err(_) => Err(error.unwrap_or_default()),
         })
     }
 }
 
-/// A reply's text without a thinking block written in it (`<think>…</think>` first).
-fn without_thinking(text: &str) -> &str {
-    match text.rfind("</think>") {
-        Some(end) => &text[end + "</think>".len()..],
-        None => text,
+/// A summary's text without the thinking the model wrote in it, as the markup crate reads every
+/// family's (`<think>…</think>`, one the prompt opened, an analysis channel…), trimmed.
+fn without_thinking(text: &str) -> String {
+    let cx = crate::chat::families::Cx::names(&|_| false);
+    match crate::chat::recover::recover_with(text, &cx) {
+        Some(r) => r.text,
+        None => text.trim().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_thinking;
+
+    #[test]
+    fn a_summary_loses_the_thinking_of_any_family() {
+        let said = "The user wants French answers.";
+        assert_eq!(without_thinking(said), said);
+        assert_eq!(without_thinking(&format!("  {said}\n")), said);
+        // written whole, opened by the prompt, and gpt-oss's analysis channel
+        assert_eq!(
+            without_thinking(&format!("<think>what matters?</think>\n{said}")),
+            said
+        );
+        assert_eq!(
+            without_thinking(&format!("what matters?</think>{said}")),
+            said
+        );
+        assert_eq!(
+            without_thinking(&format!(
+                "<|channel|>analysis<|message|>what matters?<|end|><|start|>assistant<|channel|>final<|message|>{said}"
+            )),
+            said
+        );
     }
 }

@@ -62,6 +62,8 @@ impl ChatEngine {
             vec![]
         };
         let vision = self.sees_images(&req.model).await;
+        // the user's own skills as their folder holds them now (their frontmatter only)
+        self.tools.refresh_skills();
         let conversation_id = self.conversation_for(req, adds_message).await?;
         self.start_branch(conversation_id, req).await?;
         let mut conv = self.store.conversation(conversation_id).await?;
@@ -122,6 +124,7 @@ impl ChatEngine {
             conversation_id,
             model: req.model.clone(),
             tool_choice: conv.tool_choice,
+            skills: conv.settings.skills.clone(),
             messages,
             meta,
             gen: setup.gen,

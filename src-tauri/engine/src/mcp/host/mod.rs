@@ -51,7 +51,7 @@ pub use shaping::{
     file_uri, result_images, result_text, ResultImage, SamplingText, MAX_RAW_RESULT,
     MAX_RESULT_TEXT, MAX_STDIO_MESSAGE,
 };
-pub use skill_tools::{LOAD_SKILL, READ_SKILL_FILE, SKILLS_SERVER};
+pub use skill_tools::{ServerSkills, SkillsOverview, LOAD_SKILL, READ_SKILL_FILE, SKILLS_SERVER};
 pub use skills::{LoadedSkill, PendingSkill, SkillListing};
 pub use state::{RoutedTool, SandboxView, ServerStatus, ServerView, SignInView, Step, ToolView};
 pub use tasks::{is_open as task_is_open, TaskEnd, TaskHandle, TaskState};
@@ -105,6 +105,9 @@ pub struct HostOptions {
     /// Keep sign-ins in memory only, not in the secrets store, nor the HTTP sessions tasks run
     /// in (`mcp-call` on a bare URL).
     pub oauth_in_memory: bool,
+    /// The folder of the user's own skills (`mcp::local_skills`: `<dir>/<name>/SKILL.md`);
+    /// `None`: none are looked for.
+    pub skills_dir: Option<PathBuf>,
 }
 
 /// The store of pinned tool definitions the host checks each tool list against.
@@ -140,6 +143,7 @@ impl HostOptions {
             secrets: crate::secrets::Secrets::for_app(),
             sign_in_by_itself: None,
             oauth_in_memory: false,
+            skills_dir: None,
         }
     }
 }
@@ -172,6 +176,8 @@ pub struct Shared {
     unreadable: Mutex<std::collections::HashSet<String>>,
     /// Each server's skills as last listed (`skills.rs`).
     skills: Mutex<std::collections::HashMap<String, skills::Listing>>,
+    /// The user's own skills as last read (`skill_tools.rs`).
+    local_skills: Mutex<crate::mcp::local_skills::LocalListing>,
 }
 
 impl Shared {
@@ -284,7 +290,7 @@ pub struct McpHost {
 
 impl McpHost {
     pub fn new(opts: HostOptions) -> Arc<Self> {
-        Arc::new(McpHost {
+        let host = Arc::new(McpHost {
             call_timeout: Mutex::new(opts.call_timeout),
             closing: Default::default(),
             shared: Arc::new(Shared {
@@ -300,10 +306,13 @@ impl McpHost {
                 rejoins: Default::default(),
                 unreadable: Default::default(),
                 skills: Default::default(),
+                local_skills: Default::default(),
             }),
             servers: RwLock::new(BTreeMap::new()),
             names: Mutex::new((0, Arc::default())),
-        })
+        });
+        host.refresh_local_skills();
+        host
     }
 
     /// Whether `path` is protected for sandboxed servers (credentials under home, the app's own

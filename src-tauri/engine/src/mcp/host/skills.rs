@@ -12,6 +12,10 @@
 //! `ttlMs` ran out. Entries are pinned under `mcp::skills::pin_scope(identity)`: a changed, new or
 //! unchecked skill is `pending`, not offered, until `accept_skill` with the hash the user was
 //! shown. Nothing of a skill is read before it is loaded.
+//!
+//! The listing is also read again when the server says its resources changed: the extension has no
+//! `list_changed` of its own, so the supervisor lists the skills again after
+//! `resources/list_changed`.
 
 use std::time::{Duration, Instant};
 

@@ -335,6 +335,26 @@ impl Supervisor {
                         }
                         for kind in kinds {
                             self.refresh(&session.peer, kind).await;
+                            // the Skills extension has no list_changed of its own: a server's
+                            // skills are files served as resources, so a change of its
+                            // resources lists its skills again (checked against their pins)
+                            if kind == Listing::Resources
+                                && super::skills::declares_skills(&session)
+                            {
+                                let timeout =
+                                    Duration::from_secs(self.config.timeout.unwrap_or(30));
+                                if let Err(e) = super::skills::list(
+                                    &self.shared,
+                                    &self.name,
+                                    &self.config,
+                                    &session,
+                                    timeout,
+                                )
+                                .await
+                                {
+                                    tracing::warn!(server = %self.name, "its skills could not be listed again: {e}");
+                                }
+                            }
                         }
                     }
                     // the service ended; a stdio server's exit comes next

@@ -119,8 +119,14 @@ impl McpHost {
             .collect()
     }
 
-    /// The tools of the running servers, as offered to the model.
+    /// The tools of the running servers, as offered to the model (every skill on).
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tool_specs_with_skills(&|_| true)
+    }
+
+    /// The tools of the running servers, with only the skills `skill_on` says are on (by
+    /// `origin/name`) offered through the skill tools.
+    pub fn tool_specs_with_skills(&self, skill_on: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
         let exposed = self.exposed_names();
         let mut out = Vec::new();
         for (name, slot) in self.slots() {
@@ -146,7 +152,7 @@ impl McpHost {
             }
         }
         // the skills on offer, through the host's two skill tools (`skill_tools.rs`)
-        out.extend(self.skill_tool_specs());
+        out.extend(self.skill_tool_specs_with(skill_on));
         out
     }
 

@@ -100,6 +100,7 @@ async fn sample(s: &Store) -> i64 {
             num_ctx: Some(8192),
             provider: None,
             context_policy: Some(crate::store::ContextPolicy::DropOldest),
+            ..Default::default()
         },
     )
     .await

@@ -43,6 +43,20 @@ struct Shared {
     /// `/api/pull`: progress lines for the one layer, and the pause between lines.
     pull_steps: u32,
     pull_pause: Duration,
+    /// Chat replies being written now, and the most there were at once.
+    chats_at_once: usize,
+    most_chats_at_once: usize,
+}
+
+/// A chat reply being written: counted in `Shared::chats_at_once` until dropped.
+struct Writing(Option<Arc<Mutex<Shared>>>);
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        if let Some(s) = &self.0 {
+            s.lock().unwrap().chats_at_once -= 1;
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -170,6 +184,12 @@ impl FakeOllama {
         self.shared.lock().unwrap().models = models.iter().map(|s| s.to_string()).collect();
     }
 
+    /// The most chat replies (`/api/chat`, `/v1/chat/completions`) this server was writing at
+    /// once: from the request read to the reply's last chunk.
+    pub fn most_chats_at_once(&self) -> usize {
+        self.shared.lock().unwrap().most_chats_at_once
+    }
+
     /// Bodies of the `/api/chat` requests received so far.
     pub fn chat_requests(&self) -> Vec<Value> {
         self.shared
@@ -227,6 +247,13 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
             body.extend_from_slice(&byte[..n]);
         }
         let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let mut writing = Writing(None);
+        if method == "POST" && (path == "/api/chat" || path == "/v1/chat/completions") {
+            let mut s = shared.lock().unwrap();
+            s.chats_at_once += 1;
+            s.most_chats_at_once = s.most_chats_at_once.max(s.chats_at_once);
+            writing.0 = Some(shared.clone());
+        }
         let reply = {
             let mut s = shared.lock().unwrap();
             s.requests.push((path.clone(), req.clone()));
@@ -403,7 +430,13 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
         );
         sock.write_all(head.as_bytes()).await?;
         sock.flush().await?;
-        for c in &reply.chunks {
+        let last = reply.chunks.len().saturating_sub(1);
+        for (i, c) in reply.chunks.iter().enumerate() {
+            if i == last {
+                // done before its last piece is sent: a client that reads the reply to its end
+                // cannot send another request before this one counts as done
+                writing = Writing(None);
+            }
             sock.write_all(format!("{:x}\r\n", c.len()).as_bytes())
                 .await?;
             sock.write_all(c).await?;
@@ -422,6 +455,7 @@ async fn serve(mut sock: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Resu
                 return Ok(());
             }
         }
+        drop(writing);
         sock.write_all(b"0\r\n\r\n").await?;
         sock.flush().await?;
     }

@@ -146,6 +146,8 @@ pub async fn rig(servers: Vec<(&str, ServerConfig)>) -> Rig {
     let store = Store::open(&dir.path().join("db.sqlite3")).await.unwrap();
     // tool definitions pinned in the store, as in the app
     opts.pins = Some(switchboard_engine::mcp::PinBook(Arc::new(store.clone())));
+    // the user's own skills (none unless a test writes some there)
+    opts.skills_dir = Some(dir.path().join("skills"));
     let host = McpHost::new(opts);
     host.start_all(&config).await;
     Rig {

@@ -34,6 +34,12 @@ impl Reply {
         self.end = end;
         self
     }
+
+    /// The same chunks, with `pause` after each.
+    pub fn paused(mut self, pause: Duration) -> Reply {
+        self.pause = pause;
+        self
+    }
 }
 
 pub type Responder = Box<dyn Fn(&Value) -> Reply + Send + Sync>;
