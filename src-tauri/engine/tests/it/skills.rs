@@ -150,13 +150,7 @@ async fn the_model_loads_a_skill_by_its_origin_and_name() {
 
     // offered: the tool, with each skill's origin, name and description
     let first = &r.fake.chat_requests()[0];
-    let load = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "load_skill")
-        .expect("load_skill offered");
-    let description = load["function"]["description"].as_str().unwrap();
+    let description = &load_skill_description(first);
     assert!(
         description.contains("sk/csv-report: Summarise a bank export as a report"),
         "{description}"
@@ -231,6 +225,19 @@ async fn a_model_in_text_mode_loads_a_skill_by_writing_the_call() {
         .contains("Sum the amounts per payee."));
     assert_eq!(conv.messages.last().unwrap().content, "Report made.");
     assert_eq!(reads(&state), ["skill://csv-report/SKILL.md"]);
+}
+
+/// The description of the `load_skill` tool a request offers (it lists the skills on offer).
+fn load_skill_description(request: &serde_json::Value) -> String {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "load_skill")
+        .expect("load_skill offered")["function"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 async fn wait_until(f: impl Fn() -> bool) -> bool {
@@ -474,13 +481,7 @@ async fn a_skill_off_for_a_chat_is_not_offered_and_not_loadable() {
         .conversation_id;
 
     let first = &r.fake.chat_requests()[0];
-    let load = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "load_skill")
-        .expect("load_skill offered");
-    let description = load["function"]["description"].as_str().unwrap();
+    let description = &load_skill_description(first);
     assert!(
         description.contains("local/travel-plan: Plan a trip"),
         "{description}"
@@ -509,13 +510,7 @@ async fn a_skill_off_for_a_chat_is_not_offered_and_not_loadable() {
         .await
         .unwrap();
     let next = &r.fake.chat_requests()[before];
-    let load = next["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "load_skill")
-        .expect("load_skill offered");
-    let description = load["function"]["description"].as_str().unwrap();
+    let description = &load_skill_description(next);
     assert!(description.contains("local/csv-report"), "{description}");
     assert!(!description.contains("travel-plan"), "{description}");
 }
