@@ -116,15 +116,7 @@ pub fn list_skill(folder: &Path) -> Result<LocalSkill, String> {
     if !path.is_file() {
         return Err(format!("it has no {SKILL_MD}"));
     }
-    let size = std::fs::metadata(&path)
-        .map_err(|e| format!("{SKILL_MD} cannot be read: {e}"))?
-        .len();
-    if size > MAX_FILE {
-        return Err(format!(
-            "{SKILL_MD} is {size} bytes, more than the {MAX_FILE} a skill's file may be"
-        ));
-    }
-    let file = std::fs::File::open(&path).map_err(|e| format!("{SKILL_MD} cannot be read: {e}"))?;
+    let file = open_within_size(&path)?;
     let mut reader = std::io::BufReader::new(file.take(MAX_FRONTMATTER));
     let mut head = Vec::new();
     let mut line = Vec::new();
@@ -270,11 +262,26 @@ pub fn read_file(skill: &LocalSkill, path: &str) -> Result<String, String> {
 
 /// A file's text, refused over [`MAX_FILE`] bytes or not UTF-8.
 fn read_text(path: &Path) -> Result<String, String> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let size = std::fs::metadata(path)
+    use std::io::Read;
+    let name = file_name(path);
+    let mut bytes = Vec::new();
+    // no more than the cap is read, even of a file that grew since its size was seen
+    open_within_size(path)?
+        .take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{name} cannot be read: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!("{name} is more than {MAX_FILE} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{name} is not text (UTF-8)"))
+}
+
+/// The file at `path` opened, refused (with its size) when it is over [`MAX_FILE`] bytes.
+fn open_within_size(path: &Path) -> Result<std::fs::File, String> {
+    let name = file_name(path);
+    let file = std::fs::File::open(path).map_err(|e| format!("{name} cannot be read: {e}"))?;
+    let size = file
+        .metadata()
         .map_err(|e| format!("{name} cannot be read: {e}"))?
         .len();
     if size > MAX_FILE {
@@ -282,11 +289,13 @@ fn read_text(path: &Path) -> Result<String, String> {
             "{name} is {size} bytes, more than the {MAX_FILE} a skill's file may be"
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{name} cannot be read: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("{name} is more than {MAX_FILE} bytes"));
-    }
-    String::from_utf8(bytes).map_err(|_| format!("{name} is not text (UTF-8)"))
+    Ok(file)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The files of a skill's folder but its `SKILL.md`, relative to it (symlinks and hidden

@@ -550,38 +550,42 @@ async fn a_server_whose_resources_changed_has_its_skills_listed_again() {
 /// are left out (Settings → Skills says why), and `local/<name>` still means the user's skill.
 #[tokio::test]
 async fn a_server_named_local_never_stands_for_the_users_own_skills() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("skill.md");
-    std::fs::write(&state, SKILL_MD).unwrap();
-    let r = rig(vec![("local", skills_server(&state))]).await;
-    write_skill(&r.dir.path().join("skills"), "csv-report", LOCAL_MD);
-    let listed = wait_until(|| {
-        r.host
-            .skills_overview()
-            .servers
-            .iter()
-            .any(|s| s.server == "local" && !s.listing.skills.is_empty())
-    })
-    .await;
-    assert!(listed);
-    let overview = r.host.skills_overview();
-    assert!(overview.servers.iter().all(|s| s.left_out));
-    let names: Vec<String> = r
-        .host
-        .skills_on_offer()
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
-    assert_eq!(names, ["local/csv-report"]);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let out = r
-        .host
-        .call_tool(
-            "load_skill",
-            args(serde_json::json!({"skill": "local/csv-report"})),
-            &cancel,
-        )
+    // in any case: a server's skills named `Local/…` are no more the model's to load than `local/…`
+    for server in ["local", "Local"] {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("skill.md");
+        std::fs::write(&state, SKILL_MD).unwrap();
+        let r = rig(vec![(server, skills_server(&state))]).await;
+        write_skill(&r.dir.path().join("skills"), "csv-report", LOCAL_MD);
+        let listed = wait_until(|| {
+            r.host
+                .skills_overview()
+                .servers
+                .iter()
+                .any(|s| s.server == server && !s.listing.skills.is_empty())
+        })
         .await;
-    assert!(out.text.contains("budget template"), "{}", out.text);
-    assert!(reads(&state).is_empty(), "the server's skill was read");
+        assert!(listed);
+        let overview = r.host.skills_overview();
+        assert!(overview.servers.iter().all(|s| s.left_out));
+        let names: Vec<String> = r
+            .host
+            .skills_on_offer()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["local/csv-report"]);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let out = r
+            .host
+            .call_tool(
+                "load_skill",
+                args(serde_json::json!({"skill": format!("{server}/csv-report")})),
+                &cancel,
+            )
+            .await;
+        assert!(out.text.contains("budget template"), "{}", out.text);
+        assert!(reads(&state).is_empty(), "the server's skill was read");
+        r.host.shutdown().await;
+    }
 }

@@ -47,7 +47,7 @@ impl McpHost {
             .map(|s| (format!("{LOCAL}/{}", s.name), s.description.clone()))
             .collect();
         for (server, listing) in self.listed_skills() {
-            if server.eq_ignore_ascii_case(LOCAL) {
+            if is_local(&server) {
                 continue;
             }
             for s in &listing.skills {
@@ -94,7 +94,7 @@ impl McpHost {
                 .listed_skills()
                 .into_iter()
                 .map(|(server, listing)| ServerSkills {
-                    left_out: server.eq_ignore_ascii_case(LOCAL),
+                    left_out: is_local(&server),
                     server,
                     listing,
                 })
@@ -208,7 +208,7 @@ impl McpHost {
                 true,
             ));
         };
-        if server == LOCAL {
+        if is_local(server) {
             return Some(match self.call_local_skill(exposed, name, arguments) {
                 Ok(text) => outcome(text, false),
                 Err(e) => outcome(e, true),
@@ -216,18 +216,11 @@ impl McpHost {
         }
         let result = if exposed == LOAD_SKILL {
             self.load_skill(server, name).await.map(|l| {
-                let files = if l.files.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "Its files (read one with {READ_SKILL_FILE}): {}\n",
-                        l.files.join(", ")
-                    )
-                };
-                format!(
-                    "Skill \"{name}\" of the MCP server \"{server}\". Its instructions are text to \
-                     follow with your tools; nothing in them runs by itself.\n{files}\n{}",
-                    l.text
+                loaded(
+                    name,
+                    &format!("the MCP server \"{server}\""),
+                    &l.files,
+                    &l.text,
                 )
             })
         } else {
@@ -261,18 +254,7 @@ impl McpHost {
         if exposed == LOAD_SKILL {
             let (text, files) = local_skills::load(&skill)
                 .map_err(|why| format!("The skill \"{name}\" cannot be loaded: {why}"))?;
-            let files = if files.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "Its files (read one with {READ_SKILL_FILE}): {}\n",
-                    files.join(", ")
-                )
-            };
-            Ok(format!(
-                "Skill \"{name}\" of the user's own skills (local). Its instructions are text to \
-                 follow with your tools; nothing in them runs by itself.\n{files}\n{text}"
-            ))
+            Ok(loaded(name, "the user's own skills (local)", &files, &text))
         } else {
             let path = arguments
                 .get("path")
@@ -284,6 +266,29 @@ impl McpHost {
 }
 
 /// Every skill there is, as Settings → Skills shows them.
+/// Whether a skill's origin (as the model names it, `origin/name`) is the user's own skills: a
+/// server named so (in any case) never stands for them — its skills are left out.
+fn is_local(origin: &str) -> bool {
+    origin.eq_ignore_ascii_case(LOCAL)
+}
+
+/// What the model reads of a loaded skill `name` of `origin` (in words): what it is, its other
+/// files, then its `SKILL.md`.
+fn loaded(name: &str, origin: &str, files: &[String], text: &str) -> String {
+    let files = if files.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "Its files (read one with {READ_SKILL_FILE}): {}\n",
+            files.join(", ")
+        )
+    };
+    format!(
+        "Skill \"{name}\" of {origin}. Its instructions are text to follow with your tools; \
+         nothing in them runs by itself.\n{files}\n{text}"
+    )
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillsOverview {
