@@ -76,7 +76,7 @@ fn tools_call(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(5));
     g.bench_function("through the host", |b| {
         b.to_async(&rt).iter(|| async {
-            let out = host.call_tool("calc0__add", args(), &none).await;
+            let out = host.call_tool("calc0__add", args(), &none, None).await;
             assert_eq!(out.text, "42");
         })
     });

@@ -373,7 +373,7 @@ async fn call_alone(
         }
     });
     let out = host
-        .call_tool_with_events(exposed, args, &CancellationToken::new(), Some(tx))
+        .call_tool(exposed, args, &CancellationToken::new(), Some(tx))
         .await;
     let _ = answers.await;
     out

@@ -123,7 +123,7 @@ impl ToolHost for McpHost {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
-        McpHost::call_tool_with_events(self, name, arguments, cancel, events).await
+        McpHost::call_tool(self, name, arguments, cancel, events).await
     }
     fn route_server_tool(&self, server: &str, tool: &str) -> Option<RoutedTool> {
         McpHost::route_server_tool(self, server, tool)

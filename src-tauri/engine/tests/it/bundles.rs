@@ -44,7 +44,12 @@ fn files_under(dir: &Path) -> Vec<String> {
 async fn call(rt: &Runtime, tool: &str, args: Value) -> String {
     let out = rt
         .host
-        .call_tool(tool, args.as_object().unwrap().clone(), &Default::default())
+        .call_tool(
+            tool,
+            args.as_object().unwrap().clone(),
+            &Default::default(),
+            None,
+        )
         .await;
     assert!(!out.is_error, "{out:?}");
     out.text

@@ -54,6 +54,7 @@ async fn prompts_and_resources_come_from_every_page_and_refresh_on_list_changed(
         "dynamic__grow",
         Default::default(),
         &CancellationToken::new(),
+        None,
     )
     .await;
     let t = std::time::Instant::now();
@@ -163,7 +164,7 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
 
     let none = CancellationToken::new();
     let grown = host
-        .call_tool("dynamic__grow", Default::default(), &none)
+        .call_tool("dynamic__grow", Default::default(), &none, None)
         .await;
     assert_eq!(grown.text, "now 6 tools");
     let t = std::time::Instant::now();
@@ -177,7 +178,7 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
     }
 
     let hung = host
-        .call_tool("dynamic__hang", Default::default(), &none)
+        .call_tool("dynamic__hang", Default::default(), &none, None)
         .await;
     assert!(hung.is_error);
     assert!(
@@ -187,7 +188,7 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
     );
     // the server is still usable after a timed-out call
     let ok = host
-        .call_tool("dynamic__t1", Default::default(), &none)
+        .call_tool("dynamic__t1", Default::default(), &none, None)
         .await;
     assert_eq!((ok.text.as_str(), ok.is_error), ("t1", false));
 
@@ -199,7 +200,7 @@ async fn tools_come_from_every_page_refresh_on_list_changed_and_calls_time_out()
         c.cancel();
     });
     let cancelled = host
-        .call_tool("dynamic__hang", Default::default(), &cancel)
+        .call_tool("dynamic__hang", Default::default(), &cancel, None)
         .await;
     assert!(
         cancelled.is_error && cancelled.text.contains("cancelled"),
@@ -290,6 +291,7 @@ async fn app_pages_are_read_and_app_only_tools_are_not_the_models() {
             "system-monitor__poll-system-stats",
             Default::default(),
             &CancellationToken::new(),
+            None,
         )
         .await;
     assert!(

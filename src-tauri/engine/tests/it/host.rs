@@ -323,6 +323,7 @@ async fn both_protocol_eras_discover_with_fallback_to_initialize() {
                 "dual__add",
                 json!({"a": 2, "b": 40}).as_object().unwrap().clone(),
                 &CancellationToken::new(),
+                None,
             )
             .await;
         assert_eq!((added.text.as_str(), added.is_error), ("42.0", false));
@@ -335,6 +336,7 @@ async fn both_protocol_eras_discover_with_fallback_to_initialize() {
                     .unwrap()
                     .clone(),
                 &none,
+                None,
             )
             .await;
         assert!(!now.is_error, "{}", now.text);
@@ -350,6 +352,7 @@ async fn both_protocol_eras_discover_with_fallback_to_initialize() {
                     .unwrap()
                     .clone(),
                 &none,
+                None,
             )
             .await;
         assert!(bad.is_error, "{}", bad.text);
@@ -358,6 +361,7 @@ async fn both_protocol_eras_discover_with_fallback_to_initialize() {
                 "everything__get-sum",
                 json!({"a": 2, "b": 40}).as_object().unwrap().clone(),
                 &none,
+                None,
             )
             .await;
         assert!(sum.text.contains("42"), "{}", sum.text);
@@ -383,7 +387,7 @@ async fn a_crashed_server_is_restarted_with_backoff_and_given_up_on_when_it_keep
 
     // crash it mid-call: it is marked failed, says it will restart, and comes back
     let out = host
-        .call_tool("crashy__crash", Default::default(), &none)
+        .call_tool("crashy__crash", Default::default(), &none, None)
         .await;
     assert!(out.is_error);
     let failed = wait_for_status(&host, "crashy", |s| s.status == ServerStatus::Failed).await;
@@ -398,7 +402,7 @@ async fn a_crashed_server_is_restarted_with_backoff_and_given_up_on_when_it_keep
     let back = wait_for_status(&host, "crashy", |s| s.status == ServerStatus::Running).await;
     assert_eq!(back.restarts, 1);
     assert_eq!(
-        host.call_tool("crashy__ok", Default::default(), &none)
+        host.call_tool("crashy__ok", Default::default(), &none, None)
             .await
             .text,
         "fine"
@@ -515,7 +519,7 @@ async fn a_servers_log_level_is_set_and_its_log_messages_are_kept() {
     let t = std::time::Instant::now();
     // logging/setLevel is sent right after start
     while host
-        .call_tool("dynamic__level", Default::default(), &none)
+        .call_tool("dynamic__level", Default::default(), &none, None)
         .await
         .text
         != "debug"
@@ -524,7 +528,7 @@ async fn a_servers_log_level_is_set_and_its_log_messages_are_kept() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(
-        host.call_tool("dynamic__log", Default::default(), &none)
+        host.call_tool("dynamic__log", Default::default(), &none, None)
             .await
             .text,
         "logged"
@@ -553,7 +557,12 @@ async fn roots_are_offered_and_a_change_is_announced() {
     let t = std::time::Instant::now();
     let listed = loop {
         let out = host
-            .call_tool("everything__get-roots-list", Default::default(), &none)
+            .call_tool(
+                "everything__get-roots-list",
+                Default::default(),
+                &none,
+                None,
+            )
             .await;
         if out.text.contains("alpha") || t.elapsed() > crate::support::READY {
             break out;
@@ -569,7 +578,12 @@ async fn roots_are_offered_and_a_change_is_announced() {
     let t = std::time::Instant::now();
     loop {
         let out = host
-            .call_tool("everything__get-roots-list", Default::default(), &none)
+            .call_tool(
+                "everything__get-roots-list",
+                Default::default(),
+                &none,
+                None,
+            )
             .await;
         if out.text.contains("beta%20dir") {
             break;

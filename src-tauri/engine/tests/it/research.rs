@@ -47,7 +47,7 @@ async fn call(host: &McpHost, exposed: &str, args: Value) -> ToolOutcome {
     let Value::Object(args) = args else {
         panic!("arguments are an object")
     };
-    host.call_tool(exposed, args, &CancellationToken::new())
+    host.call_tool(exposed, args, &CancellationToken::new(), None)
         .await
 }
 

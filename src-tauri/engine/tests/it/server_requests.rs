@@ -392,7 +392,7 @@ async fn progress_restarts_a_calls_timeout_and_a_silent_call_times_out() {
                 progress
             });
             let out = host
-                .call_tool_with_events(
+                .call_tool(
                     "everything__trigger-long-running-operation",
                     json!({"duration": duration, "steps": steps})
                         .as_object()

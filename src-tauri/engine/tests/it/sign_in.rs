@@ -52,6 +52,7 @@ async fn a_server_waits_for_its_sign_in_runs_after_it_and_its_deletion_forgets_i
             "notes__greet",
             json!({"name": "Ada"}).as_object().unwrap().clone(),
             &Default::default(),
+            None,
         )
         .await;
     assert_eq!(out.text, "Hello, Ada!", "{out:?}");
@@ -121,8 +122,13 @@ async fn expired_tokens_are_refreshed_kept_across_runs_and_revoked_on_sign_out()
     let whoami = |rt: &Runtime| {
         let host = rt.host.clone();
         async move {
-            host.call_tool("notes__whoami", Default::default(), &Default::default())
-                .await
+            host.call_tool(
+                "notes__whoami",
+                Default::default(),
+                &Default::default(),
+                None,
+            )
+            .await
         }
     };
 
@@ -191,8 +197,13 @@ async fn an_sse_server_signs_in_refreshes_and_asks_again_when_its_tokens_are_gon
     let whoami = || {
         let host = rt.host.clone();
         async move {
-            host.call_tool("notes__whoami", Default::default(), &Default::default())
-                .await
+            host.call_tool(
+                "notes__whoami",
+                Default::default(),
+                &Default::default(),
+                None,
+            )
+            .await
         }
     };
     assert_eq!(whoami().await.text, "signed in");

@@ -331,6 +331,7 @@ async fn the_users_own_skills_are_checked_and_read_only_inside_their_folder() {
             "load_skill",
             args(serde_json::json!({"skill": "local/csv-report"})),
             &cancel,
+            None,
         )
         .await;
     assert!(!loaded.is_error, "{}", loaded.text);
@@ -355,6 +356,7 @@ async fn the_users_own_skills_are_checked_and_read_only_inside_their_folder() {
                 "read_skill_file",
                 args(serde_json::json!({"skill": "local/csv-report", "path": path})),
                 &cancel,
+                None,
             )
             .await
         }
@@ -385,6 +387,7 @@ async fn the_users_own_skills_are_checked_and_read_only_inside_their_folder() {
             "load_skill",
             args(serde_json::json!({"skill": "local/bad-yaml"})),
             &cancel,
+            None,
         )
         .await;
     assert!(
@@ -424,6 +427,7 @@ async fn a_local_and_a_server_skill_of_the_same_name_are_both_offered_under_thei
             "load_skill",
             args(serde_json::json!({"skill": "local/csv-report"})),
             &cancel,
+            None,
         )
         .await;
     assert!(local.text.contains("budget template"), "{}", local.text);
@@ -434,6 +438,7 @@ async fn a_local_and_a_server_skill_of_the_same_name_are_both_offered_under_thei
             "load_skill",
             args(serde_json::json!({"skill": "sk/csv-report"})),
             &cancel,
+            None,
         )
         .await;
     assert!(
@@ -582,6 +587,7 @@ async fn a_server_named_local_never_stands_for_the_users_own_skills() {
                 "load_skill",
                 args(serde_json::json!({"skill": format!("{server}/csv-report")})),
                 &cancel,
+                None,
             )
             .await;
         assert!(out.text.contains("budget template"), "{}", out.text);

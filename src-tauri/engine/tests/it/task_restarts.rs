@@ -324,6 +324,7 @@ async fn a_task_whose_session_the_server_ended_says_so_and_offers_nothing() {
                 .unwrap()
                 .clone(),
             &Default::default(),
+            None,
         )
         .await;
     assert!(out.text.contains("still here"), "{out:?}");

@@ -54,7 +54,7 @@ pub(crate) async fn call_collecting(
         }
         (states, asked)
     };
-    let call = host.call_tool_with_events(tool, args(arguments), cancel, Some(tx));
+    let call = host.call_tool(tool, args(arguments), cancel, Some(tx));
     let (outcome, (states, asked)) = tokio::join!(call, during);
     (outcome, states, asked)
 }
@@ -65,7 +65,7 @@ pub(crate) async fn call_collecting(
 pub(crate) async fn stop_a_task(host: &McpHost, tool: &str, arguments: Value) -> Vec<TaskState> {
     let stop = CancellationToken::new();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = host.call_tool_with_events(tool, args(arguments), &stop, Some(tx));
+    let call = host.call_tool(tool, args(arguments), &stop, Some(tx));
     let stop_at_first_state = async {
         let mut states = Vec::new();
         while let Some(ev) = rx.recv().await {
@@ -412,7 +412,7 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
     let host = tasks_host(port).await;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let stop = CancellationToken::new();
-    let call = host.call_tool_with_events(
+    let call = host.call_tool(
         "tasks__slow_sum",
         args(json!({"a": 1, "b": 2, "seconds": 60})),
         &stop,

@@ -176,6 +176,7 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
                 &format!("{server}__get-tiny-image"),
                 Default::default(),
                 &none,
+                None,
             )
             .await;
         let blocks = image.raw.as_ref().unwrap()["content"]
@@ -196,6 +197,7 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
                     &format!("{server}__get-roots-list"),
                     Default::default(),
                     &none,
+                    None,
                 )
                 .await;
             if roots.text.contains(&roots_dir.path().display().to_string()) {
@@ -224,6 +226,7 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
                     .unwrap()
                     .clone(),
                 &cancel,
+                None,
             )
             .await;
         assert!(
@@ -463,6 +466,7 @@ async fn a_streamable_http_answer_over_the_cap_is_refused_with_a_clear_error() {
                 &format!("huge__{tool}"),
                 Map::new(),
                 &CancellationToken::new(),
+                None,
             )
             .await;
         assert!(out.is_error, "{tool}: {out:?}");
@@ -470,7 +474,7 @@ async fn a_streamable_http_answer_over_the_cap_is_refused_with_a_clear_error() {
     }
     let out = r
         .host
-        .call_tool("huge__small", Map::new(), &CancellationToken::new())
+        .call_tool("huge__small", Map::new(), &CancellationToken::new(), None)
         .await;
     assert_eq!((out.is_error, out.text.as_str()), (false, "small and fine"));
     assert_eq!(r.status("huge").restarts, 0, "the session went on");
@@ -488,14 +492,19 @@ async fn a_streamable_http_answer_over_the_cap_is_refused_with_a_clear_error() {
     );
     host.start_all(&config).await;
     let out = host
-        .call_tool("huge__huge_stream", Map::new(), &CancellationToken::new())
+        .call_tool(
+            "huge__huge_stream",
+            Map::new(),
+            &CancellationToken::new(),
+            None,
+        )
         .await;
     assert!(
         out.is_error && out.text.contains("over the 1 MB"),
         "{out:?}"
     );
     let out = host
-        .call_tool("huge__small", Map::new(), &CancellationToken::new())
+        .call_tool("huge__small", Map::new(), &CancellationToken::new(), None)
         .await;
     assert!(!out.is_error, "{out:?}");
     host.shutdown().await;

@@ -72,22 +72,11 @@ impl McpHost {
         Ok((slot, session))
     }
 
-    /// Calls a tool by its exposed name. Every failure becomes an error outcome for the model.
+    /// Calls a tool by its exposed name (the model's call), reporting what happens during the call
+    /// (progress, and the server's questions, which wait for their reply) to `events`. The call's
+    /// timeout starts again at each progress; cancelling sends `notifications/cancelled` and ignores
+    /// whatever comes after. Every failure becomes an error outcome for the model.
     pub async fn call_tool(
-        &self,
-        exposed: &str,
-        arguments: Map<String, Value>,
-        cancel: &CancellationToken,
-    ) -> ToolOutcome {
-        self.call_tool_with_events(exposed, arguments, cancel, None)
-            .await
-    }
-
-    /// [`McpHost::call_tool`], reporting what happens during the call (progress, and the
-    /// server's questions, which wait for their reply) to `events`. The call's timeout starts
-    /// again at each progress; cancelling sends `notifications/cancelled` and ignores whatever
-    /// comes after.
-    pub async fn call_tool_with_events(
         &self,
         exposed: &str,
         arguments: Map<String, Value>,
@@ -116,7 +105,7 @@ impl McpHost {
     }
 
     /// Calls `tool` of `server` by its own name (an app's call: apps name their server's tools as
-    /// the server does); otherwise as [`McpHost::call_tool_with_events`].
+    /// the server does, and the model's call once routed); otherwise as [`McpHost::call_tool`].
     pub async fn call_server_tool(
         &self,
         server: &str,
@@ -125,29 +114,22 @@ impl McpHost {
         cancel: &CancellationToken,
         events: Option<mpsc::UnboundedSender<CallEvent>>,
     ) -> ToolOutcome {
-        self.call_round(server, tool, arguments, cancel, events, None)
-            .await
-    }
-
-    /// One round of a call: the first, or a retry carrying the answers to what the server asked
-    /// (2026-07-28 multi round-trip requests: `input_required`), or after a new sign-in.
-    async fn call_round(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Map<String, Value>,
-        cancel: &CancellationToken,
-        events: Option<mpsc::UnboundedSender<CallEvent>>,
-        retry: Option<Retry>,
-    ) -> ToolOutcome {
         let call = Call {
             server,
             tool,
             arguments,
             cancel,
             events,
-            round: retry.as_ref().map_or(0, |r| r.round),
+            round: 0,
         };
+        self.call_round(call, None).await
+    }
+
+    /// One round of a call: the first, or a retry carrying the answers to what the server asked
+    /// (2026-07-28 multi round-trip requests: `input_required`), or after a new sign-in.
+    async fn call_round(&self, mut call: Call<'_>, retry: Option<Retry>) -> ToolOutcome {
+        call.round = retry.as_ref().map_or(0, |r| r.round);
+        let server = call.server;
         let (slot, session) = match self.running_session(server) {
             Ok(v) => v,
             Err(why) => return call.failed(why),
@@ -279,15 +261,7 @@ impl McpHost {
 
     /// The same call made again: its next round (`retry`), or from its first.
     async fn call_again(&self, call: Call<'_>, retry: Option<Retry>) -> ToolOutcome {
-        Box::pin(self.call_round(
-            call.server,
-            call.tool,
-            call.arguments,
-            call.cancel,
-            call.events,
-            retry,
-        ))
-        .await
+        Box::pin(self.call_round(call, retry)).await
     }
 
     /// Signs in again after the server's challenge, then makes the call once more from its first

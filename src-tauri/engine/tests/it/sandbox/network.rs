@@ -40,7 +40,12 @@ async fn page(body: &'static str) -> u16 {
 async fn call(rt: &Runtime, tool: &str, args: Value) -> switchboard_engine::mcp::ToolOutcome {
     let Value::Object(args) = args else { panic!() };
     rt.host
-        .call_tool(&format!("web__{tool}"), args, &CancellationToken::new())
+        .call_tool(
+            &format!("web__{tool}"),
+            args,
+            &CancellationToken::new(),
+            None,
+        )
         .await
 }
 

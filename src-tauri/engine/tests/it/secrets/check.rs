@@ -138,6 +138,7 @@ pub(super) async fn call(rt: &Runtime, server: &str, tool: &str, args: Value) ->
             &exposed,
             args.as_object().unwrap().clone(),
             &CancellationToken::new(),
+            None,
         )
         .await;
     assert!(!out.is_error, "{server}__{tool}: {}", out.text);

@@ -60,7 +60,12 @@ async fn in_a_keyring_session() {
     rt.host.sign_in("notes", &FollowRedirects).await.unwrap();
     let out = rt
         .host
-        .call_tool("notes__whoami", Default::default(), &Default::default())
+        .call_tool(
+            "notes__whoami",
+            Default::default(),
+            &Default::default(),
+            None,
+        )
         .await;
     assert_eq!(out.text, "signed in", "{out:?}");
 
