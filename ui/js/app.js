@@ -1,9 +1,12 @@
-// The controller: wires the views to the IPC module and keeps the app's little state.
+// The composition root: makes the views and the controllers (controllers/: the conversations,
+// the turn runner, MCP Apps, the catalog, tasks followed outside a turn), wires them to each other
+// and to the IPC module, and keeps the window's little state.
 import * as ipc from './ipc.js';
 import { $, el } from './dom.js';
-import { AppHost } from './views/app-host.js';
+import { AppHost } from './controllers/app-host.js';
+import { Conversations } from './controllers/conversations.js';
+import { Turns } from './controllers/turns.js';
 import { ChatView } from './views/chat.js';
-import { Sidebar } from './views/sidebar.js';
 import { SettingsView } from './views/settings.js';
 import { summarize, ServersView } from './views/servers.js';
 import { ImportExportView } from './views/import.js';
@@ -20,12 +23,11 @@ import { showAttached } from './views/context-meter.js';
 import { FileAttachments, ImageViewer } from './views/attach.js';
 import { LinkConfirm, linkOpener } from './views/links.js';
 import { SignInNotes } from './views/sign-in-note.js';
-import { TaskFollower } from './views/task-follower.js';
-import { wireCatalog } from './views/catalog-wiring.js';
+import { TaskFollower } from './controllers/task-follower.js';
+import { wireCatalog } from './controllers/catalog-wiring.js';
 import { WindowKeeper, reopenLast } from './views/window-state.js';
 import { Drafts } from './views/drafts.js';
-import { installShortcuts, ShortcutSheet, stepIn } from './views/shortcuts.js';
-import { turnEvents as makeTurnEvents, unknownEvent } from './turn-events.js';
+import { installShortcuts, ShortcutSheet } from './views/shortcuts.js';
 import { Notifications, wireNotifySettings } from './views/notifications.js';
 
 /**
@@ -63,22 +65,22 @@ const chat = new ChatView($('#messages'), {
   onLink: (href, words) => openLink(href, words),
   onExample: (text) => { $('#input').value = text; autosize(); drafts?.changed(); $('#input').focus(); },
   onCancelCall: (id) => ipc.cancelToolCall(id).catch(() => {}),
-  onLateResult: (id) => sendLateResult(id),
+  onLateResult: (id) => turns.sendLateResult(id),
   // an app is shown only for a tool as the user accepted it (the engine refuses the others too)
   hasApp: (server, tool) => {
     const t = state.servers?.find((s) => s.name === server)?.tools?.find((x) => x.name === tool);
     return Boolean(t?.ui?.resourceUri && !t.changed);
   },
   onOpenApp: (callId, box, onEnded) => apps.open(callId, box, onEnded),
-  onEdit: (id, text) => sendEdit(id, text),
-  onRegenerate: (userMessageId) => regenerate(userMessageId),
-  onBranch: (id, step) => switchBranch(id, step),
-  onResume: (how) => resume(how),
+  onEdit: (id, text) => turns.sendEdit(id, text),
+  onRegenerate: (userMessageId) => turns.regenerate(userMessageId),
+  onBranch: (id, step) => conversations.switchBranch(id, step),
+  onResume: (how) => turns.resume(how),
   onChatSettings: () => $('#chat-settings-button').click(),
-  onShowEarlier: () => showEarlier(),
+  onShowEarlier: () => conversations.showEarlier(),
   onAllowNetwork: (server, host) => ipc.allowServerNetwork(server, host).then(() => reloadServerConfig()),
   onEditSummary: (id, text) => ipc.editSummary(id, text),
-  onContextPolicy: (policy) => chooseContextPolicy(policy),
+  onContextPolicy: (policy) => turns.chooseContextPolicy(policy),
   onPin: (id, pinned) => ipc.setMessagePinned(id, pinned),
 });
 const composer = new ComposerView(
@@ -107,66 +109,23 @@ const toolsPicker = new ToolsPicker($('#tools-button'), $('#tools-panel'), async
     showBanner('Could not save the tool choice.', err?.message ?? String(err));
   }
 });
-const sidebar = new Sidebar($('#conversation-list'), $('#search'), {
-  onOpen: (id, messageId) => openConversation(id, messageId),
-  onSearch: (q) => ipc.searchConversations(q),
-  onRename: async (id, title) => {
-    await library(() => ipc.renameConversation(id, title));
-    if (id === state.conversationId) $('#chat-title').textContent = title;
-  },
-  onPin: (id, pinned) => library(() => ipc.setConversationPinned(id, pinned)),
-  onDuplicate: async (id) => {
-    const copy = await library(() => ipc.duplicateConversation(id));
-    if (copy) openConversation(copy);
-  },
-  onExport: (id, format) => exportConversation(id, format),
-  onDelete: async (id) => {
-    await library(() => ipc.deleteConversation(id));
-    if (id === state.conversationId) newChat();
-  },
-  onUndo: (id) => library(() => ipc.restoreConversation(id)),
-});
+
 
 // The window's own state (views/window-state.js): theme, sidebar width, the open conversation,
 // hints; drafts per conversation (views/drafts.js, made once the state is read).
 const keeper = new WindowKeeper({ load: ipc.windowState, change: ipc.changeWindowState });
+let drafts = null;
+// the conversations (controllers/conversations.js): the open one, the library and its list
+const conversations = new Conversations(state, {
+  chat, toolsPicker, models, keeper, drafts: () => drafts, askWaiting: () => taskFollower.askWaiting(),
+  showBanner, toast,
+});
 // desktop notifications while the window is away (the app checks focus and the user's switches)
 const notifications = new Notifications({ notify: ipc.notify, watchClicks: ipc.watchNotificationClicks }, {
   title: (id) => (id === state.conversationId ? $('#chat-title').textContent
     : document.querySelector(`.conv[data-id="${id}"] .conv-name`)?.textContent) || 'a chat',
-  openConversation: (id) => openConversation(id),
+  openConversation: (id) => conversations.open(id),
 });
-let drafts = null;
-
-/** Runs a change to the library, then shows the list again; problems go to the banner. */
-async function library(change) {
-  try {
-    return await change();
-  } catch (err) {
-    showBanner('That did not work.', err?.message ?? String(err));
-    return null;
-  } finally {
-    refreshConversations();
-  }
-}
-
-async function exportConversation(id, format) {
-  try {
-    const path = await ipc.exportConversation(id, format);
-    if (path) toast(`Exported to ${path}`);
-  } catch (err) {
-    showBanner('Could not export the conversation.', err?.message ?? String(err));
-  }
-}
-
-async function importConversation() {
-  try {
-    const id = await ipc.importConversation();
-    if (id) { await refreshConversations(); openConversation(id); }
-  } catch (err) {
-    showBanner('Could not import the conversation.', err?.message ?? String(err));
-  }
-}
 
 // ---------- links ----------
 // a link from a reply, a tool result or an app opens once the user has seen where it goes
@@ -230,235 +189,23 @@ async function refreshModels() {
   models.render(groups, (await currentSettings().catch(() => null))?.model);
 }
 
-// ---------- conversations ----------
-async function refreshConversations() {
-  try {
-    sidebar.render(await ipc.listConversations());
-    sidebar.setActive(state.conversationId);
-  } catch (err) {
-    showBanner('Could not read saved conversations.', err?.message ?? String(err));
-  }
-}
-
-/** Opens a conversation; with `messageId` (a search hit), shows that message's branch and scrolls to it. */
-async function openConversation(id, messageId = null) {
-  if (state.turnId) return; // finish or stop the running turn first
-  if (document.body.classList.contains('library')) showLibrary(false);
-  try {
-    const view = messageId ? await ipc.showBranch(id, messageId, 0) : await ipc.loadConversation(id);
-    showConversation(view);
-    if (messageId) chat.reveal(messageId);
-    else $('#input').focus();
-  } catch (err) {
-    showBanner('Could not open the conversation.', err?.message ?? String(err));
-  }
-}
-
-function showConversation(view) {
-  $('#context-meter').hidden = true;
-  state.conversationId = view.summary.id;
-  state.conversationSettings = view.settings;
-  $('#chat-title').textContent = view.summary.title;
-  chat.renderConversation(view);
-  taskFollower.askWaiting();
-  toolsPicker.setChoice(view.toolChoice);
-  state.pendingToolChoice = null;
-  sidebar.setActive(view.summary.id);
-  models.pick(view.settings?.provider ?? null, view.summary.model);
-  if (drafts && drafts.key !== String(view.summary.id)) drafts.show(view.summary.id);
-  keeper.rememberOpen(view.summary.id, $('#messages'));
-}
-
-function newChat() {
-  if (state.turnId) return;
-  $('#context-meter').hidden = true;
-  state.conversationId = null;
-  state.conversationSettings = null;
-  state.pendingChatSettings = null;
-  state.pendingToolChoice = null;
-  toolsPicker.setChoice(null);
-  $('#chat-title').textContent = 'New chat';
-  sidebar.setActive(null);
-  showEmptyChat();
-  drafts?.show(null);
-  keeper.rememberOpen(null, $('#messages'));
-  $('#input').focus();
-}
-
-/** The empty chat, with the first run's hint until it is dismissed. */
-function showEmptyChat() {
-  const hint = keeper.state && !keeper.state.firstRunDone
-    ? keeper.hint('first-run', el('span', {}, 'New here? Pick a model at the top, then ask away. ',
-      el('kbd', {}, '?'), ' lists the keyboard shortcuts.'))
-    : null;
-  hint?.querySelector('.hint-close')?.addEventListener('click', () => keeper.change({ firstRunDone: true }));
-  chat.showEmpty(runningServers(), hint);
-}
-
-function runningServers() {
-  return state.servers.filter((s) => s.status === 'running');
-}
-
-// ---------- sending ----------
-function setBusy(busy) {
-  chat.busy = busy;
-  $('#send').hidden = busy;
-  $('#stop').hidden = !busy;
-  $('#new-chat').disabled = busy;
-  document.body.classList.toggle('busy', busy);
-}
-
-/** The model picked in the header and its provider. */
-const currentModel = () => models.current();
-
-async function send() {
-  const input = $('#input');
-  const text = input.value.trim();
-  if (state.turnId || (!text && files.isEmpty())) return;
-  if (files.busy()) { toast('The files are still being read.'); return; }
-  const blocked = files.blocked();
-  if (blocked) { toast(blocked); return; }
-  const attachments = composer.attachments();
-  const [images, documents] = [files.images(), files.documents()];
-  const shown = [...attachments, ...documents.map(({ name, mime, text: t }) => ({ name, type: mime, text: t }))];
-  input.value = '';
-  autosize();
-  drafts?.sent();
-  if (keeper.state && !keeper.state.firstRunDone) keeper.change({ firstRunDone: true });
-  const ok = await runTurn({ text, attachments, images, documents }, { text, attachments: shown, images: files.shownImages() });
-  // nothing was saved: give the text back (attachments stay), and keep it as the draft again
-  if (!ok) { input.value = text; autosize(); drafts?.changed(); }
-}
-
-/** Edit: your message `id` becomes `text`, as a new branch; the rest is answered again. */
-async function sendEdit(id, text) {
-  chat.truncateFrom(id);
-  await runTurn({ text, editOf: id }, { text, attachments: [] });
-  await reopen();
-}
-
-/** Regenerate: a new reply to your message `userMessageId`, as a new branch. */
-async function regenerate(userMessageId) {
-  chat.removeAfter(userMessageId);
-  await runTurn({ regenerate: userMessageId }, null);
-  await reopen();
-}
-
-/** After the tool-round limit: `continue` or `wrapUp`. */
-async function resume(how) {
-  chat.clearResume();
-  await runTurn({ resume: how }, null);
-}
-
-/** Shows a sibling version of a message (the ‹ n/m › switcher). */
-async function switchBranch(messageId, step) {
-  if (state.turnId || !state.conversationId) return;
-  try {
-    const view = await ipc.showBranch(state.conversationId, messageId, step);
-    showConversation(view);
-    chat.reveal(messageId);
-  } catch (err) {
-    showBanner('Could not show that version.', err?.message ?? String(err));
-  }
-}
-
-/** The whole of a long conversation, from its start. */
-async function showEarlier() {
-  const id = state.conversationId;
-  try {
-    const view = await ipc.loadConversation(id, true);
-    if (state.conversationId !== id) return;
-    chat.renderConversation(view);
-    $('#messages').scrollTop = 0;
-  } catch (err) {
-    showBanner('Could not show the earlier messages.', err?.message ?? String(err));
-  }
-}
-
-async function reopen() {
-  if (state.conversationId && !state.turnId) {
-    const keep = $('#messages').scrollTop;
-    try { showConversation(await ipc.loadConversation(state.conversationId)); } catch { /* shown as it is */ }
-    $('#messages').scrollTop = keep;
-    chat.scrollToEnd(true);
-  }
-}
-
-/**
- * Runs one turn and shows it as it happens. `request` adds to the send request (text, editOf,
- * regenerate, resume, attachments); `shown` is the user message to show when one is added.
- * Resolves false when nothing was saved (the caller gives the text back).
- */
-async function runTurn(request, shown) {
-  if (state.turnId) return true;
-  const { model, provider } = currentModel();
-  if (!model) {
-    explainLlmError({ kind: 'unreachable' });
-    return false;
-  }
-  const turnId = crypto.randomUUID();
-  state.turnId = turnId;
-  setBusy(true);
-  chat.clearResume();
-  const turn = { started: false, failed: false, stopped: false, limit: false, shown, conversationId: null };
-  const onEvent = (ev) => (turnEvents[ev.type] ?? unknownEvent)(ev, turn);
-  try {
-    const toolChoice = state.conversationId ? null : state.pendingToolChoice;
-    const chatSettings = state.conversationId ? null : (state.pendingChatSettings ?? null);
-    await ipc.sendMessage({
-      turnId, conversationId: state.conversationId, model, provider, toolChoice, chatSettings,
-      text: request.text ?? '', attachments: request.attachments ?? [],
-      images: request.images ?? [], documents: request.documents ?? [],
-      editOf: request.editOf ?? null, regenerate: request.regenerate ?? null, resume: request.resume ?? null,
-      lateResult: request.lateResult ?? null, contextPolicy: request.contextPolicy ?? null,
-    }, onEvent);
-    if (!turn.failed) hideBanner();
-  } catch (err) {
-    turn.failed = true;
-    chat.addError(err?.message ?? String(err));
-  } finally {
-    if (turn.started) notifications.turnFinished(turn.conversationId, turn.stopped, turn.failed);
-    state.turnId = null;
-    setBusy(false);
-    refreshConversations();
-    $('#input').focus();
-  }
-  if (!turn.limit) chat.clearResume();
-  return turn.started;
-}
-
-// what each event of a turn does (turn-events.js)
-const turnEvents = makeTurnEvents({
-  state, chat, composer, files, toolsPicker, notifications, signInNotes, keeper,
-  drafts: () => drafts, refreshConversations, explainLlmError, onSummarised,
+// ---------- turns (controllers/turns.js) ----------
+const turns = new Turns(state, {
+  chat, composer, files, models, toolsPicker, notifications, signInNotes, keeper, conversations,
+  drafts: () => drafts, autosize, toast, explainLlmError, hideBanner, onSummarised,
 });
-
-/** Sends the model the result of a task that ended after its turn (one click on its card). */
-async function sendLateResult(callId) {
-  if (state.turnId) throw new Error('Wait until the reply in progress has finished.');
-  await runTurn({ lateResult: callId }, null);
-  // the message that carried the result is shown as stored
-  await reopen();
-}
 
 // Calls followed outside a turn (tasks still running on their servers when the app last ended).
 const taskFollower = new TaskFollower(chat, {
   openConversationId: () => state.conversationId,
-  sendLateResult: (callId) => sendLateResult(callId),
-  openConversation: (id) => openConversation(id),
+  sendLateResult: (callId) => turns.sendLateResult(callId),
+  openConversation: (id) => conversations.open(id),
 });
 
 /** A summary of older turns was written (in the turn, or in the background after one). */
 function onSummarised(ev) {
   chat.compacting(false);
   if (ev.conversationId === state.conversationId) chat.showSummary(ev.summary);
-}
-
-/** The chat's policy was to ask when it outgrew the context: the user chose; the turn goes on so. */
-async function chooseContextPolicy(policy) {
-  if (!state.conversationId || state.turnId) return;
-  chat.clearResume();
-  await runTurn({ resume: 'continue', contextPolicy: policy }, null);
 }
 
 /** Tasks followed outside a turn: to their cards; a notification when one asks or its result waits. */
@@ -469,10 +216,6 @@ function onTaskEvent(ev) {
   if (ev.type === 'elicitationRequested' || ev.type === 'samplingRequested') {
     notifications.serverQuestion(taskFollower.chats.get(ev.callId) ?? null, ev.elicitation?.server ?? ev.request?.server);
   }
-}
-
-async function stop() {
-  if (state.turnId) await ipc.stopTurn(state.turnId);
 }
 
 // ---------- settings and servers ----------
@@ -491,11 +234,11 @@ async function openSettings() {
 function showServers(servers) {
   state.servers = servers;
   const { text, level } = summarize(servers);
-  toolsPicker.setServers(runningServers());
+  toolsPicker.setServers(conversations.runningServers());
   $('#servers-summary').textContent = text;
   $('#servers-dot').className = `dot ${level}`;
   serversView.update(servers, state.info?.mcpConfigError);
-  if (chat.isEmpty() && !state.conversationId) showEmptyChat();
+  if (chat.isEmpty() && !state.conversationId) conversations.showEmpty();
   signInNotes.update(servers);
   notifications.servers(servers);
 }
@@ -507,11 +250,11 @@ function autosize() {
 }
 
 // ---------- wiring ----------
-$('#composer').addEventListener('submit', (e) => { e.preventDefault(); send(); });
+$('#composer').addEventListener('submit', (e) => { e.preventDefault(); turns.send(); });
 $('#input').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
-    send();
+    turns.send();
   }
   // Up in an empty message box edits your last message (Alt+Up is the previous conversation)
   if (e.key === 'ArrowUp' && !e.altKey && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.target.value && !state.turnId) {
@@ -519,16 +262,8 @@ $('#input').addEventListener('keydown', (e) => {
     if (last !== null) { e.preventDefault(); chat.startEdit(last); }
   }
 });
-$('#import-conversation').addEventListener('click', importConversation);
-// the browser screen: the library at full width (Esc or opening a chat goes back)
-function showLibrary(on) {
-  document.body.classList.toggle('library', on);
-  $('#library-toggle').setAttribute('aria-pressed', String(on));
-  $('#library-toggle').title = on ? 'Back to the chat' : 'Browse all conversations';
-  sidebar.paint();
-  if (on) sidebar.focusSearch();
-}
-$('#library-toggle').addEventListener('click', () => showLibrary(!document.body.classList.contains('library')));
+$('#import-conversation').addEventListener('click', () => conversations.import());
+$('#library-toggle').addEventListener('click', () => conversations.showLibrary(!document.body.classList.contains('library')));
 
 // ---------- models, debug, this chat's settings ----------
 const modelsView = new ModelsView($('#models-dialog'), {
@@ -581,8 +316,8 @@ $('#chat-settings-button').addEventListener('click', async () => chatSettings.op
   state.conversationId ? state.conversationSettings : state.pendingChatSettings,
   await ipc.listSkills().catch(() => null)));
 $('#input').addEventListener('input', autosize);
-$('#stop').addEventListener('click', stop);
-$('#new-chat').addEventListener('click', newChat);
+$('#stop').addEventListener('click', () => turns.stop());
+$('#new-chat').addEventListener('click', () => conversations.newChat());
 $('#settings-button').addEventListener('click', openSettings);
 $('#banner-settings').addEventListener('click', openSettings);
 $('#banner-retry').addEventListener('click', refreshModels);
@@ -631,25 +366,21 @@ $('#model-select').addEventListener('change', async () => {
   }
 });
 document.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape' && state.turnId) { e.preventDefault(); stop(); }
-  if (e.key === 'Escape' && document.body.classList.contains('library') && !document.querySelector('dialog[open]')) showLibrary(false);
+  if (e.key === 'Escape' && state.turnId) { e.preventDefault(); turns.stop(); }
+  if (e.key === 'Escape' && document.body.classList.contains('library') && !document.querySelector('dialog[open]')) conversations.showLibrary(false);
 });
 
 // ---------- shortcuts (views/shortcuts.js: the one table the help sheet lists) ----------
 const shortcutSheet = new ShortcutSheet($('#shortcuts-dialog'));
 $('#shortcuts-button').addEventListener('click', () => shortcutSheet.toggle());
-const step = (n) => {
-  const id = stepIn(sidebar.items.map((c) => c.id), state.conversationId, n);
-  if (id !== null) openConversation(id);
-};
 installShortcuts({
-  newChat,
-  search: () => sidebar.focusSearch(),
+  newChat: () => conversations.newChat(),
+  search: () => conversations.sidebar.focusSearch(),
   settings: openSettings,
   focusComposer: () => $('#input').focus(),
   focusModel: () => $('#model-select').focus(),
-  nextConversation: () => step(1),
-  previousConversation: () => step(-1),
+  nextConversation: () => conversations.step(1),
+  previousConversation: () => conversations.step(-1),
   help: () => shortcutSheet.toggle(),
 });
 
@@ -666,13 +397,13 @@ async function start() {
   $('#messages').addEventListener('scroll', () => keeper.rememberOpen(state.conversationId, $('#messages')), { passive: true });
   state.info = await ipc.appInfo();
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
-  showEmptyChat();
-  await Promise.all([refreshConversations(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent),
+  conversations.showEmpty();
+  await Promise.all([conversations.refresh(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent),
     notifications.watch(),
     catalog.watch()]);
   // after the models: a server that answers hides the banner, and this note must stay
   if (saved.note) showBanner('The window\'s saved state was set aside.', saved.note);
-  await reopenLast(saved.open, { load: ipc.loadConversation, show: showConversation, scroller: $('#messages'),
+  await reopenLast(saved.open, { load: ipc.loadConversation, show: (view) => conversations.show(view), scroller: $('#messages'),
     gone: () => keeper.change({ open: null }) });
   $('#input').focus();
   document.body.dataset.ready = 'true';

@@ -63,3 +63,4 @@ mod task_restarts;
 mod tasks;
 mod transports;
 mod turn;
+mod window_layers;

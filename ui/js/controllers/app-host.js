@@ -15,7 +15,7 @@
 // reach are said on its card.
 import * as ipc from '../ipc.js';
 import { el } from '../dom.js';
-import { mountApp } from './app-frame.js';
+import { mountApp } from '../views/app-frame.js';
 
 /** The browser features an app may ask for, as the user reads them, and as `allow` names them. */
 const FEATURES = [

@@ -1,10 +1,10 @@
 // What each event of a turn does in the window: one handler per event of the engine's
 // ChatEvent (chat/events.rs), given what the window is made of (app.js builds `w`). A new event
 // is one row here.
-import * as ipc from './ipc.js';
-import { $ } from './dom.js';
-import { announce } from './views/announce.js';
-import { showContextMeter } from './views/context-meter.js';
+import * as ipc from '../ipc.js';
+import { $ } from '../dom.js';
+import { announce } from '../views/announce.js';
+import { showContextMeter } from '../views/context-meter.js';
 
 /**
  * The handlers, each `(ev, turn)`: `turn` is what one turn keeps — whether it started, failed or

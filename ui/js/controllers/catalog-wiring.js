@@ -3,7 +3,7 @@
 // window), and the servers list's update notices (asked when that list opens).
 import * as ipc from '../ipc.js';
 import { $ } from '../dom.js';
-import { CatalogView } from './catalog.js';
+import { CatalogView } from '../views/catalog.js';
 
 /**
  * deps: { serversView, reloadServerConfig(), openLink(url), toast(text), showBanner(title, detail) }.
