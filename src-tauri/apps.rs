@@ -11,7 +11,7 @@
 //!
 //! At `/` the proxy is served under `PROXY_CSP`; at `/app` the app's page under its own CSP (the
 //! header, and a `<meta>` first in its `<head>` followed by `app-frame/watch.js`, which reports
-//! what that policy refuses); every answer `no-store`, `nosniff`, `no-referrer`. `close_app`
+//! what that policy refuses and what the page asked of the network that did not come); every answer `no-store`, `nosniff`, `no-referrer`. `close_app`
 //! forgets a page and cancels its calls under way.
 
 use std::collections::HashMap;

@@ -8,7 +8,8 @@
 //     user granted it (the frame's `allow` attribute);
 //   here → window: sandbox-proxy-ready (load me), sandbox-app-navigated (the app's frame loaded a
 //     second page), sandbox-csp-violation { directive, blocked } (the browser refused something
-//     under the app's Content-Security-Policy; reported by /watch.js inside the app's page).
+//     under the app's Content-Security-Policy), sandbox-load-failed { url, what } (something the
+//     app asked of the network did not come); both reported by /watch.js inside the app's page.
 'use strict';
 (() => {
   const host = window.parent;
@@ -66,7 +67,7 @@
     if (inner && event.source === inner.contentWindow && (own === '*' || event.origin === own)) {
       if (m && typeof m.method === 'string' && m.method.startsWith('ui/notifications/sandbox-')) {
         // only what /watch.js reports passes from the app's side
-        if (m.method === 'ui/notifications/sandbox-csp-violation') toHost(m);
+        if (m.method === 'ui/notifications/sandbox-csp-violation' || m.method === 'ui/notifications/sandbox-load-failed') toHost(m);
         return;
       }
       toHost(m);

@@ -90,6 +90,7 @@ async fn the_system_monitor_app_polls_a_tool_only_it_may_call_through_approval()
         !offered.iter().any(|n| n.contains("poll-system-stats")),
         "{offered:?}"
     );
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -300,5 +301,6 @@ async fn the_pdf_app_renders_a_local_pdf_it_reads_through_its_own_tool() {
         !offered.iter().any(|n| n.contains("read_pdf_bytes")),
         "{offered:?}"
     );
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }

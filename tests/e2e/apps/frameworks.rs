@@ -45,6 +45,7 @@ async fn the_basic_app_works(name: &str, tool: &'static str) {
     // no card but the model's call
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, &format!("app-{name}.png")).await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 

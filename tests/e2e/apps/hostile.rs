@@ -774,3 +774,70 @@ async fn an_app_that_does_not_start_is_said_on_its_card() {
     screenshot(&c, "app-not-started.png").await;
     c.close().await.unwrap();
 }
+
+/// A page that starts, but what it loads from a site it may reach never comes (the site closes
+/// every connection unanswered, as an unreachable one fails): its card says which addresses did
+/// not come, instead of leaving a frame that shows nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
+async fn an_app_whose_data_never_comes_is_said_on_its_card() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // every connection is closed at once, unanswered
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            drop(s);
+        }
+    });
+    let fake = FakeOllama::start().await;
+    fake.set_responder(calls("evil__offline"));
+    let scratch = tempfile::tempdir().unwrap();
+    let mut server = hostile_server(port, &scratch.path().join("m"));
+    server.app_network = true;
+    server.app_origins = vec![format!("http://127.0.0.1:{port}")];
+    let home = app_home_with(&fake, "evil", server);
+    let App { c, driver: _driver } = App::launch_with_servers(home.path(), 1).await;
+    send_and_allow(&c, "show the offline one").await;
+    wait_css(&c, ".tool-card .app-box .app-load-failed").await;
+    let urls = c
+        .execute(
+            "return document.querySelector('.tool-card .app-load-failed').dataset.urls;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let urls = urls.as_str().unwrap_or_default();
+    assert!(
+        urls.contains(&format!("http://127.0.0.1:{port}/data.json")),
+        "{urls}"
+    );
+    // the picture too, once the browser has given up on it
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = c
+            .execute(
+                "return document.querySelector('.tool-card .app-load-failed').dataset.urls;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if now.as_str().unwrap_or_default().contains("/tile.png") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the picture was never said: {now}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // it started, and nothing of it was refused by its policy
+    assert_eq!(frame_state(&c).await, json!("ready"));
+    assert_eq!(count(&c, ".app-csp").await, 0);
+    assert_eq!(count(&c, ".app-slow").await, 0);
+    assert!(
+        text_content(&c, ".app-load-failed")
+            .await
+            .starts_with("Some of what the app loads did not come: "),
+        "{}",
+        text_content(&c, ".app-load-failed").await
+    );
+    screenshot(&c, "app-load-failed.png").await;
+    c.close().await.unwrap();
+}

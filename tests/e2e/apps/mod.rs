@@ -250,6 +250,77 @@ async fn assert_refused_call_left_nothing(c: &fantoccini::Client, marker: &std::
     assert_eq!(cards, json!(1));
 }
 
+/// In the app's page: it shows something (text, a picture, a canvas, a chart), not a blank page.
+const SHOWS_SOMETHING: &str = "(() => { const b = document.body; if (!b) return false; \
+    const r = b.getBoundingClientRect(); \
+    return r.width > 0 && r.height > 0 && ((b.innerText || '').trim().length > 0 \
+      || document.querySelectorAll('canvas, svg, img, video').length > 0); })()";
+
+/// The first app shown, in every display mode it declares (from its card's buttons) and back:
+/// in each it still shows something; in full screen it fills the window and its way back is in
+/// sight; in picture in picture it covers none of the composer's controls; back in the chat it
+/// has the height it had there.
+async fn every_display_mode(c: &fantoccini::Client) -> usize {
+    in_frame_until(c, SHOWS_SOMETHING).await;
+    let inline = c
+        .execute(
+            "return document.querySelector('iframe.app-frame').offsetHeight;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let mut walked = 0;
+    for mode in ["fullscreen", "pip"] {
+        let button = format!(".app-box [data-action='app-{mode}']");
+        if count(c, &button).await == 0 {
+            continue;
+        }
+        walked += 1;
+        click(c, &button).await;
+        wait_css(
+            c,
+            &format!(".app-box.app-{mode} iframe.app-frame[data-mode='{mode}']"),
+        )
+        .await;
+        in_frame_until(c, SHOWS_SOMETHING).await;
+        // what of the window the app's box covers, and whether its way back is in sight
+        let seen = c
+            .execute(
+                "const box = document.querySelector('.app-box').getBoundingClientRect();
+                 const meets = (r) => r.width > 0 && r.height > 0 && r.left < box.right
+                   && box.left < r.right && r.top < box.bottom && box.top < r.bottom;
+                 const covered = ['#send', '#stop', '#input', '#attach', '#tools-button', '#model-select']
+                   .filter((s) => { const e = document.querySelector(s); return e && !e.hidden
+                     && getComputedStyle(e).display !== 'none' && meets(e.getBoundingClientRect()); });
+                 const back = document.querySelector(\".app-box [data-action='app-inline']\")
+                   .getBoundingClientRect();
+                 return { covered,
+                   fills: box.width >= innerWidth * 0.9 && box.height >= innerHeight * 0.8,
+                   back: back.width > 0 && back.top >= 0 && back.bottom <= innerHeight
+                     && back.left >= 0 && back.right <= innerWidth };",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(seen["back"], json!(true), "{mode}: the way back is out of sight: {seen}");
+        if mode == "pip" {
+            assert_eq!(seen["covered"], json!([]), "picture in picture covers: {seen}");
+        } else {
+            assert_eq!(seen["fills"], json!(true), "full screen: {seen}");
+        }
+        click(c, ".app-box [data-action='app-inline']").await;
+        wait_css(c, ".tool-card iframe.app-frame[data-mode='inline']").await;
+        wait_until(
+            c,
+            &format!(
+                "Math.abs(document.querySelector('iframe.app-frame').offsetHeight - {inline}) <= 2"
+            ),
+        )
+        .await;
+    }
+    walked
+}
+
 /// The state of the first app frame (`loading`, `ready`, `closing`), or null when there is none.
 async fn frame_state(c: &fantoccini::Client) -> Value {
     c.execute(
@@ -326,6 +397,7 @@ async fn an_app_shows_on_its_card_and_its_button_calls_a_tool_through_approval()
         ),
     )
     .await;
+    every_display_mode(&c).await;
     // a new chat: the example's own onteardown (the SDK's App) answers before its frame goes
     click(&c, "#new-chat").await;
     let log = wait_for_log(&c, "basic-vanillajs", "app closed").await;

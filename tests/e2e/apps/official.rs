@@ -67,6 +67,7 @@ async fn threejs_evaluates_its_scene_and_goes_full_screen() {
         "!document.querySelector('.threejs-container.fullscreen')",
     )
     .await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -112,6 +113,7 @@ async fn basic_vue_reads_its_parent_and_its_buttons_work() {
     // no card but the model's call
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-vue.png").await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -192,6 +194,7 @@ async fn transcript_is_asked_about_then_granted_the_microphone() {
         .find(fantoccini::Locator::Css(".app-permissions"))
         .await
         .is_err());
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -248,6 +251,7 @@ async fn customer_segmentation_draws_its_chart_from_its_own_call() {
         .await
         .is_err());
     screenshot(&c, "app-customer-segmentation.png").await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -346,6 +350,7 @@ async fn scenario_modeler_recomputes_when_a_parameter_moves() {
     nudge(&c, ".slider-input", 5).await;
     in_frame_until(&c, &format!("{FIGURES} !== {before}")).await;
     screenshot(&c, "app-scenario-modeler.png").await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -372,6 +377,7 @@ async fn budget_allocator_reallocates_when_a_slider_moves() {
     )
     .await;
     screenshot(&c, "app-budget-allocator.png").await;
+    every_display_mode(&c).await;
     // in picture in picture: above the composer, and its lower sliders within reach (the app
     // scrolls in its frame, or the frame is made larger by its corner)
     click(&c, ".app-box [data-action='app-pip']").await;

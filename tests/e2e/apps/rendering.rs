@@ -49,6 +49,7 @@ async fn cohort_heatmap_draws_its_data_and_another_metric_unasked() {
     leave_app(&c).await;
     assert_eq!(count(&c, ".app-approval").await, 0);
     screenshot(&c, "app-cohort-heatmap.png").await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -89,6 +90,7 @@ async fn shadertoy_runs_its_shader_on_webgl() {
     screenshot(&c, "app-shadertoy.png").await;
     // something drawn, and no error shown (a shader that does not compile says so in the page)
     assert_eq!(lit, json!([true, ""]));
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
 
@@ -112,5 +114,6 @@ async fn sheet_music_draws_the_score_it_was_given() {
         .await
         .contains("This app names sites it would reach: https://paulrosen.github.io."));
     screenshot(&c, "app-sheet-music.png").await;
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }

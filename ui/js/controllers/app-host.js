@@ -94,6 +94,7 @@ export class AppHost {
     let violations = 0;
     const refused = new Set();
     const violationsList = el('ul', { class: 'app-violations' });
+    const loads = new FailedLoads(notes, refused, (line) => ipc.appLog(opened.viewId, 'warning', line).catch(() => {}));
     return mountApp(box, { ...opened, callId, allow, grantedPermissions }, {
       callTool: (viewId, tool, args) => calls.track(tool, ipc.appCallTool(viewId, name, tool, args,
         (ev) => this.onEvent(ev, box))),
@@ -110,6 +111,7 @@ export class AppHost {
         const what = `${blocked}\n${directive}`;
         if (refused.has(what)) return;
         refused.add(what);
+        loads.show(); // what its policy refused is said here, not as a load that did not come
         violations += 1;
         ipc.appCspViolation(opened.viewId, directive, blocked).catch(() => {});
         if (violations === 1) {
@@ -127,6 +129,7 @@ export class AppHost {
         for (const n of [notes, calls.node, ...box.querySelectorAll('.app-approval')]) n.remove();
         ipc.closeApp(viewId, reason, teardown).catch(() => {});
       },
+      loadFailed: (failure) => loads.failed(failure),
       ended: (note) => onEnded?.(note),
       // the scheme shown: the window's theme (Settings → This window), else the desktop's
       theme: () => document.documentElement.dataset.theme,
@@ -319,5 +322,48 @@ class AppCalls {
     this.node.textContent = `The app’s calls: ${each}${this.running ? ` · ${this.running} running` : ''}${last}`;
     this.node.dataset.calls = String([...this.counts.values()].reduce((a, b) => a + b, 0));
     this.node.hidden = false;
+  }
+}
+
+/** What a page asked of the network that did not come, said once on its card (at most 3 addresses). */
+const MAX_FAILED_SHOWN = 3;
+
+/**
+ * The loads of one app that did not come (watch.js reports them): a line on its card, so an app
+ * whose data never arrives (offline, or a site this computer cannot reach) is not just an empty
+ * frame, and one in its server's log per address. A load its policy refused is left out: the card
+ * says that already (`refused`: the `blocked\ndirective` of each refusal).
+ */
+class FailedLoads {
+  constructor(notes, refused, log) {
+    this.notes = notes;
+    this.refused = refused;
+    this.log = log;
+    this.urls = new Map(); // url -> what loaded it (fetch, xhr, img, script, …)
+    this.timer = null;
+  }
+
+  failed({ url, what }) {
+    if (!url || this.urls.has(url) || this.urls.size >= 20) return;
+    this.urls.set(url, what);
+    this.log(`the app could not load ${url} (${what || 'a request'})`);
+    // a refusal of its policy may be reported just after the failure it caused
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.show(), 500);
+  }
+
+  /** The note as it now stands (gone when every failure was a refusal of its policy). */
+  show() {
+    const origin = (u) => { try { return new URL(u).origin; } catch { return u; } };
+    const refusedOrigins = new Set([...this.refused].map((r) => origin(r.split('\n')[0])));
+    const failed = [...this.urls.keys()].filter((u) => !refusedOrigins.has(origin(u)));
+    this.notes.querySelector('.app-load-failed')?.remove();
+    if (!failed.length) return;
+    const shown = failed.slice(0, MAX_FAILED_SHOWN)
+      .flatMap((u, i) => [i ? ', ' : '', el('code', { class: 'origin' }, u)]);
+    const more = failed.length > MAX_FAILED_SHOWN ? ` and ${failed.length - MAX_FAILED_SHOWN} more` : '';
+    this.notes.append(el('p', { class: 'app-note app-load-failed', role: 'status', dataset: { urls: failed.join(' ') } },
+      'Some of what the app loads did not come: ', ...shown, more,
+      '. It may need the internet, or a site this computer cannot reach; what it shows may be incomplete (its server’s log lists each).'));
   }
 }

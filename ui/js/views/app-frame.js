@@ -22,7 +22,7 @@
 // window's CSP allows frames from `mcpapp:` only. The window talks to that frame only (JSON-RPC
 // over postMessage, to its origin; the proxy relays both ways); `ui/notifications/sandbox-*` are
 // between the window and the proxy: proxy ready → the features granted, the app's frame loaded
-// another page, a CSP violation. Lifecycle: `ui/initialize` gets the host context, the tool's input
+// another page, a CSP violation, something the app asked of the network that did not come. Lifecycle: `ui/initialize` gets the host context, the tool's input
 // and result follow `initialized`; `close(reason)` waits for the teardown's answer at most
 // TEARDOWN_WAIT_MS (3 s), meanwhile the page may only ping, log and resize. Inline height at most
 // MAX_INLINE_HEIGHT (6000 px, app-bridge.js); the app hears its width and that limit again when the
@@ -75,7 +75,8 @@ const WHILE_CLOSING = new Set(['ping', 'notifications/message', 'ui/notification
  * uri), list(viewId, listing, cursor), modelContext(viewId, params), openLink(url) →
  * Promise<boolean> (opened, or the user said no), draftMessage(text, appName), heldMessage(text,
  * appName) (a message after a click that may have been the window's), log(viewId, level, data),
- * violation({ directive, blocked }), close(viewId, reason, teardown) (the frame is gone;
+ * violation({ directive, blocked }), loadFailed({ url, what }) (a fetch, XMLHttpRequest or
+ * element of the page that did not load), close(viewId, reason, teardown) (the frame is gone;
  * teardown: { answered, error, ms }, or null when the page had not started), ended(note) (the
  * app ended by itself: it left its page or asked to be closed), theme() → 'light'|'dark',
  * named(name) (the app said its name), notStarted(yes) (it has not started after START_NOTE_MS;
@@ -353,6 +354,10 @@ export function mountApp(box, opened, host) {
     if (m.method === 'ui/notifications/sandbox-app-navigated') { navigated(); return; }
     if (m.method === 'ui/notifications/sandbox-csp-violation') {
       host.violation({ directive: String(m.params?.directive ?? ''), blocked: String(m.params?.blocked ?? '') });
+      return;
+    }
+    if (m.method === 'ui/notifications/sandbox-load-failed') {
+      host.loadFailed?.({ url: String(m.params?.url ?? '').slice(0, 500), what: String(m.params?.what ?? '') });
       return;
     }
     const isRequest = m.id !== undefined && m.id !== null;
