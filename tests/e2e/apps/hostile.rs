@@ -839,5 +839,7 @@ async fn an_app_whose_data_never_comes_is_said_on_its_card() {
         text_content(&c, ".app-load-failed").await
     );
     screenshot(&c, "app-load-failed.png").await;
+    // a page that never says its size: back from each mode it has the height it had in the chat
+    every_display_mode(&c).await;
     c.close().await.unwrap();
 }
