@@ -6,14 +6,16 @@
 //! `settings/patch.rs`: fields left out stay, `null` clears, maps change per key.
 //! `settings/table.rs`: the bounded settings (numbers with a range), one row each over the bounds
 //! of `crate::limits`: `check` refuses and `load` repairs by going through it, and the window
-//! gets it (`schema`) for its inputs' bounds and its one check.
+//! gets it (`schema`) for its inputs' bounds and its one check; and the settings of a few values
+//! (`CHOICES`, from their enums), whose selects in the window must offer exactly those.
 //! `settings/policy.rs`: the standing tool policies by `ToolKey`, which `chat::approve` reads; old
 //! entries are moved by `LiveSettings::migrate_old_policies` at start, in a call's decision, and
 //! when the window lists them (`Runtime::policy_views`, `runtime/policies.rs`).
 //!
 //! To add a setting: a field here (with its default in `Default`); if it is a number with a
 //! range, its bound in `limits.rs` and its row in `table::ROWS` (its default, check, repair and
-//! the window's bounds and message come from there), else its check in `check`/`load`; the same
+//! the window's bounds and message come from there), if it is an enum its row in
+//! `table::CHOICES`, else its check in `check`/`load`; the same
 //! field in `SettingsPatch` and its line in `apply_to`; what must hear of it in
 //! `Runtime::change_settings`; its input in the window (`data-setting="<key>"` for a bounded one).
 
@@ -24,7 +26,7 @@ mod table;
 pub use crate::store::ContextPolicy;
 pub use patch::SettingsPatch;
 pub use policy::{migration, Candidate, Migration, Policy, PolicyEntry};
-pub use table::{schema, Row, ROWS};
+pub use table::{schema, Choice, Row, CHOICES, ROWS};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

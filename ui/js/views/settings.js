@@ -90,7 +90,7 @@ export class SettingsView {
     $('#set-roots', this.dialog).value = (settings.roots ?? []).join('\n');
     $('#set-system-prompt', this.dialog).value = settings.systemPrompt ?? '';
     $('#set-thinking', this.dialog).checked = settings.thinking !== false;
-    $('#set-context-policy', this.dialog).value = settings.contextPolicy ?? 'summarise';
+    $('#set-context-policy', this.dialog).value = settings.contextPolicy;
     $('#set-summary-model', this.dialog).value = settings.summaryModel ?? '';
     const sel = $('#set-model', this.dialog);
     const names = [...new Set(models.map((m) => m.name))];

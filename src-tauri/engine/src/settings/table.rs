@@ -3,9 +3,14 @@
 //! refuses, and `Settings::load` repairs, by going through it; the window gets it as
 //! [`schema`] (the `setting_limits` command) and sets its inputs' bounds and checks from it. To
 //! add a bounded setting: its bound in `limits.rs`, its field in `Settings`, its row here.
+//!
+//! The settings that take one of a few values (an enum) are [`CHOICES`]: their values come from
+//! the enum (serde refuses any other, and `load` keeps the default for it); the window's select
+//! for one must offer exactly these (`tests/it/settings_form.rs`).
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::Settings;
@@ -57,6 +62,31 @@ pub const ROWS: &[Row] = &[
     },
 ];
 
+/// A setting that takes one of a few values: its key, what the window calls it, its values (as
+/// the settings file writes them).
+pub struct Choice {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub values: fn() -> Vec<String>,
+}
+
+/// Every setting of `Settings` that takes one of a few values.
+pub const CHOICES: &[Choice] = &[Choice {
+    key: "contextPolicy",
+    label: "When a chat outgrows the model's context",
+    values: || names(&crate::store::ContextPolicy::ALL),
+}];
+
+/// Each value as serde writes it.
+fn names<T: Serialize>(all: &[T]) -> Vec<String> {
+    all.iter()
+        .map(|v| match serde_json::to_value(v) {
+            Ok(Value::String(s)) => s,
+            other => unreachable!("a choice that is not a name: {other:?}"),
+        })
+        .collect()
+}
+
 impl Row {
     /// Its message when `s` holds a value it does not allow.
     pub fn check(&self, s: &Settings) -> Result<(), String> {
@@ -89,9 +119,11 @@ impl Row {
 }
 
 /// The table as the window gets it: by key, `{min, max, step, whole, unit, label, default,
-/// optional, perModel, message}`.
+/// optional, perModel, message}` for a bounded setting, `{label, choices, default, optional}`
+/// for one of a few values.
 pub fn schema() -> Value {
-    let rows: Map<String, Value> = ROWS
+    let defaults = serde_json::to_value(Settings::default()).expect("settings serialize");
+    let mut rows: Map<String, Value> = ROWS
         .iter()
         .map(|r| {
             let l = &r.limit;
@@ -110,6 +142,15 @@ pub fn schema() -> Value {
             (l.key.to_string(), row)
         })
         .collect();
+    for c in CHOICES {
+        let row = json!({
+            "label": c.label,
+            "choices": (c.values)(),
+            "default": defaults[c.key],
+            "optional": false,
+        });
+        rows.insert(c.key.to_string(), row);
+    }
     Value::Object(rows)
 }
 
@@ -254,12 +295,53 @@ mod tests {
         assert_eq!(conversation_rows, 2, "temperature and numCtx");
     }
 
+    /// Every setting of a few values: its default is one of them, each loads as itself, another
+    /// is its default on load and refused in a change. A new one is covered without a new test.
+    #[test]
+    fn every_choice_keeps_to_its_values() {
+        // a new policy is a compile error here: add it to ContextPolicy::ALL (the window's choices)
+        for p in crate::store::ContextPolicy::ALL {
+            match p {
+                crate::store::ContextPolicy::Summarise
+                | crate::store::ContextPolicy::DropOldest
+                | crate::store::ContextPolicy::Ask => {}
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        let defaults = serde_json::to_value(Settings::default()).unwrap();
+        for c in CHOICES {
+            let key = c.key;
+            let values = (c.values)();
+            let default = defaults[key].as_str().unwrap();
+            assert!(values.iter().any(|v| v == default), "{key}: {default}");
+            for v in values.iter().chain(["nonsense".to_string()].iter()) {
+                std::fs::write(&file, json!({ key: v, "model": "kept" }).to_string()).unwrap();
+                let loaded = serde_json::to_value(Settings::load(&file)).unwrap();
+                let want = if values.contains(v) {
+                    v.as_str()
+                } else {
+                    default
+                };
+                assert_eq!(loaded[key], json!(want), "{key}: {v}");
+                assert_eq!(loaded["model"], json!("kept"));
+                let patch =
+                    serde_json::from_value::<super::super::SettingsPatch>(json!({ key: v }));
+                assert_eq!(patch.is_ok(), values.contains(v), "{key}: {v}");
+            }
+        }
+    }
+
     /// The exported table: one entry per row, with the bounds, the default and the message.
     #[test]
     fn the_schema_is_the_table() {
         let s = schema();
         let obj = s.as_object().unwrap();
-        assert_eq!(obj.len(), ROWS.len(), "one entry per row, keys unique");
+        assert_eq!(
+            obj.len(),
+            ROWS.len() + CHOICES.len(),
+            "one entry per row, keys unique"
+        );
         assert_eq!(
             s["maxIterations"],
             json!({"label": "Max tool rounds", "min": 1, "max": 100, "step": 1, "whole": true,
@@ -269,6 +351,11 @@ mod tests {
         assert_eq!(s["temperature"]["step"], json!(0.1));
         assert_eq!(s["temperature"]["optional"], json!(true));
         assert_eq!(s["modelContexts"]["perModel"], json!(true));
+        assert_eq!(
+            s["contextPolicy"]["choices"],
+            json!(["summarise", "dropOldest", "ask"])
+        );
+        assert_eq!(s["contextPolicy"]["default"], json!("summarise"));
         // every key is a key of the settings as they are written
         let written = serde_json::to_value(Settings::default()).unwrap();
         for key in obj.keys() {

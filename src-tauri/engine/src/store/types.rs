@@ -341,6 +341,15 @@ pub enum ContextPolicy {
     Ask,
 }
 
+impl ContextPolicy {
+    /// Every policy: the choices the window offers (`settings::CHOICES`).
+    pub const ALL: [ContextPolicy; 3] = [
+        ContextPolicy::Summarise,
+        ContextPolicy::DropOldest,
+        ContextPolicy::Ask,
+    ];
+}
+
 /// A generation setting out of its range: which one (`field`, as the window names it) and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]

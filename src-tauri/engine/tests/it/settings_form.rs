@@ -1,7 +1,8 @@
-//! The window's forms checked against the table of bounded settings the engine exports
+//! The window's forms checked against the table of settings the engine exports
 //! (`settings::schema`): every number input of the settings, chat-settings and server forms names
-//! a row (`data-setting`), and none carries a range of its own (`min`/`max`), so no limit is
-//! written twice. `ui/index.html` is read with html5ever's tokenizer.
+//! a bounded row (`data-setting`), and none carries a range of its own (`min`/`max`), so no limit
+//! is written twice; a select that names a row of a few values offers exactly its values (besides
+//! an empty "default" one). `ui/index.html` is read with html5ever's tokenizer.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -17,16 +18,20 @@ use html5ever::tokenizer::{
 /// The forms whose number inputs must take their bounds from the table.
 const FORMS: [&str; 3] = ["settings-form", "chat-settings-form", "server-form"];
 
-/// An `<input>`: the form it is in (by id) and its attributes.
+/// An `<input>` or a `<select>`: the form it is in (by id), its attributes, and a select's
+/// options' values (`None`: an option without one).
 #[derive(Debug)]
 struct Input {
     form: Option<String>,
     attrs: BTreeMap<String, String>,
+    options: Vec<Option<String>>,
 }
 
 #[derive(Default)]
 struct Inputs {
     form: RefCell<Option<String>>,
+    /// The select being read.
+    select: RefCell<Option<Input>>,
     found: RefCell<Vec<Input>>,
 }
 
@@ -48,7 +53,25 @@ impl TokenSink for Inputs {
             (StartTag, "input") => self.found.borrow_mut().push(Input {
                 form: self.form.borrow().clone(),
                 attrs,
+                options: Vec::new(),
             }),
+            (StartTag, "select") => {
+                *self.select.borrow_mut() = Some(Input {
+                    form: self.form.borrow().clone(),
+                    attrs,
+                    options: Vec::new(),
+                })
+            }
+            (StartTag, "option") => {
+                if let Some(select) = self.select.borrow_mut().as_mut() {
+                    select.options.push(attrs.get("value").cloned());
+                }
+            }
+            (EndTag, "select") => {
+                if let Some(select) = self.select.borrow_mut().take() {
+                    self.found.borrow_mut().push(select);
+                }
+            }
             // as the tree builder would: their content is text, not tags
             (StartTag, "script") => return TokenSinkResult::RawData(RawKind::ScriptData),
             (StartTag, "style") => return TokenSinkResult::RawData(RawKind::Rawtext),
@@ -74,9 +97,31 @@ fn problems(html: &str, table: &serde_json::Value) -> Vec<String> {
     for input in inputs(html) {
         let attr = |n: &str| input.attrs.get(n).map(String::as_str);
         let id = attr("id").unwrap_or("(no id)");
+        let is_select = !input.options.is_empty();
         if let Some(key) = attr("data-setting") {
-            if table.get(key).is_none() {
-                found.push(format!("#{id}: data-setting=\"{key}\" names no setting"));
+            let row = &table[key];
+            let kind = if is_select { "choices" } else { "min" };
+            if row.get(kind).is_none() {
+                found.push(format!(
+                    "#{id}: data-setting=\"{key}\" names no setting with {kind}"
+                ));
+            } else if is_select {
+                let offered: Vec<_> = input
+                    .options
+                    .iter()
+                    .filter(|o| o.as_deref() != Some(""))
+                    .collect();
+                let choices: Vec<_> = row["choices"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_str().map(String::from))
+                    .collect();
+                if offered.len() != choices.len() || offered.iter().any(|o| !choices.contains(o)) {
+                    found.push(format!(
+                        "#{id}: offers {offered:?}, the engine's choices are {choices:?}"
+                    ));
+                }
             }
         }
         let in_a_form = input.form.as_deref().is_some_and(|f| FORMS.contains(&f));
@@ -115,6 +160,8 @@ fn the_windows_number_inputs_take_their_bounds_from_the_engines_table() {
         ("chat-settings-form", "temperature"),
         ("chat-settings-form", "numCtx"),
         ("server-form", "toolTimeoutSecs"),
+        ("settings-form", "contextPolicy"),
+        ("chat-settings-form", "contextPolicy"),
     ] {
         assert!(
             named.iter().any(|(f, k)| f == form && k == key),
@@ -132,6 +179,9 @@ fn a_form_with_its_own_range_or_an_unknown_key_is_found() {
         <input id="a" type="number" data-setting="maxIterations" min="1" max="100">
         <input id="b" type="number">
         <input id="c" type="number" data-setting="maxIteration">
+        <select id="s" data-setting="contextPolicy"><option value="">Default</option>
+          <option value="summarise">S</option><option value="later">L</option></select>
+        <select id="t" data-setting="maxIterations"><option value="1">1</option></select>
         </form><input id="d" type="number" min="0">
         <script>const s = '<input id="e" type="number" min="1">';</script>"#;
     assert_eq!(
@@ -140,7 +190,10 @@ fn a_form_with_its_own_range_or_an_unknown_key_is_found() {
             "#a: a min of its own",
             "#a: a max of its own",
             "#b: a number input without data-setting",
-            "#c: data-setting=\"maxIteration\" names no setting",
+            "#c: data-setting=\"maxIteration\" names no setting with min",
+            "#s: offers [Some(\"summarise\"), Some(\"later\")], the engine's choices are \
+             [Some(\"summarise\"), Some(\"dropOldest\"), Some(\"ask\")]",
+            "#t: data-setting=\"maxIterations\" names no setting with choices",
         ]
     );
 }
