@@ -34,6 +34,7 @@ macro_rules! handler {
             commands::app::render_markdown,
             commands::settings::get_settings,
             commands::settings::change_settings,
+            commands::settings::setting_limits,
             commands::settings::list_models,
             commands::settings::model_capabilities,
             commands::settings::model_sees_images,

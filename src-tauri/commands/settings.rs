@@ -52,6 +52,13 @@ pub async fn change_settings(
     Ok(view(&state, settings))
 }
 
+/// The bounded settings' table (`settings::schema`): by key, each one's range, step, default and
+/// the message for a value outside; the window sets its inputs' bounds and its one check from it.
+#[tauri::command]
+pub fn setting_limits() -> serde_json::Value {
+    switchboard_engine::settings::schema()
+}
+
 /// The models of one provider, or why they could not be listed.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

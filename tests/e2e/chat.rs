@@ -214,6 +214,38 @@ async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
         .await
         .unwrap();
     assert_eq!(url, json!(dead));
+    // the bounded inputs have the engine's bounds (set from its table: the page writes none)
+    let bounds = c
+        .execute(
+            "const i = document.querySelector('#set-max-iterations');\
+             return [i.min, i.max, i.step, i.value, document.querySelector('#set-temperature').step];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(bounds, json!(["1", "100", "1", "5", "0.1"]));
+    // a value outside: the table's message, and the dialog stays open
+    let rounds = wait_css(&c, "#set-max-iterations").await;
+    rounds.clear().await.unwrap();
+    rounds.send_keys("101").await.unwrap();
+    click(&c, "#settings-save").await;
+    wait_until(
+        &c,
+        "document.querySelector('#settings-error').textContent === \
+         'Max tool rounds must be a whole number from 1 to 100'",
+    )
+    .await;
+    assert!(c
+        .execute(
+            "return document.querySelector('#settings-dialog').open;",
+            vec![]
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap());
+    rounds.clear().await.unwrap();
+    rounds.send_keys("5").await.unwrap();
 
     // fixing the URL in Settings brings the models back and is saved (tauri-plugin-store)
     let fake = FakeOllama::start().await;

@@ -16,6 +16,7 @@ import { ModelsView } from './views/models.js';
 import { ModelCheckView } from './views/model-check.js';
 import { renderDebug } from './views/debug.js';
 import { ChatSettingsDialog } from './views/chat-settings.js';
+import { useLimits } from './views/setting-limits.js';
 import { SkillsSection } from './views/skills.js';
 import { ModelPicker } from './views/model-picker.js';
 import { Banner, toast } from './views/banner.js';
@@ -396,6 +397,9 @@ async function start() {
   keeper.sidebarResizer($('#sidebar-resizer'), $('#sidebar'));
   $('#messages').addEventListener('scroll', () => keeper.rememberOpen(state.conversationId, $('#messages')), { passive: true });
   state.info = await ipc.appInfo();
+  // the bounded settings' inputs get their bounds and checks from the engine's table
+  // (without it they have none, and the engine's check on save still speaks)
+  useLimits(await ipc.settingLimits().catch((err) => { console.warn('setting limits', err); return {}; }));
   if (state.info.mcpConfigError) showBanner('Your MCP server config could not be read.', state.info.mcpConfigError);
   conversations.showEmpty();
   await Promise.all([conversations.refresh(), refreshModels(), ipc.watchServers(showServers), ipc.watchTasks(onTaskEvent),

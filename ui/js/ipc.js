@@ -129,6 +129,11 @@ export const getSettings = () => call('get_settings');
  * @param {SettingsPatch} patch
  */
 export const changeSettings = (patch) => call('change_settings', { patch });
+/**
+ * The bounded settings, by key (`maxIterations`, `temperature`, …): { label, min, max, step, whole,
+ * unit, default (null: it may be empty), optional, perModel, message } — the engine's one table.
+ */
+export const settingLimits = () => call('setting_limits');
 export const listModels = () => call('list_models');
 export const listConversations = () => call('list_conversations');
 export const searchConversations = (query) => call('search_conversations', { query });

@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod chat;
 pub mod form;
+pub mod limits;
 pub mod llm;
 pub mod markdown;
 pub mod mcp;

@@ -4,24 +4,36 @@
 //! settings as they are at that moment, then written to the file).
 //!
 //! `settings/patch.rs`: fields left out stay, `null` clears, maps change per key.
+//! `settings/table.rs`: the bounded settings (numbers with a range), one row each over the bounds
+//! of `crate::limits`: `check` refuses and `load` repairs by going through it, and the window
+//! gets it (`schema`) for its inputs' bounds and its one check; and the settings of a few values
+//! (`CHOICES`, from their enums), whose selects in the window must offer exactly those.
 //! `settings/policy.rs`: the standing tool policies by `ToolKey`, which `chat::approve` reads; old
 //! entries are moved by `LiveSettings::migrate_old_policies` at start, in a call's decision, and
-//! when the window lists them (`Runtime::policy_views`, `runtime/policies.rs`). To add a setting: a
-//! field here (with its default and its check in `validate`/`load`), the same field in
-//! `SettingsPatch` and its line in `apply_to`, what must hear of it in `Runtime::change_settings`.
+//! when the window lists them (`Runtime::policy_views`, `runtime/policies.rs`).
+//!
+//! To add a setting: a field here (with its default in `Default`); if it is a number with a
+//! range, its bound in `limits.rs` and its row in `table::ROWS` (its default, check, repair and
+//! the window's bounds and message come from there), if it is an enum its row in
+//! `table::CHOICES`, else its check in `check`/`load`; the same
+//! field in `SettingsPatch` and its line in `apply_to`; what must hear of it in
+//! `Runtime::change_settings`; its input in the window (`data-setting="<key>"` for a bounded one).
 
 mod patch;
 mod policy;
+mod table;
 
-pub use crate::mcp::TOOL_TIMEOUT_RANGE;
-pub use crate::store::{ContextPolicy, NUM_CTX_RANGE, TEMPERATURE_RANGE};
+pub use crate::store::ContextPolicy;
 pub use patch::SettingsPatch;
 pub use policy::{migration, Candidate, Migration, Policy, PolicyEntry};
+pub use table::{schema, Choice, Row, CHOICES, ROWS};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::limits;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -128,9 +140,9 @@ impl Default for Settings {
         Settings {
             llm_url: None,
             model: None,
-            max_iterations: 5,
-            max_offered_tools: 20,
-            tool_timeout_secs: 60,
+            max_iterations: limits::MAX_ITERATIONS.default_value() as usize,
+            max_offered_tools: limits::MAX_OFFERED_TOOLS.default_value() as usize,
+            tool_timeout_secs: limits::TOOL_TIMEOUT.default_value() as u64,
             standing_policies: BTreeMap::new(),
             tool_policies: BTreeMap::new(),
             roots: Vec::new(),
@@ -145,14 +157,11 @@ impl Default for Settings {
             providers: Vec::new(),
             trusted_link_hosts: BTreeSet::new(),
             catalog_registry: None,
-            image_max_side: crate::media::DEFAULT_MAX_SIDE,
+            image_max_side: limits::IMAGE_MAX_SIDE.default_value() as u32,
             skills_off: BTreeSet::new(),
         }
     }
 }
-
-pub const MAX_ITERATIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100;
-pub const MAX_OFFERED_TOOLS_RANGE: std::ops::RangeInclusive<usize> = 1..=1000;
 
 impl Settings {
     /// The standing policy of a tool, by its key.
@@ -182,21 +191,11 @@ impl Settings {
                 ));
             }
         }
-        if !MAX_ITERATIONS_RANGE.contains(&(self.max_iterations as u64)) {
-            return Err("Max tool rounds must be between 1 and 100".into());
-        }
-        if !MAX_OFFERED_TOOLS_RANGE.contains(&self.max_offered_tools) {
-            return Err("The number of tools offered must be between 1 and 1000".into());
+        for row in ROWS {
+            row.check(self)?;
         }
         if let Some(h) = self.trusted_link_hosts.iter().find(|h| !is_host(h)) {
             return Err(format!("\"{h}\" is not a host name"));
-        }
-        if !crate::media::MAX_SIDE_RANGE.contains(&self.image_max_side) {
-            return Err(format!(
-                "The image size must be between {} and {} pixels",
-                crate::media::MAX_SIDE_RANGE.start(),
-                crate::media::MAX_SIDE_RANGE.end()
-            ));
         }
         for r in &self.roots {
             if !Path::new(r).is_absolute() || !Path::new(r).is_dir() {
@@ -204,25 +203,6 @@ impl Settings {
                     "{r} is not an existing folder (give its absolute path)"
                 ));
             }
-        }
-        if !TOOL_TIMEOUT_RANGE.contains(&self.tool_timeout_secs) {
-            return Err("The tool timeout must be between 1 and 3600 seconds".into());
-        }
-        crate::store::ConversationSettings {
-            temperature: self.temperature,
-            num_ctx: self.num_ctx,
-            ..Default::default()
-        }
-        .validate()
-        .map_err(|e| e.to_string())?;
-        if let Some((model, _)) = self
-            .model_contexts
-            .iter()
-            .find(|(_, n)| !NUM_CTX_RANGE.contains(n))
-        {
-            return Err(format!(
-                "The context length of {model} must be between 256 and 1048576 tokens"
-            ));
         }
         let mut ids = std::collections::HashSet::from([DEFAULT_PROVIDER.to_string()]);
         for p in &self.providers {
@@ -334,33 +314,14 @@ impl Settings {
             }
         }
         let mut s: Settings = serde_json::from_value(merged).unwrap_or_default();
-        let d = Settings::default();
         let trimmed = |x: Option<String>| x.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         s.llm_url = trimmed(s.llm_url);
         s.model = trimmed(s.model);
-        if !MAX_ITERATIONS_RANGE.contains(&(s.max_iterations as u64)) {
-            s.max_iterations = d.max_iterations;
+        for row in ROWS {
+            row.repair(&mut s);
         }
-        if !MAX_OFFERED_TOOLS_RANGE.contains(&s.max_offered_tools) {
-            s.max_offered_tools = d.max_offered_tools;
-        }
-        if !TOOL_TIMEOUT_RANGE.contains(&s.tool_timeout_secs) {
-            s.tool_timeout_secs = d.tool_timeout_secs;
-        }
-        if s.temperature
-            .is_some_and(|t| !TEMPERATURE_RANGE.contains(&t))
-        {
-            s.temperature = None;
-        }
-        if s.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
-            s.num_ctx = None;
-        }
-        s.model_contexts.retain(|_, n| NUM_CTX_RANGE.contains(n));
         s.summary_model = trimmed(s.summary_model);
         s.trusted_link_hosts.retain(|h| is_host(h));
-        if !crate::media::MAX_SIDE_RANGE.contains(&s.image_max_side) {
-            s.image_max_side = d.image_max_side;
-        }
         s
     }
 }
@@ -391,7 +352,7 @@ pub enum SettingsError {
 
 impl From<crate::store::InvalidSetting> for SettingsError {
     fn from(e: crate::store::InvalidSetting) -> Self {
-        SettingsError::Invalid(e.message.into())
+        SettingsError::Invalid(e.message)
     }
 }
 

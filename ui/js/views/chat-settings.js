@@ -3,6 +3,7 @@
 // settings wait until its first message creates the conversation.
 import { el, $ } from '../dom.js';
 import { skillNames } from './skills.js';
+import { readSettings } from './setting-limits.js';
 
 export class ChatSettingsDialog {
   /** actions: { save(settings) → Promise } (rejects with an error whose message is shown) */
@@ -19,8 +20,9 @@ export class ChatSettingsDialog {
     this.current = settings ?? {};
     this.renderSkills(skillsPage);
     $('#cs-system-prompt', this.dialog).value = this.current.systemPrompt ?? '';
-    $('#cs-temperature', this.dialog).value = this.current.temperature ?? '';
-    $('#cs-num-ctx', this.dialog).value = this.current.numCtx ?? '';
+    for (const input of this.dialog.querySelectorAll('input[data-setting]')) {
+      input.value = this.current[input.dataset.setting] ?? '';
+    }
     $('#cs-context-policy', this.dialog).value = this.current.contextPolicy ?? '';
     $('#cs-error', this.dialog).textContent = '';
     this.dialog.showModal();
@@ -57,19 +59,18 @@ export class ChatSettingsDialog {
   }
 
   async submit() {
-    const num = (sel) => { const v = $(sel, this.dialog).value.trim(); return v === '' ? null : Number(v); };
+    // temperature and context length: checked against the engine's table (it checks again),
+    // said here before anything is sent
+    const error = $('#cs-error', this.dialog);
+    const numbers = readSettings(this.dialog);
+    if (numbers.error) { error.textContent = numbers.error; return; }
     const next = {
       ...this.current,
       systemPrompt: $('#cs-system-prompt', this.dialog).value.trim() || null,
-      temperature: num('#cs-temperature'),
-      numCtx: num('#cs-num-ctx'),
+      ...numbers.values,
       contextPolicy: $('#cs-context-policy', this.dialog).value || null,
       skills: this.readSkills(),
     };
-    // the same ranges the engine checks (it checks again): said here before anything is sent
-    const error = $('#cs-error', this.dialog);
-    if (next.temperature !== null && !(next.temperature >= 0 && next.temperature <= 2)) { error.textContent = 'The temperature must be between 0 and 2.'; return; }
-    if (next.numCtx !== null && !(Number.isInteger(next.numCtx) && next.numCtx >= 256)) { error.textContent = 'The context length must be a whole number of at least 256.'; return; }
     try {
       await this.actions.save(next);
       this.dialog.close();

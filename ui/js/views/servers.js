@@ -4,6 +4,7 @@
 import { el, $ } from '../dom.js';
 import { stepText, sandboxText, sandboxDetail, sandboxMissing, networkTried, secretPlaceText, secretStoredText, secretsNoteText, looksSecret } from './words.js';
 import { isKept } from './settings.js';
+import { readSetting } from './setting-limits.js';
 import { diffView } from './diff.js';
 import { showAppOrigins, hideAppOrigins, shownOrigins } from './app-origins.js';
 
@@ -468,12 +469,10 @@ export class ServersView {
     // the sites the user saw listed are those allowed (unread: what was allowed before)
     const before = this.editing ? this.config.mcpServers[this.editing]?.appOrigins ?? [] : [];
     const appOrigins = appNetwork ? shownOrigins($('#srv-app-origins', this.form)) ?? before : [];
-    const timeoutText = $('#srv-timeout', this.form).value.trim();
-    const timeout = timeoutText === '' ? null : Number(timeoutText);
-    if (timeout !== null && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= 3600)) {
-      this.showError('timeout', 'The timeout is in whole seconds, from 1 to 3600.');
-      return;
-    }
+    // the app's bound for a tool timeout (the engine's table); empty: the app's setting
+    const timeoutRead = readSetting($('#srv-timeout', this.form));
+    if (timeoutRead.error) { this.showError('timeout', timeoutRead.error); return; }
+    const timeout = timeoutRead.value;
     // left as the transport's default unless the box was touched (or was set before)
     const trusted = this.trustedTouched ? $('#srv-trusted', this.form).checked : null;
     let server;

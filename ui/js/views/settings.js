@@ -5,8 +5,7 @@
 // what it is; it sends back the same marker to keep it, a new value, or nothing to remove it.
 import { el, $ } from '../dom.js';
 import { secretPlaceText, secretStoredText, secretsNoteText } from './words.js';
-
-const numberOrNull = (input) => (input.value.trim() === '' ? null : Number(input.value));
+import { readSettings } from './setting-limits.js';
 
 export class SettingsView {
   constructor(dialog, { onSave }) {
@@ -26,13 +25,8 @@ export class SettingsView {
     $('#settings-form', dialog).addEventListener('submit', async (e) => {
       e.preventDefault();
       const url = $('#set-llm-url', dialog).value.trim();
-      const max = Number($('#set-max-iterations', dialog).value);
-      const maxOffered = Number($('#set-max-offered-tools', dialog).value);
-      const imageMaxSide = Number($('#set-image-max-side', dialog).value);
       const model = $('#set-model', dialog).value || null;
       const roots = $('#set-roots', dialog).value.split('\n').map((r) => r.trim()).filter(Boolean);
-      const temperature = numberOrNull($('#set-temperature', dialog));
-      const numCtx = numberOrNull($('#set-num-ctx', dialog));
       const systemPrompt = $('#set-system-prompt', dialog).value.trim() || null;
       const thinking = $('#set-thinking', dialog).checked;
       const contextPolicy = $('#set-context-policy', dialog).value;
@@ -43,22 +37,14 @@ export class SettingsView {
         err.textContent = 'The URL must start with http:// or https://';
         return;
       }
-      if (!Number.isInteger(max) || max < 1 || max > 100) {
-        err.textContent = 'Max tool rounds must be a whole number from 1 to 100.';
-        return;
-      }
-      if (!Number.isInteger(maxOffered) || maxOffered < 1 || maxOffered > 1000) {
-        err.textContent = 'Tools offered at once must be a whole number from 1 to 1000.';
-        return;
-      }
-      if (!Number.isInteger(imageMaxSide) || imageMaxSide < 256 || imageMaxSide > 4096) {
-        err.textContent = 'The largest image side must be a whole number from 256 to 4096.';
-        return;
-      }
+      // the bounded ones (max tool rounds, tools offered, image side, temperature, context
+      // length): checked against the engine's table, by their data-setting keys
+      const numbers = readSettings(dialog);
+      if (numbers.error) { err.textContent = numbers.error; return; }
       const providers = this.readProviders();
       if (typeof providers === 'string') { err.textContent = providers; return; }
       try {
-        await this.onSave(this.patch({ llmUrl: url || null, model, maxIterations: max, maxOfferedTools: maxOffered, imageMaxSide, roots, temperature, numCtx, systemPrompt, thinking, contextPolicy, summaryModel, providers }));
+        await this.onSave(this.patch({ llmUrl: url || null, model, ...numbers.values, roots, systemPrompt, thinking, contextPolicy, summaryModel, providers }));
         dialog.close();
       } catch (e2) {
         err.textContent = e2?.message ?? String(e2);
@@ -98,15 +84,13 @@ export class SettingsView {
     $('#set-llm-url', this.dialog).value = settings.llmUrl ?? '';
     $('#set-llm-url-hint', this.dialog).textContent =
       `In effect: ${settings.effectiveLlmUrl}. Leave empty to use OLLAMA_HOST or the default.`;
-    $('#set-max-iterations', this.dialog).value = settings.maxIterations;
-    $('#set-max-offered-tools', this.dialog).value = settings.maxOfferedTools ?? 20;
-    $('#set-image-max-side', this.dialog).value = settings.imageMaxSide ?? 1024;
+    for (const input of this.dialog.querySelectorAll('input[data-setting]')) {
+      input.value = settings[input.dataset.setting] ?? '';
+    }
     $('#set-roots', this.dialog).value = (settings.roots ?? []).join('\n');
     $('#set-system-prompt', this.dialog).value = settings.systemPrompt ?? '';
-    $('#set-temperature', this.dialog).value = settings.temperature ?? '';
-    $('#set-num-ctx', this.dialog).value = settings.numCtx ?? '';
     $('#set-thinking', this.dialog).checked = settings.thinking !== false;
-    $('#set-context-policy', this.dialog).value = settings.contextPolicy ?? 'summarise';
+    $('#set-context-policy', this.dialog).value = settings.contextPolicy;
     $('#set-summary-model', this.dialog).value = settings.summaryModel ?? '';
     const sel = $('#set-model', this.dialog);
     const names = [...new Set(models.map((m) => m.name))];

@@ -21,10 +21,6 @@ use crate::secrets::SecretValue;
 /// The command that means "this very binary" (the built-in servers are `switchboard mcp-server …`).
 pub const SELF_COMMAND: &str = "switchboard";
 
-/// The longest wait for one tool call a setting may ask, in seconds (the app's default, and a
-/// server's own `timeout`).
-pub const TOOL_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
-
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct McpConfig {
     #[serde(rename = "mcpServers", default)]

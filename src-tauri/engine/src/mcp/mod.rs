@@ -34,7 +34,7 @@ pub use transport::{Transport, TransportInfo, TRANSPORTS};
 pub use catalog::{PromptArg, PromptText, PromptView, ResourceText, ResourceView};
 pub use config::{
     validate_server, ConfigError, FieldError, HostRule, InstallSource, LimitsConfig, McpConfig,
-    OAuthClient, SandboxConfig, SandboxSetting, ServerConfig, LOG_LEVELS, TOOL_TIMEOUT_RANGE,
+    OAuthClient, SandboxConfig, SandboxSetting, ServerConfig, LOG_LEVELS,
 };
 pub use host::{
     file_uri, result_images, result_text, task_is_open, AppListing, CallEvent, Elicitation,

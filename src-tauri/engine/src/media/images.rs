@@ -22,6 +22,7 @@ use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use sha2::{Digest, Sha256};
 
 use super::MediaError;
+use crate::limits::IMAGE_MAX_SIDE;
 
 /// The longest side Switchboard decodes.
 pub const MAX_SIDE: u32 = 16_384;
@@ -29,12 +30,6 @@ pub const MAX_SIDE: u32 = 16_384;
 pub const MAX_PIXELS: u64 = 64_000_000;
 /// The most memory one decoder may take.
 const MAX_ALLOC: u64 = 512 * 1024 * 1024;
-/// The longest side of an image as kept and sent, unless the settings say otherwise: what local
-/// vision models use (Gemma 3 sees 896 px, Llama 3.2 Vision 1120, Qwen 2.5-VL more at a cost in
-/// tokens).
-pub const DEFAULT_MAX_SIDE: u32 = 1024;
-/// What the setting may be.
-pub const MAX_SIDE_RANGE: std::ops::RangeInclusive<u32> = 256..=4096;
 /// The longest side of a thumbnail (shown at half that on the page, sharp on a HiDPI screen).
 pub const THUMBNAIL_SIDE: u32 = 320;
 /// JPEG quality of photos as kept and sent.
@@ -253,10 +248,7 @@ pub fn prepare_image(bytes: &[u8], max_side: u32) -> Result<PreparedImage, Media
     let (img, orientation) = decode(bytes, format)?;
     let lossless = format == ImageFormat::Png || img.has_alpha();
     let img = upright(
-        fit(
-            img,
-            max_side.clamp(*MAX_SIDE_RANGE.start(), *MAX_SIDE_RANGE.end()),
-        ),
+        fit(img, IMAGE_MAX_SIDE.clamp(f64::from(max_side)) as u32),
         orientation,
     );
     let (bytes, mime) = encode(&img, lossless, JPEG_QUALITY)?;
@@ -279,7 +271,7 @@ pub fn prepare_image(bytes: &[u8], max_side: u32) -> Result<PreparedImage, Media
 /// most the largest side the setting allows).
 pub fn import_image(bytes: &[u8]) -> Result<PreparedImage, MediaError> {
     let Some(format) = format_of(bytes).filter(|_| is_clean(bytes)) else {
-        return prepare_image(bytes, *MAX_SIDE_RANGE.end());
+        return prepare_image(bytes, IMAGE_MAX_SIDE.max as u32);
     };
     let (img, orientation) = decode(bytes, format)?;
     let img = upright(img, orientation);

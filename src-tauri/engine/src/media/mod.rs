@@ -18,8 +18,8 @@ mod pdf;
 mod text;
 
 pub use images::{
-    data_url, import_image, is_clean, prepare_image, sha256_hex, PreparedImage, DEFAULT_MAX_SIDE,
-    MAX_PIXELS, MAX_SIDE, MAX_SIDE_RANGE, THUMBNAIL_SIDE,
+    data_url, import_image, is_clean, prepare_image, sha256_hex, PreparedImage, MAX_PIXELS,
+    MAX_SIDE, THUMBNAIL_SIDE,
 };
 
 /// The largest file that can be attached (and the largest image a tool may return).

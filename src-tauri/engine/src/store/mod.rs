@@ -43,7 +43,7 @@ pub use tool_calls::FinishedCall;
 pub use types::{
     Approval, ContextPolicy, Conversation, ConversationSettings, ConversationSummary,
     InvalidSetting, MessageStatus, Notice, StoredMessage, StoredToolCall, ToolCallStatus,
-    ToolChoice, NUM_CTX_RANGE, TEMPERATURE_RANGE,
+    ToolChoice,
 };
 
 #[derive(Debug, thiserror::Error)]

@@ -7,6 +7,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::limits;
 use crate::llm::{Message, Role, ToolCall};
 
 /// Stores a unit-variant enum as its serde name (text), and reads it back.
@@ -340,36 +341,38 @@ pub enum ContextPolicy {
     Ask,
 }
 
-/// Allowed temperatures (the app's default and a conversation's own).
-pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=2.0;
-/// Allowed context lengths (Ollama `num_ctx`).
-pub const NUM_CTX_RANGE: std::ops::RangeInclusive<u32> = 256..=1_048_576;
+impl ContextPolicy {
+    /// Every policy: the choices the window offers (`settings::CHOICES`).
+    pub const ALL: [ContextPolicy; 3] = [
+        ContextPolicy::Summarise,
+        ContextPolicy::DropOldest,
+        ContextPolicy::Ask,
+    ];
+}
 
 /// A generation setting out of its range: which one (`field`, as the window names it) and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct InvalidSetting {
     pub field: &'static str,
-    pub message: &'static str,
+    pub message: String,
 }
 
 impl ConversationSettings {
-    /// Why these settings cannot be used, if they cannot.
+    /// Why these settings cannot be used, if they cannot: checked against the same bounds as
+    /// the app's own (`crate::limits`, the rows of `settings::ROWS`).
     pub fn validate(&self) -> Result<(), InvalidSetting> {
-        if self
-            .temperature
-            .is_some_and(|t| !TEMPERATURE_RANGE.contains(&t))
-        {
-            return Err(InvalidSetting {
-                field: "temperature",
-                message: "The temperature must be between 0 and 2",
-            });
-        }
-        if self.num_ctx.is_some_and(|n| !NUM_CTX_RANGE.contains(&n)) {
-            return Err(InvalidSetting {
-                field: "numCtx",
-                message: "The context length must be between 256 and 1048576 tokens",
-            });
+        let values = [
+            (&limits::TEMPERATURE, self.temperature),
+            (&limits::NUM_CTX, self.num_ctx.map(f64::from)),
+        ];
+        for (limit, value) in values {
+            if let Some(v) = value {
+                limit.check(v).map_err(|message| InvalidSetting {
+                    field: limit.key,
+                    message,
+                })?;
+            }
         }
         Ok(())
     }

@@ -56,6 +56,7 @@ mod research;
 mod sandbox;
 mod secrets;
 mod server_requests;
+mod settings_form;
 mod sign_in;
 mod skills;
 mod startup;

@@ -102,15 +102,9 @@ fn check_common(cfg: &ServerConfig) -> Result<(), FieldError> {
         }
     }
     if let Some(t) = cfg.timeout {
-        if !super::TOOL_TIMEOUT_RANGE.contains(&t) {
-            return field(
-                "timeout",
-                format!(
-                    "The timeout is in seconds, from {} to {}.",
-                    super::TOOL_TIMEOUT_RANGE.start(),
-                    super::TOOL_TIMEOUT_RANGE.end()
-                ),
-            );
+        // the app's own bound for it (empty, the server's timeout is the app's)
+        if let Err(message) = crate::limits::TOOL_TIMEOUT.check(t as f64) {
+            return field("timeout", message);
         }
     }
     Ok(())

@@ -124,7 +124,8 @@ impl HostOptions {
     pub fn new(self_exe: PathBuf) -> Self {
         HostOptions {
             self_exe,
-            call_timeout: Duration::from_secs(60),
+            // the app's default tool timeout (the setting's row)
+            call_timeout: Duration::from_secs(crate::limits::TOOL_TIMEOUT.default_value() as u64),
             start_timeout: Duration::from_secs(30),
             path_var: None,
             restart_base_delay: Duration::from_secs(1),
