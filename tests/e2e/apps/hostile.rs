@@ -403,12 +403,27 @@ async fn an_apps_calls_are_asked_once_in_its_name_on_its_card() {
     assert_eq!(count(&c, ".app-approval").await, 1);
     assert_eq!(count(&c, ".tool-card").await, 1);
     screenshot(&c, "app-call-approval.png").await;
-    click(&c, ".app-approval [data-action='allowConversation']").await;
-    // picture in picture from its card's button: a small frame in the window's corner, above the
-    // composer (Send and the message box stay in sight and clickable), its app still there and
-    // on top; then back in the chat, as tall as it was
+    // picture in picture from its card's button while the question waits: the question comes
+    // along, under the app, and gives way to it (the small frame keeps enough of itself to show
+    // the app); answered there
     click(&c, ".app-box [data-action='app-pip']").await;
     wait_css(&c, ".app-box.app-pip iframe.app-frame[data-mode='pip']").await;
+    let shared = c
+        .execute(
+            "const f = document.querySelector('iframe.app-frame').getBoundingClientRect();
+             const q = document.querySelector('.app-box.app-pip > .app-approval').getBoundingClientRect();
+             return [Math.round(f.height) >= 90, q.height > 0, q.top >= f.bottom];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(shared, json!([true, true, true]));
+    screenshot(&c, "app-pip-approval.png").await;
+    click(&c, ".app-approval [data-action='allowConversation']").await;
+    wait_until(&c, "!document.querySelector('.app-approval')").await;
+    // so a small frame in the window's corner, above the composer (Send and the message box stay
+    // in sight and clickable), its app still there and on top; then back in the chat, as tall as
+    // it was
     let uncovered = c
         .execute(
             "const b = document.querySelector('.app-box.app-pip').getBoundingClientRect();
