@@ -206,22 +206,28 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+        // Stop is pressed once the operation reports its first step: it runs on the server then
         let cancel = CancellationToken::new();
         let c = cancel.clone();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            c.cancel();
+            while let Some(e) = rx.recv().await {
+                if matches!(e, switchboard_engine::mcp::CallEvent::Progress(_)) {
+                    c.cancel();
+                }
+            }
         });
         let t = std::time::Instant::now();
         let long = r
             .host
-            .call_tool(
+            .call_tool_with_events(
                 &format!("{server}__trigger-long-running-operation"),
                 json!({"duration": 300, "steps": 100})
                     .as_object()
                     .unwrap()
                     .clone(),
                 &cancel,
+                Some(tx),
             )
             .await;
         assert!(
