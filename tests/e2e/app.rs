@@ -131,6 +131,18 @@ pub struct Driver {
     port: u16,
 }
 
+/// A port free now, for WebKitWebDriver: tauri-driver must be told its port (it forwards there),
+/// and WebKitWebDriver can neither take a listener nor say which port it bound, so this is the one
+/// port the tests name before its server binds it. Should another process take it in between,
+/// WebKitWebDriver does not start, the session fails, and [`App::launch_on`] starts the driver
+/// again on new ports.
+fn port_free_now() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
 impl Driver {
     /// On `bus`: a `dbus-run-session` with gnome-keyring (see [`App::launch_with_keyring`]) or
     /// with a notification server (see [`App::launch_with_notifications`]); else with no session
@@ -138,8 +150,7 @@ impl Driver {
     /// keyring or its notifications).
     fn start(home: &Path, env: &[(&str, &str)], bus: Bus, cwd: Option<&Path>) -> Driver {
         use std::os::unix::fs::PermissionsExt;
-        let port = support::free_port();
-        let native = support::free_port();
+        let native = port_free_now();
         std::fs::create_dir_all(home.join("cache")).unwrap();
         let run = home.join("run");
         std::fs::create_dir_all(&run).unwrap();
@@ -185,12 +196,8 @@ impl Driver {
             cmd.current_dir(cwd);
         }
         let child = cmd
-            .args([
-                "--port",
-                &port.to_string(),
-                "--native-port",
-                &native.to_string(),
-            ])
+            // port 0: tauri-driver binds a port the system picks (read back from /proc)
+            .args(["--port", "0", "--native-port", &native.to_string()])
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .env("XDG_RUNTIME_DIR", &run)
             .env("XDG_DATA_HOME", home.join("data"))
@@ -210,16 +217,21 @@ impl Driver {
             .process_group(0)
             .spawn()
             .expect("tauri-driver starts (install it with `make test-deps`)");
-        // wait until it listens (a driver that never does is ended with what it started)
-        let driver = Driver { child, port };
+        // wait until it listens (a driver that never does is ended with what it started): its
+        // group's listening port that is not WebKitWebDriver's
+        let mut driver = Driver { child, port: 0 };
         let t = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        driver.port = loop {
+            let ports = support::listening_ports_in_group(driver.child.id());
+            if let Some(port) = ports.into_iter().find(|p| *p != native) {
+                break port;
+            }
             assert!(
                 t.elapsed() < Duration::from_secs(20),
                 "tauri-driver did not start"
             );
             std::thread::sleep(Duration::from_millis(100));
-        }
+        };
         driver
     }
 

@@ -212,8 +212,7 @@ async fn a_server_uses_the_model_only_after_the_user_says_yes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_click() {
-    let port = crate::support::free_port();
-    let _server = crate::support::tasks_server(port);
+    let (_server, port) = crate::support::tasks_server();
     let fake = FakeOllama::start().await;
     fake.set_responder(|req: &Value| {
         let last = last_message(req);
@@ -288,8 +287,7 @@ async fn a_task_outlives_the_app_and_its_late_result_goes_to_the_model_with_one_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_task_question_left_unanswered_at_quit_is_asked_again_after_the_restart() {
-    let port = crate::support::free_port();
-    let _server = crate::support::tasks_server(port);
+    let (_server, port) = crate::support::tasks_server();
     let fake = FakeOllama::start().await;
     fake.set_responder(crate::support::fake_ollama::call_then_say(
         "n",
@@ -396,8 +394,7 @@ async fn a_2026_server_asks_through_input_required_and_the_card_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_task_survives_the_app_being_killed_and_stop_on_its_card_cancels_one() {
-    let port = crate::support::free_port();
-    let _server = crate::support::tasks_server(port);
+    let (_server, port) = crate::support::tasks_server();
     let fake = FakeOllama::start().await;
     fake.set_responder(|req: &Value| {
         let last = last_message(req);

@@ -186,7 +186,8 @@ async fn chat_with_a_tool_call_card_survives_a_relaunch_and_html_stays_inert() {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn an_unreachable_llm_shows_which_url_failed_and_how_to_fix_it() {
     let home = tempfile::tempdir().unwrap();
-    let dead = format!("http://127.0.0.1:{}", support::free_port());
+    let dead_port = support::DeadPort::new();
+    let dead = dead_port.url();
     let config_dir = home
         .path()
         .join("config")

@@ -117,7 +117,8 @@ async fn an_openai_compatible_server_added_in_settings_answers_and_the_debug_vie
             .reply()
     });
     // Ollama itself is not running: its URL answers nothing
-    let nothing = format!("http://127.0.0.1:{}", support::free_port());
+    let dead_port = support::DeadPort::new();
+    let nothing = dead_port.url();
     let (home, config_dir) = app_home();
     std::fs::write(
         config_dir.join("settings.json"),
@@ -194,7 +195,8 @@ async fn a_typed_api_key_goes_to_the_keyring_and_the_form_only_says_where() {
             .done()
             .reply()
     });
-    let nothing = format!("http://127.0.0.1:{}", support::free_port());
+    let dead_port = support::DeadPort::new();
+    let nothing = dead_port.url();
     let (home, config_dir) = app_home();
     let settings_file = config_dir.join("settings.json");
     std::fs::write(&settings_file, json!({"llmUrl": nothing}).to_string()).unwrap();

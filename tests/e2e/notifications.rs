@@ -224,8 +224,7 @@ async fn a_reply_and_an_approval_are_notified_while_the_window_is_away_and_a_cli
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver, WebKitWebDriver and dunst: run via `make test`"]
 async fn a_task_that_completes_after_its_turn_is_notified_and_a_click_opens_its_chat() {
-    let port = crate::support::free_port();
-    let _server = crate::support::tasks_server(port);
+    let (_server, port) = crate::support::tasks_server();
     let fake = FakeOllama::start().await;
     fake.set_responder(|req: &Value| {
         if last_message(req)["role"] == "user" {

@@ -33,7 +33,7 @@ const ROW: &str = "#servers-dialog[open] .server[data-name='notes']";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_out() {
-    let (_server, port) = crate::support::sdk_oauth_server();
+    let (_server, port, auth_port) = crate::support::sdk_oauth_server();
     let url = format!("http://localhost:{port}/mcp");
     let (home, config_dir) = app_home();
     let mut cfg = switchboard_engine::mcp::McpConfig::default();
@@ -105,7 +105,7 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
         &c,
         &format!(
             "document.querySelector(\"{ROW} .server-sign-in\")?.textContent.includes('Signed in at http://localhost:{}/')",
-            port + 1
+            auth_port
         ),
     )
     .await;
@@ -115,7 +115,7 @@ async fn a_server_that_wants_a_sign_in_gets_it_from_its_row_keeps_it_and_signs_o
     screenshot(&c, "server-signed-in.png").await;
     // the page the browser got: the authorization server's, with PKCE and the resource
     let page = std::fs::read_to_string(&visited).unwrap();
-    assert!(page.starts_with(&format!("http://localhost:{}/authorize?", port + 1)));
+    assert!(page.starts_with(&format!("http://localhost:{auth_port}/authorize?")));
     assert!(page.contains("code_challenge_method=S256"), "{page}");
     assert!(
         page.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"),

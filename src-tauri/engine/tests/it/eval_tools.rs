@@ -8,9 +8,8 @@
 //! Without a URL it starts the llama-server and Gemma 3 270M that `scripts/real-llm.sh` sets up.
 
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -329,19 +328,15 @@ async fn llm() -> (Arc<dyn LlmClient>, String, Option<Background>) {
                     panic!("give EVAL_URL, or run through `make eval-tools`, which sets up {n}")
                 }))
             };
-            let port = free_port();
-            let child = Command::new(path("SWITCHBOARD_LLAMA_SERVER"))
-                .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
+            // port 0: llama-server binds a port the system picks (read back from /proc)
+            let mut cmd = Command::new(path("SWITCHBOARD_LLAMA_SERVER"));
+            cmd.args(["--host", "127.0.0.1", "--port", "0", "-m"])
                 .arg(path("SWITCHBOARD_GGUF"))
                 .args(["--jinja", "--chat-template-file"])
                 .arg(path("SWITCHBOARD_CHAT_TEMPLATE"))
-                .args(["-c", "4096", "--temp", "0", "-n", "160"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .process_group(0)
-                .spawn()
-                .expect("llama-server starts");
-            (format!("http://127.0.0.1:{port}"), Some(Background(child)))
+                .args(["-c", "4096", "--temp", "0", "-n", "160"]);
+            let (child, port) = serve(cmd, "llama-server");
+            (format!("http://127.0.0.1:{port}"), Some(child))
         }
     };
     let openai = env("EVAL_PROVIDER").map_or(server.is_some(), |p| p == "openai");

@@ -301,7 +301,8 @@ async fn an_answer_that_never_starts_times_out_on_the_first_byte_limit() {
 async fn nothing_listening_names_the_url_and_the_next_turn_works_once_it_is_up() {
     for wire in WIRES {
         let s = setup().await;
-        let dead = format!("http://127.0.0.1:{}", crate::support::free_port());
+        let nothing = crate::support::DeadPort::new();
+        let dead = nothing.url();
         let (summary, events) = turn(&s, client(wire, &dead), "hello", None).await;
         let (message, kind, url) = the_error(&events);
         assert_eq!(kind, LlmErrorKind::Unreachable, "{message}");

@@ -117,10 +117,8 @@ async fn a_character_split_across_writes_and_http_errors() {
     // the model list; an unreachable server
     let models = client.list_models().await.unwrap();
     assert_eq!(models[0].name, fake_ollama::MODEL);
-    let gone = OpenAiClient::new(
-        &format!("http://127.0.0.1:{}", crate::support::free_port()),
-        None,
-    );
+    let nothing = crate::support::DeadPort::new();
+    let gone = OpenAiClient::new(&nothing.url(), None);
     assert!(matches!(
         gone.list_models().await,
         Err(LlmError::Unreachable { .. })

@@ -28,6 +28,11 @@
 //! timeout; a test that something is not waited out (a cancel, a timeout, a retry) gives that thing
 //! a duration far past `READY` (a 300 s operation, a 60 s slow answer), so only the behaviour,
 //! never the machine's speed, decides it.
+//!
+//! Ports: no test hands a server a port it found free (another process could take it first). A
+//! server process binds port 0 and `support::serve` reads its port back from /proc; one that must
+//! know its port beforehand is handed the test's bound listeners (`support::pass_listeners`); an
+//! address where nothing listens is a `support::DeadPort` (bound, never listening).
 
 mod support;
 

@@ -6,9 +6,8 @@
 //! final reply is stored), not the quality of the answer. And a 30-turn chat in a 2,048-token
 //! context keeps answering (issue 37: the app makes every request fit, never the server).
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,21 +27,16 @@ fn env_path(name: &str) -> PathBuf {
 /// llama-server on the real model, started and ready: the process (ended when dropped), its URL
 /// and the model's name.
 async fn llama_server(context: usize) -> (crate::support::Background, String, String) {
-    let port = crate::support::free_port();
-    let server = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"))
-        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-m"])
+    // port 0: llama-server binds a port the system picks (read back from /proc)
+    let mut cmd = Command::new(env_path("SWITCHBOARD_LLAMA_SERVER"));
+    cmd.args(["--host", "127.0.0.1", "--port", "0", "-m"])
         .arg(env_path("SWITCHBOARD_GGUF"))
         .arg("--jinja")
         .arg("--chat-template-file")
         .arg(env_path("SWITCHBOARD_CHAT_TEMPLATE"))
-        .args(["-c", &context.to_string(), "--temp", "0", "-n", "256"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("llama-server starts");
+        .args(["-c", &context.to_string(), "--temp", "0", "-n", "256"]);
     // stopped (and waited for) when the test ends, whatever happens
-    let server = crate::support::Background(server);
+    let (server, port) = crate::support::serve(cmd, "llama-server");
     let url = format!("http://127.0.0.1:{port}");
     let client = OpenAiClient::new(&url, None);
     let t = Instant::now();

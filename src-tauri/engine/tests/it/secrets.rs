@@ -16,7 +16,6 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_engine::chat::Broker;
@@ -29,7 +28,7 @@ mod check;
 mod sign_in;
 
 use crate::support::fake_ollama::{FakeOllama, Sse};
-use crate::support::{builtin_bin, fixture, free_port, Background};
+use crate::support::{builtin_bin, fixture, serve};
 use check::*;
 
 /// Set by an outer test for its child: which case the inner test runs.
@@ -208,18 +207,12 @@ async fn in_a_keyring_session() {
     fake.set_openai_responder(|_req: &Value| {
         Sse::new().text("hello").finish("stop").done().reply()
     });
-    let port = free_port();
-    let web = {
+    let (web, port) = {
         let mut cmd = Command::new("python3");
         cmd.arg(fixture("secret_server.py"))
-            .args(["http", &port.to_string()])
+            .args(["http", "0"])
             .env("EXPECTED_AUTHORIZATION", HEADER_SECRET);
-        use std::os::unix::process::CommandExt;
-        let bg = Background(cmd.process_group(0).spawn().unwrap());
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        bg
+        serve(cmd, "the secret fixture server over HTTP")
     };
     let url = format!("http://127.0.0.1:{port}/mcp");
 

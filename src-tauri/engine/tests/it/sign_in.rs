@@ -14,7 +14,7 @@ use crate::support::{builtin_bin, sdk_oauth_server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_waits_for_its_sign_in_runs_after_it_and_its_deletion_forgets_it() {
-    let (_server, port) = sdk_oauth_server();
+    let (_server, port, auth_port) = sdk_oauth_server();
     let dir = tempfile::tempdir().unwrap();
     let places = notes_places(dir.path(), &format!("http://localhost:{port}/mcp"), "http");
     let secrets_dir = dir.path().join("secrets");
@@ -44,7 +44,7 @@ async fn a_server_waits_for_its_sign_in_runs_after_it_and_its_deletion_forgets_i
     assert!(sign_in.signed_in && !sign_in.needed);
     assert_eq!(
         sign_in.issuer.as_deref(),
-        Some(format!("http://localhost:{}/", port + 1).as_str())
+        Some(format!("http://localhost:{auth_port}/").as_str())
     );
     let out = rt
         .host

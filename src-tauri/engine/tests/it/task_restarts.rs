@@ -373,8 +373,7 @@ async fn a_task_of_a_stdio_server_ends_with_the_app_and_says_so_at_once() {
 /// for its task, and the next run follows it again to its result all the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_of_a_stateless_server_survives_the_app_being_killed() {
-    let port = free_port();
-    let _server = tasks_server(port);
+    let (_server, port) = tasks_server();
     let fake = FakeOllama::start().await;
     fake.set_responder(call_then_answer(vec![(
         "a",

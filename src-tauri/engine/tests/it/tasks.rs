@@ -142,8 +142,7 @@ pub(crate) async fn app_ends_mid_task(r: &Rig, text: &'static str) -> (i64, Stor
 /// server; Stop cancels the task on the server (`tasks/cancel`), not only here.
 #[tokio::test]
 async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_server() {
-    let port = free_port();
-    let _server = tasks_server(port);
+    let (_server, port) = tasks_server();
     let host = tasks_host(port).await;
     let view = host
         .servers()
@@ -234,8 +233,7 @@ async fn a_task_is_followed_to_its_result_asks_the_user_and_is_cancelled_on_its_
 /// its result on the call for the user, and sends it to the model when the user asks, once.
 #[tokio::test]
 async fn a_task_outlives_the_app_and_its_result_waits_for_the_user() {
-    let port = free_port();
-    let _server = tasks_server(port);
+    let (_server, port) = tasks_server();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let r = rig(vec![("tasks", ServerConfig::http(url.clone()))]).await;
     r.fake.set_responder(call_then_answer(vec![(
@@ -354,8 +352,7 @@ async fn a_task_outlives_the_app_and_its_result_waits_for_the_user() {
 /// another URL (or program), the task is reported lost and that server is never asked about it.
 #[tokio::test]
 async fn a_task_is_not_followed_on_another_server_under_its_name() {
-    let port = free_port();
-    let _server = tasks_server(port);
+    let (_server, port) = tasks_server();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let r = rig(vec![("tasks", ServerConfig::http(url.clone()))]).await;
     r.fake.set_responder(call_then_answer(vec![(
@@ -407,8 +404,7 @@ async fn a_task_is_not_followed_on_another_server_under_its_name() {
 /// A task whose server restarted (and so forgot it) is reported lost, and is not run again.
 #[tokio::test]
 async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
-    let port = free_port();
-    let server = tasks_server(port);
+    let (server, port) = tasks_server();
     let host = tasks_host(port).await;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let stop = CancellationToken::new();
@@ -425,7 +421,7 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
     };
     host.shutdown().await;
     drop(server);
-    let _server = tasks_server(port);
+    let _server = tasks_server_at(port);
     let host = tasks_host(port).await;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let handle = TaskHandle {
@@ -462,8 +458,7 @@ async fn a_task_its_server_forgot_is_reported_lost_and_not_run_again() {
 /// while it runs: the call ends as stopped and the turn goes on to the model's answer.
 #[tokio::test]
 async fn a_task_ends_inside_its_turn_and_one_stopped_from_its_card_lets_the_turn_go_on() {
-    let port = free_port();
-    let _server = tasks_server(port);
+    let (_server, port) = tasks_server();
     let r = rig(vec![(
         "tasks",
         ServerConfig::http(format!("http://127.0.0.1:{port}/mcp")),

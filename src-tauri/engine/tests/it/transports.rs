@@ -15,6 +15,7 @@ use crate::support::*;
 #[tokio::test]
 async fn a_streamable_http_server_works_like_a_stdio_one() {
     let (_server, port) = crate::support::everything_over_http("streamableHttp");
+    let nothing = crate::support::DeadPort::new();
     let r = rig(vec![
         (
             "remote",
@@ -22,10 +23,7 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
         ),
         (
             "nothing-there",
-            ServerConfig::http(format!(
-                "http://127.0.0.1:{}/mcp",
-                crate::support::free_port()
-            )),
+            ServerConfig::http(format!("{}/mcp", nothing.url())),
         ),
     ])
     .await;
@@ -210,11 +208,16 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+        // Stop is pressed once the operation reports its first step: it runs on the server then
         let cancel = CancellationToken::new();
         let c = cancel.clone();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            c.cancel();
+            while let Some(e) = rx.recv().await {
+                if matches!(e, switchboard_engine::mcp::CallEvent::Progress(_)) {
+                    c.cancel();
+                }
+            }
         });
         let t = std::time::Instant::now();
         let long = r
@@ -226,7 +229,7 @@ async fn progress_elicitation_and_sampling_work_over_http_and_sse() {
                     .unwrap()
                     .clone(),
                 &cancel,
-                None,
+                Some(tx),
             )
             .await;
         assert!(
@@ -543,6 +546,68 @@ fn a_listener_is_told_from_anothers_on_the_same_port() {
     let _ = other.wait();
     drop(l);
     assert!(!crate::support::listens_in_group(ours, port));
+}
+
+/// A test's unreachable address refuses at once, and no other process can take its port; a
+/// listener that never accepts would not do (the kernel completes the handshake into its backlog).
+#[test]
+fn a_dead_port_refuses_at_once_and_stays_ours() {
+    let dead = crate::support::DeadPort::new();
+    let refused = std::net::TcpStream::connect(("127.0.0.1", dead.port)).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    let taken = std::net::TcpListener::bind(("127.0.0.1", dead.port)).unwrap_err();
+    assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    assert_eq!(dead.url(), format!("http://127.0.0.1:{}", dead.port));
+    let (idle, idle_port) = crate::support::loopback_listener();
+    assert!(std::net::TcpStream::connect(("127.0.0.1", idle_port)).is_ok());
+    drop(idle);
+}
+
+/// A server told port 0 is found on the ports it bound (all of them: read from /proc), and
+/// listeners handed to a child (descriptors 3, 4, in order) are served by that child.
+#[test]
+fn ports_a_child_binds_are_read_back_and_listeners_handed_on_are_its_own() {
+    use std::io::{BufRead, Read};
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args([
+        "-c",
+        "import socket, time\nss = [socket.create_server(('127.0.0.1', 0)) for _ in range(2)]\n\
+         print(*sorted(s.getsockname()[1] for s in ss), flush=True); time.sleep(30)",
+    ])
+    .stdout(std::process::Stdio::piped());
+    use std::os::unix::process::CommandExt;
+    let mut child = crate::support::Background(cmd.process_group(0).spawn().unwrap());
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let said: Vec<u16> = line
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(crate::support::listening_ports_in_group(child.0.id()), said);
+    drop(child);
+
+    // each handed-on listener answers with its descriptor number: only the child accepts
+    let (a, a_port) = crate::support::loopback_listener();
+    let (b, b_port) = crate::support::loopback_listener();
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args([
+        "-c",
+        "import socket\nfor fd in (3, 4):\n    c, _ = socket.socket(fileno=fd).accept()\n\
+         \x20   c.sendall(str(fd).encode()); c.close()",
+    ]);
+    crate::support::pass_listeners(&mut cmd, &[&a, &b]);
+    let child = crate::support::Background(cmd.process_group(0).spawn().unwrap());
+    for (port, fd) in [(a_port, "3"), (b_port, "4")] {
+        let mut said = String::new();
+        std::net::TcpStream::connect(("127.0.0.1", port))
+            .unwrap()
+            .read_to_string(&mut said)
+            .unwrap();
+        assert_eq!(said, fd);
+    }
+    drop(child);
 }
 
 /// The session's own stream (the GET opened after `notifications/initialized`) is in place
