@@ -302,9 +302,17 @@ async fn every_display_mode(c: &fantoccini::Client) -> usize {
             )
             .await
             .unwrap();
-        assert_eq!(seen["back"], json!(true), "{mode}: the way back is out of sight: {seen}");
+        assert_eq!(
+            seen["back"],
+            json!(true),
+            "{mode}: the way back is out of sight: {seen}"
+        );
         if mode == "pip" {
-            assert_eq!(seen["covered"], json!([]), "picture in picture covers: {seen}");
+            assert_eq!(
+                seen["covered"],
+                json!([]),
+                "picture in picture covers: {seen}"
+            );
         } else {
             assert_eq!(seen["fills"], json!(true), "full screen: {seen}");
         }
