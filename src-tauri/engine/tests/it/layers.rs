@@ -84,8 +84,7 @@ fn the_markup_crate_names_nothing_of_the_engine() {
         !manifest.contains("switchboard-engine"),
         "crates/markup depends on the engine"
     );
-    let mut files = Vec::new();
-    walk(&root.join("src"), &mut files);
+    let files = crate::support::files_under(&root.join("src"), "rs");
     assert!(files.len() > 30, "read only {} files", files.len());
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -160,7 +159,7 @@ impl Graph {
                 continue;
             }
             if p.is_dir() {
-                walk(&p, &mut files);
+                files.extend(crate::support::files_under(&p, "rs"));
             } else if p.extension().is_some_and(|e| e == "rs") {
                 files.push(p);
             }
@@ -326,17 +325,6 @@ impl Graph {
             }
         }
         lines.join("\n")
-    }
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
     }
 }
 

@@ -263,6 +263,21 @@ fn write_skill(skills: &std::path::Path, folder: &str, text: &str) -> std::path:
     dir
 }
 
+/// The model's call of `load_skill` for `skill` (`origin/name`), straight to the host.
+async fn load(
+    host: &switchboard_engine::mcp::McpHost,
+    skill: &str,
+) -> switchboard_engine::mcp::ToolOutcome {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    host.call_tool(
+        "load_skill",
+        args(serde_json::json!({ "skill": skill })),
+        &cancel,
+        None,
+    )
+    .await
+}
+
 fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     v.as_object().unwrap().clone()
 }
@@ -325,15 +340,7 @@ async fn the_users_own_skills_are_checked_and_read_only_inside_their_folder() {
     let now = LOCAL_MD.replace("budget template", "new budget template");
     std::fs::write(good.join("SKILL.md"), &now).unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
-    let loaded = r
-        .host
-        .call_tool(
-            "load_skill",
-            args(serde_json::json!({"skill": "local/csv-report"})),
-            &cancel,
-            None,
-        )
-        .await;
+    let loaded = load(&r.host, "local/csv-report").await;
     assert!(!loaded.is_error, "{}", loaded.text);
     assert_eq!(loaded.server, "skills");
     assert!(loaded.text.contains("of the user's own skills (local)"));
@@ -381,15 +388,7 @@ async fn the_users_own_skills_are_checked_and_read_only_inside_their_folder() {
     }
 
     // a refused skill is not loadable either
-    let out = r
-        .host
-        .call_tool(
-            "load_skill",
-            args(serde_json::json!({"skill": "local/bad-yaml"})),
-            &cancel,
-            None,
-        )
-        .await;
+    let out = load(&r.host, "local/bad-yaml").await;
     assert!(
         out.is_error && out.text.contains("no skill \"bad-yaml\""),
         "{}",
@@ -420,27 +419,10 @@ async fn a_local_and_a_server_skill_of_the_same_name_are_both_offered_under_thei
         ["local/csv-report", "sk/csv-report", "sk/bad-digest"]
     );
 
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let local = r
-        .host
-        .call_tool(
-            "load_skill",
-            args(serde_json::json!({"skill": "local/csv-report"})),
-            &cancel,
-            None,
-        )
-        .await;
+    let local = load(&r.host, "local/csv-report").await;
     assert!(local.text.contains("budget template"), "{}", local.text);
     assert!(!local.text.contains("Sum the amounts per payee"));
-    let server = r
-        .host
-        .call_tool(
-            "load_skill",
-            args(serde_json::json!({"skill": "sk/csv-report"})),
-            &cancel,
-            None,
-        )
-        .await;
+    let server = load(&r.host, "sk/csv-report").await;
     assert!(
         server.text.contains("Sum the amounts per payee"),
         "{}",
@@ -580,16 +562,7 @@ async fn a_server_named_local_never_stands_for_the_users_own_skills() {
             .map(|(n, _)| n)
             .collect();
         assert_eq!(names, ["local/csv-report"]);
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let out = r
-            .host
-            .call_tool(
-                "load_skill",
-                args(serde_json::json!({"skill": format!("{server}/csv-report")})),
-                &cancel,
-                None,
-            )
-            .await;
+        let out = load(&r.host, &format!("{server}/csv-report")).await;
         assert!(out.text.contains("budget template"), "{}", out.text);
         assert!(reads(&state).is_empty(), "the server's skill was read");
         r.host.shutdown().await;

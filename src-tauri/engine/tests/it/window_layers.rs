@@ -12,13 +12,25 @@ use std::path::{Path, PathBuf};
 fn the_windows_modules_are_layered_one_way() {
     let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/js");
     let modules = read(&ui);
-    assert!(modules.len() > 40, "read only {} modules of ui/js", modules.len());
     assert!(
-        modules.keys().filter(|m| m.starts_with("controllers/")).count() >= 5,
+        modules.len() > 40,
+        "read only {} modules of ui/js",
+        modules.len()
+    );
+    assert!(
+        modules
+            .keys()
+            .filter(|m| m.starts_with("controllers/"))
+            .count()
+            >= 5,
         "the controllers were not found"
     );
     let found = problems(&modules);
-    assert!(found.is_empty(), "the window's layers:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "the window's layers:\n{}",
+        found.join("\n")
+    );
 }
 
 /// The check finds each kind of problem in a small tree written for it.
@@ -30,18 +42,42 @@ fn the_window_check_finds_what_breaks_the_layers() {
         std::fs::create_dir_all(ui.join(d)).unwrap();
     }
     let write = |p: &str, text: &str| std::fs::write(ui.join(p), text).unwrap();
-    write("ipc.js", "const core = window.__TAURI__.core;\nexport const x = () => core.invoke('x');");
-    write("dom.js", "export const $ = (s) => document.querySelector(s);");
-    write("app.js", "import * as ipc from './ipc.js';\nimport { C } from './controllers/c.js';");
-    write("controllers/c.js", "import * as ipc from '../ipc.js';\nimport { V } from '../views/v.js';\nexport class C {}");
-    write("views/v.js", "import { $ } from '../dom.js';\nexport class V {}");
+    write(
+        "ipc.js",
+        "const core = window.__TAURI__.core;\nexport const x = () => core.invoke('x');",
+    );
+    write(
+        "dom.js",
+        "export const $ = (s) => document.querySelector(s);",
+    );
+    write(
+        "app.js",
+        "import * as ipc from './ipc.js';\nimport { C } from './controllers/c.js';",
+    );
+    write(
+        "controllers/c.js",
+        "import * as ipc from '../ipc.js';\nimport { V } from '../views/v.js';\nexport class C {}",
+    );
+    write(
+        "views/v.js",
+        "import { $ } from '../dom.js';\nexport class V {}",
+    );
     assert_eq!(problems(&read(ui)), Vec::<String>::new());
 
-    write("views/v.js", "import * as ipc from '../ipc.js';\nexport class V {}");
+    write(
+        "views/v.js",
+        "import * as ipc from '../ipc.js';\nexport class V {}",
+    );
     write("views/w.js", "const i = window.__TAURI__.core.invoke;");
     write("controllers/d.js", "import { go } from '../app.js';");
-    write("views/a.js", "import { B } from './b.js';\nexport const A = 1;");
-    write("views/b.js", "import { A } from \"./a.js\";\nexport const B = 2;");
+    write(
+        "views/a.js",
+        "import { B } from './b.js';\nexport const A = 1;",
+    );
+    write(
+        "views/b.js",
+        "import { A } from \"./a.js\";\nexport const B = 2;",
+    );
     let found = problems(&read(ui));
     let has = |what: &str| found.iter().any(|f| f.contains(what));
     assert!(has("views/v.js names ipc.js"), "{found:?}");
@@ -61,9 +97,7 @@ struct Module {
 
 /// Each module by its path under `ui/js` (with `/`).
 fn read(ui: &Path) -> BTreeMap<String, Module> {
-    let mut files = Vec::new();
-    walk(ui, &mut files);
-    files
+    crate::support::files_under(ui, "js")
         .into_iter()
         .map(|file| {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -96,7 +130,11 @@ fn problems(modules: &BTreeMap<String, Module>) -> Vec<String> {
             }
         }
     }
-    found.extend(circles(modules).into_iter().map(|c| format!("circle: {}", c.join(" → "))));
+    found.extend(
+        circles(modules)
+            .into_iter()
+            .map(|c| format!("circle: {}", c.join(" → "))),
+    );
     found
 }
 
@@ -164,15 +202,4 @@ fn rel(ui: &Path, file: &Path) -> String {
         .unwrap_or(file)
         .to_string_lossy()
         .replace('\\', "/")
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            walk(&path, out);
-        } else if path.extension().is_some_and(|e| e == "js") {
-            out.push(path);
-        }
-    }
 }

@@ -29,6 +29,20 @@ use tokio_util::sync::CancellationToken;
 use fake_ollama::{last_message, FakeOllama, Stream};
 
 /// The engine's small binary, which serves the built-in MCP servers (no GUI libraries linked).
+/// Every file under `dir` (its folders too) whose name ends in `.{ext}`, in no set order.
+pub fn files_under(dir: &std::path::Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path, ext));
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+    out
+}
+
 pub fn builtin_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_switchboard-mcp"))
 }
