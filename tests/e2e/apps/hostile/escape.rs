@@ -10,9 +10,7 @@ use super::*;
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
     // a listener the page tries to reach: nothing must arrive
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
+    let (listener, port) = watched_listener();
     let fake = FakeOllama::start().await;
     fake.set_responder(shows_twice);
     let scratch = tempfile::tempdir().unwrap();
@@ -266,9 +264,7 @@ async fn a_hostile_app_reaches_nothing_beyond_its_frame() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn a_frame_that_loads_another_page_is_closed() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
+    let (listener, port) = watched_listener();
     let fake = FakeOllama::start().await;
     fake.set_responder(calls("evil__show"));
     let scratch = tempfile::tempdir().unwrap();

@@ -26,6 +26,15 @@ fn hostile_server(port: u16, marker: &std::path::Path) -> switchboard_engine::mc
     )
 }
 
+/// A loopback listener for what the page must not reach, and its port: it never blocks, so
+/// `accept` says at once whether anything arrived.
+fn watched_listener() -> (std::net::TcpListener, u16) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (listener, port)
+}
+
 /// The report (JSON in `#report`) of app `n`'s page, once it is done.
 async fn report(c: &fantoccini::Client, n: u16) -> Value {
     enter_app(c, n).await;

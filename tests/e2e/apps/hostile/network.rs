@@ -12,9 +12,7 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run via `make test`"]
 async fn an_app_reaches_only_the_origins_the_user_saw_and_allowed() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
+    let (listener, port) = watched_listener();
     let fake = FakeOllama::start().await;
     fake.set_responder(calls("evil__show"));
     let scratch = tempfile::tempdir().unwrap();
